@@ -1,0 +1,310 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// ChannelKind is the integration a Channel delivers through. The list grows
+// as integrations are added; each kind has its own settings field in
+// ChannelSpec.
+// +kubebuilder:validation:Enum=webhook;slack;email;msteams;discord;ntfy;pagerduty;alertmanager
+type ChannelKind string
+
+const (
+	// ChannelWebhook sends an HTTP request built from templates.
+	ChannelWebhook ChannelKind = "webhook"
+	// ChannelSlack posts to a Slack incoming webhook.
+	ChannelSlack ChannelKind = "slack"
+	// ChannelEmail sends an email through an SMTP server.
+	ChannelEmail ChannelKind = "email"
+	// ChannelMSTeams posts to a Microsoft Teams workflow webhook.
+	ChannelMSTeams ChannelKind = "msteams"
+	// ChannelDiscord posts to a Discord webhook.
+	ChannelDiscord ChannelKind = "discord"
+	// ChannelNtfy publishes to an ntfy topic.
+	ChannelNtfy ChannelKind = "ntfy"
+	// ChannelPagerDuty triggers and resolves PagerDuty incidents (Events API v2).
+	ChannelPagerDuty ChannelKind = "pagerduty"
+	// ChannelAlertmanager posts alerts to a Prometheus Alertmanager (API v2).
+	ChannelAlertmanager ChannelKind = "alertmanager"
+)
+
+// SecretKeyRef selects one key of a Secret in the Channel's own namespace.
+type SecretKeyRef struct {
+	// Name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// Key within the Secret's data.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Key string `json:"key"`
+}
+
+// WebhookRequest is one HTTP request of a webhook channel. URL, body and
+// header values may use the variables $NAME, $SLUG, $STATUS, $NOW, $TAGS,
+// $TAG1.., $CODE, $DESC, $PING_URL and $BODY (an excerpt of the last ping
+// body).
+// +kubebuilder:validation:XValidation:rule="has(self.url) != has(self.urlSecretRef)",message="set exactly one of url and urlSecretRef"
+type WebhookRequest struct {
+	// URL to call.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('http://') || self.startsWith('https://')",message="url must start with http:// or https://"
+	URL string `json:"url,omitempty"`
+	// URLSecretRef reads the URL from a Secret, for URLs that carry a token.
+	// +optional
+	URLSecretRef *SecretKeyRef `json:"urlSecretRef,omitempty"`
+	// Method is the HTTP method.
+	// +optional
+	// +kubebuilder:default=POST
+	// +kubebuilder:validation:Enum=GET;POST;PUT
+	Method string `json:"method,omitempty"`
+	// Body is the request body template.
+	// +optional
+	// +kubebuilder:validation:MaxLength=65536
+	Body string `json:"body,omitempty"`
+	// Headers are extra request headers (templates).
+	// +optional
+	// +kubebuilder:validation:MaxProperties=32
+	Headers map[string]string `json:"headers,omitempty"`
+	// HeaderSecretRefs are extra request headers whose values come from
+	// Secrets, for credentials such as Authorization.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=32
+	HeaderSecretRefs map[string]SecretKeyRef `json:"headerSecretRefs,omitempty"`
+}
+
+// WebhookChannel settings: one request when a check goes down and another
+// when it comes back up; omit either to send nothing for that event.
+// +kubebuilder:validation:XValidation:rule="has(self.down) || has(self.up)",message="a webhook needs a down request, an up request, or both"
+type WebhookChannel struct {
+	// Down is the request sent when a check goes down.
+	// +optional
+	Down *WebhookRequest `json:"down,omitempty"`
+	// Up is the request sent when a check comes back up.
+	// +optional
+	Up *WebhookRequest `json:"up,omitempty"`
+}
+
+// IncomingWebhookChannel settings for Slack, Microsoft Teams and Discord: the
+// incoming-webhook URL is a credential, so it is read from a Secret.
+type IncomingWebhookChannel struct {
+	// URLSecretRef selects the Secret key holding the webhook URL.
+	URLSecretRef SecretKeyRef `json:"urlSecretRef"`
+}
+
+// SMTPSecurity is how an SMTP connection is secured.
+// +kubebuilder:validation:Enum=starttls;tls;none
+type SMTPSecurity string
+
+const (
+	// SMTPStartTLS upgrades a plain connection with STARTTLS (port 587).
+	SMTPStartTLS SMTPSecurity = "starttls"
+	// SMTPTLS connects with implicit TLS (port 465).
+	SMTPTLS SMTPSecurity = "tls"
+	// SMTPNone sends in the clear; only for servers on a trusted network.
+	SMTPNone SMTPSecurity = "none"
+)
+
+// EmailChannel settings.
+type EmailChannel struct {
+	// To are the recipients.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=50
+	// +kubebuilder:validation:items:MaxLength=254
+	To []string `json:"to"`
+	// From is the sender address.
+	// +kubebuilder:validation:MinLength=3
+	// +kubebuilder:validation:MaxLength=254
+	From string `json:"from"`
+	// Host is the SMTP server's host name.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Host string `json:"host"`
+	// Port is the SMTP server's port.
+	// +optional
+	// +kubebuilder:default=587
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=65535
+	Port int32 `json:"port,omitempty"`
+	// Security is how the connection is secured.
+	// +optional
+	// +kubebuilder:default=starttls
+	Security SMTPSecurity `json:"security,omitempty"`
+	// CredentialsSecretRef names a Secret with "username" and "password"
+	// keys for SMTP authentication.
+	// +optional
+	CredentialsSecretRef *LocalSecretRef `json:"credentialsSecretRef,omitempty"`
+}
+
+// LocalSecretRef names a Secret in the Channel's own namespace.
+type LocalSecretRef struct {
+	// Name of the Secret.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// NtfyChannel settings.
+type NtfyChannel struct {
+	// URL is the topic URL, for example https://ntfy.sh/my-alerts.
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('http://') || self.startsWith('https://')",message="url must start with http:// or https://"
+	URL string `json:"url"`
+	// Priority of down notifications, 1 (min) to 5 (max); up notifications
+	// use the default priority 3.
+	// +optional
+	// +kubebuilder:default=5
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=5
+	Priority int32 `json:"priority,omitempty"`
+	// TokenSecretRef selects an access token for protected topics.
+	// +optional
+	TokenSecretRef *SecretKeyRef `json:"tokenSecretRef,omitempty"`
+}
+
+// PagerDutyChannel settings.
+type PagerDutyChannel struct {
+	// RoutingKeySecretRef selects the integration's routing key.
+	RoutingKeySecretRef SecretKeyRef `json:"routingKeySecretRef"`
+	// URL is the Events API v2 endpoint.
+	// +optional
+	// +kubebuilder:default="https://events.pagerduty.com/v2/enqueue"
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('http://') || self.startsWith('https://')",message="url must start with http:// or https://"
+	URL string `json:"url,omitempty"`
+}
+
+// AlertmanagerChannel settings.
+type AlertmanagerChannel struct {
+	// URL is the Alertmanager's base URL, for example
+	// http://alertmanager.monitoring:9093; alerts go to <url>/api/v2/alerts.
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('http://') || self.startsWith('https://')",message="url must start with http:// or https://"
+	URL string `json:"url"`
+	// Labels are added to every alert.
+	// +optional
+	// +kubebuilder:validation:MaxProperties=32
+	Labels map[string]string `json:"labels,omitempty"`
+	// BearerTokenSecretRef selects a bearer token for an Alertmanager behind
+	// an authenticating proxy.
+	// +optional
+	BearerTokenSecretRef *SecretKeyRef `json:"bearerTokenSecretRef,omitempty"`
+}
+
+// ChannelSpec is a notification target that checks in the same namespace can
+// be assigned to. Exactly the settings field named by kind must be set.
+//
+// +kubebuilder:validation:XValidation:rule="(self.kind == 'webhook') == has(self.webhook)",message="webhook settings are required for kind webhook and allowed only for it"
+// +kubebuilder:validation:XValidation:rule="(self.kind == 'slack') == has(self.slack)",message="slack settings are required for kind slack and allowed only for it"
+// +kubebuilder:validation:XValidation:rule="(self.kind == 'email') == has(self.email)",message="email settings are required for kind email and allowed only for it"
+// +kubebuilder:validation:XValidation:rule="(self.kind == 'msteams') == has(self.msteams)",message="msteams settings are required for kind msteams and allowed only for it"
+// +kubebuilder:validation:XValidation:rule="(self.kind == 'discord') == has(self.discord)",message="discord settings are required for kind discord and allowed only for it"
+// +kubebuilder:validation:XValidation:rule="(self.kind == 'ntfy') == has(self.ntfy)",message="ntfy settings are required for kind ntfy and allowed only for it"
+// +kubebuilder:validation:XValidation:rule="(self.kind == 'pagerduty') == has(self.pagerduty)",message="pagerduty settings are required for kind pagerduty and allowed only for it"
+// +kubebuilder:validation:XValidation:rule="(self.kind == 'alertmanager') == has(self.alertmanager)",message="alertmanager settings are required for kind alertmanager and allowed only for it"
+type ChannelSpec struct {
+	// Kind is the integration this channel delivers through.
+	Kind ChannelKind `json:"kind"`
+
+	// DisplayName is the name the Management API shows and name-based
+	// assignment (channels: "Ops Slack") matches. To be usable for
+	// name-based assignment it must be unique in the namespace and contain
+	// no comma. Defaults to the object's name.
+	// +optional
+	// +kubebuilder:validation:MaxLength=100
+	DisplayName string `json:"displayName,omitempty"`
+
+	// +optional
+	Webhook *WebhookChannel `json:"webhook,omitempty"`
+	// +optional
+	Slack *IncomingWebhookChannel `json:"slack,omitempty"`
+	// +optional
+	Email *EmailChannel `json:"email,omitempty"`
+	// +optional
+	MSTeams *IncomingWebhookChannel `json:"msteams,omitempty"`
+	// +optional
+	Discord *IncomingWebhookChannel `json:"discord,omitempty"`
+	// +optional
+	Ntfy *NtfyChannel `json:"ntfy,omitempty"`
+	// +optional
+	PagerDuty *PagerDutyChannel `json:"pagerduty,omitempty"`
+	// +optional
+	Alertmanager *AlertmanagerChannel `json:"alertmanager,omitempty"`
+}
+
+// Delivery records one notification attempt.
+type Delivery struct {
+	// Time of the attempt.
+	Time metav1.Time `json:"time"`
+	// Check is the name of the check the notification was about.
+	Check string `json:"check"`
+	// Up is true for a "came up" notification and false for a "went down" one.
+	Up bool `json:"up"`
+	// Error is why the attempt failed; empty when it succeeded.
+	// +optional
+	Error string `json:"error,omitempty"`
+}
+
+// ChannelStatus is the observed state of a Channel.
+type ChannelStatus struct {
+	// ObservedGeneration is the generation the controller last reconciled.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions: Ready is true when the channel's settings and the Secrets
+	// it references are usable.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +patchStrategy=merge
+	// +patchMergeKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+
+	// LastDelivery is the most recent delivery attempt.
+	// +optional
+	LastDelivery *Delivery `json:"lastDelivery,omitempty"`
+
+	// LastError is the most recent delivery error.
+	// +optional
+	LastError string `json:"lastError,omitempty"`
+
+	// LastErrorTime is when lastError happened.
+	// +optional
+	LastErrorTime *metav1.Time `json:"lastErrorTime,omitempty"`
+}
+
+// Channel is a notification target (webhook, Slack, email, ...) that checks
+// in its namespace can be assigned to.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=chan,categories=vigil
+// +kubebuilder:printcolumn:name="Kind",type=string,JSONPath=`.spec.kind`
+// +kubebuilder:printcolumn:name="Display Name",type=string,JSONPath=`.spec.displayName`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Last Delivery",type=date,JSONPath=`.status.lastDelivery.time`
+// +kubebuilder:printcolumn:name="Last Error",type=string,JSONPath=`.status.lastError`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Channel struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec ChannelSpec `json:"spec"`
+	// +optional
+	Status ChannelStatus `json:"status,omitempty"`
+}
+
+// ChannelList is a list of Channels.
+//
+// +kubebuilder:object:root=true
+type ChannelList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Channel `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Channel{}, &ChannelList{})
+}

@@ -1,0 +1,301 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// CheckSpec is the desired configuration of a check: what a user keeps in git.
+// Vigil's controller never writes it. A check is a Simple check when timeout is
+// set (or neither timeout nor schedule is), and a Cron check when schedule is.
+//
+// +kubebuilder:validation:XValidation:rule="!has(self.timeout) || !has(self.schedule)",message="set either timeout (a simple check) or schedule (a cron check), not both"
+type CheckSpec struct {
+	// Name is the check's display name, as the Management API shows it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=100
+	Name string `json:"name,omitempty"`
+
+	// Slug identifies the check in slug ping URLs (/ping/<ping-key>/<slug>).
+	// Only lowercase letters, digits, hyphens and underscores.
+	// +optional
+	// +kubebuilder:validation:MaxLength=100
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[a-z0-9_-]*$')",message="slug may contain only lowercase letters a-z, digits 0-9, hyphens and underscores"
+	Slug string `json:"slug,omitempty"`
+
+	// Tags is a space-separated list of tags, for example "prod db".
+	// +optional
+	// +kubebuilder:validation:MaxLength=500
+	Tags string `json:"tags,omitempty"`
+
+	// Desc is a free-form description.
+	// +optional
+	Desc string `json:"desc,omitempty"`
+
+	// Timeout is the expected period between pings of a Simple check, in
+	// seconds. When neither timeout nor schedule is set, it is 86400 (one day).
+	// +optional
+	// +kubebuilder:validation:Minimum=60
+	// +kubebuilder:validation:Maximum=31536000
+	Timeout *int64 `json:"timeout,omitempty"`
+
+	// Grace is how long, in seconds, a ping may be late before the check goes
+	// down.
+	// +optional
+	// +kubebuilder:default=3600
+	// +kubebuilder:validation:Minimum=60
+	// +kubebuilder:validation:Maximum=31536000
+	Grace int64 `json:"grace,omitempty"`
+
+	// Schedule makes this a Cron check: a five-field cron expression
+	// ("0 3 * * *") or a systemd OnCalendar expression ("Mon..Fri 09:00"),
+	// evaluated in tz.
+	// +optional
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=100
+	// +kubebuilder:validation:XValidation:rule="self.trim() != ''",message="schedule must not be blank"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z0-9 \\t\\n*/,~.:#_+-]*$')",message="schedule may contain only letters, digits, spaces and the characters * / , - ~ . : # _ +, as cron and OnCalendar expressions do"
+	Schedule *string `json:"schedule,omitempty"`
+
+	// TZ is the IANA time-zone name the schedule is evaluated in. It has an
+	// effect only together with schedule.
+	// +optional
+	// +kubebuilder:default=UTC
+	TZ TimeZone `json:"tz,omitempty"`
+
+	// ManualResume keeps a paused check paused when it receives a ping: the
+	// ping is logged as ignored, and only a resume brings the check back.
+	// +optional
+	ManualResume bool `json:"manualResume,omitempty"`
+
+	// Methods restricts which HTTP methods count as pings: "" allows any,
+	// "POST" allows only POST (other methods are logged as ignored).
+	// +optional
+	// +kubebuilder:validation:Enum="";POST
+	Methods string `json:"methods,omitempty"`
+
+	// StartKeywords is a comma-separated list of keywords that classify an
+	// email (or, with filterHttpBody, an HTTP ping body) as a start signal.
+	// +optional
+	// +kubebuilder:validation:MaxLength=200
+	StartKeywords string `json:"startKeywords,omitempty"`
+
+	// SuccessKeywords is a comma-separated list of keywords that classify an
+	// email (or an HTTP ping body) as a success signal.
+	// +optional
+	// +kubebuilder:validation:MaxLength=200
+	SuccessKeywords string `json:"successKeywords,omitempty"`
+
+	// FailureKeywords is a comma-separated list of keywords that classify an
+	// email (or an HTTP ping body) as a failure signal.
+	// +optional
+	// +kubebuilder:validation:MaxLength=200
+	FailureKeywords string `json:"failureKeywords,omitempty"`
+
+	// FilterSubject matches the keywords against an email's subject line.
+	// +optional
+	FilterSubject bool `json:"filterSubject,omitempty"`
+
+	// FilterBody matches the keywords against an email's body (text and HTML).
+	// +optional
+	FilterBody bool `json:"filterBody,omitempty"`
+
+	// FilterHTTPBody matches the keywords against the body of HTTP pings; the
+	// result overrides the kind the ping URL names.
+	// +optional
+	FilterHTTPBody bool `json:"filterHttpBody,omitempty"`
+
+	// FilterDefaultFail classifies a ping that matches no keyword as a
+	// failure instead of ignoring it.
+	// +optional
+	FilterDefaultFail bool `json:"filterDefaultFail,omitempty"`
+
+	// Channels are the names of the Channel objects in this namespace that are
+	// notified when the check goes down or comes back up. A single "*" selects
+	// every Channel in the namespace, including ones created later.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=100
+	// +kubebuilder:validation:items:MaxLength=253
+	// +kubebuilder:validation:XValidation:rule="!('*' in self) || size(self) == 1",message="\"*\" (all channels) cannot be combined with channel names"
+	Channels []string `json:"channels,omitempty"`
+
+	// UUID pins the identifier in the check's ping URL, so that re-creating
+	// the object (for example by a GitOps tool) keeps the URL that jobs
+	// already call. When unset, the object's metadata.uid is used.
+	// +optional
+	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$')",message="uuid must be a lowercase hyphenated UUID, such as 5d5f3e70-1c6d-4b6c-9c3a-1f0d2e3c4b5a"
+	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="uuid is immutable: the check's ping URL must not change"
+	UUID string `json:"uuid,omitempty"`
+}
+
+// CheckState is the monitoring state of a check.
+// +kubebuilder:validation:Enum=new;up;grace;down;paused
+type CheckState string
+
+const (
+	// CheckStateNew is a check that has not received a ping yet (or was
+	// resumed and has not been pinged since). It never goes down.
+	CheckStateNew CheckState = "new"
+	// CheckStateUp is a check whose last ping was a success and is on time.
+	CheckStateUp CheckState = "up"
+	// CheckStateGrace is an up check whose next ping is due but still within
+	// the grace period.
+	CheckStateGrace CheckState = "grace"
+	// CheckStateDown is a check that failed or missed its deadline.
+	CheckStateDown CheckState = "down"
+	// CheckStatePaused is a check whose monitoring is paused.
+	CheckStatePaused CheckState = "paused"
+)
+
+// PingType is the kind of a logged ping.
+// +kubebuilder:validation:Enum=success;start;fail;log;ign
+type PingType string
+
+const (
+	// PingSuccess is a success signal.
+	PingSuccess PingType = "success"
+	// PingStart is a start signal: the job began running.
+	PingStart PingType = "start"
+	// PingFail is a failure signal.
+	PingFail PingType = "fail"
+	// PingLog is a log entry that does not change the check's state.
+	PingLog PingType = "log"
+	// PingIgnored is a ping the check did not act on (a method it does not
+	// accept, or a paused check with manualResume).
+	PingIgnored PingType = "ign"
+)
+
+// Flip is a change of a check's state between up and down.
+type Flip struct {
+	// Time is when the state changed: for a missed deadline the deadline
+	// itself, not the moment Vigil noticed.
+	Time metav1.MicroTime `json:"time"`
+	// Up is true when the check came up and false when it went down.
+	Up bool `json:"up"`
+	// Reason is why the check went down: "fail" (a failure ping) or
+	// "timeout" (a missed deadline). Empty when it came up.
+	// +optional
+	Reason string `json:"reason,omitempty"`
+}
+
+// CheckStatus is a small summary of a check's observed state. Its fields have
+// one writer each: the ping path writes the ping fields (nPings, lastPing,
+// lastPingType, lastStart, lastStartRID, lastDuration), the API writes the
+// pause fields (pausedAt, resumedAt), and the controller writes the rest. The
+// ping log and the flips live in the check's CheckHistory, not here.
+type CheckStatus struct {
+	// ObservedGeneration is the generation of the spec the controller last
+	// reconciled successfully.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions: Ready (Vigil reconciled this check and is monitoring it)
+	// and Up (the monitoring result), plus Reconciling and Stalled while
+	// they are true.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	// +patchStrategy=merge
+	// +patchMergeKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty" patchStrategy:"merge" patchMergeKey:"type"`
+
+	// UUID is the identifier in the check's ping URL: spec.uuid, or
+	// metadata.uid when spec.uuid is unset.
+	// +optional
+	UUID string `json:"uuid,omitempty"`
+
+	// PingURL is the URL the job calls to report success. Append /start,
+	// /fail, /log or /<exit-status> for the other signals.
+	// +optional
+	PingURL string `json:"pingURL,omitempty"`
+
+	// State is the monitoring state the controller last recorded.
+	// +optional
+	State CheckState `json:"state,omitempty"`
+
+	// StateSince is when the check entered its recorded state.
+	// +optional
+	StateSince *metav1.MicroTime `json:"stateSince,omitempty"`
+
+	// NextPing is when the next ping is expected (the start of the grace
+	// period); unset for new, paused and down checks.
+	// +optional
+	NextPing *metav1.Time `json:"nextPing,omitempty"`
+
+	// LastFlip is the most recent change between up and down.
+	// +optional
+	LastFlip *Flip `json:"lastFlip,omitempty"`
+
+	// NPings is the number of pings received, including ignored ones.
+	// +optional
+	NPings int64 `json:"nPings,omitempty"`
+
+	// LastPing is when the last success or failure ping arrived.
+	// +optional
+	LastPing *metav1.MicroTime `json:"lastPing,omitempty"`
+
+	// LastPingType is the type of the ping in lastPing: success or fail.
+	// +optional
+	LastPingType PingType `json:"lastPingType,omitempty"`
+
+	// LastStart is when the outstanding start signal arrived; unset when no
+	// run is in progress.
+	// +optional
+	LastStart *metav1.MicroTime `json:"lastStart,omitempty"`
+
+	// LastStartRID is the run identifier the outstanding start carried.
+	// +optional
+	LastStartRID string `json:"lastStartRID,omitempty"`
+
+	// LastDuration is how long the last completed run took, from its start
+	// signal to its success or failure.
+	// +optional
+	LastDuration *metav1.Duration `json:"lastDuration,omitempty"`
+
+	// PausedAt is when the check was last paused.
+	// +optional
+	PausedAt *metav1.MicroTime `json:"pausedAt,omitempty"`
+
+	// ResumedAt is when the check was last resumed.
+	// +optional
+	ResumedAt *metav1.MicroTime `json:"resumedAt,omitempty"`
+}
+
+// Check is a recurring job Vigil monitors. The job reports by calling the
+// check's ping URL; when a ping does not arrive in time the check goes down
+// and its Channels are notified.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=chk,categories=vigil
+// +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`
+// +kubebuilder:printcolumn:name="Last Ping",type=date,JSONPath=`.status.lastPing`
+// +kubebuilder:printcolumn:name="Next Ping",type=date,JSONPath=`.status.nextPing`
+// +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
+// +kubebuilder:printcolumn:name="Timeout",type=integer,JSONPath=`.spec.timeout`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`,priority=1
+// +kubebuilder:printcolumn:name="Pings",type=integer,JSONPath=`.status.nPings`,priority=1
+// +kubebuilder:printcolumn:name="UUID",type=string,JSONPath=`.status.uuid`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type Check struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// +optional
+	Spec CheckSpec `json:"spec,omitempty"`
+	// +optional
+	Status CheckStatus `json:"status,omitempty"`
+}
+
+// CheckList is a list of Checks.
+//
+// +kubebuilder:object:root=true
+type CheckList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Check `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&Check{}, &CheckList{})
+}

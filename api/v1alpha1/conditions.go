@@ -1,0 +1,57 @@
+package v1alpha1
+
+// Condition types. Ready follows the Kubernetes convention that kstatus,
+// Argo CD, Flux and `kubectl wait --for=condition=Ready` understand: it means
+// Vigil reconciled the object (and, for a Check, is monitoring it), not that
+// the job is healthy. The monitoring result is the separate Up condition, so
+// a down check does not look unfinished to those tools.
+const (
+	// ConditionReady is True when the object is reconciled and in use.
+	ConditionReady = "Ready"
+	// ConditionUp is True when a check is up (or in its grace period), False
+	// when it is down, and Unknown when it is new or paused.
+	ConditionUp = "Up"
+	// ConditionReconciling is present (True) only while the controller is
+	// working towards the latest generation.
+	ConditionReconciling = "Reconciling"
+	// ConditionStalled is present (True) only while a spec error that
+	// retrying cannot fix blocks reconciliation.
+	ConditionStalled = "Stalled"
+)
+
+// Condition reasons and Event reasons. An Event's reason equals the reason of
+// the condition it explains, so `kubectl describe` reads like a story.
+const (
+	// ReasonMonitoring: the check is reconciled and monitored.
+	ReasonMonitoring = "Monitoring"
+	// ReasonProgressing: the controller is applying a new generation.
+	ReasonProgressing = "Progressing"
+	// ReasonInvalidSchedule: spec.schedule does not parse.
+	ReasonInvalidSchedule = "InvalidSchedule"
+	// ReasonInvalidTimeZone: spec.tz is not a known time zone.
+	ReasonInvalidTimeZone = "InvalidTimeZone"
+	// ReasonDuplicateUUID: another check in the cluster has the same UUID.
+	ReasonDuplicateUUID = "DuplicateUUID"
+	// ReasonUnknownChannel: spec.channels names a Channel that does not exist.
+	ReasonUnknownChannel = "UnknownChannel"
+
+	// ReasonCheckUp: the check came up (Event) or is up (Up condition).
+	ReasonCheckUp = "CheckUp"
+	// ReasonCheckDown: the check went down (Event) or is down (Up condition).
+	ReasonCheckDown = "CheckDown"
+	// ReasonCheckGrace: the next ping is due and the grace period is running.
+	ReasonCheckGrace = "CheckGrace"
+	// ReasonCheckNew: the check has not been pinged yet.
+	ReasonCheckNew = "CheckNew"
+	// ReasonCheckPaused: monitoring is paused.
+	ReasonCheckPaused = "CheckPaused"
+
+	// ReasonChannelReady: the channel's settings and Secrets are usable.
+	ReasonChannelReady = "ChannelReady"
+	// ReasonSecretNotFound: a referenced Secret does not exist.
+	ReasonSecretNotFound = "SecretNotFound"
+	// ReasonSecretKeyMissing: a referenced Secret lacks the needed key.
+	ReasonSecretKeyMissing = "SecretKeyMissing"
+	// ReasonDeliveryFailed: a notification could not be delivered (Event).
+	ReasonDeliveryFailed = "DeliveryFailed"
+)

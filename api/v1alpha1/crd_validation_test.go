@@ -1,0 +1,209 @@
+package v1alpha1_test
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	monitoringv1alpha1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/testenv"
+)
+
+// newNamespace creates a namespace of its own for one test.
+func newNamespace() string {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "crd-"}}
+	Expect(k8sClient.Create(ctx, ns)).To(Succeed())
+	return ns.Name
+}
+
+// parseManifest decodes every YAML document of a manifest.
+func parseManifest(manifest []byte) []*unstructured.Unstructured {
+	var objs []*unstructured.Unstructured
+	dec := utilyaml.NewYAMLReader(bufio.NewReader(bytes.NewReader(manifest)))
+	for {
+		doc, err := dec.Read()
+		if errors.Is(err, io.EOF) {
+			return objs
+		}
+		Expect(err).NotTo(HaveOccurred())
+		if len(bytes.TrimSpace(doc)) == 0 {
+			continue
+		}
+		obj := &unstructured.Unstructured{}
+		Expect(yaml.Unmarshal(doc, &obj.Object)).To(Succeed())
+		if len(obj.Object) == 0 {
+			continue // a document holding only comments
+		}
+		objs = append(objs, obj)
+	}
+}
+
+// apply creates every object of a manifest in ns and returns the first error.
+func apply(ns, manifest string) error {
+	for _, obj := range parseManifest([]byte(manifest)) {
+		obj.SetNamespace(ns)
+		if err := k8sClient.Create(ctx, obj); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+var _ = Describe("the samples in config/samples", func() {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		panic(err)
+	}
+	files, _ := filepath.Glob(filepath.Join(root, "config", "samples", "*.yaml"))
+
+	It("are present", func() {
+		Expect(files).To(HaveLen(4))
+	})
+
+	for _, file := range files {
+		It("accepts "+filepath.Base(file), func() {
+			manifest, err := os.ReadFile(file)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(apply(newNamespace(), string(manifest))).To(Succeed())
+		})
+	}
+})
+
+var _ = Describe("Check defaults", func() {
+	It("fills in grace and tz as the contract gives them", func() {
+		ns := newNamespace()
+		Expect(apply(ns, `
+apiVersion: monitoring.vigil.dev/v1alpha1
+kind: Check
+metadata: {name: defaults}
+spec: {}
+`)).To(Succeed())
+		var check monitoringv1alpha1.Check
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "defaults"}, &check)).To(Succeed())
+		Expect(check.Spec.Grace).To(Equal(int64(3600)))
+		Expect(check.Spec.TZ).To(Equal(monitoringv1alpha1.TimeZone("UTC")))
+		Expect(check.Spec.Timeout).To(BeNil())
+		Expect(check.Spec.Methods).To(BeEmpty())
+	})
+
+	It("accepts a legacy time-zone alias and an OnCalendar schedule", func() {
+		Expect(apply(newNamespace(), `
+apiVersion: monitoring.vigil.dev/v1alpha1
+kind: Check
+metadata: {name: oncalendar}
+spec:
+  schedule: "Mon..Fri 09:00 Europe/Riga"
+  tz: US/Eastern
+`)).To(Succeed())
+	})
+})
+
+// check returns a Check manifest with the given spec lines (YAML, indented by
+// the caller as under spec:).
+func check(spec string) string {
+	return "apiVersion: monitoring.vigil.dev/v1alpha1\nkind: Check\nmetadata: {name: bad}\nspec:\n" + spec
+}
+
+// channel returns a Channel manifest with the given spec lines.
+func channel(spec string) string {
+	return "apiVersion: monitoring.vigil.dev/v1alpha1\nkind: Channel\nmetadata: {name: bad}\nspec:\n" + spec
+}
+
+var _ = DescribeTable("rejects a bad manifest with a clear message",
+	func(manifest string, wantField, wantMessage string) {
+		err := apply(newNamespace(), manifest)
+		Expect(err).To(HaveOccurred())
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "want 422 Invalid, got %v", err)
+		Expect(err.Error()).To(ContainSubstring(wantField))
+		Expect(err.Error()).To(ContainSubstring(wantMessage))
+	},
+	Entry("timeout below 60", check("  timeout: 59\n"),
+		"spec.timeout", "greater than or equal to 60"),
+	Entry("timeout above 365 days", check("  timeout: 31536001\n"),
+		"spec.timeout", "less than or equal to 31536000"),
+	Entry("grace below 60", check("  grace: 59\n"),
+		"spec.grace", "greater than or equal to 60"),
+	Entry("grace above 365 days", check("  grace: 31536001\n"),
+		"spec.grace", "less than or equal to 31536000"),
+	Entry("timeout as a string", check("  timeout: \"1h\"\n"),
+		"spec.timeout", "must be of type integer"),
+	Entry("slug with a space and capitals", check("  slug: Bad Slug\n"),
+		"spec.slug", "slug may contain only lowercase letters"),
+	Entry("slug over 100 characters", check("  slug: "+strings.Repeat("a", 101)+"\n"),
+		"spec.slug", "may not be more than 100"),
+	Entry("name over 100 characters", check("  name: "+strings.Repeat("é", 101)+"\n"),
+		"spec.name", "may not be more than 100"),
+	Entry("methods PUT", check("  methods: PUT\n"),
+		"spec.methods", `supported values: "", "POST"`),
+	Entry("methods in lower case", check("  methods: post\n"),
+		"spec.methods", `Unsupported value: "post"`),
+	Entry("unknown time zone", check("  schedule: \"0 3 * * *\"\n  tz: Mars/Olympus_Mons\n"),
+		"spec.tz", "tz must be an IANA time-zone name"),
+	Entry("time zone in the wrong case", check("  schedule: \"0 3 * * *\"\n  tz: utc\n"),
+		"spec.tz", "names are case-sensitive"),
+	Entry("cron macro", check("  schedule: \"@daily\"\n"),
+		"spec.schedule", "schedule may contain only letters"),
+	Entry("blank schedule", check("  schedule: \"   \"\n"),
+		"spec.schedule", "schedule must not be blank"),
+	Entry("schedule over 100 characters", check("  schedule: \""+strings.Repeat("* ", 51)+"\"\n"),
+		"spec.schedule", "may not be more than 100"),
+	Entry("both timeout and schedule", check("  timeout: 3600\n  schedule: \"0 3 * * *\"\n"),
+		"spec", "set either timeout (a simple check) or schedule (a cron check), not both"),
+	Entry("all channels mixed with names", check("  channels: [\"*\", ops]\n"),
+		"spec.channels", `"*" (all channels) cannot be combined with channel names`),
+	Entry("duplicate channel names", check("  channels: [ops, ops]\n"),
+		"spec.channels", "Duplicate value"),
+	Entry("uppercase uuid", check("  uuid: 5D5F3E70-1C6D-4B6C-9C3A-1F0D2E3C4B5A\n"),
+		"spec.uuid", "uuid must be a lowercase hyphenated UUID"),
+	Entry("keywords over 200 characters", check("  successKeywords: "+strings.Repeat("k", 201)+"\n"),
+		"spec.successKeywords", "may not be more than 200"),
+	Entry("filter flag as a string", check("  filterBody: \"true\"\n"),
+		"spec.filterBody", "must be of type boolean"),
+	Entry("unknown channel kind", channel("  kind: carrier-pigeon\n"),
+		"spec.kind", "Unsupported value: \"carrier-pigeon\""),
+	Entry("webhook kind without webhook settings", channel("  kind: webhook\n"),
+		"spec", "webhook settings are required for kind webhook"),
+	Entry("slack kind with webhook settings", channel("  kind: slack\n  webhook: {down: {url: \"https://example.com\"}}\n"),
+		"spec", "webhook settings are required for kind webhook and allowed only for it"),
+	Entry("webhook with neither down nor up", channel("  kind: webhook\n  webhook: {}\n"),
+		"spec.webhook", "a webhook needs a down request, an up request, or both"),
+	Entry("webhook URL that is not http", channel("  kind: webhook\n  webhook: {down: {url: \"ftp://example.com/x\"}}\n"),
+		"spec.webhook.down.url", "url must start with http:// or https://"),
+	Entry("webhook with both url and urlSecretRef", channel("  kind: webhook\n  webhook: {down: {url: \"https://example.com\", urlSecretRef: {name: s, key: k}}}\n"),
+		"spec.webhook.down", "set exactly one of url and urlSecretRef"),
+	Entry("webhook method DELETE", channel("  kind: webhook\n  webhook: {down: {url: \"https://example.com\", method: DELETE}}\n"),
+		"spec.webhook.down.method", "Unsupported value: \"DELETE\""),
+	Entry("email without recipients", channel("  kind: email\n  email: {to: [], from: vigil@example.com, host: smtp.example.com}\n"),
+		"spec.email.to", "should have at least 1 items"),
+	Entry("slack without a secret reference", channel("  kind: slack\n  slack: {}\n"),
+		"spec.slack.urlSecretRef", "Required value"),
+	Entry("ntfy priority 6", channel("  kind: ntfy\n  ntfy: {url: \"https://ntfy.sh/x\", priority: 6}\n"),
+		"spec.ntfy.priority", "less than or equal to 5"),
+)
+
+var _ = Describe("Check uuid", func() {
+	It("cannot be changed once set, so the ping URL stays stable", func() {
+		ns := newNamespace()
+		Expect(apply(ns, check("  uuid: 5d5f3e70-1c6d-4b6c-9c3a-1f0d2e3c4b5a\n"))).To(Succeed())
+		var c monitoringv1alpha1.Check
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "bad"}, &c)).To(Succeed())
+		c.Spec.UUID = "00000000-1c6d-4b6c-9c3a-1f0d2e3c4b5a"
+		err := k8sClient.Update(ctx, &c)
+		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got %v", err)
+		Expect(err.Error()).To(ContainSubstring("uuid is immutable"))
+	})
+})
