@@ -14,24 +14,10 @@ import (
 	"path/filepath"
 	"sort"
 
-	"k8s.io/apimachinery/pkg/runtime"
-	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
-	monitoringv1alpha1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/scheme"
 )
-
-// Scheme knows the built-in Kubernetes types and Vigil's.
-func Scheme() *runtime.Scheme {
-	s := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(s); err != nil {
-		panic(err) // static registration; cannot fail at run time
-	}
-	if err := monitoringv1alpha1.AddToScheme(s); err != nil {
-		panic(err)
-	}
-	return s
-}
 
 // New returns an envtest environment with Vigil's CRDs, not yet started.
 func New() (*envtest.Environment, error) {
@@ -47,7 +33,7 @@ func New() (*envtest.Environment, error) {
 		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
 		ErrorIfCRDPathMissing: true,
 		BinaryAssetsDirectory: assets,
-		Scheme:                Scheme(),
+		Scheme:                scheme.New(),
 	}, nil
 }
 

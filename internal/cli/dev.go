@@ -1,0 +1,190 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/vigil-operator/vigil/internal/devenv"
+	"github.com/vigil-operator/vigil/internal/manager"
+	"github.com/vigil-operator/vigil/internal/project"
+	"github.com/vigil-operator/vigil/internal/scheme"
+)
+
+type devOptions struct {
+	dir, assets, crdDir, namespace, httpAddr string
+	apiServerPort                            int
+}
+
+func newDevCmd(g *globals) *cobra.Command {
+	o := devOptions{}
+	cmd := &cobra.Command{
+		Use:   "dev",
+		Short: "Run Vigil locally: a control plane, the CRDs, a demo project and the manager",
+		Long: `dev starts etcd, kube-apiserver and kube-controller-manager on this machine
+(data kept in --dir, so a restart loses nothing), installs Vigil's CRDs, creates
+a demo namespace with API keys, and runs the manager with its HTTP server.
+It writes a kubeconfig and a shell-sourceable env file into --dir. Ctrl-C stops
+everything. ` + "`make dev`" + ` builds the binaries it needs and runs it.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return runDev(cmd.Context(), cmd.OutOrStdout(), o) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&o.dir, "dir", "bin/dev", "directory for etcd data, certificates, kubeconfig, env file and logs")
+	f.StringVar(&o.assets, "assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory holding etcd, kube-apiserver, kube-controller-manager and kubectl (default $KUBEBUILDER_ASSETS)")
+	f.StringVar(&o.crdDir, "crd-dir", "config/crd/bases", "directory of the CRDs to install")
+	f.StringVar(&o.namespace, "namespace", "demo", "namespace of the demo project")
+	f.StringVar(&o.httpAddr, "http-bind-address", "127.0.0.1:8000", "address of the Management API, ping and badge server")
+	f.IntVar(&o.apiServerPort, "apiserver-port", 16443, "kube-apiserver port on 127.0.0.1")
+	return cmd
+}
+
+func runDev(ctx context.Context, out io.Writer, o devOptions) error {
+	if o.assets == "" {
+		return errors.New("--assets (or $KUBEBUILDER_ASSETS) must name the directory of the control-plane binaries; `make dev` sets it")
+	}
+	dir, err := filepath.Abs(o.dir)
+	if err != nil {
+		return err
+	}
+	assets, err := filepath.Abs(o.assets)
+	if err != nil {
+		return err
+	}
+	cp, err := devenv.Start(ctx, devenv.Options{
+		Dir: dir, Assets: assets, CRDDir: o.crdDir, APIServerPort: o.apiServerPort,
+		Namespace: o.namespace, Progress: out,
+	})
+	defer func() {
+		fmt.Fprintln(out, "stopping the control plane ...")
+		if err := cp.Stop(); err != nil {
+			fmt.Fprintln(out, "error stopping the control plane:", err)
+		}
+	}()
+	if err != nil {
+		return err
+	}
+
+	c, err := client.New(cp.Config, client.Options{Scheme: scheme.New()})
+	if err != nil {
+		return err
+	}
+	envFile := filepath.Join(dir, "env")
+	keys, err := ensureDemoProject(ctx, c, o.namespace, envFile)
+	if err != nil {
+		return err
+	}
+	baseURL := "http://" + o.httpAddr
+	vars := map[string]string{
+		"KUBECONFIG":             cp.Kubeconfig,
+		"VIGIL_URL":              baseURL,
+		"VIGIL_API_KEY":          keys.readWrite,
+		"VIGIL_API_KEY_READONLY": keys.readOnly,
+		"VIGIL_PING_KEY":         keys.pingKey,
+		"VIGIL_NAMESPACE":        o.namespace,
+		"PATH":                   assets + ":$PATH",
+	}
+	if err := writeEnvFile(envFile, vars); err != nil {
+		return err
+	}
+	printNextSteps(out, envFile, o.namespace, baseURL, keys)
+
+	return manager.Run(ctx, cp.Config, manager.Options{
+		HTTPAddr:    o.httpAddr,
+		MetricsAddr: "127.0.0.1:8080",
+		ProbeAddr:   "127.0.0.1:8081",
+	})
+}
+
+type demoKeys struct{ readWrite, readOnly, pingKey string }
+
+// ensureDemoProject creates the demo namespace and its keys, reusing the keys
+// a previous run wrote to the env file while the project Secret still
+// accepts them (keys are stored hashed, so they cannot be read back).
+func ensureDemoProject(ctx context.Context, c client.Client, namespace, envFile string) (demoKeys, error) {
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}}
+	if err := c.Create(ctx, ns); err != nil && !apierrors.IsAlreadyExists(err) {
+		return demoKeys{}, fmt.Errorf("creating namespace %s: %w", namespace, err)
+	}
+	data, err := project.EnsureProjectSecret(ctx, c, namespace)
+	if err != nil {
+		return demoKeys{}, err
+	}
+	stored := project.KeysFromSecretData(data)
+	prev := readEnvFile(envFile)
+	keys := demoKeys{pingKey: string(data[project.DataPingKey])}
+	if k := prev["VIGIL_API_KEY"]; stored.Match(k) == project.ReadWrite {
+		keys.readWrite = k
+	} else if keys.readWrite, err = project.CreateAPIKey(ctx, c, namespace, project.ReadWrite); err != nil {
+		return demoKeys{}, err
+	}
+	if k := prev["VIGIL_API_KEY_READONLY"]; stored.Match(k) == project.ReadOnly {
+		keys.readOnly = k
+	} else if keys.readOnly, err = project.CreateAPIKey(ctx, c, namespace, project.ReadOnly); err != nil {
+		return demoKeys{}, err
+	}
+	return keys, nil
+}
+
+func readEnvFile(path string) map[string]string {
+	vars := map[string]string{}
+	f, err := os.Open(path)
+	if err != nil {
+		return vars
+	}
+	defer func() { _ = f.Close() }()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := strings.TrimPrefix(strings.TrimSpace(sc.Text()), "export ")
+		if k, v, ok := strings.Cut(line, "="); ok && !strings.HasPrefix(k, "#") {
+			vars[k] = strings.Trim(v, `"'`)
+		}
+	}
+	return vars
+}
+
+func writeEnvFile(path string, vars map[string]string) error {
+	var b strings.Builder
+	b.WriteString("# Written by `make dev`. Load it into a shell with:  . " + path + "\n")
+	names := make([]string, 0, len(vars))
+	for k := range vars {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		fmt.Fprintf(&b, "export %s=\"%s\"\n", k, vars[k])
+	}
+	return os.WriteFile(path, []byte(b.String()), 0o600)
+}
+
+func printNextSteps(out io.Writer, envFile, namespace, baseURL string, keys demoKeys) {
+	fmt.Fprintf(out, `
+Vigil is running.
+
+  Management API   %[3]s/api/v3/   (project: namespace %[2]q)
+  API key          %[4]s   (read-only: %[5]s)
+  Ping key         %[6]s
+
+In another terminal:
+
+  . %[1]s                                   # KUBECONFIG, VIGIL_URL, VIGIL_API_KEY, kubectl on PATH
+  kubectl apply -f config/samples/
+  kubectl get checks
+  curl -s -H "X-Api-Key: $VIGIL_API_KEY" $VIGIL_URL/api/v3/checks/
+
+Ctrl-C stops everything; data is kept in %[7]s.
+
+`, envFile, namespace, baseURL, keys.readWrite, keys.readOnly, keys.pingKey, filepath.Dir(envFile))
+}

@@ -1,0 +1,105 @@
+// Package httpserver runs Vigil's HTTP server (the Management API, ping
+// endpoints and badges) inside the controller-runtime manager.
+//
+// It is a manager.Runnable that runs in every replica, not only the leader:
+// pings and API calls must be answered wherever they land. It starts serving
+// only after the manager's cache has synced, so the first request never sees
+// an empty cache, and it shuts down gracefully when the manager stops.
+package httpserver
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+)
+
+// Runnable serves a handler on an address as part of a manager.
+type Runnable struct {
+	// Addr is the listen address, such as ":8000" or "127.0.0.1:8000".
+	Addr string
+	// Handler serves the requests.
+	Handler http.Handler
+	// Cache is waited for before serving; nil serves at once.
+	Cache cache.Cache
+	// ShutdownTimeout bounds how long in-flight requests may finish.
+	ShutdownTimeout time.Duration
+
+	ready atomic.Bool
+	addr  atomic.Value // net.Addr once listening
+}
+
+// NeedLeaderElection reports false: every replica serves HTTP.
+func (r *Runnable) NeedLeaderElection() bool { return false }
+
+// ReadyCheck is a healthz.Checker that passes once the server is serving.
+func (r *Runnable) ReadyCheck() healthz.Checker {
+	return func(*http.Request) error {
+		if !r.ready.Load() {
+			return errors.New("http server not serving yet")
+		}
+		return nil
+	}
+}
+
+// ListenAddr returns the address the server listens on, once it does.
+func (r *Runnable) ListenAddr() net.Addr {
+	a, _ := r.addr.Load().(net.Addr)
+	return a
+}
+
+// Start listens and serves until ctx is done.
+func (r *Runnable) Start(ctx context.Context) error {
+	logger := log.FromContext(ctx).WithName("http")
+	if r.Cache != nil && !r.Cache.WaitForCacheSync(ctx) {
+		return errors.New("http server: cache did not sync")
+	}
+	ln, err := net.Listen("tcp", r.Addr)
+	if err != nil {
+		return fmt.Errorf("http server: %w", err)
+	}
+	r.addr.Store(ln.Addr())
+	srv := &http.Server{
+		Handler:           r.Handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       60 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		// Requests outlive ctx: on shutdown, in-flight requests (a ping
+		// being stored above all) finish instead of being cancelled.
+		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	r.ready.Store(true)
+	logger.Info("serving", "addr", ln.Addr().String())
+
+	select {
+	case err := <-errc:
+		r.ready.Store(false)
+		return fmt.Errorf("http server: %w", err)
+	case <-ctx.Done():
+	}
+	r.ready.Store(false)
+	timeout := r.ShutdownTimeout
+	if timeout == 0 {
+		timeout = 15 * time.Second
+	}
+	// ctx is done: give in-flight requests (acknowledging pings above all)
+	// their own deadline to finish.
+	shutdownCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("http server shutdown: %w", err)
+	}
+	logger.Info("stopped")
+	return nil
+}

@@ -1,0 +1,223 @@
+// Package project holds what makes a namespace a Vigil project: its API keys,
+// ping key and badge key, kept in a labelled Secret in that namespace.
+//
+// API keys are stored hashed. A key is 32 characters, "hcw_" (read-write) or
+// "hcr_" (read-only) followed by 28 random URL-safe characters, as the
+// reference service issues them, so clients that check the key's shape keep
+// working. Because the keys are random (168 bits), a plain SHA-256 is enough
+// to store them: there is nothing to brute-force. Plaintext keys are also
+// accepted, so a project migrating from Healthchecks keeps its existing keys.
+package project
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"fmt"
+	"strings"
+)
+
+// Labels and data keys of a project Secret.
+const (
+	// SecretLabel marks a Secret as holding a project's keys; its value is
+	// "true". The manager's cache sees only Secrets with this label (and
+	// those Channels reference), not every Secret in the cluster.
+	SecretLabel = "monitoring.vigil.dev/project"
+	// DefaultSecretName is the name `vigil keys create` gives the Secret.
+	DefaultSecretName = "vigil-project"
+
+	// DataReadWriteKeys lists the read-write API keys, one per line.
+	DataReadWriteKeys = "read-write-keys"
+	// DataReadOnlyKeys lists the read-only API keys, one per line.
+	DataReadOnlyKeys = "read-only-keys"
+	// DataPingKey is the project's ping key, for slug ping URLs.
+	DataPingKey = "ping-key"
+	// DataBadgeKey is the project's badge key (the <project_token> of badge URLs).
+	DataBadgeKey = "badge-key"
+	// DataSigningSecret is the secret badge URL signatures are derived from.
+	DataSigningSecret = "signing-secret"
+)
+
+// Access is what a presented API key may do.
+type Access int
+
+const (
+	// NoAccess: the key is not one of the project's.
+	NoAccess Access = iota
+	// ReadOnly: the key may read checks, flips and badges, without secrets.
+	ReadOnly
+	// ReadWrite: the key may do everything in its project.
+	ReadWrite
+)
+
+func (a Access) String() string {
+	switch a {
+	case ReadOnly:
+		return "read-only"
+	case ReadWrite:
+		return "read-write"
+	default:
+		return "none"
+	}
+}
+
+const (
+	readWritePrefix = "hcw_"
+	readOnlyPrefix  = "hcr_"
+	// KeyLength is the length of every API key, as the reference requires.
+	KeyLength  = 32
+	hashPrefix = "sha256:"
+	labelLen   = 12 // "hcw_" plus 8 characters identify a key in listings
+)
+
+// NewAPIKey returns a fresh API key and the line that stores it (its label
+// and hash) in the project Secret.
+func NewAPIKey(access Access) (key, stored string, err error) {
+	prefix := readWritePrefix
+	if access == ReadOnly {
+		prefix = readOnlyPrefix
+	}
+	token, err := randomToken(28)
+	if err != nil {
+		return "", "", err
+	}
+	key = prefix + token
+	return key, StoredForm(key), nil
+}
+
+// StoredForm is the line a key is stored as: its label and its SHA-256.
+func StoredForm(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return label(key) + " " + hashPrefix + hex.EncodeToString(sum[:])
+}
+
+// NewPingKey returns a fresh 22-character lowercase ping key.
+func NewPingKey() (string, error) {
+	t, err := randomToken(22)
+	return strings.ToLower(t), err
+}
+
+// randomToken returns n URL-safe base64 characters without '-' and '_', as
+// the reference does, so keys survive double-click selection and slug rules.
+func randomToken(n int) (string, error) {
+	for {
+		buf := make([]byte, n) // n bytes give more than n characters
+		if _, err := rand.Read(buf); err != nil {
+			return "", fmt.Errorf("reading random bytes: %w", err)
+		}
+		s := base64.RawURLEncoding.EncodeToString(buf)[:n]
+		if !strings.ContainsAny(s, "-_") {
+			return s, nil
+		}
+	}
+}
+
+func label(key string) string {
+	if len(key) > labelLen {
+		return key[:labelLen]
+	}
+	return key
+}
+
+// StoredKey is one API key as the project Secret holds it.
+type StoredKey struct {
+	// Label identifies the key in listings: its first 12 characters.
+	Label string
+	// Hashed is true for a SHA-256 entry, false for a plaintext key.
+	Hashed bool
+	value  []byte // the digest, or the plaintext key
+}
+
+// ParseKeys reads the lines of a DataReadWriteKeys or DataReadOnlyKeys
+// entry. A line is either "<label> sha256:<hex>" or a plaintext key; blank
+// lines and lines starting with # are skipped, as are malformed ones.
+func ParseKeys(data []byte) []StoredKey {
+	var keys []StoredKey
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		fields := strings.Fields(line)
+		switch {
+		case len(fields) == 2 && strings.HasPrefix(fields[1], hashPrefix):
+			digest, err := hex.DecodeString(strings.TrimPrefix(fields[1], hashPrefix))
+			if err != nil || len(digest) != sha256.Size {
+				continue
+			}
+			keys = append(keys, StoredKey{Label: fields[0], Hashed: true, value: digest})
+		case len(fields) == 1 && len(fields[0]) == KeyLength:
+			keys = append(keys, StoredKey{Label: label(fields[0]), value: []byte(fields[0])})
+		}
+	}
+	return keys
+}
+
+// Keys are a project's API keys.
+type Keys struct {
+	ReadWrite []StoredKey
+	ReadOnly  []StoredKey
+}
+
+// KeysFromSecretData reads the API keys from a project Secret's data.
+func KeysFromSecretData(data map[string][]byte) Keys {
+	return Keys{
+		ReadWrite: ParseKeys(data[DataReadWriteKeys]),
+		ReadOnly:  ParseKeys(data[DataReadOnlyKeys]),
+	}
+}
+
+// Merge adds other's keys to k (a project may have several labelled Secrets).
+func (k Keys) Merge(other Keys) Keys {
+	return Keys{
+		ReadWrite: append(append([]StoredKey(nil), k.ReadWrite...), other.ReadWrite...),
+		ReadOnly:  append(append([]StoredKey(nil), k.ReadOnly...), other.ReadOnly...),
+	}
+}
+
+// Match tells what a presented key may do. Every stored key is compared, in
+// constant time, whatever matches first, so timing reveals nothing about
+// which keys exist. Keys not 32 characters long never match, as in the
+// reference.
+func (k Keys) Match(presented string) Access {
+	if len(presented) != KeyLength {
+		return NoAccess
+	}
+	digest := sha256.Sum256([]byte(presented))
+	rw := matchAny(k.ReadWrite, presented, digest[:])
+	ro := matchAny(k.ReadOnly, presented, digest[:])
+	switch {
+	case rw:
+		return ReadWrite
+	case ro:
+		return ReadOnly
+	default:
+		return NoAccess
+	}
+}
+
+func matchAny(keys []StoredKey, presented string, digest []byte) bool {
+	found := 0
+	for _, sk := range keys {
+		if sk.Hashed {
+			found |= subtle.ConstantTimeCompare(sk.value, digest)
+		} else {
+			found |= subtle.ConstantTimeCompare(sk.value, []byte(presented))
+		}
+	}
+	return found == 1
+}
+
+// AppendKey returns data with the stored form of a key added as a new line.
+func AppendKey(data []byte, stored string) []byte {
+	out := bytes.TrimRight(data, "\n")
+	if len(out) > 0 {
+		out = append(out, '\n')
+	}
+	return append(append(out, stored...), '\n')
+}

@@ -1,0 +1,88 @@
+package project
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestNewAPIKeyShape(t *testing.T) {
+	for _, tc := range []struct {
+		access Access
+		prefix string
+	}{{ReadWrite, "hcw_"}, {ReadOnly, "hcr_"}} {
+		key, stored, err := NewAPIKey(tc.access)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(key) != KeyLength || !strings.HasPrefix(key, tc.prefix) || strings.ContainsAny(key[4:], "-_") {
+			t.Errorf("key %q: want 32 characters starting with %s and no - or _ after it", key, tc.prefix)
+		}
+		if strings.Contains(stored, key) {
+			t.Errorf("stored form %q contains the key in plaintext", stored)
+		}
+		if !strings.HasPrefix(stored, key[:12]+" sha256:") {
+			t.Errorf("stored form %q: want label %q and a sha256 digest", stored, key[:12])
+		}
+	}
+}
+
+func TestMatch(t *testing.T) {
+	rw, rwStored, _ := NewAPIKey(ReadWrite)
+	ro, roStored, _ := NewAPIKey(ReadOnly)
+	legacy := strings.Repeat("X", 32)
+	otherRW, _, _ := NewAPIKey(ReadWrite)
+	data := map[string][]byte{
+		DataReadWriteKeys: []byte("# comment\n" + rwStored + "\n\n" + legacy + "\nnot a key line\n"),
+		DataReadOnlyKeys:  []byte(roStored),
+	}
+	keys := KeysFromSecretData(data)
+	for _, tc := range []struct {
+		name      string
+		presented string
+		want      Access
+	}{
+		{"hashed read-write key", rw, ReadWrite},
+		{"hashed read-only key", ro, ReadOnly},
+		{"legacy plaintext key", legacy, ReadWrite},
+		{"another project's key", otherRW, NoAccess},
+		{"empty", "", NoAccess},
+		{"right prefix, wrong length", rw[:31], NoAccess},
+		{"key with one character changed", rw[:31] + string(rw[31]^1), NoAccess},
+		{"the stored form itself", rwStored, NoAccess},
+		{"the label", rw[:12], NoAccess},
+	} {
+		if got := keys.Match(tc.presented); got != tc.want {
+			t.Errorf("%s: Match = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestParseKeysSkipsMalformedLines(t *testing.T) {
+	got := ParseKeys([]byte("hcw_abcdefgh sha256:zz\nhcw_abcdefgh sha256:abcd\ntooshort\n"))
+	if len(got) != 0 {
+		t.Errorf("ParseKeys kept %d malformed entries", len(got))
+	}
+}
+
+func TestMergeAndAppend(t *testing.T) {
+	a, aStored, _ := NewAPIKey(ReadWrite)
+	b, bStored, _ := NewAPIKey(ReadWrite)
+	data := AppendKey(AppendKey(nil, aStored), bStored)
+	if strings.Count(string(data), "\n") != 2 {
+		t.Fatalf("AppendKey: %q", data)
+	}
+	keys := Keys{}.Merge(KeysFromSecretData(map[string][]byte{DataReadWriteKeys: data}))
+	if keys.Match(a) != ReadWrite || keys.Match(b) != ReadWrite {
+		t.Error("both appended keys should match")
+	}
+}
+
+func TestNewPingKey(t *testing.T) {
+	k, err := NewPingKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(k) != 22 || strings.ToLower(k) != k || strings.ContainsAny(k, "-_") {
+		t.Errorf("ping key %q: want 22 lowercase characters without - or _", k)
+	}
+}
