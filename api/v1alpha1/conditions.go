@@ -46,6 +46,8 @@ const (
 	// ReasonCheckPaused: monitoring is paused.
 	ReasonCheckPaused = "CheckPaused"
 
+	// ReasonInvalidSpec: the spec is invalid in a way the schema could not catch.
+	ReasonInvalidSpec = "InvalidSpec"
 	// ReasonChannelReady: the channel's settings and Secrets are usable.
 	ReasonChannelReady = "ChannelReady"
 	// ReasonSecretNotFound: a referenced Secret does not exist.

@@ -16,6 +16,7 @@ import (
 	metricsfilters "sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/vigil-operator/vigil/internal/controller"
 	"github.com/vigil-operator/vigil/internal/httpserver"
 	"github.com/vigil-operator/vigil/internal/scheme"
 )
@@ -54,6 +55,14 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
+	}
+
+	if err := (&controller.ChannelReconciler{
+		Client:       mgr.GetClient(),
+		SecretReader: mgr.GetAPIReader(),
+		Recorder:     mgr.GetEventRecorder("vigil-channel-controller"),
+	}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("setting up the channel controller: %w", err)
 	}
 
 	server := &httpserver.Runnable{Addr: opts.HTTPAddr, Handler: placeholderHandler(), Cache: mgr.GetCache()}

@@ -1,0 +1,125 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/notify"
+)
+
+// ChannelReconciler keeps each Channel's Ready condition true to whether the
+// channel can deliver: its kind is known and every Secret key it references
+// exists.
+type ChannelReconciler struct {
+	client.Client
+	// SecretReader reads the Secrets channels reference. They are not in the
+	// manager's cache, which holds only project Secrets, so this is an
+	// uncached reader.
+	SecretReader client.Reader
+	Recorder     recorder.EventRecorder
+	// Recheck is how often a Channel is validated again, since Secret
+	// changes do not trigger a reconcile; a channel that is not ready is
+	// rechecked sooner.
+	Recheck time.Duration
+}
+
+// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=channels,verbs=get;list;watch
+// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=channels/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+
+// Reconcile validates one Channel and records the result in its status.
+func (r *ChannelReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	ch := &v1.Channel{}
+	if err := r.Get(ctx, req.NamespacedName, ch); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	before := ch.DeepCopy()
+
+	reason, message, err := r.validate(ctx, ch)
+	if err != nil {
+		return ctrl.Result{}, err // reading a Secret failed: retry with backoff
+	}
+	ready := metav1.Condition{Type: v1.ConditionReady, Status: metav1.ConditionTrue, Reason: reason,
+		Message: message, ObservedGeneration: ch.Generation}
+	if reason != v1.ReasonChannelReady {
+		ready.Status = metav1.ConditionFalse
+	}
+	changed := meta.SetStatusCondition(&ch.Status.Conditions, ready)
+	ch.Status.ObservedGeneration = ch.Generation
+
+	if !equality.Semantic.DeepEqual(before.Status, ch.Status) {
+		if err := r.Status().Patch(ctx, ch, client.MergeFrom(before)); err != nil {
+			return ctrl.Result{}, fmt.Errorf("patching status of channel %s: %w", req, err)
+		}
+	}
+	if changed && ready.Status == metav1.ConditionFalse && r.Recorder != nil {
+		r.Recorder.Eventf(ch, nil, corev1.EventTypeWarning, reason, "Validate", "%s", message)
+	}
+	recheck := r.Recheck
+	if recheck == 0 {
+		recheck = 10 * time.Minute
+	}
+	if ready.Status == metav1.ConditionFalse {
+		recheck = min(recheck, 30*time.Second)
+	}
+	return ctrl.Result{RequeueAfter: recheck}, nil
+}
+
+// validate returns the Ready reason and message, or an error when a Secret
+// could not be read for a reason other than its absence.
+func (r *ChannelReconciler) validate(ctx context.Context, ch *v1.Channel) (reason, message string, err error) {
+	kind, ok := notify.Lookup(ch.Spec.Kind)
+	if !ok {
+		return v1.ReasonInvalidSpec, fmt.Sprintf("unknown channel kind %q", ch.Spec.Kind), nil
+	}
+	refs := kind.SecretRefs(&ch.Spec)
+	secrets := map[string]*corev1.Secret{}
+	for _, ref := range refs {
+		s, seen := secrets[ref.Name]
+		if !seen {
+			s = &corev1.Secret{}
+			err := r.SecretReader.Get(ctx, client.ObjectKey{Namespace: ch.Namespace, Name: ref.Name}, s)
+			if apierrors.IsNotFound(err) {
+				s = nil
+			} else if err != nil {
+				return "", "", fmt.Errorf("reading Secret %s/%s: %w", ch.Namespace, ref.Name, err)
+			}
+			secrets[ref.Name] = s
+		}
+		if s == nil {
+			return v1.ReasonSecretNotFound, fmt.Sprintf("Secret %q not found in namespace %s", ref.Name, ch.Namespace), nil
+		}
+		if len(s.Data[ref.Key]) == 0 {
+			return v1.ReasonSecretKeyMissing, fmt.Sprintf("Secret %q has no key %q (or it is empty)", ref.Name, ref.Key), nil
+		}
+	}
+	msg := fmt.Sprintf("%s channel is ready", ch.Spec.Kind)
+	if len(secrets) > 0 {
+		names := make([]string, 0, len(secrets))
+		for n := range secrets {
+			names = append(names, n)
+		}
+		msg += " (Secrets: " + strings.Join(sorted(names), ", ") + ")"
+	}
+	return v1.ReasonChannelReady, msg, nil
+}
+
+// SetupWithManager registers the reconciler.
+func (r *ChannelReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1.Channel{}).
+		Named("channel").
+		Complete(r)
+}

@@ -1,0 +1,58 @@
+// Package notify delivers notifications through Channels: one file per
+// channel kind, each registering itself, so adding a kind is one file.
+package notify
+
+import (
+	"fmt"
+	"sort"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+)
+
+// Kind is one integration (webhook, Slack, email, ...).
+type Kind interface {
+	// SecretRefs lists the Secret keys a channel of this kind reads, so the
+	// controller can tell whether the channel is usable.
+	SecretRefs(spec *v1.ChannelSpec) []v1.SecretKeyRef
+}
+
+var kinds = map[v1.ChannelKind]Kind{}
+
+// register adds a kind; each kind's file calls it from init.
+func register(name v1.ChannelKind, k Kind) {
+	if _, dup := kinds[name]; dup {
+		panic(fmt.Sprintf("notify: kind %q registered twice", name))
+	}
+	kinds[name] = k
+}
+
+// Lookup returns the implementation of a channel kind.
+func Lookup(name v1.ChannelKind) (Kind, bool) {
+	k, ok := kinds[name]
+	return k, ok
+}
+
+// Kinds lists the registered kinds, sorted.
+func Kinds() []v1.ChannelKind {
+	out := make([]v1.ChannelKind, 0, len(kinds))
+	for k := range kinds {
+		out = append(out, k)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// credentialRefs expands a Secret holding "username" and "password".
+func credentialRefs(ref *v1.LocalSecretRef) []v1.SecretKeyRef {
+	if ref == nil {
+		return nil
+	}
+	return []v1.SecretKeyRef{{Name: ref.Name, Key: "username"}, {Name: ref.Name, Key: "password"}}
+}
+
+func optional(ref *v1.SecretKeyRef) []v1.SecretKeyRef {
+	if ref == nil {
+		return nil
+	}
+	return []v1.SecretKeyRef{*ref}
+}
