@@ -304,7 +304,3 @@ type ChannelList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []Channel `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&Channel{}, &ChannelList{})
-}

@@ -295,7 +295,3 @@ type CheckList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []Check `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&Check{}, &CheckList{})
-}

@@ -123,7 +123,3 @@ type CheckHistoryList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []CheckHistory `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&CheckHistory{}, &CheckHistoryList{})
-}

@@ -36,7 +36,7 @@ func runHealth(t *testing.T, obj map[string]any) (status, message string) {
 }
 
 // toLua converts decoded JSON to Lua values as Argo CD's Lua VM sees them.
-func toLua(L *lua.LState, v any) lua.LValue {
+func toLua(state *lua.LState, v any) lua.LValue {
 	switch v := v.(type) {
 	case nil:
 		return lua.LNil
@@ -47,15 +47,15 @@ func toLua(L *lua.LState, v any) lua.LValue {
 	case string:
 		return lua.LString(v)
 	case []any:
-		t := L.NewTable()
+		t := state.NewTable()
 		for _, e := range v {
-			t.Append(toLua(L, e))
+			t.Append(toLua(state, e))
 		}
 		return t
 	case map[string]any:
-		t := L.NewTable()
+		t := state.NewTable()
 		for k, e := range v {
-			t.RawSetString(k, toLua(L, e))
+			t.RawSetString(k, toLua(state, e))
 		}
 		return t
 	}

@@ -28,7 +28,7 @@ type devOptions struct {
 	apiServerPort                            int
 }
 
-func newDevCmd(g *globals) *cobra.Command {
+func newDevCmd() *cobra.Command {
 	o := devOptions{}
 	cmd := &cobra.Command{
 		Use:   "dev",

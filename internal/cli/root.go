@@ -55,7 +55,7 @@ func newRoot() *cobra.Command {
 	g.zapOpts.BindFlags(zfs)
 	root.PersistentFlags().AddGoFlagSet(zfs)
 
-	root.AddCommand(newManagerCmd(g), newDevCmd(g), newKeysCmd(g))
+	root.AddCommand(newManagerCmd(g), newDevCmd(), newKeysCmd(g))
 	return root
 }
 

@@ -76,7 +76,7 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	if err := cp.takeLock(opts.Dir); err != nil {
 		return cp, err
 	}
-	if err := portFree(opts.APIServerPort); err != nil {
+	if err := portFree(ctx, opts.APIServerPort); err != nil {
 		return cp, err
 	}
 
@@ -99,8 +99,8 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	etcd.Configure().Set("unsafe-no-fsync", "false")
 	env.ControlPlane.Etcd = etcd
 	api := &envtest.APIServer{CertDir: filepath.Join(opts.Dir, "pki"), Out: apiLog, Err: apiLog, StartTimeout: 2 * time.Minute}
-	api.SecureServing.Address = "127.0.0.1"
-	api.SecureServing.Port = strconv.Itoa(opts.APIServerPort)
+	api.Address = "127.0.0.1"
+	api.Port = strconv.Itoa(opts.APIServerPort)
 	// The ServiceAccount admission plugin stays off as in envtest: nothing
 	// in dev needs pod service-account tokens.
 	env.ControlPlane.APIServer = api
@@ -124,7 +124,7 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	}
 
 	caFile := filepath.Join(api.CertDir, "ca.crt")
-	if err := os.WriteFile(caFile, api.SecureServing.CA, 0o600); err != nil {
+	if err := os.WriteFile(caFile, api.CA, 0o600); err != nil {
 		return cp, err
 	}
 	if err := cp.startControllerManager(ctx, opts, api.CertDir, caFile); err != nil {
@@ -144,7 +144,8 @@ func (cp *ControlPlane) startControllerManager(ctx context.Context, opts Options
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(bin,
+	// Stopping ctx (Ctrl-C) asks it to stop with SIGTERM, then kills it.
+	cmd := exec.CommandContext(ctx, bin,
 		"--kubeconfig="+cp.Kubeconfig,
 		"--authentication-kubeconfig="+cp.Kubeconfig,
 		"--authorization-kubeconfig="+cp.Kubeconfig,
@@ -157,6 +158,8 @@ func (cp *ControlPlane) startControllerManager(ctx context.Context, opts Options
 		"--root-ca-file="+caFile,
 	)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 10 * time.Second
 	// Own process group: Ctrl-C reaches us, and we stop it in order.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
@@ -172,14 +175,7 @@ func (cp *ControlPlane) Stop() error {
 	var errs []error
 	if cp.kcm != nil && cp.kcm.Process != nil {
 		_ = cp.kcm.Process.Signal(syscall.SIGTERM)
-		done := make(chan error, 1)
-		go func() { done <- cp.kcm.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			_ = cp.kcm.Process.Kill()
-			<-done
-		}
+		_ = cp.kcm.Wait() // bounded by WaitDelay; an exit status after SIGTERM is expected
 	}
 	if cp.env != nil {
 		errs = append(errs, cp.env.Stop())
@@ -217,8 +213,9 @@ func (cp *ControlPlane) takeLock(dir string) error {
 	return nil
 }
 
-func portFree(port int) error {
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+func portFree(ctx context.Context, port int) error {
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	if err != nil {
 		return fmt.Errorf("port %d on 127.0.0.1 is in use; stop what uses it or choose another port: %w", port, err)
 	}

@@ -61,7 +61,8 @@ func (r *Runnable) Start(ctx context.Context) error {
 	if r.Cache != nil && !r.Cache.WaitForCacheSync(ctx) {
 		return errors.New("http server: cache did not sync")
 	}
-	ln, err := net.Listen("tcp", r.Addr)
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", r.Addr)
 	if err != nil {
 		return fmt.Errorf("http server: %w", err)
 	}

@@ -46,7 +46,7 @@ func TestSecretRefs(t *testing.T) {
 	} {
 		k, _ := Lookup(tc.spec.Kind)
 		got := k.SecretRefs(&tc.spec)
-		if !reflect.DeepEqual(got, tc.want) && !(len(got) == 0 && len(tc.want) == 0) {
+		if !reflect.DeepEqual(got, tc.want) && (len(got) != 0 || len(tc.want) != 0) {
 			t.Errorf("%s: SecretRefs = %v, want %v", tc.spec.Kind, got, tc.want)
 		}
 	}
