@@ -3,6 +3,9 @@ package project
 import (
 	"strings"
 	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 func TestNewAPIKeyShape(t *testing.T) {
@@ -84,5 +87,67 @@ func TestNewPingKey(t *testing.T) {
 	}
 	if len(k) != 22 || strings.ToLower(k) != k || strings.ContainsAny(k, "-_") {
 		t.Errorf("ping key %q: want 22 lowercase characters without - or _", k)
+	}
+}
+
+func projectSecret(ns, name string, data map[string]string) *corev1.Secret {
+	s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
+		Labels: map[string]string{SecretLabel: "true"}}, Data: map[string][]byte{}}
+	for k, v := range data {
+		s.Data[k] = []byte(v)
+	}
+	return s
+}
+
+func TestRegistry(t *testing.T) {
+	aRW, aRWStored, _ := NewAPIKey(ReadWrite)
+	aRO, aROStored, _ := NewAPIKey(ReadOnly)
+	bRW, bRWStored, _ := NewAPIKey(ReadWrite)
+	legacy := strings.Repeat("X", 32)
+	r := NewRegistry()
+	a := projectSecret("team-a", "vigil-project", map[string]string{
+		DataReadWriteKeys: aRWStored + "\n" + legacy, DataReadOnlyKeys: aROStored,
+		DataPingKey: "pingaaaaaaaaaaaaaaaaaa", DataBadgeKey: "badge-a", DataSigningSecret: "s-a"})
+	b := projectSecret("team-b", "keys", map[string]string{DataReadWriteKeys: bRWStored, DataPingKey: "pingbbbbbbbbbbbbbbbbbb"})
+	r.Upsert(a)
+	r.Upsert(b)
+
+	for _, tc := range []struct {
+		key    string
+		ns     string
+		access Access
+	}{
+		{aRW, "team-a", ReadWrite}, {aRO, "team-a", ReadOnly}, {legacy, "team-a", ReadWrite},
+		{bRW, "team-b", ReadWrite}, {"hcw_" + strings.Repeat("z", 28), "", NoAccess}, {"short", "", NoAccess},
+	} {
+		ns, access := r.Authenticate(tc.key)
+		if ns != tc.ns || access != tc.access {
+			t.Errorf("Authenticate(%q) = %q, %v; want %q, %v", tc.key, ns, access, tc.ns, tc.access)
+		}
+	}
+	if info, ok := r.ByPingKey("pingbbbbbbbbbbbbbbbbbb"); !ok || info.Namespace != "team-b" {
+		t.Errorf("ByPingKey: %+v %v", info, ok)
+	}
+	if _, ok := r.ByPingKey("PINGBBBBBBBBBBBBBBBBBB"); ok {
+		t.Error("ping keys are case-sensitive")
+	}
+	if info, ok := r.ByBadgeKey("badge-a"); !ok || info.SigningSecret != "s-a" {
+		t.Errorf("ByBadgeKey: %+v %v", info, ok)
+	}
+
+	// A Secret that loses its label no longer opens anything.
+	unlabelled := b.DeepCopy()
+	unlabelled.Labels = nil
+	r.Upsert(unlabelled)
+	if ns, _ := r.Authenticate(bRW); ns != "" {
+		t.Error("an unlabelled Secret's key still authenticates")
+	}
+	// Deleting a Secret forgets its keys.
+	r.Remove(a)
+	if ns, _ := r.Authenticate(aRW); ns != "" {
+		t.Error("a deleted Secret's key still authenticates")
+	}
+	if _, ok := r.Project("team-a"); ok {
+		t.Error("a deleted project is still known")
 	}
 }

@@ -1,0 +1,140 @@
+// Package checkindex is how Vigil finds a Check from what a request carries:
+// the UUID in a ping URL, a slug within a project, or a read-only
+// unique_key. It registers field indexes on the manager's cache so each
+// lookup is a map access, not a scan of every check in the cluster.
+package checkindex
+
+import (
+	"context"
+	"crypto/sha1" //nolint:gosec // the reference's unique_key is defined as a SHA-1; it is an identifier, not a secret
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+)
+
+// Field index names.
+const (
+	UUIDField      = "vigil.uuid"
+	SlugField      = "vigil.slug"
+	UniqueKeyField = "vigil.uniqueKey"
+)
+
+// ErrNotFound is returned when no check matches.
+var ErrNotFound = errors.New("check not found")
+
+// UUIDOf is a check's identity in ping URLs: spec.uuid when the manifest pins
+// one, otherwise the object's UID.
+func UUIDOf(c *v1.Check) string {
+	if c.Spec.UUID != "" {
+		return c.Spec.UUID
+	}
+	return string(c.UID)
+}
+
+// UniqueKey is the reference's stable read-only identifier: the hex SHA-1 of
+// the first 16 hex digits of the UUID (without hyphens).
+func UniqueKey(uuid string) string {
+	digits := strings.ReplaceAll(uuid, "-", "")
+	if len(digits) > 16 {
+		digits = digits[:16]
+	}
+	sum := sha1.Sum([]byte(digits)) //nolint:gosec // see import
+	return hex.EncodeToString(sum[:])
+}
+
+// Setup registers the indexes; call it before the manager starts.
+func Setup(ctx context.Context, indexer client.FieldIndexer) error {
+	fields := map[string]func(*v1.Check) string{
+		UUIDField:      UUIDOf,
+		SlugField:      func(c *v1.Check) string { return c.Spec.Slug },
+		UniqueKeyField: func(c *v1.Check) string { return UniqueKey(UUIDOf(c)) },
+	}
+	for name, value := range fields {
+		extract := value
+		err := indexer.IndexField(ctx, &v1.Check{}, name, func(o client.Object) []string {
+			c, ok := o.(*v1.Check)
+			if !ok {
+				return nil
+			}
+			if v := extract(c); v != "" {
+				return []string{v}
+			}
+			return nil
+		})
+		if err != nil {
+			return fmt.Errorf("indexing checks by %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// ByUUID finds the check with a UUID in any namespace. When two checks claim
+// the same UUID (a misconfiguration the controller reports), the older one
+// owns it.
+func ByUUID(ctx context.Context, r client.Reader, uuid string) (*v1.Check, error) {
+	var list v1.CheckList
+	if err := r.List(ctx, &list, client.MatchingFields{UUIDField: uuid}); err != nil {
+		return nil, err
+	}
+	return oldest(list.Items)
+}
+
+// ByUniqueKey finds the check with a unique_key within one namespace.
+func ByUniqueKey(ctx context.Context, r client.Reader, namespace, key string) (*v1.Check, error) {
+	var list v1.CheckList
+	if err := r.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{UniqueKeyField: key}); err != nil {
+		return nil, err
+	}
+	return oldest(list.Items)
+}
+
+// BySlug lists the checks with a slug within one namespace, oldest first.
+func BySlug(ctx context.Context, r client.Reader, namespace, slug string) ([]v1.Check, error) {
+	var list v1.CheckList
+	if err := r.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{SlugField: slug}); err != nil {
+		return nil, err
+	}
+	SortOldestFirst(list.Items)
+	return list.Items, nil
+}
+
+// SortOldestFirst orders checks by creation, then name: the reference's
+// insertion order, which API listings and upsert matching follow.
+func SortOldestFirst(checks []v1.Check) {
+	sort.SliceStable(checks, func(i, j int) bool {
+		a, b := checks[i].CreationTimestamp, checks[j].CreationTimestamp
+		if !a.Equal(&b) {
+			return a.Before(&b)
+		}
+		return checks[i].Name < checks[j].Name
+	})
+}
+
+// DuplicateOf returns the older check that already owns c's UUID, if any.
+func DuplicateOf(ctx context.Context, r client.Reader, c *v1.Check) (*v1.Check, error) {
+	owner, err := ByUUID(ctx, r, UUIDOf(c))
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if owner.UID == c.UID {
+		return nil, nil
+	}
+	return owner, nil
+}
+
+func oldest(items []v1.Check) (*v1.Check, error) {
+	if len(items) == 0 {
+		return nil, ErrNotFound
+	}
+	SortOldestFirst(items)
+	return &items[0], nil
+}
