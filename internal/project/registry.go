@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
@@ -119,9 +120,10 @@ func (r *Registry) rebuild() {
 		s := r.secrets[id]
 		info := r.projects[s.Namespace]
 		info.Namespace = s.Namespace
-		info.PingKey = firstNonEmpty(info.PingKey, string(s.Data[DataPingKey]))
-		info.BadgeKey = firstNonEmpty(info.BadgeKey, string(s.Data[DataBadgeKey]))
-		info.SigningSecret = firstNonEmpty(info.SigningSecret, string(s.Data[DataSigningSecret]))
+		// Hand-written Secrets often end values with a newline; keys never do.
+		info.PingKey = firstNonEmpty(info.PingKey, strings.TrimSpace(string(s.Data[DataPingKey])))
+		info.BadgeKey = firstNonEmpty(info.BadgeKey, strings.TrimSpace(string(s.Data[DataBadgeKey])))
+		info.SigningSecret = firstNonEmpty(info.SigningSecret, strings.TrimSpace(string(s.Data[DataSigningSecret])))
 		r.projects[s.Namespace] = info
 		keys := KeysFromSecretData(s.Data)
 		for _, k := range keys.ReadWrite {
