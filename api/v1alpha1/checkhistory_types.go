@@ -30,10 +30,6 @@ type PingRecord struct {
 	// ExitStatus is the exit status the ping URL carried (/ping/<uuid>/<n>).
 	// +optional
 	ExitStatus *int32 `json:"exitStatus,omitempty"`
-	// Duration is how long the run took, for a success or failure that
-	// completed a start.
-	// +optional
-	Duration *metav1.Duration `json:"duration,omitempty"`
 	// Body is the ping's body, truncated to the ping body limit. Older
 	// bodies are dropped first when the history exceeds its byte budget.
 	// +optional

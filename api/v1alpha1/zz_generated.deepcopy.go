@@ -572,11 +572,6 @@ func (in *PingRecord) DeepCopyInto(out *PingRecord) {
 		*out = new(int32)
 		**out = **in
 	}
-	if in.Duration != nil {
-		in, out := &in.Duration, &out.Duration
-		*out = new(v1.Duration)
-		**out = **in
-	}
 	if in.Body != nil {
 		in, out := &in.Body, &out.Body
 		*out = make([]byte, len(*in))

@@ -1,0 +1,123 @@
+package ping
+
+import (
+	"net/netip"
+	"testing"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+)
+
+const u = "5d5f3e70-1c6d-4b6c-9c3a-1f0d2e3c4b5a"
+
+func TestParsePath(t *testing.T) {
+	i := func(n int32) *int32 { return &n }
+	for _, tc := range []struct {
+		path    string
+		ok      bool
+		msg     string
+		uuid    string
+		key     string
+		slug    string
+		kind    v1.PingType
+		exit    *int32
+		badExit bool
+	}{
+		{path: u, ok: true, uuid: u, kind: v1.PingSuccess},
+		{path: u + "/", ok: true, uuid: u, kind: v1.PingSuccess},
+		{path: u + "/start", ok: true, uuid: u, kind: v1.PingStart},
+		{path: u + "/fail", ok: true, uuid: u, kind: v1.PingFail},
+		{path: u + "/log", ok: true, uuid: u, kind: v1.PingLog},
+		{path: u + "/0", ok: true, uuid: u, kind: v1.PingSuccess, exit: i(0)},
+		{path: u + "/1", ok: true, uuid: u, kind: v1.PingFail, exit: i(1)},
+		{path: u + "/255", ok: true, uuid: u, kind: v1.PingFail, exit: i(255)},
+		{path: u + "/007", ok: true, uuid: u, kind: v1.PingFail, exit: i(7)},
+		{path: u + "/256", ok: true, uuid: u, kind: v1.PingSuccess, badExit: true},
+		{path: u + "/99999999999999999999", ok: true, uuid: u, kind: v1.PingSuccess, badExit: true},
+		// The reference's routing quirks.
+		{path: u + "/foo", ok: true, key: u, slug: "foo", kind: v1.PingSuccess},
+		{path: u + "/-1", ok: true, key: u, slug: "-1", kind: v1.PingSuccess},
+		{path: u + "/start/"},
+		{path: "5D5F3E70-1C6D-4B6C-9C3A-1F0D2E3C4B5A"},
+		{path: "abc"},
+		{path: ""},
+		// Slug forms.
+		{path: "pingkey/backup", ok: true, key: "pingkey", slug: "backup", kind: v1.PingSuccess},
+		{path: "pingkey/backup/start", ok: true, key: "pingkey", slug: "backup", kind: v1.PingStart},
+		{path: "pingkey/backup/fail", ok: true, key: "pingkey", slug: "backup", kind: v1.PingFail},
+		{path: "pingkey/backup/log", ok: true, key: "pingkey", slug: "backup", kind: v1.PingLog},
+		{path: "pingkey/backup/3", ok: true, key: "pingkey", slug: "backup", kind: v1.PingFail, exit: i(3)},
+		{path: "pingkey/backup/300", ok: true, key: "pingkey", slug: "backup", kind: v1.PingSuccess, badExit: true},
+		{path: "pingkey/backup/"},
+		{path: "pingkey/backup/other"},
+		{path: "pingkey/a/b/c"},
+		{path: "pingkey/back.up"},
+		{path: "pingkey/Backup", ok: true, msg: "invalid url format", key: "pingkey", slug: "Backup", kind: v1.PingSuccess},
+	} {
+		got, msg, ok := ParsePath(tc.path)
+		if ok != tc.ok || msg != tc.msg {
+			t.Errorf("%q: ok=%v msg=%q, want ok=%v msg=%q", tc.path, ok, msg, tc.ok, tc.msg)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		if got.UUID != tc.uuid || got.PingKey != tc.key || got.Slug != tc.slug || got.Kind != tc.kind || got.BadExitStatus != tc.badExit {
+			t.Errorf("%q: got %+v", tc.path, got)
+		}
+		if (got.ExitStatus == nil) != (tc.exit == nil) || (got.ExitStatus != nil && *got.ExitStatus != *tc.exit) {
+			t.Errorf("%q: exit status %v, want %v", tc.path, got.ExitStatus, tc.exit)
+		}
+	}
+}
+
+func TestParseRID(t *testing.T) {
+	for _, tc := range []struct {
+		values  []string
+		present bool
+		want    string
+		ok      bool
+	}{
+		{nil, false, "", true},
+		{[]string{""}, true, "", false},
+		{[]string{"not-a-uuid"}, true, "", false},
+		{[]string{"5D5F3E70-1C6D-4B6C-9C3A-1F0D2E3C4B5A"}, true, u, true},
+		{[]string{"bad", u}, true, u, true},
+		{[]string{u + "0"}, true, "", false},
+	} {
+		got, ok := ParseRID(tc.values, tc.present)
+		if got != tc.want || ok != tc.ok {
+			t.Errorf("ParseRID(%v) = %q, %v; want %q, %v", tc.values, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestClientAddr(t *testing.T) {
+	trusted, err := ParseTrustedProxies("10.0.0.0/8, 127.0.0.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		remote, xff, want string
+	}{
+		{"192.0.2.1:5555", "", "192.0.2.1"},
+		{"192.0.2.1:5555", "1.1.1.1", "192.0.2.1"}, // untrusted peer: header ignored
+		{"10.1.2.3:5555", "1.1.1.1", "1.1.1.1"},
+		{"10.1.2.3:5555", "1.1.1.1, 2.2.2.2", "1.1.1.1"},
+		{"10.1.2.3:5555", "1.1.1.1:1234", "1.1.1.1"},
+		{"127.0.0.1:5555", "2001::1", "2001::1"},
+		{"127.0.0.1:5555", "::ffff:1.1.1.1", "::ffff:1.1.1.1"},
+		{"[::ffff:10.0.0.1]:80", "3.3.3.3", "3.3.3.3"},
+		{"[2001:db8::1]:80", "3.3.3.3", "2001:db8::1"},
+	} {
+		if got := ClientAddr(tc.remote, tc.xff, trusted); got != tc.want {
+			t.Errorf("ClientAddr(%q, %q) = %q, want %q", tc.remote, tc.xff, got, tc.want)
+		}
+	}
+	if _, err := ParseTrustedProxies("10.0.0.0/33"); err == nil {
+		t.Error("a bad CIDR must be rejected")
+	}
+	if p, _ := ParseTrustedProxies(""); len(p) != 0 {
+		t.Error("an empty list trusts nobody")
+	}
+	_ = netip.Prefix{}
+}
