@@ -16,7 +16,7 @@ PLATFORMS ?= linux/amd64,linux/arm64
 
 BIN := $(CURDIR)/bin
 # Tool versions come from the pinning modules under hack/tools.
-modversion = $(shell awk '$$1 == "$(2)" && $$2 ~ /^v/ { print $$2; exit }' $(1))
+modversion = $(shell awk '$$1 == "$(2)" && $$2 ~ /^v/ { print $$2; exit } $$1 == "require" && $$2 == "$(2)" { print $$3; exit }' $(1))
 KUBE_VERSION := $(call modversion,hack/tools/kube/go.mod,k8s.io/kubernetes)
 ETCD_VERSION := $(call modversion,hack/tools/etcd/go.mod,go.etcd.io/etcd/server/v3)
 CONTROLLER_TOOLS_VERSION := $(call modversion,hack/tools/go.mod,sigs.k8s.io/controller-tools)
