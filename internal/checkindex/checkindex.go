@@ -7,9 +7,11 @@ package checkindex
 import (
 	"context"
 	"crypto/sha1" //nolint:gosec // the reference's unique_key is defined as a SHA-1; it is an identifier, not a secret
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -23,6 +25,7 @@ const (
 	UUIDField      = "vigil.uuid"
 	SlugField      = "vigil.slug"
 	UniqueKeyField = "vigil.uniqueKey"
+	BadgeKeyField  = "vigil.badgeKey"
 )
 
 // ErrNotFound is returned when no check matches.
@@ -48,12 +51,31 @@ func UniqueKey(uuid string) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// BadgeKey is the key in a check's public badge URL (/b/<states>/<key>.svg).
+// It is derived from the UUID one way, so a badge, which is public, never
+// reveals the ping URL; it is formatted as a UUID, as the reference's is.
+func BadgeKey(uuid string) string {
+	sum := sha256.Sum256([]byte("vigil-badge:" + uuid))
+	h := hex.EncodeToString(sum[:16])
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
+}
+
+// ByBadgeKey finds the check whose badge key this is, in any namespace.
+func ByBadgeKey(ctx context.Context, r client.Reader, key string) (*v1.Check, error) {
+	var list v1.CheckList
+	if err := r.List(ctx, &list, client.MatchingFields{BadgeKeyField: key}); err != nil {
+		return nil, err
+	}
+	return oldest(list.Items)
+}
+
 // Setup registers the indexes; call it before the manager starts.
 func Setup(ctx context.Context, indexer client.FieldIndexer) error {
 	fields := map[string]func(*v1.Check) string{
 		UUIDField:      UUIDOf,
 		SlugField:      func(c *v1.Check) string { return c.Spec.Slug },
 		UniqueKeyField: func(c *v1.Check) string { return UniqueKey(UUIDOf(c)) },
+		BadgeKeyField:  func(c *v1.Check) string { return BadgeKey(UUIDOf(c)) },
 	}
 	for name, value := range fields {
 		extract := value
@@ -114,6 +136,24 @@ func SortOldestFirst(checks []v1.Check) {
 		}
 		return checks[i].Name < checks[j].Name
 	})
+}
+
+var nameUnsafe = regexp.MustCompile(`[^a-z0-9-]+`)
+
+// ObjectName is the readable, deterministic object name Vigil gives a check
+// it creates (through the API or slug auto-provisioning): a DNS-safe form of
+// base (a slug or name) and the first 8 hex digits of its UUID, such as
+// "nightly-backup-5d5f3e70". The UUID part makes it unique.
+func ObjectName(base, uuid string) string {
+	base = strings.ToLower(strings.ReplaceAll(base, "_", "-"))
+	base = strings.Trim(nameUnsafe.ReplaceAllString(base, "-"), "-")
+	if len(base) > 50 {
+		base = strings.Trim(base[:50], "-")
+	}
+	if base == "" {
+		base = "check"
+	}
+	return base + "-" + strings.ReplaceAll(uuid, "-", "")[:8]
 }
 
 // DuplicateOf returns the older check that already owns c's UUID, if any.

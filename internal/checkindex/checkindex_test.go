@@ -1,6 +1,9 @@
 package checkindex
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // The reference's documented vectors (behaviour notes, section 4.2).
 func TestUniqueKey(t *testing.T) {
@@ -11,6 +14,38 @@ func TestUniqueKey(t *testing.T) {
 	} {
 		if got := UniqueKey(uuid); got != want {
 			t.Errorf("UniqueKey(%s) = %s, want %s", uuid, got, want)
+		}
+	}
+}
+
+func TestBadgeKey(t *testing.T) {
+	a := BadgeKey("803f680d-e89b-492b-82ef-2be7b774a92d")
+	if len(a) != 36 || a[8] != '-' || a[13] != '-' {
+		t.Errorf("BadgeKey = %q, want a UUID-shaped key", a)
+	}
+	if a == BadgeKey("31365bce-8da9-4729-8ff3-aaa71d56b712") {
+		t.Error("different checks must get different badge keys")
+	}
+	if a != BadgeKey("803f680d-e89b-492b-82ef-2be7b774a92d") {
+		t.Error("the badge key must be stable")
+	}
+	if strings.Contains(a, "803f680d") {
+		t.Error("the badge key must not reveal the UUID")
+	}
+}
+
+func TestObjectName(t *testing.T) {
+	const id = "5d5f3e70-1c6d-4b6c-9c3a-1f0d2e3c4b5a"
+	for base, want := range map[string]string{
+		"nightly-backup":        "nightly-backup-5d5f3e70",
+		"db_dump":               "db-dump-5d5f3e70",
+		"":                      "check-5d5f3e70",
+		"--x--":                 "x-5d5f3e70",
+		"Weird Name!":           "weird-name-5d5f3e70",
+		strings.Repeat("a", 70): strings.Repeat("a", 50) + "-5d5f3e70",
+	} {
+		if got := ObjectName(base, id); got != want {
+			t.Errorf("ObjectName(%q) = %q, want %q", base, got, want)
 		}
 	}
 }

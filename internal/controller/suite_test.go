@@ -9,13 +9,16 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	testingclock "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/vigil-operator/vigil/internal/checkindex"
 	"github.com/vigil-operator/vigil/internal/controller"
+	"github.com/vigil-operator/vigil/internal/history"
 	"github.com/vigil-operator/vigil/internal/testenv"
 )
 
@@ -24,6 +27,8 @@ var (
 	k8sClient client.Client
 	ctx       context.Context
 	cancel    context.CancelFunc
+	// clk is the controllers' clock; tests move it instead of sleeping.
+	clk = testingclock.NewFakeClock(time.Now().UTC().Truncate(time.Second))
 )
 
 func TestControllers(t *testing.T) {
@@ -50,6 +55,14 @@ var _ = BeforeSuite(func() {
 		Client: mgr.GetClient(), SecretReader: mgr.GetAPIReader(),
 		Recorder: mgr.GetEventRecorder("vigil-channel"), Recheck: time.Second,
 	}).SetupWithManager(mgr)).To(Succeed())
+	Expect(checkindex.Setup(ctx, mgr.GetFieldIndexer())).To(Succeed())
+	Expect((&controller.CheckReconciler{
+		Client:   mgr.GetClient(),
+		History:  &history.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Now: clk.Now},
+		Clock:    clk,
+		Recorder: mgr.GetEventRecorder("vigil-check"),
+		BaseURL:  "http://vigil.test",
+	}).SetupWithManager(ctx, mgr, controller.CheckOptions{})).To(Succeed())
 	go func() {
 		defer GinkgoRecover()
 		Expect(mgr.Start(ctx)).To(Succeed())

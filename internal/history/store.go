@@ -136,6 +136,29 @@ func (s *Store) Update(ctx context.Context, check *v1.Check, mutate func(*v1.Che
 	return out, nil
 }
 
+// UpdateFrom is Update starting from base, the history as this process last
+// wrote it, which saves a read when nobody else wrote since. If base is
+// stale the write conflicts and UpdateFrom falls back to Update.
+func (s *Store) UpdateFrom(ctx context.Context, check *v1.Check, base *v1.CheckHistory, mutate func(*v1.CheckHistory) error) (*v1.CheckHistory, error) {
+	if base == nil || base.ResourceVersion == "" || !ownedBy(base, check) {
+		return s.Update(ctx, check, mutate)
+	}
+	h := base.DeepCopy()
+	if err := mutate(h); err != nil {
+		return nil, err
+	}
+	s.trim(h)
+	setPendingLabel(h)
+	err := s.Client.Update(ctx, h)
+	if err == nil {
+		return h, nil
+	}
+	if !apierrors.IsConflict(err) {
+		return nil, fmt.Errorf("writing history of %s/%s: %w", check.Namespace, check.Name, err)
+	}
+	return s.Update(ctx, check, mutate)
+}
+
 func retryOnConflictOrExists(backoff wait.Backoff, fn func() error) error {
 	var last error
 	err := wait.ExponentialBackoff(backoff, func() (bool, error) {

@@ -1,0 +1,368 @@
+package controller
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/checkindex"
+	"github.com/vigil-operator/vigil/internal/checkstate"
+	"github.com/vigil-operator/vigil/internal/history"
+	"github.com/vigil-operator/vigil/internal/monitor"
+	"github.com/vigil-operator/vigil/internal/schedule"
+)
+
+// Notifier is told about every flip the controller records. Delivery is its
+// business; Record must return quickly.
+type Notifier interface {
+	Record(ctx context.Context, check *v1.Check, flip v1.FlipRecord)
+}
+
+// NopNotifier drops flips: for a manager without notifications.
+type NopNotifier struct{}
+
+// Record does nothing.
+func (NopNotifier) Record(context.Context, *v1.Check, v1.FlipRecord) {}
+
+// CheckReconciler keeps every Check's status true: it validates what the
+// schema cannot, derives the monitoring state from the facts in status with
+// the monitoring core, records flips in the check's history, and requeues
+// itself for the next instant the state can change by time alone.
+type CheckReconciler struct {
+	client.Client
+	// History records flips.
+	History *history.Store
+	// Clock tells the time; a fake clock in tests.
+	Clock clock.PassiveClock
+	// Recorder emits CheckDown and CheckUp Events.
+	Recorder recorder.EventRecorder
+	// Notifier is handed every recorded flip.
+	Notifier Notifier
+	// BaseURL builds status.pingURL, such as "https://vigil.example.com".
+	BaseURL string
+	// Metrics, when set, count states, flips and lateness.
+	Metrics *Metrics
+}
+
+// duplicateRecheck is how often a check whose UUID another check owns looks
+// again: deleting the other check does not trigger this one.
+const duplicateRecheck = time.Minute
+
+// conflictRetry is how soon a reconcile whose status patch lost a race runs
+// again: long enough for the cache to see the write that won.
+const conflictRetry = 100 * time.Millisecond
+
+// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=checks,verbs=get;list;watch
+// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=checks/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=checks/finalizers,verbs=update
+// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=checkhistories,verbs=get;create;update;delete
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+
+// Reconcile brings one Check's status up to date.
+func (r *CheckReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
+	check := &v1.Check{}
+	if err := r.Get(ctx, req.NamespacedName, check); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Metrics.forget(req.NamespacedName)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	before := check.DeepCopy()
+	now := r.Clock.Now()
+
+	// One status patch at the end, whatever happened, touching only the
+	// fields this reconciler changed. The optimistic lock makes every
+	// decision rest on the facts it was computed from: if the ping path
+	// wrote in between, the patch conflicts and the check is reconciled
+	// again with the new facts.
+	// A flip is announced (Event, metrics, notifier) only once the status
+	// that shows it is stored: a reconcile working from a stale cache finds
+	// the same flip again, but its patch conflicts and it stays silent.
+	var flipped *v1.FlipRecord
+	defer func() {
+		if equality.Semantic.DeepEqual(before.Status, check.Status) {
+			return
+		}
+		patch := client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})
+		if err := r.Status().Patch(ctx, check, patch); err != nil {
+			if apierrors.IsConflict(err) {
+				result, retErr = ctrl.Result{RequeueAfter: conflictRetry}, nil
+				return
+			}
+			retErr = errors.Join(retErr, fmt.Errorf("patching status: %w", err))
+			return
+		}
+		if flipped != nil {
+			r.announceFlip(ctx, check, *flipped, now)
+		}
+	}()
+
+	r.setIdentity(check)
+	cfg, problem, err := r.validate(ctx, check)
+	if err != nil {
+		r.markReconciling(check, err)
+		return ctrl.Result{}, err
+	}
+	if problem != nil && problem.stalled {
+		r.markStalled(check, problem)
+		if problem.recheck > 0 {
+			return ctrl.Result{RequeueAfter: problem.recheck}, nil
+		}
+		// Only a new spec can fix it, and a new spec triggers a reconcile.
+		return ctrl.Result{}, reconcile.TerminalError(errors.New(problem.message))
+	}
+
+	if flipped, err = r.observe(ctx, check, cfg, now); err != nil {
+		r.markReconciling(check, err)
+		return ctrl.Result{}, err
+	}
+	r.markReady(check, problem)
+	r.Metrics.observe(check)
+
+	if next, ok := cfg.NextChange(checkstate.Facts(&check.Status), now); ok {
+		return ctrl.Result{RequeueAfter: next.Sub(now)}, nil
+	}
+	return ctrl.Result{}, nil
+}
+
+// setIdentity records the UUID and ping URL the check answers to.
+func (r *CheckReconciler) setIdentity(check *v1.Check) {
+	check.Status.UUID = checkindex.UUIDOf(check)
+	check.Status.PingURL = r.BaseURL + "/ping/" + check.Status.UUID
+}
+
+// specProblem is something wrong with a spec that the schema could not
+// catch.
+type specProblem struct {
+	reason, message string
+	// stalled problems stop monitoring; the others (an unknown channel)
+	// only make the check not Ready.
+	stalled bool
+	recheck time.Duration
+}
+
+// validate checks what the CRD schema cannot: the schedule and time zone,
+// a UUID another check already owns, and the channels the spec names.
+func (r *CheckReconciler) validate(ctx context.Context, check *v1.Check) (monitor.Config, *specProblem, error) {
+	cfg, err := checkstate.Config(&check.Spec)
+	if err != nil {
+		reason := v1.ReasonInvalidSchedule
+		if errors.Is(err, schedule.ErrInvalidTimezone) {
+			reason = v1.ReasonInvalidTimeZone
+		}
+		return cfg, &specProblem{reason: reason, message: err.Error(), stalled: true}, nil
+	}
+	owner, err := checkindex.DuplicateOf(ctx, r.Client, check)
+	if err != nil {
+		return cfg, nil, err
+	}
+	if owner != nil {
+		return cfg, &specProblem{reason: v1.ReasonDuplicateUUID, stalled: true, recheck: duplicateRecheck,
+			message: fmt.Sprintf("UUID %s is already used by check %s/%s; give this check another spec.uuid",
+				checkindex.UUIDOf(check), owner.Namespace, owner.Name)}, nil
+	}
+	missing, err := r.missingChannels(ctx, check)
+	if err != nil {
+		return cfg, nil, err
+	}
+	if len(missing) > 0 {
+		return cfg, &specProblem{reason: v1.ReasonUnknownChannel,
+			message: fmt.Sprintf("spec.channels names Channels that do not exist in namespace %s: %v; the check is monitored but they cannot be notified",
+				check.Namespace, missing)}, nil
+	}
+	return cfg, nil, nil
+}
+
+func (r *CheckReconciler) missingChannels(ctx context.Context, check *v1.Check) ([]string, error) {
+	var missing []string
+	for _, name := range check.Spec.Channels {
+		if name == "*" {
+			continue
+		}
+		err := r.Get(ctx, client.ObjectKey{Namespace: check.Namespace, Name: name}, &v1.Channel{})
+		if apierrors.IsNotFound(err) {
+			missing = append(missing, name)
+		} else if err != nil {
+			return nil, err
+		}
+	}
+	return missing, nil
+}
+
+// observe derives the state at now and, on a flip, records it in history
+// before the state reaches status: a crash in between repeats the same flip,
+// which history recognises and keeps once.
+func (r *CheckReconciler) observe(ctx context.Context, check *v1.Check, cfg monitor.Config, now time.Time) (*v1.FlipRecord, error) {
+	facts, flip := cfg.Observe(checkstate.Facts(&check.Status), now)
+	var flipped *v1.FlipRecord
+	if flip != nil {
+		record := v1.FlipRecord{
+			Flip: v1.Flip{Time: metav1.NewMicroTime(flip.At.UTC().Truncate(time.Microsecond)), Up: flip.Up(), Reason: string(flip.Reason)},
+			From: v1.CheckState(flip.From),
+			To:   v1.CheckState(flip.To),
+		}
+		// The notifications the flip owes go into the same write as the
+		// flip: the outbox survives any restart.
+		channels, err := r.assignedChannels(ctx, check)
+		if err != nil {
+			return nil, err
+		}
+		for _, name := range channels {
+			record.Deliveries = append(record.Deliveries, v1.FlipDelivery{Channel: name, State: v1.DeliveryPending})
+		}
+		if _, err := r.History.Update(ctx, check, func(h *v1.CheckHistory) error {
+			if n := len(h.Flips); n > 0 && h.Flips[n-1].Time.Equal(&record.Time) && h.Flips[n-1].Up == record.Up {
+				return nil // already recorded by an earlier attempt
+			}
+			h.Flips = append(h.Flips, record)
+			return nil
+		}); err != nil {
+			return nil, err
+		}
+		check.Status.LastFlip = record.Flip.DeepCopy()
+		flipped = &record
+	}
+	checkstate.SetObserved(&check.Status, facts)
+
+	next, ok := cfg.NextPing(facts)
+	check.Status.NextPing = nil
+	if ok {
+		t := metav1.NewTime(next)
+		check.Status.NextPing = &t
+	}
+	return flipped, nil
+}
+
+// assignedChannels are the existing Channels the check's spec assigns, by
+// object name; "*" is every Channel in the namespace.
+func (r *CheckReconciler) assignedChannels(ctx context.Context, check *v1.Check) ([]string, error) {
+	if len(check.Spec.Channels) == 0 {
+		return nil, nil
+	}
+	var list v1.ChannelList
+	if err := r.List(ctx, &list, client.InNamespace(check.Namespace)); err != nil {
+		return nil, err
+	}
+	all := len(check.Spec.Channels) == 1 && check.Spec.Channels[0] == "*"
+	wanted := map[string]bool{}
+	for _, n := range check.Spec.Channels {
+		wanted[n] = true
+	}
+	var names []string
+	for _, ch := range list.Items {
+		if all || wanted[ch.Name] {
+			names = append(names, ch.Name)
+		}
+	}
+	return sorted(names), nil
+}
+
+// announceFlip tells users about a stored flip: an Event, the flip metrics
+// and the notifier, which delivers what the flip's history entry owes.
+func (r *CheckReconciler) announceFlip(ctx context.Context, check *v1.Check, f v1.FlipRecord, now time.Time) {
+	r.Notifier.Record(ctx, check, f)
+	at := f.Time.UTC().Format(time.RFC3339)
+	if f.Up {
+		r.Metrics.flip(check.Namespace, true, 0)
+		r.Recorder.Eventf(check, nil, corev1.EventTypeNormal, v1.ReasonCheckUp, "Monitor",
+			"Check is up again: a ping arrived at %s", at)
+		return
+	}
+	if f.Reason == string(monitor.ReasonFail) {
+		r.Metrics.flip(check.Namespace, false, -1) // not a deadline: no lateness
+		r.Recorder.Eventf(check, nil, corev1.EventTypeWarning, v1.ReasonCheckDown, "Monitor",
+			"Check is down: a failure ping arrived at %s", at)
+		return
+	}
+	r.Metrics.flip(check.Namespace, false, now.Sub(f.Time.Time))
+	r.Recorder.Eventf(check, nil, corev1.EventTypeWarning, v1.ReasonCheckDown, "Monitor",
+		"Check is down: no ping arrived by its deadline at %s", at)
+}
+
+// markReady records a successful reconcile: Ready (False only for an
+// unknown channel), the Up condition, and the observed generation.
+func (r *CheckReconciler) markReady(check *v1.Check, problem *specProblem) {
+	gen := check.Generation
+	ready := metav1.Condition{Type: v1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1.ReasonMonitoring,
+		Message: "Vigil is monitoring this check", ObservedGeneration: gen}
+	if problem != nil {
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, problem.reason, problem.message
+	}
+	r.setCondition(check, ready)
+	r.setCondition(check, upCondition(check, gen))
+	meta.RemoveStatusCondition(&check.Status.Conditions, v1.ConditionReconciling)
+	meta.RemoveStatusCondition(&check.Status.Conditions, v1.ConditionStalled)
+	check.Status.ObservedGeneration = gen
+}
+
+// markStalled records a spec error retrying cannot fix. The generation is
+// observed: Vigil looked at it and found it unusable, which is what kstatus
+// and `kubectl wait` need to know to stop waiting.
+func (r *CheckReconciler) markStalled(check *v1.Check, p *specProblem) {
+	gen := check.Generation
+	r.setCondition(check, metav1.Condition{Type: v1.ConditionReady, Status: metav1.ConditionFalse,
+		Reason: p.reason, Message: p.message, ObservedGeneration: gen})
+	r.setCondition(check, metav1.Condition{Type: v1.ConditionStalled, Status: metav1.ConditionTrue,
+		Reason: p.reason, Message: p.message, ObservedGeneration: gen})
+	meta.RemoveStatusCondition(&check.Status.Conditions, v1.ConditionReconciling)
+	meta.RemoveStatusCondition(&check.Status.Conditions, v1.ConditionUp)
+	check.Status.NextPing = nil
+	check.Status.ObservedGeneration = gen
+}
+
+// markReconciling records a transient failure; it will be retried.
+func (r *CheckReconciler) markReconciling(check *v1.Check, err error) {
+	r.setCondition(check, metav1.Condition{Type: v1.ConditionReconciling, Status: metav1.ConditionTrue,
+		Reason: v1.ReasonProgressing, Message: "retrying: " + err.Error(), ObservedGeneration: check.Generation})
+}
+
+// setCondition sets a condition, emitting a Warning Event when Ready turns
+// False: Events only on transitions.
+func (r *CheckReconciler) setCondition(check *v1.Check, c metav1.Condition) {
+	old := meta.FindStatusCondition(check.Status.Conditions, c.Type)
+	c.LastTransitionTime = metav1.NewTime(r.Clock.Now())
+	meta.SetStatusCondition(&check.Status.Conditions, c)
+	if c.Type == v1.ConditionReady && c.Status == metav1.ConditionFalse &&
+		(old == nil || old.Status != c.Status || old.Reason != c.Reason) {
+		r.Recorder.Eventf(check, nil, corev1.EventTypeWarning, c.Reason, "Validate", "%s", c.Message)
+	}
+}
+
+// upCondition is the monitoring result as a condition.
+func upCondition(check *v1.Check, gen int64) metav1.Condition {
+	c := metav1.Condition{Type: v1.ConditionUp, ObservedGeneration: gen}
+	switch check.Status.State {
+	case v1.CheckStateUp:
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, v1.ReasonCheckUp, "The check is up"
+	case v1.CheckStateGrace:
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, v1.ReasonCheckGrace,
+			"The next ping is due; the check is in its grace period"
+	case v1.CheckStateDown:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, v1.ReasonCheckDown, "The check is down"
+		if f := check.Status.LastFlip; f != nil && !f.Up {
+			if f.Reason == string(monitor.ReasonFail) {
+				c.Message = "The check is down: a failure ping arrived at " + f.Time.UTC().Format(time.RFC3339)
+			} else {
+				c.Message = "The check is down: no ping arrived by its deadline at " + f.Time.UTC().Format(time.RFC3339)
+			}
+		}
+	case v1.CheckStatePaused:
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, v1.ReasonCheckPaused, "Monitoring is paused"
+	default:
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, v1.ReasonCheckNew, "Waiting for the first ping"
+	}
+	return c
+}

@@ -1,0 +1,59 @@
+package controller
+
+import (
+	"context"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+)
+
+// channelsField indexes checks by the Channel names their spec lists.
+const channelsField = "vigil.spec.channels"
+
+// CheckOptions tune the check controller.
+type CheckOptions struct {
+	// MaxConcurrentReconciles bounds parallel reconciles (default 4).
+	MaxConcurrentReconciles int
+}
+
+// SetupWithManager registers the reconciler: it watches Checks, and
+// Channels so that a check naming a Channel that appears later recovers.
+func (r *CheckReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts CheckOptions) error {
+	if r.Notifier == nil {
+		r.Notifier = NopNotifier{}
+	}
+	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1.Check{}, channelsField, func(o client.Object) []string {
+		return o.(*v1.Check).Spec.Channels
+	}); err != nil {
+		return err
+	}
+	if opts.MaxConcurrentReconciles == 0 {
+		opts.MaxConcurrentReconciles = 4
+	}
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1.Check{}).
+		Watches(&v1.Channel{}, handler.EnqueueRequestsFromMapFunc(r.checksNaming)).
+		Named("check").
+		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles, RecoverPanic: ptr(true)}).
+		Complete(r)
+}
+
+// checksNaming maps a Channel to the checks in its namespace that name it.
+func (r *CheckReconciler) checksNaming(ctx context.Context, o client.Object) []reconcile.Request {
+	var list v1.CheckList
+	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingFields{channelsField: o.GetName()}); err != nil {
+		return nil
+	}
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, c := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&c)})
+	}
+	return reqs
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,313 @@
+package controller_test
+
+import (
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	eventsv1 "k8s.io/api/events/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"sigs.k8s.io/cli-utils/pkg/kstatus/status"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+)
+
+var touches atomic.Int64
+
+// tick makes the controller look at a check now: after the test moves the
+// fake clock, a metadata change (which does not bump the generation)
+// triggers a reconcile, as the requeue for the real deadline would.
+func tick(c *v1.Check) {
+	patch := client.MergeFrom(c.DeepCopy())
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	c.Annotations["test.vigil.dev/tick"] = strconv.FormatInt(touches.Add(1), 10)
+	ExpectWithOffset(1, k8sClient.Patch(ctx, c, patch)).To(Succeed())
+}
+
+// ping records a ping's facts in status the way the ping path does.
+func ping(c *v1.Check, at time.Time, failed bool) {
+	patch := client.MergeFrom(c.DeepCopy())
+	t := metav1.NewMicroTime(at)
+	c.Status.LastPing = &t
+	c.Status.LastPingType = v1.PingSuccess
+	if failed {
+		c.Status.LastPingType = v1.PingFail
+	}
+	c.Status.NPings++
+	ExpectWithOffset(1, k8sClient.Status().Patch(ctx, c, patch)).To(Succeed())
+}
+
+// pause records a pause the way the API does.
+func pause(c *v1.Check, at time.Time) {
+	patch := client.MergeFrom(c.DeepCopy())
+	t := metav1.NewMicroTime(at)
+	c.Status.PausedAt = &t
+	ExpectWithOffset(1, k8sClient.Status().Patch(ctx, c, patch)).To(Succeed())
+}
+
+// get returns the current check.
+func get(key client.ObjectKey) func(Gomega) *v1.Check {
+	return func(g Gomega) *v1.Check {
+		var c v1.Check
+		g.Expect(k8sClient.Get(ctx, key, &c)).To(Succeed())
+		return &c
+	}
+}
+
+// reconciledState waits until the controller has reconciled the latest
+// touch and returns the state it recorded.
+func stateOf(c *v1.Check) func(Gomega) v1.CheckState {
+	key := client.ObjectKeyFromObject(c)
+	return func(g Gomega) v1.CheckState {
+		cur := get(key)(g)
+		g.Expect(cur.Status.ObservedGeneration).To(Equal(cur.Generation))
+		return cur.Status.State
+	}
+}
+
+func newCheck(ns, name string, spec v1.CheckSpec) *v1.Check {
+	c := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: spec}
+	ExpectWithOffset(1, k8sClient.Create(ctx, c)).To(Succeed())
+	return c
+}
+
+func flipsOf(c *v1.Check) func(Gomega) []v1.FlipRecord {
+	return func(g Gomega) []v1.FlipRecord {
+		var h v1.CheckHistory
+		if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(c), &h); err != nil {
+			return nil
+		}
+		return h.Flips
+	}
+}
+
+func eventsFor(c *v1.Check, reason string) func(Gomega) []eventsv1.Event {
+	return func(g Gomega) []eventsv1.Event {
+		var list eventsv1.EventList
+		g.Expect(k8sClient.List(ctx, &list, client.InNamespace(c.Namespace))).To(Succeed())
+		var out []eventsv1.Event
+		for _, e := range list.Items {
+			if e.Regarding.Name == c.Name && e.Reason == reason {
+				out = append(out, e)
+			}
+		}
+		return out
+	}
+}
+
+func i64(v int64) *int64   { return &v }
+func str(s string) *string { return &s }
+
+var _ = Describe("Check reconciler", func() {
+	It("moves a pinged check up, into grace and down at exactly the right instants, with one flip and one Event", func() {
+		ns := newNamespace()
+		t0 := clk.Now()
+		c := newCheck(ns, "minutely", v1.CheckSpec{Timeout: i64(60), Grace: 60})
+		key := client.ObjectKeyFromObject(c)
+		Eventually(stateOf(c)).Should(Equal(v1.CheckStateNew))
+
+		c = get(key)(Default)
+		ping(c, t0, false)
+		Eventually(stateOf(c)).Should(Equal(v1.CheckStateUp))
+		Eventually(func(g Gomega) time.Time {
+			return get(key)(g).Status.NextPing.Time
+		}).Should(BeTemporally("==", t0.Add(60*time.Second).Truncate(time.Second)))
+
+		clk.SetTime(t0.Add(59 * time.Second))
+		tick(get(key)(Default))
+		Consistently(stateOf(c), "300ms").Should(Equal(v1.CheckStateUp))
+
+		clk.SetTime(t0.Add(60 * time.Second))
+		tick(get(key)(Default))
+		Eventually(stateOf(c)).Should(Equal(v1.CheckStateGrace))
+
+		clk.SetTime(t0.Add(120*time.Second - time.Microsecond))
+		tick(get(key)(Default))
+		Consistently(stateOf(c), "300ms").Should(Equal(v1.CheckStateGrace))
+
+		// Noticed late: the flip is still at the deadline itself.
+		clk.SetTime(t0.Add(125 * time.Second))
+		tick(get(key)(Default))
+		Eventually(stateOf(c)).Should(Equal(v1.CheckStateDown))
+
+		Eventually(flipsOf(c)).Should(HaveLen(1))
+		f := flipsOf(c)(Default)[0]
+		Expect(f.Up).To(BeFalse())
+		Expect(f.Reason).To(Equal("timeout"))
+		Expect(f.Time.Time).To(BeTemporally("==", t0.Add(120*time.Second).UTC().Truncate(time.Microsecond)))
+		Eventually(eventsFor(c, v1.ReasonCheckDown)).Should(HaveLen(1))
+		Expect(eventsFor(c, v1.ReasonCheckDown)(Default)[0].Type).To(Equal("Warning"))
+
+		cur := get(key)(Default)
+		up := meta.FindStatusCondition(cur.Status.Conditions, v1.ConditionUp)
+		Expect(up.Status).To(Equal(metav1.ConditionFalse))
+		Expect(up.Message).To(ContainSubstring("no ping arrived by its deadline"))
+		Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, v1.ConditionReady)).To(BeTrue(),
+			"a down check is still reconciled and monitored")
+
+		// Looking again changes nothing: no second flip or Event.
+		tick(cur)
+		Consistently(flipsOf(c), "300ms").Should(HaveLen(1))
+		Expect(eventsFor(c, v1.ReasonCheckDown)(Default)).To(HaveLen(1))
+
+		// A ping brings it back up with an up flip at the ping.
+		back := t0.Add(130 * time.Second)
+		clk.SetTime(back)
+		ping(get(key)(Default), back, false)
+		Eventually(stateOf(c)).Should(Equal(v1.CheckStateUp))
+		Eventually(flipsOf(c)).Should(HaveLen(2))
+		Expect(flipsOf(c)(Default)[1].Up).To(BeTrue())
+		Eventually(eventsFor(c, v1.ReasonCheckUp)).Should(HaveLen(1))
+	})
+
+	It("takes a failure ping down at once, with the flip at the ping", func() {
+		ns := newNamespace()
+		c := newCheck(ns, "failing", v1.CheckSpec{Timeout: i64(3600), Grace: 60})
+		Eventually(stateOf(c)).Should(Equal(v1.CheckStateNew))
+		at := clk.Now()
+		ping(get(client.ObjectKeyFromObject(c))(Default), at, true)
+		Eventually(stateOf(c)).Should(Equal(v1.CheckStateDown))
+		Eventually(flipsOf(c)).Should(HaveLen(1))
+		Expect(flipsOf(c)(Default)[0].Reason).To(Equal("fail"))
+		Expect(flipsOf(c)(Default)[0].From).To(Equal(v1.CheckStateNew))
+	})
+
+	It("never takes a brand-new check down", func() {
+		c := newCheck(newNamespace(), "idle", v1.CheckSpec{Timeout: i64(60), Grace: 60})
+		Eventually(stateOf(c)).Should(Equal(v1.CheckStateNew))
+		clk.Step(48 * time.Hour)
+		tick(get(client.ObjectKeyFromObject(c))(Default))
+		Consistently(stateOf(c), "300ms").Should(Equal(v1.CheckStateNew))
+		Expect(get(client.ObjectKeyFromObject(c))(Default).Status.NextPing).To(BeNil())
+	})
+
+	It("stops monitoring a paused check", func() {
+		ns := newNamespace()
+		c := newCheck(ns, "paused", v1.CheckSpec{Timeout: i64(60), Grace: 60})
+		key := client.ObjectKeyFromObject(c)
+		ping(get(key)(Default), clk.Now(), false)
+		Eventually(stateOf(c)).Should(Equal(v1.CheckStateUp))
+		clk.Step(time.Second)
+		pause(get(key)(Default), clk.Now())
+		Eventually(stateOf(c)).Should(Equal(v1.CheckStatePaused))
+		clk.Step(time.Hour)
+		tick(get(key)(Default))
+		Consistently(stateOf(c), "300ms").Should(Equal(v1.CheckStatePaused))
+		Expect(flipsOf(c)(Default)).To(BeEmpty())
+		Expect(meta.FindStatusCondition(get(key)(Default).Status.Conditions, v1.ConditionUp).Status).
+			To(Equal(metav1.ConditionUnknown))
+	})
+
+	It("gives the history an owner reference, so deleting the check deletes its history", func() {
+		c := newCheck(newNamespace(), "owned", v1.CheckSpec{Timeout: i64(60), Grace: 60})
+		ping(get(client.ObjectKeyFromObject(c))(Default), clk.Now(), true)
+		Eventually(flipsOf(c)).Should(HaveLen(1))
+		var h v1.CheckHistory
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(c), &h)).To(Succeed())
+		cur := get(client.ObjectKeyFromObject(c))(Default)
+		Expect(h.OwnerReferences).To(ConsistOf(HaveField("UID", cur.UID)))
+		// envtest runs no garbage collector; `make dev` does (see the README).
+	})
+
+	It("reports a bad cron expression as Ready=False and Stalled, and recovers when it is fixed", func() {
+		ns := newNamespace()
+		c := newCheck(ns, "badcron", v1.CheckSpec{Schedule: str("61 * * * *"), Grace: 60, TZ: "UTC"})
+		key := client.ObjectKeyFromObject(c)
+		Eventually(func(g Gomega) {
+			cur := get(key)(g)
+			g.Expect(cur.Status.ObservedGeneration).To(Equal(cur.Generation))
+			ready := meta.FindStatusCondition(cur.Status.Conditions, v1.ConditionReady)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+			g.Expect(ready.Reason).To(Equal(v1.ReasonInvalidSchedule))
+			g.Expect(ready.Message).To(ContainSubstring("invalid cron expression"))
+			g.Expect(ready.Message).To(ContainSubstring("61"))
+			g.Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, v1.ConditionStalled)).To(BeTrue())
+		}).Should(Succeed())
+		Eventually(eventsFor(c, v1.ReasonInvalidSchedule)).Should(HaveLen(1))
+
+		cur := get(key)(Default)
+		cur.Spec.Schedule = str("0 * * * *")
+		Expect(k8sClient.Update(ctx, cur)).To(Succeed())
+		Eventually(func(g Gomega) {
+			cur := get(key)(g)
+			g.Expect(cur.Status.ObservedGeneration).To(Equal(cur.Generation))
+			g.Expect(meta.IsStatusConditionTrue(cur.Status.Conditions, v1.ConditionReady)).To(BeTrue())
+			g.Expect(meta.FindStatusCondition(cur.Status.Conditions, v1.ConditionStalled)).To(BeNil())
+		}).Should(Succeed())
+	})
+
+	It("reports an unknown time zone in an OnCalendar expression", func() {
+		c := newCheck(newNamespace(), "badzone", v1.CheckSpec{Schedule: str("12:34 Mars/Olympus"), Grace: 60, TZ: "UTC"})
+		Eventually(func(g Gomega) *metav1.Condition {
+			return meta.FindStatusCondition(get(client.ObjectKeyFromObject(c))(g).Status.Conditions, v1.ConditionReady)
+		}).Should(And(HaveField("Status", metav1.ConditionFalse), HaveField("Message", ContainSubstring("Mars/Olympus"))))
+	})
+
+	It("makes the later of two checks with the same UUID not Ready", func() {
+		ns := newNamespace()
+		const uuid = "0f0e0d0c-1c6d-4b6c-9c3a-1f0d2e3c4b5a"
+		first := newCheck(ns, "first", v1.CheckSpec{UUID: uuid, Grace: 60})
+		Eventually(stateOf(first)).Should(Equal(v1.CheckStateNew))
+		time.Sleep(1100 * time.Millisecond) // creation timestamps have one-second resolution
+		second := newCheck(newNamespace(), "second", v1.CheckSpec{UUID: uuid, Grace: 60})
+		Eventually(func(g Gomega) *metav1.Condition {
+			return meta.FindStatusCondition(get(client.ObjectKeyFromObject(second))(g).Status.Conditions, v1.ConditionReady)
+		}).Should(And(HaveField("Status", metav1.ConditionFalse), HaveField("Reason", v1.ReasonDuplicateUUID),
+			HaveField("Message", ContainSubstring(ns+"/first"))))
+		Expect(meta.IsStatusConditionTrue(get(client.ObjectKeyFromObject(first))(Default).Status.Conditions, v1.ConditionReady)).To(BeTrue())
+	})
+
+	It("reports channels that do not exist, and recovers when they appear", func() {
+		ns := newNamespace()
+		c := newCheck(ns, "notify", v1.CheckSpec{Grace: 60, Channels: []string{"ops"}})
+		key := client.ObjectKeyFromObject(c)
+		Eventually(func(g Gomega) *metav1.Condition {
+			return meta.FindStatusCondition(get(key)(g).Status.Conditions, v1.ConditionReady)
+		}).Should(And(HaveField("Status", metav1.ConditionFalse), HaveField("Reason", v1.ReasonUnknownChannel)))
+		Expect(k8sClient.Create(ctx, &v1.Channel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ops"},
+			Spec: v1.ChannelSpec{Kind: v1.ChannelWebhook, Webhook: &v1.WebhookChannel{Down: &v1.WebhookRequest{URL: "http://127.0.0.1:9/"}}}})).To(Succeed())
+		Eventually(func(g Gomega) bool {
+			return meta.IsStatusConditionTrue(get(key)(g).Status.Conditions, v1.ConditionReady)
+		}).Should(BeTrue())
+	})
+
+	It("lets kstatus call a reconciled check Current whether it is up or down", func() {
+		ns := newNamespace()
+		up := newCheck(ns, "kstatus-up", v1.CheckSpec{Timeout: i64(3600), Grace: 60})
+		down := newCheck(ns, "kstatus-down", v1.CheckSpec{Timeout: i64(3600), Grace: 60})
+		ping(get(client.ObjectKeyFromObject(up))(Default), clk.Now(), false)
+		ping(get(client.ObjectKeyFromObject(down))(Default), clk.Now(), true)
+		Eventually(stateOf(up)).Should(Equal(v1.CheckStateUp))
+		Eventually(stateOf(down)).Should(Equal(v1.CheckStateDown))
+		for _, c := range []*v1.Check{up, down} {
+			u := toUnstructured(get(client.ObjectKeyFromObject(c))(Default))
+			res, err := status.Compute(u)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(res.Status).To(Equal(status.CurrentStatus), "%s: %s", c.Name, res.Message)
+		}
+		bad := newCheck(ns, "kstatus-bad", v1.CheckSpec{Schedule: str("0 0 31 2 *"), Grace: 60, TZ: "UTC"})
+		Eventually(func(g Gomega) status.Status {
+			res, err := status.Compute(toUnstructured(get(client.ObjectKeyFromObject(bad))(g)))
+			g.Expect(err).NotTo(HaveOccurred())
+			return res.Status
+		}).Should(Equal(status.FailedStatus))
+	})
+})
+
+func toUnstructured(c *v1.Check) *unstructured.Unstructured {
+	obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(c)
+	Expect(err).NotTo(HaveOccurred())
+	u := &unstructured.Unstructured{Object: obj}
+	u.SetAPIVersion(v1.GroupVersion.String())
+	u.SetKind("Check")
+	return u
+}
