@@ -42,9 +42,12 @@ type SecretKeyRef struct {
 }
 
 // WebhookRequest is one HTTP request of a webhook channel. URL, body and
-// header values may use the variables $NAME, $SLUG, $STATUS, $NOW, $TAGS,
-// $TAG1.., $CODE, $DESC, $PING_URL and $BODY (an excerpt of the last ping
-// body).
+// header values may use the variables $NAME, $NAME_JSON (the name as a JSON
+// string), $SLUG, $STATUS ("up" or "down"), $NOW (the flip's time), $TAGS,
+// $TAG1.., $CODE (the check's UUID), $DESC, $PING_URL, $EXITSTATUS (of the
+// last ping, -1 when none) and $JSON (the check as JSON); the body also
+// $BODY and $BODY_JSON (an excerpt of the last ping body, as text and as a
+// JSON string). Values are percent-encoded in the URL.
 // +kubebuilder:validation:XValidation:rule="has(self.url) != has(self.urlSecretRef)",message="set exactly one of url and urlSecretRef"
 type WebhookRequest struct {
 	// URL to call.
@@ -122,9 +125,9 @@ type EmailChannel struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	Host string `json:"host"`
-	// Port is the SMTP server's port.
+	// Port is the SMTP server's port. Defaults to the port of the security
+	// mode: 587 for starttls, 465 for tls, 25 for none.
 	// +optional
-	// +kubebuilder:default=587
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=65535
 	Port int32 `json:"port,omitempty"`

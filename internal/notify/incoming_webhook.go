@@ -1,17 +1,21 @@
 package notify
 
-import v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+import (
+	"context"
+	"fmt"
+	"net/http"
 
-func init() {
-	register(v1.ChannelSlack, incomingWebhookKind{func(s *v1.ChannelSpec) *v1.IncomingWebhookChannel { return s.Slack }})
-	register(v1.ChannelMSTeams, incomingWebhookKind{func(s *v1.ChannelSpec) *v1.IncomingWebhookChannel { return s.MSTeams }})
-	register(v1.ChannelDiscord, incomingWebhookKind{func(s *v1.ChannelSpec) *v1.IncomingWebhookChannel { return s.Discord }})
-}
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+)
 
 // incomingWebhookKind covers the chat services whose only setting is an
-// incoming-webhook URL kept in a Secret.
+// incoming-webhook URL kept in a Secret (Slack, Microsoft Teams, Discord):
+// each posts its own JSON payload to that URL. Their files register one.
 type incomingWebhookKind struct {
+	// settings returns the kind's settings field of a ChannelSpec.
 	settings func(*v1.ChannelSpec) *v1.IncomingWebhookChannel
+	// payload builds the JSON document to post.
+	payload func(m *Message) any
 }
 
 func (k incomingWebhookKind) SecretRefs(spec *v1.ChannelSpec) []v1.SecretKeyRef {
@@ -19,4 +23,21 @@ func (k incomingWebhookKind) SecretRefs(spec *v1.ChannelSpec) []v1.SecretKeyRef 
 		return []v1.SecretKeyRef{s.URLSecretRef}
 	}
 	return nil
+}
+
+// Send posts the payload to the webhook URL; any 2xx answer is success.
+func (k incomingWebhookKind) Send(ctx context.Context, d Delivery) error {
+	s := k.settings(&d.Channel.Spec)
+	if s == nil {
+		return Permanent(fmt.Errorf("the channel has no %s settings", d.Channel.Spec.Kind))
+	}
+	raw, err := d.secret(ctx, s.URLSecretRef)
+	if err != nil {
+		return err
+	}
+	t, err := parseTarget(raw, true)
+	if err != nil {
+		return err
+	}
+	return d.do(ctx, request{method: http.MethodPost, target: t, json: k.payload(&d.Message)})
 }

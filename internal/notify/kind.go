@@ -3,6 +3,7 @@
 package notify
 
 import (
+	"context"
 	"fmt"
 	"sort"
 
@@ -14,6 +15,11 @@ type Kind interface {
 	// SecretRefs lists the Secret keys a channel of this kind reads, so the
 	// controller can tell whether the channel is usable.
 	SecretRefs(spec *v1.ChannelSpec) []v1.SecretKeyRef
+	// Send delivers d.Message through d.Channel, a channel of this kind.
+	// It returns nil for an event the channel does not send, and marks
+	// errors that retrying cannot fix with Permanent. d.Secret and d.HTTP
+	// are set (Send in this package fills them in).
+	Send(ctx context.Context, d Delivery) error
 }
 
 var kinds = map[v1.ChannelKind]Kind{}

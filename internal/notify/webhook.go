@@ -1,13 +1,49 @@
 package notify
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
 	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 )
 
 func init() { register(v1.ChannelWebhook, webhookKind{}) }
 
+// webhookKind sends the HTTP request a webhook channel configures for the
+// event, with the reference's $-variables expanded in its URL, body and
+// header values:
+//
+//	$CODE        the check's UUID
+//	$STATUS      "up" or "down"
+//	$NOW         the flip's time, UTC, ISO 8601 ("2024-05-01T12:00:00+00:00")
+//	$NAME        the check's name          $NAME_JSON  the same as a JSON string
+//	$SLUG        the check's slug
+//	$DESC        the check's description
+//	$TAGS        the tags, space-separated  $TAG1, $TAG2, …  one tag
+//	$PING_URL    the check's ping URL
+//	$EXITSTATUS  the last ping's exit status, "-1" when it had none
+//	$JSON        the check as JSON (CheckInfo.JSON, or a summary)
+//	$BODY        the last ping's body (at most 10 kB; only in the body)
+//	$BODY_JSON   the same as a JSON string (only in the body)
+//
+// In the URL, values other than $CODE, $STATUS, $SLUG and $EXITSTATUS are
+// percent-encoded (as Python's quote does: "/" is kept). Header values are
+// sent as Latin-1, characters beyond it as XML character references, and
+// control characters become spaces. A placeholder is replaced only where
+// it appears in the template, never inside a value, and the longest name
+// wins ($NAME_JSON before $NAME, $TAG12 before $TAG1); unknown placeholders
+// and $TAG<n> beyond the last tag stay as written.
+//
+// The body is sent only with POST and PUT. A channel without a request for
+// the event sends nothing. Any 2xx answer is success.
 type webhookKind struct{}
 
 func (webhookKind) SecretRefs(spec *v1.ChannelSpec) []v1.SecretKeyRef {
@@ -20,14 +56,284 @@ func (webhookKind) SecretRefs(spec *v1.ChannelSpec) []v1.SecretKeyRef {
 			continue
 		}
 		refs = append(refs, optional(r.URLSecretRef)...)
-		headers := make([]string, 0, len(r.HeaderSecretRefs))
-		for h := range r.HeaderSecretRefs {
-			headers = append(headers, h)
-		}
-		sort.Strings(headers)
-		for _, h := range headers {
+		for _, h := range sortedKeys(r.HeaderSecretRefs) {
 			refs = append(refs, r.HeaderSecretRefs[h])
 		}
 	}
 	return refs
+}
+
+func (webhookKind) Send(ctx context.Context, d Delivery) error {
+	s := d.Channel.Spec.Webhook
+	if s == nil {
+		return Permanent(errors.New("the channel has no webhook settings"))
+	}
+	spec := s.Down
+	if d.Message.Up {
+		spec = s.Up
+	}
+	if spec == nil {
+		return nil // this channel sends nothing for this event
+	}
+	m := &d.Message
+
+	rawURL, secretURL := spec.URL, false
+	if spec.URLSecretRef != nil {
+		v, err := d.secret(ctx, *spec.URLSecretRef)
+		if err != nil {
+			return err
+		}
+		rawURL, secretURL = v, true
+	}
+	t, err := parseTarget(m.expand(rawURL, inURL), secretURL)
+	if err != nil {
+		return err
+	}
+
+	method := strings.ToUpper(spec.Method)
+	if method == "" {
+		method = http.MethodPost
+	}
+	var body []byte
+	if spec.Body != "" && (method == http.MethodPost || method == http.MethodPut) {
+		body = []byte(m.expand(spec.Body, inBody))
+	}
+
+	header := http.Header{}
+	for _, k := range sortedKeys(spec.Headers) {
+		if !validHeaderName(k) {
+			return Permanent(fmt.Errorf("%q is not a valid header name", k))
+		}
+		header.Set(k, m.expand(spec.Headers[k], inHeader))
+	}
+	for _, k := range sortedKeys(spec.HeaderSecretRefs) {
+		if !validHeaderName(k) {
+			return Permanent(fmt.Errorf("%q is not a valid header name", k))
+		}
+		v, err := d.secret(ctx, spec.HeaderSecretRefs[k])
+		if err != nil {
+			return err
+		}
+		if !validHeaderValue(v) {
+			return Permanent(fmt.Errorf("the Secret value for header %q contains control characters", k))
+		}
+		header.Set(k, v)
+	}
+	return d.do(ctx, request{method: method, target: t, header: header, body: body})
+}
+
+// varContext is where a template is expanded.
+type varContext int
+
+const (
+	inURL varContext = iota
+	inHeader
+	inBody
+)
+
+// webhookBodyLimit bounds $BODY.
+const webhookBodyLimit = 10_000
+
+// fixedVars are the variable names other than $TAG<n>, longest first so the
+// longest name that matches wins.
+var fixedVars = func() []string {
+	v := []string{"CODE", "STATUS", "NOW", "NAME_JSON", "NAME", "SLUG", "DESC", "TAGS",
+		"PING_URL", "EXITSTATUS", "JSON", "BODY_JSON", "BODY"}
+	sort.SliceStable(v, func(i, j int) bool { return len(v[i]) > len(v[j]) })
+	return v
+}()
+
+// expand replaces the $-variables in tmpl. Values are never expanded again.
+func (m *Message) expand(tmpl string, where varContext) string {
+	parts := strings.Split(tmpl, "$")
+	var b strings.Builder
+	b.WriteString(parts[0])
+	for _, part := range parts[1:] {
+		name, value, ok := m.variable(part, where)
+		if ok {
+			b.WriteString(value)
+			b.WriteString(part[len(name):])
+		} else {
+			b.WriteString("$")
+			b.WriteString(part)
+		}
+	}
+	if where == inHeader {
+		return latin1(b.String())
+	}
+	return b.String()
+}
+
+// variable finds the variable text starts with and its value.
+func (m *Message) variable(text string, where varContext) (name, value string, ok bool) {
+	c := &m.Check
+	enc := func(s string) string {
+		if where == inURL {
+			return pyQuote(s)
+		}
+		return s
+	}
+	for _, name := range fixedVars {
+		if !strings.HasPrefix(text, name) {
+			continue
+		}
+		switch name {
+		case "CODE":
+			return name, c.UUID, true
+		case "STATUS":
+			return name, m.status(), true
+		case "NOW":
+			return name, enc(m.flipTime().Format("2006-01-02T15:04:05") + "+00:00"), true
+		case "NAME_JSON":
+			return name, enc(jsonString(c.name())), true
+		case "NAME":
+			return name, enc(c.name()), true
+		case "SLUG":
+			return name, c.Slug, true
+		case "DESC":
+			return name, enc(c.Desc), true
+		case "TAGS":
+			return name, enc(strings.Join(c.Tags, " ")), true
+		case "PING_URL":
+			return name, enc(c.PingURL), true
+		case "EXITSTATUS":
+			if c.ExitStatus == nil {
+				return name, "-1", true
+			}
+			return name, strconv.Itoa(int(*c.ExitStatus)), true
+		case "JSON":
+			return name, enc(string(m.checkJSON())), true
+		case "BODY_JSON", "BODY":
+			if where != inBody {
+				return "", "", false
+			}
+			body, _ := truncate(strings.ToValidUTF8(string(c.LastPingBody), "\uFFFD"), webhookBodyLimit)
+			if name == "BODY_JSON" {
+				body = jsonString(body)
+			}
+			return name, body, true
+		}
+	}
+	if rest, found := strings.CutPrefix(text, "TAG"); found {
+		n := 0
+		for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+			n++
+		}
+		if i, err := strconv.Atoi(rest[:n]); err == nil && i >= 1 && i <= len(c.Tags) {
+			return text[:3+n], enc(c.Tags[i-1]), true
+		}
+	}
+	return "", "", false
+}
+
+// checkJSON is $JSON: CheckInfo.JSON when set, else a summary with the
+// field names of the reference's "Get a single check".
+func (m *Message) checkJSON() []byte {
+	c := &m.Check
+	if len(c.JSON) > 0 {
+		return c.JSON
+	}
+	doc := struct {
+		Name     string  `json:"name"`
+		Slug     string  `json:"slug"`
+		Tags     string  `json:"tags"`
+		Desc     string  `json:"desc"`
+		Grace    int64   `json:"grace"`
+		NPings   int64   `json:"n_pings"`
+		Status   string  `json:"status"`
+		LastPing *string `json:"last_ping"`
+		UUID     string  `json:"uuid,omitempty"`
+		PingURL  string  `json:"ping_url,omitempty"`
+		Timeout  int64   `json:"timeout,omitempty"`
+		Schedule string  `json:"schedule,omitempty"`
+		TZ       string  `json:"tz,omitempty"`
+	}{
+		Name: c.name(), Slug: c.Slug, Tags: strings.Join(c.Tags, " "), Desc: c.Desc,
+		Grace: int64(c.Grace.Seconds()), NPings: c.NPings, Status: m.status(),
+		UUID: c.UUID, PingURL: c.PingURL,
+	}
+	if !c.LastPing.IsZero() {
+		s := c.LastPing.UTC().Format("2006-01-02T15:04:05") + "+00:00"
+		doc.LastPing = &s
+	}
+	if c.Schedule != "" {
+		doc.Schedule, doc.TZ = c.Schedule, c.TZ
+		if doc.TZ == "" {
+			doc.TZ = "UTC"
+		}
+	} else {
+		doc.Timeout = int64(c.Timeout.Seconds())
+	}
+	return []byte(pyJSON(doc))
+}
+
+func jsonString(s string) string { return pyJSON(s) }
+
+// pyJSON encodes v as Python's json.dumps does by default: non-ASCII
+// characters as \uXXXX escapes, and "&", "<", ">" as they are.
+func pyJSON(v any) string {
+	var buf strings.Builder
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	var b strings.Builder
+	for _, r := range strings.TrimSuffix(buf.String(), "\n") {
+		switch {
+		case r < 0x80:
+			b.WriteRune(r)
+		case r > 0xffff:
+			r1, r2 := utf16.EncodeRune(r)
+			fmt.Fprintf(&b, "\\u%04x\\u%04x", r1, r2)
+		default:
+			fmt.Fprintf(&b, "\\u%04x", r)
+		}
+	}
+	return b.String()
+}
+
+// pyQuote percent-encodes s as Python's urllib.parse.quote does: letters,
+// digits, "_.-~" and "/" stay, every other byte becomes %XX.
+func pyQuote(s string) string {
+	const hex = "0123456789ABCDEF"
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.IndexByte("_.-~/", c) >= 0 {
+			b.WriteByte(c)
+			continue
+		}
+		b.WriteByte('%')
+		b.WriteByte(hex[c>>4])
+		b.WriteByte(hex[c&15])
+	}
+	return b.String()
+}
+
+// latin1 prepares a header value: control characters become spaces,
+// characters up to U+00FF become one Latin-1 byte and the rest XML character
+// references, as the reference sends header values.
+func latin1(s string) string {
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == utf8.RuneError:
+			b.WriteString("&#65533;")
+		case (r < ' ' && r != '\t') || r == 0x7f:
+			b.WriteByte(' ')
+		case r <= 0xff:
+			b.WriteByte(byte(r))
+		default:
+			fmt.Fprintf(&b, "&#%d;", r)
+		}
+	}
+	return b.String()
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
 }

@@ -1,0 +1,123 @@
+package notify
+
+import (
+	"strings"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+)
+
+// Discord: the webhook gets Discord's own execute-webhook JSON (the
+// reference posts a Slack-style payload to <url>/slack instead): content
+// “<name>” is DOWN., and one embed coloured red or green, titled with the
+// check's name (linked to CheckInfo.DetailsURL when set), with the reason and
+// description, inline fields for the other details, an excerpt of the last
+// ping body, and the flip's time. Mentions are disabled, so a check named
+// "@everyone" notifies no one.
+func init() {
+	register(v1.ChannelDiscord, incomingWebhookKind{
+		settings: func(s *v1.ChannelSpec) *v1.IncomingWebhookChannel { return s.Discord },
+		payload:  discordPayload,
+	})
+}
+
+type discordMessage struct {
+	Username        string                 `json:"username"`
+	Content         string                 `json:"content"`
+	Embeds          []discordEmbed         `json:"embeds"`
+	AllowedMentions discordAllowedMentions `json:"allowed_mentions"`
+}
+
+type discordAllowedMentions struct {
+	Parse []string `json:"parse"`
+}
+
+type discordEmbed struct {
+	Title       string         `json:"title"`
+	URL         string         `json:"url,omitempty"`
+	Description string         `json:"description,omitempty"`
+	Color       int            `json:"color"`
+	Fields      []discordField `json:"fields"`
+	Timestamp   string         `json:"timestamp"`
+	Footer      discordFooter  `json:"footer"`
+}
+
+type discordField struct {
+	Name   string `json:"name"`
+	Value  string `json:"value"`
+	Inline bool   `json:"inline,omitempty"`
+}
+
+type discordFooter struct {
+	Text string `json:"text"`
+}
+
+// Discord's limits (characters).
+const (
+	discordContentMax     = 2000
+	discordTitleMax       = 256
+	discordDescriptionMax = 4096
+	discordFieldValueMax  = 1024
+)
+
+// Colours of down and up messages, as the reference's chat integrations use.
+const (
+	colorDown = 0xd9534f
+	colorUp   = 0x5cb85c
+)
+
+func discordPayload(m *Message) any {
+	esc := discordEscape
+	e := discordEmbed{
+		Title:     ellipsize(esc(m.testPrefix()+m.Check.name()), discordTitleMax),
+		URL:       m.Check.DetailsURL,
+		Color:     colorDown,
+		Fields:    []discordField{},
+		Timestamp: m.flipTime().Format("2006-01-02T15:04:05Z07:00"),
+		Footer:    discordFooter{Text: "Vigil"},
+	}
+	if m.Up {
+		e.Color = colorUp
+	}
+	var desc []string
+	if r := m.reasonText(); r != "" {
+		desc = append(desc, "Reason: "+r+".")
+	}
+	for _, f := range m.facts() {
+		if f.Title == "Description" {
+			desc = append(desc, esc(f.Value))
+			continue
+		}
+		v := esc(f.Value)
+		if f.Title == "Tags" {
+			v = "`" + strings.Join(strings.Fields(f.Value), "` `") + "`"
+		}
+		e.Fields = append(e.Fields, discordField{Name: f.Title, Value: ellipsize(v, discordFieldValueMax), Inline: !f.Long})
+	}
+	e.Description = ellipsize(strings.Join(desc, "\n\n"), discordDescriptionMax)
+	if body := m.Check.bodyExcerpt(chatBodyLimit); body != "" && !strings.Contains(body, "```") {
+		e.Fields = append(e.Fields, discordField{Name: "Last Ping Body", Value: ellipsize("```\n"+body+"\n```", discordFieldValueMax)})
+	}
+	return discordMessage{
+		Username:        "Vigil",
+		Content:         ellipsize(esc(m.headline()), discordContentMax),
+		Embeds:          []discordEmbed{e},
+		AllowedMentions: discordAllowedMentions{Parse: []string{}},
+	}
+}
+
+// discordEscape escapes Discord's Markdown with backslashes: emphasis, code,
+// spoiler, quote and link characters anywhere, heading and list markers at
+// the start of a line.
+func discordEscape(s string) string {
+	s = discordInline.Replace(s)
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		if strings.HasPrefix(l, "#") || strings.HasPrefix(l, "-") {
+			lines[i] = `\` + l
+		}
+	}
+	return strings.Join(lines, "\n")
+}
+
+var discordInline = strings.NewReplacer(`\`, `\\`, "*", `\*`, "_", `\_`, "~", `\~`, "`", "\\`",
+	"|", `\|`, ">", `\>`, "<", `\<`, "[", `\[`, "]", `\]`)

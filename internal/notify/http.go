@@ -1,0 +1,142 @@
+package notify
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+// target is a URL a sender calls, and how errors may show it.
+type target struct {
+	u *url.URL
+	// secret URLs came from a Secret: errors show only their host.
+	secret bool
+}
+
+// parseTarget checks that raw is an absolute http(s) URL. Its errors are
+// permanent and, for a URL from a Secret, do not repeat the URL.
+func parseTarget(raw string, secret bool) (target, error) {
+	where := fmt.Sprintf("%q", raw)
+	if secret {
+		where = "from the Secret"
+	}
+	u, err := url.Parse(strings.TrimSpace(raw))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return target{}, Permanent(fmt.Errorf("the URL %s is not an absolute http:// or https:// URL", where))
+	}
+	return target{u: u, secret: secret}, nil
+}
+
+// String shows the URL without credentials: scheme, host and path, or only
+// scheme and host for a URL from a Secret.
+func (t target) String() string {
+	s := t.u.Scheme + "://" + t.u.Host
+	if !t.secret {
+		s += t.u.EscapedPath()
+	}
+	return s
+}
+
+// request is one HTTP request of a sender.
+type request struct {
+	method string
+	target target
+	header http.Header
+	// body is sent as is; when json is set instead, it is marshalled and
+	// sent with a JSON Content-Type.
+	body []byte
+	json any
+}
+
+// maxErrorBody bounds the response body excerpt in errors.
+const maxErrorBody = 200
+
+// do sends r with d.HTTP, without following redirects, and turns anything
+// but a 2xx answer into an error: a StatusError, permanent for a 4xx other
+// than 408 and 429. Errors show the URL as r.target.String does.
+func (d *Delivery) do(ctx context.Context, r request) error {
+	body := r.body
+	header := r.header.Clone()
+	if header == nil {
+		header = http.Header{}
+	}
+	if r.json != nil {
+		b, err := json.Marshal(r.json)
+		if err != nil {
+			return Permanent(fmt.Errorf("encoding the request: %w", err))
+		}
+		body = b
+		header.Set("Content-Type", "application/json")
+	}
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, r.method, r.target.u.String(), rd)
+	if err != nil {
+		return Permanent(fmt.Errorf("%s %s: building the request failed", r.method, r.target))
+	}
+	for k, vs := range header {
+		if strings.EqualFold(k, "Host") {
+			if len(vs) > 0 {
+				req.Host = vs[0]
+			}
+			continue
+		}
+		req.Header[k] = vs
+	}
+	req.Header.Set("User-Agent", UserAgent())
+
+	client := *d.HTTP
+	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	resp, err := client.Do(req)
+	if err != nil {
+		// url.Error repeats the full URL; keep only what it wraps.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
+		return fmt.Errorf("%s %s: %w", r.method, r.target, err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, 4*maxErrorBody))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
+	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		return nil
+	}
+	// Scrub Secret values before cutting the excerpt short, so no part of
+	// one survives.
+	text := string(excerpt)
+	if d.recorder != nil {
+		text = redact(text, d.recorder.values())
+	}
+	se := &StatusError{
+		Method:     r.method,
+		Target:     r.target.String(),
+		Code:       resp.StatusCode,
+		Body:       oneLine(text, maxErrorBody),
+		RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), now()),
+	}
+	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
+		se.Body = "redirects are not followed"
+	}
+	if retryable(resp.StatusCode) {
+		return se
+	}
+	return Permanent(se)
+}
+
+// oneLine makes a response body printable on one line, at most max bytes.
+func oneLine(b string, max int) string {
+	s := strings.Join(strings.Fields(strings.ToValidUTF8(b, "\uFFFD")), " ")
+	if t, cut := truncate(s, max); cut {
+		return t + "…"
+	}
+	return s
+}

@@ -1,0 +1,299 @@
+package notify
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+)
+
+// Message is one notification: a check went down or came back up.
+type Message struct {
+	// Check is what the notification is about.
+	Check CheckInfo
+	// Up is true when the check came up and false when it went down.
+	Up bool
+	// Time is when the flip happened (for a missed deadline, the deadline).
+	// Zero means now.
+	Time time.Time
+	// Reason is why a check went down: "fail" (a failure signal) or
+	// "timeout" (a missed deadline). Empty for an up flip.
+	Reason string
+	// Test marks a test notification (vigil channels test, the API's test
+	// endpoint). Senders mark it as such where a person reads it, and keep
+	// it apart from real alerts where a system tracks alerts (PagerDuty,
+	// Alertmanager).
+	Test bool
+}
+
+// CheckInfo is what senders know about the check a message is about. Only
+// Namespace, Object and Name are needed; the rest is shown when set.
+type CheckInfo struct {
+	// Namespace and Object are the Check object's namespace and name.
+	Namespace, Object string
+	// Name is spec.name, or the object's name when spec.name is empty.
+	Name string
+	// Slug is spec.slug.
+	Slug string
+	// UUID is the identifier in the check's ping URL (status.uuid).
+	UUID string
+	// Desc is spec.desc.
+	Desc string
+	// Tags are spec.tags, split on spaces.
+	Tags []string
+	// PingURL is the URL the job calls (status.pingURL).
+	PingURL string
+	// DetailsURL is a page about the check that notifications link to (a
+	// dashboard, for example); empty when there is none. It must never be
+	// the ping URL: people and tools follow these links.
+	DetailsURL string
+	// Timeout is the expected period of a simple check; zero for a cron check.
+	Timeout time.Duration
+	// Grace is the check's grace time.
+	Grace time.Duration
+	// Schedule and TZ are a cron check's schedule and time zone.
+	Schedule, TZ string
+	// NPings is the number of pings received (status.nPings).
+	NPings int64
+	// LastPing is when the last success or failure ping arrived; zero when
+	// the check has never been pinged.
+	LastPing time.Time
+	// LastPingType is the type of that ping: success or fail.
+	LastPingType v1.PingType
+	// LastPingBody is the body of the last ping; it may be empty. Senders
+	// use at most an excerpt of it.
+	LastPingBody []byte
+	// ExitStatus is the exit status the last ping reported, if any.
+	ExitStatus *int32
+	// JSON, when set, is what the webhook variable $JSON expands to: the
+	// check as the Management API's "Get a single check" shows it. When
+	// empty, senders build a summary with the same field names.
+	JSON []byte
+}
+
+// now tells the time; tests replace it.
+var now = time.Now
+
+// flipTime is the message's time, or now when it has none.
+func (m *Message) flipTime() time.Time {
+	if m.Time.IsZero() {
+		return now().UTC()
+	}
+	return m.Time.UTC()
+}
+
+// status is "up" or "down", the reference's $STATUS.
+func (m *Message) status() string {
+	if m.Up {
+		return "up"
+	}
+	return "down"
+}
+
+// testPrefix marks the human-readable titles of test notifications.
+func (m *Message) testPrefix() string {
+	if m.Test {
+		return "[Test] "
+	}
+	return ""
+}
+
+// name is the check's display name: its name, object name or UUID.
+func (c *CheckInfo) name() string {
+	switch {
+	case c.Name != "":
+		return c.Name
+	case c.Object != "":
+		return c.Object
+	default:
+		return c.UUID
+	}
+}
+
+// headline is the one-line summary chat messages open with:
+// “backup” is DOWN.
+func (m *Message) headline() string {
+	return fmt.Sprintf("%s“%s” is %s.", m.testPrefix(), m.Check.name(), strings.ToUpper(m.status()))
+}
+
+// summary is the shorter form without quotes: backup is DOWN
+func (m *Message) summary() string {
+	return fmt.Sprintf("%s%s is %s", m.testPrefix(), m.Check.name(), strings.ToUpper(m.status()))
+}
+
+// reasonText explains a down flip, as the reference words it; empty for an
+// up flip or an unknown reason.
+func (m *Message) reasonText() string {
+	if m.Up {
+		return ""
+	}
+	switch m.Reason {
+	case "timeout":
+		return "success signal did not arrive on time, grace time passed"
+	case "fail":
+		return "received a failure signal"
+	}
+	return ""
+}
+
+// fact is one labelled value of a message's details.
+type fact struct {
+	Title, Value string
+	// Long facts take a whole row where the layout has columns.
+	Long bool
+	// Code facts are shown verbatim (a schedule, tags).
+	Code bool
+}
+
+// facts lists a check's details in the reference's order: description,
+// namespace, tags, period or schedule and time zone, total pings, last ping.
+func (m *Message) facts() []fact {
+	c := &m.Check
+	var out []fact
+	if c.Desc != "" {
+		out = append(out, fact{Title: "Description", Value: c.Desc, Long: true})
+	}
+	if c.Namespace != "" {
+		out = append(out, fact{Title: "Namespace", Value: c.Namespace})
+	}
+	if len(c.Tags) > 0 {
+		out = append(out, fact{Title: "Tags", Value: strings.Join(c.Tags, " "), Code: true})
+	}
+	if c.Schedule != "" {
+		out = append(out, fact{Title: "Schedule", Value: c.Schedule, Code: true})
+		tz := c.TZ
+		if tz == "" {
+			tz = "UTC"
+		}
+		out = append(out, fact{Title: "Time Zone", Value: tz})
+	} else if c.Timeout > 0 {
+		out = append(out, fact{Title: "Period", Value: formatDuration(c.Timeout)})
+	}
+	out = append(out,
+		fact{Title: "Total Pings", Value: fmt.Sprint(c.NPings)},
+		fact{Title: "Last Ping", Value: c.lastPingText()})
+	return out
+}
+
+// lastPingText describes the last ping as the reference does:
+// "Success, 10 minutes ago", "Exit status 3, 2 hours ago" or "Never".
+func (c *CheckInfo) lastPingText() string {
+	if c.LastPing.IsZero() {
+		return "Never"
+	}
+	var kind string
+	switch {
+	case c.LastPingType == v1.PingIgnored:
+		kind = "Ignored"
+	case c.ExitStatus != nil && *c.ExitStatus > 0:
+		kind = fmt.Sprintf("Exit status %d", *c.ExitStatus)
+	case c.LastPingType == v1.PingFail:
+		kind = "Failure"
+	case c.LastPingType == v1.PingStart:
+		kind = "Started"
+	case c.LastPingType == v1.PingLog:
+		kind = "Log"
+	default:
+		kind = "Success"
+	}
+	return kind + ", " + naturalTime(c.LastPing, now())
+}
+
+// bodyExcerpt is the last ping body as text without trailing white space,
+// cut to at most max bytes on a character boundary with "[truncated]"
+// appended when it was cut; "" when there is no body or it is blank.
+func (c *CheckInfo) bodyExcerpt(max int) string {
+	body := strings.TrimRightFunc(strings.ToValidUTF8(string(c.LastPingBody), "\uFFFD"), unicode.IsSpace)
+	if strings.TrimSpace(body) == "" {
+		return ""
+	}
+	s, cut := truncate(body, max)
+	if cut {
+		s += "\n[truncated]"
+	}
+	return s
+}
+
+// truncate cuts s to at most max bytes without splitting a character.
+func truncate(s string, max int) (string, bool) {
+	if len(s) <= max {
+		return s, false
+	}
+	i := max
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i], true
+}
+
+// ellipsize cuts s to at most max characters, ending it with "…" when cut.
+func ellipsize(s string, max int) string {
+	if utf8.RuneCountInString(s) <= max {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:max-1]) + "…"
+}
+
+// formatDuration writes a duration as the reference does: "1 day",
+// "2 hours 30 minutes", "8 days" (weeks only when they divide it).
+func formatDuration(d time.Duration) string {
+	secs := int64(d / time.Second)
+	units := []struct {
+		name string
+		secs int64
+	}{{"week", 7 * 86400}, {"day", 86400}, {"hour", 3600}, {"minute", 60}}
+	var parts []string
+	for _, u := range units {
+		if u.name == "week" && secs%u.secs != 0 {
+			continue
+		}
+		v := secs / u.secs
+		secs %= u.secs
+		switch {
+		case v == 1:
+			parts = append(parts, "1 "+u.name)
+		case v > 1:
+			parts = append(parts, fmt.Sprintf("%d %ss", v, u.name))
+		}
+	}
+	if len(parts) == 0 {
+		return fmt.Sprintf("%d seconds", int64(d/time.Second))
+	}
+	return strings.Join(parts, " ")
+}
+
+// naturalTime says how long before ref t was, as Django's naturaltime does:
+// "now", "10 minutes ago", "1 day, 2 hours ago".
+func naturalTime(t, ref time.Time) string {
+	d := ref.Sub(t)
+	if d < 0 {
+		d = 0
+	}
+	plural := func(n int64, unit string) string {
+		if n == 1 {
+			return "1 " + unit
+		}
+		return fmt.Sprintf("%d %ss", n, unit)
+	}
+	switch {
+	case d < time.Second:
+		return "now"
+	case d < time.Minute:
+		return plural(int64(d/time.Second), "second") + " ago"
+	case d < time.Hour:
+		return plural(int64(d/time.Minute), "minute") + " ago"
+	case d < 24*time.Hour:
+		return plural(int64(d/time.Hour), "hour") + " ago"
+	}
+	days := int64(d / (24 * time.Hour))
+	hours := int64(d/time.Hour) % 24
+	s := plural(days, "day")
+	if hours > 0 {
+		s += ", " + plural(hours, "hour")
+	}
+	return s + " ago"
+}

@@ -1,0 +1,52 @@
+package notify
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+)
+
+// secret reads a Secret key for a sender. Surrounding white space is dropped
+// (Secrets made from files often end in a newline); an empty value is an
+// error, retryable because the Secret may be fixed.
+func (d *Delivery) secret(ctx context.Context, ref v1.SecretKeyRef) (string, error) {
+	v, err := d.Secret(ctx, ref)
+	if err != nil {
+		return "", fmt.Errorf("reading Secret %q key %q: %w", ref.Name, ref.Key, err)
+	}
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return "", fmt.Errorf("secret %q key %q is empty", ref.Name, ref.Key)
+	}
+	return v, nil
+}
+
+// validHeaderValue reports whether v can be sent as an HTTP header value: no
+// control characters other than tab.
+func validHeaderValue(v string) bool {
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; (c < ' ' && c != '\t') || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// validHeaderName reports whether k is an HTTP header name (an RFC 9110 token).
+func validHeaderName(k string) bool {
+	if k == "" {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		c := k[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,186 @@
+package notify
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+)
+
+// SecretFunc reads one key of a Secret in the channel's namespace.
+type SecretFunc func(ctx context.Context, ref v1.SecretKeyRef) (string, error)
+
+// Delivery is everything a sender needs to deliver one message through one
+// channel.
+type Delivery struct {
+	// Channel is the channel to deliver through.
+	Channel *v1.Channel
+	// Message is what to deliver.
+	Message Message
+	// Secret reads the Secret keys the channel references.
+	Secret SecretFunc
+	// HTTP is the client every HTTP kind uses; it should have a timeout.
+	// Nil means a client with a 10-second timeout. Senders do not follow
+	// redirects: a 3xx answer is a (retryable) error.
+	HTTP *http.Client
+
+	// recorder holds the Secret values read so far (set by Send).
+	recorder *secretRecorder
+}
+
+// DefaultHTTPTimeout bounds a request when Delivery.HTTP is nil, as the
+// reference bounds its requests.
+const DefaultHTTPTimeout = 10 * time.Second
+
+var defaultHTTP = &http.Client{Timeout: DefaultHTTPTimeout}
+
+// Version is the Vigil version senders name in their User-Agent
+// ("Vigil/<version>"). Builds may set it with
+// -ldflags "-X github.com/vigil-operator/vigil/internal/notify.Version=v1.2.3";
+// when empty, the main module's version from the build info is used.
+var Version string
+
+var userAgent = sync.OnceValue(func() string {
+	v := Version
+	if v == "" {
+		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			v = bi.Main.Version
+		}
+	}
+	if v == "" {
+		v = "dev"
+	}
+	return "Vigil/" + v
+})
+
+// UserAgent is the User-Agent header every HTTP kind sends: "Vigil/<version>".
+func UserAgent() string { return userAgent() }
+
+// Send delivers a message through a channel: it looks up the channel's kind
+// and calls its sender.
+//
+// A nil error means the message was delivered, or that the channel does not
+// send this event at all (a webhook channel without an up request, on an up
+// flip). Errors that retrying cannot fix are marked (see IsPermanent); any
+// other error may succeed when retried. No error contains a value read from
+// a Secret: URLs that came from a Secret show only their host, and every
+// Secret value read during the delivery is replaced by "[redacted]" in the
+// error's text.
+func Send(ctx context.Context, d Delivery) error {
+	if d.Channel == nil {
+		return Permanent(errors.New("no channel"))
+	}
+	k, ok := Lookup(d.Channel.Spec.Kind)
+	if !ok {
+		return Permanent(fmt.Errorf("unknown channel kind %q", d.Channel.Spec.Kind))
+	}
+	if d.HTTP == nil {
+		d.HTTP = defaultHTTP
+	}
+	rec := &secretRecorder{read: d.Secret}
+	d.Secret, d.recorder = rec.get, rec
+	err := k.Send(ctx, d)
+	if err == nil {
+		return nil
+	}
+	secrets := rec.values()
+	// Callers may read a StatusError's fields directly, past the redacting
+	// Error method, so scrub them too.
+	var se *StatusError
+	if errors.As(err, &se) {
+		se.Target, se.Body = redact(se.Target, secrets), redact(se.Body, secrets)
+	}
+	return &redactedError{err: fmt.Errorf("%s: %w", d.Channel.Spec.Kind, err), secrets: secrets}
+}
+
+// secretRecorder remembers every Secret value read through it, so errors can
+// be scrubbed of them.
+type secretRecorder struct {
+	read SecretFunc
+	mu   sync.Mutex
+	seen []string
+}
+
+func (r *secretRecorder) get(ctx context.Context, ref v1.SecretKeyRef) (string, error) {
+	if r.read == nil {
+		return "", fmt.Errorf("reading Secret %q: no Secret reader", ref.Name)
+	}
+	v, err := r.read(ctx, ref)
+	if err != nil {
+		return "", err
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seen = append(r.seen, sensitiveParts(v)...)
+	return v, nil
+}
+
+// minRedacted is the shortest Secret value scrubbed from errors; shorter
+// values would mangle the text and protect nothing.
+const minRedacted = 4
+
+// sensitiveParts is a Secret value and, when it is a URL, the parts of it
+// that may show up on their own (path, query, password), in any escaping.
+func sensitiveParts(v string) []string {
+	parts := []string{v, strings.TrimSpace(v)}
+	if u, err := url.Parse(strings.TrimSpace(v)); err == nil && u.Host != "" {
+		parts = append(parts, u.Path, u.EscapedPath(), u.RawQuery, u.Fragment)
+		if p, ok := u.User.Password(); ok {
+			parts = append(parts, p)
+		}
+		if u.User != nil {
+			parts = append(parts, u.User.Username())
+		}
+		for _, vs := range u.Query() {
+			parts = append(parts, vs...)
+		}
+		// Tokens are often one path segment (Slack's last three, Discord's
+		// last one); short segments such as "api" are not worth hiding.
+		for _, seg := range strings.Split(u.Path, "/") {
+			if len(seg) >= 8 {
+				parts = append(parts, seg)
+			}
+		}
+	}
+	out := make([]string, 0, 3*len(parts))
+	for _, p := range parts {
+		if len(p) >= minRedacted && p != "/" {
+			out = append(out, p, url.QueryEscape(p), url.PathEscape(p))
+		}
+	}
+	return out
+}
+
+func (r *secretRecorder) values() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	vals := append([]string(nil), r.seen...)
+	// Longest first, so a value is replaced before any part of it.
+	sort.Slice(vals, func(i, j int) bool { return len(vals[i]) > len(vals[j]) })
+	return vals
+}
+
+// redactedError hides Secret values in its text; errors.Is and errors.As
+// see the original error.
+type redactedError struct {
+	err     error
+	secrets []string
+}
+
+func (e *redactedError) Error() string { return redact(e.err.Error(), e.secrets) }
+func (e *redactedError) Unwrap() error { return e.err }
+
+func redact(s string, secrets []string) string {
+	for _, v := range secrets {
+		s = strings.ReplaceAll(s, v, "[redacted]")
+	}
+	return s
+}
