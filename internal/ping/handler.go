@@ -1,0 +1,246 @@
+package ping
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/netip"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/go-logr/logr"
+	"github.com/google/uuid"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/checkindex"
+	"github.com/vigil-operator/vigil/internal/monitor"
+	"github.com/vigil-operator/vigil/internal/project"
+)
+
+// DefaultBodyLimit is how much of a ping's body is kept (100 kB, as the
+// hosted reference service); the rest is dropped, not rejected.
+const DefaultBodyLimit = 100_000
+
+// Handler serves /ping/... .
+type Handler struct {
+	// Client reads checks from the informer cache and creates checks for
+	// slug auto-provisioning.
+	Client client.Client
+	// Projects resolves ping keys.
+	Projects *project.Registry
+	// Recorder stores pings.
+	Recorder *Recorder
+	// TrustedProxies may set X-Forwarded-For and X-Forwarded-Proto.
+	TrustedProxies []netip.Prefix
+	// BodyLimit bounds a stored ping body (DefaultBodyLimit when 0).
+	BodyLimit int
+	// CheckLimit bounds a project's checks for auto-provisioning.
+	CheckLimit func(namespace string) int
+	// Clock stamps pings.
+	Clock clock.PassiveClock
+	// Metrics counts pings when set.
+	Metrics *Metrics
+	// Log receives errors.
+	Log logr.Logger
+}
+
+func (h *Handler) bodyLimit() int {
+	if h.BodyLimit > 0 {
+		return h.BodyLimit
+	}
+	return DefaultBodyLimit
+}
+
+// ServeHTTP handles a ping of any HTTP method, as the reference does (there
+// is no 405 on ping URLs; HEAD is answered without a body).
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	now := h.Clock.Now()
+	target, msg, ok := ParsePath(strings.TrimPrefix(r.URL.Path, "/ping/"))
+	if !ok {
+		respond(w, http.StatusNotFound, msgNotFound, false)
+		return
+	}
+	uuidForm := target.UUID != ""
+	if msg != "" {
+		respond(w, http.StatusBadRequest, msg, uuidForm)
+		return
+	}
+	check, created, status, msg := h.resolve(r, target)
+	if check == nil {
+		respond(w, status, msg, uuidForm)
+		return
+	}
+	if target.BadExitStatus {
+		respond(w, http.StatusBadRequest, msgInvalidURL, uuidForm)
+		return
+	}
+
+	body, _ := io.ReadAll(io.LimitReader(r.Body, int64(h.bodyLimit())))
+	kind := monitor.PingKind(target.Kind)
+	if check.Spec.Methods == http.MethodPost && r.Method != http.MethodPost {
+		kind = monitor.PingIgnored
+	}
+	if kind != monitor.PingIgnored && check.Spec.FilterHTTPBody {
+		kind = monitor.PingKind(Classify([]string{strings.ToValidUTF8(string(body), string(utf8.RuneError))},
+			KeywordsOf(&check.Spec), check.Spec.FilterDefaultFail))
+	}
+	rid, ok := ParseRID(r.URL.Query()["rid"], r.URL.Query().Has("rid"))
+	if !ok {
+		respond(w, http.StatusBadRequest, msgInvalidUUID, uuidForm)
+		return
+	}
+
+	rec, err := h.Recorder.Record(r.Context(), check, Ping{
+		Kind: kind, At: now, RID: rid, ExitStatus: target.ExitStatus,
+		Scheme: h.scheme(r), RemoteAddr: h.clientAddr(r), Method: r.Method,
+		UA: truncateRunes(r.UserAgent(), 200), Body: body,
+	})
+	switch {
+	case errors.Is(err, ErrOverloaded):
+		w.Header().Set("Retry-After", "1")
+		respond(w, http.StatusServiceUnavailable, "busy, try again", uuidForm)
+		return
+	case errors.Is(err, ErrCheckGone):
+		respond(w, http.StatusNotFound, msgNotFound, uuidForm)
+		return
+	case err != nil:
+		h.Log.Error(err, "storing a ping", "check", client.ObjectKeyFromObject(check))
+		w.Header().Set("Retry-After", "1")
+		respond(w, http.StatusServiceUnavailable, "could not store the ping, try again", uuidForm)
+		return
+	}
+	h.Metrics.ping(check.Namespace, rec.Kind)
+	w.Header().Set("Ping-Body-Limit", strconv.Itoa(h.bodyLimit()))
+	if created {
+		respond(w, http.StatusCreated, "Created", true)
+		return
+	}
+	respond(w, http.StatusOK, "OK", true)
+}
+
+// resolve finds the check a ping names, creating it for a slug URL with
+// ?create=1. It returns the check or the status and body to answer.
+func (h *Handler) resolve(r *http.Request, t Target) (check *v1.Check, created bool, status int, msg string) {
+	ctx := r.Context()
+	if t.UUID != "" {
+		c, err := checkindex.ByUUID(ctx, h.Client, t.UUID)
+		if err != nil {
+			return nil, false, http.StatusNotFound, msgNotFound
+		}
+		return c, false, 0, ""
+	}
+	info, ok := h.Projects.ByPingKey(t.PingKey)
+	if !ok {
+		return nil, false, http.StatusNotFound, msgNotFound
+	}
+	checks, err := checkindex.BySlug(ctx, h.Client, info.Namespace, t.Slug)
+	switch {
+	case err != nil:
+		return nil, false, http.StatusServiceUnavailable, "try again"
+	case len(checks) > 1:
+		return nil, false, http.StatusConflict, msgAmbiguousSlug
+	case len(checks) == 1:
+		return &checks[0], false, 0, ""
+	case r.URL.Query().Get("create") != "1":
+		return nil, false, http.StatusNotFound, msgNotFound
+	}
+	c, err := h.provision(ctx, info.Namespace, t.Slug)
+	if err != nil {
+		if !errors.Is(err, errOverLimit) {
+			h.Log.Error(err, "auto-provisioning a check", "namespace", info.Namespace, "slug", t.Slug)
+		}
+		return nil, false, http.StatusNotFound, msgNotFound
+	}
+	return c, true, 0, ""
+}
+
+var errOverLimit = errors.New("check limit reached")
+
+// provision creates a check named and slugged after the slug, with the
+// reference's defaults (a day, an hour's grace) and every channel of the
+// project assigned, within the project's check limit.
+func (h *Handler) provision(ctx context.Context, namespace, slug string) (*v1.Check, error) {
+	var list v1.CheckList
+	if err := h.Client.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+		return nil, err
+	}
+	if h.CheckLimit != nil && len(list.Items) >= h.CheckLimit(namespace) {
+		return nil, errOverLimit
+	}
+	var channels v1.ChannelList
+	if err := h.Client.List(ctx, &channels, client.InNamespace(namespace)); err != nil {
+		return nil, err
+	}
+	names := make([]string, 0, len(channels.Items))
+	for _, ch := range channels.Items {
+		names = append(names, ch.Name)
+	}
+	sort.Strings(names)
+	id := uuid.NewString()
+	timeout := int64(86400)
+	c := &v1.Check{
+		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: checkindex.ObjectName(slug, id)},
+		Spec: v1.CheckSpec{Name: slug, Slug: slug, Timeout: &timeout, Grace: 3600, TZ: "UTC",
+			Channels: names, UUID: id},
+	}
+	if err := h.Client.Create(ctx, c); err != nil {
+		return nil, fmt.Errorf("creating check %s/%s: %w", namespace, c.Name, err)
+	}
+	return c, nil
+}
+
+func (h *Handler) clientAddr(r *http.Request) string {
+	return ClientAddr(r.RemoteAddr, r.Header.Get("X-Forwarded-For"), h.TrustedProxies)
+}
+
+// scheme is the scheme the client used: X-Forwarded-Proto from a trusted
+// proxy, else the connection's.
+func (h *Handler) scheme(r *http.Request) string {
+	host := r.RemoteAddr
+	if p := r.Header.Get("X-Forwarded-Proto"); p != "" && isTrusted(hostOnly(host), h.TrustedProxies) {
+		return p
+	}
+	if r.TLS != nil {
+		return "https"
+	}
+	return "http"
+}
+
+func hostOnly(addr string) string {
+	if i := strings.LastIndexByte(addr, ':'); i >= 0 {
+		return strings.Trim(addr[:i], "[]")
+	}
+	return addr
+}
+
+func truncateRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n])
+}
+
+// respond writes a plain-text answer. Success and the UUID form's errors
+// carry the reference's no-cache headers; success also allows any origin.
+func respond(w http.ResponseWriter, status int, text string, noCache bool) {
+	h := w.Header()
+	h.Set("Content-Type", "text/plain; charset=utf-8")
+	if status < 300 {
+		h.Set("Access-Control-Allow-Origin", "*")
+	}
+	if noCache {
+		h.Set("Cache-Control", "max-age=0, no-cache, no-store, must-revalidate, private")
+		h.Set("Expires", time.Now().UTC().Format(http.TimeFormat))
+	}
+	w.WriteHeader(status)
+	_, _ = io.WriteString(w, text)
+}

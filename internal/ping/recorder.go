@@ -1,0 +1,263 @@
+package ping
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/checkstate"
+	"github.com/vigil-operator/vigil/internal/history"
+	"github.com/vigil-operator/vigil/internal/monitor"
+)
+
+// ErrOverloaded means the recorder's queue is full: answer 503 with
+// Retry-After rather than queue without bound.
+var ErrOverloaded = errors.New("too many pings waiting to be stored")
+
+// ErrCheckGone means the check was deleted while its ping waited.
+var ErrCheckGone = errors.New("check not found")
+
+// Ping is one ping to record.
+type Ping struct {
+	Kind       monitor.PingKind // after URL, exit status, methods and keyword rules
+	At         time.Time
+	RID        string
+	ExitStatus *int32
+	Scheme     string
+	RemoteAddr string
+	Method     string
+	UA         string
+	Body       []byte
+}
+
+// Recorded is what storing a ping produced.
+type Recorded struct {
+	N    int64            // the ping's serial number
+	Kind monitor.PingKind // as logged: "ign" when the check ignored it
+}
+
+// Recorder stores pings durably. A ping is acknowledged only after it is in
+// the check's history and the status summary counts it. Pings for the same
+// check that arrive while a write for it is in flight wait and go into the
+// next write together (group commit), so a hot check costs one history
+// write and one status write per batch, not per ping; each caller returns
+// when its own ping is stored. Writes for different checks run in
+// parallel, at most MaxConcurrentWrites at a time.
+//
+// The history is the commit point: it serialises serial numbers (with
+// optimistic concurrency on its resourceVersion) across every replica, and
+// the status summary is recomputed from it, so a crash between the two
+// writes leaves a status that the next write (or the controller) catches up
+// from history, and never a ping counted twice.
+type Recorder struct {
+	// Client writes histories and check status.
+	Client client.Client
+	// Reader reads checks uncached after a conflict.
+	Reader client.Reader
+	// History stores the ping log.
+	History *history.Store
+	// MaxConcurrentWrites bounds checks being written at once (default 32).
+	MaxConcurrentWrites int
+	// MaxQueued bounds pings waiting across all checks (default 10000).
+	MaxQueued int
+
+	initOnce sync.Once
+	slots    chan struct{}
+	mu       sync.Mutex
+	queued   int
+	checks   map[types.UID]*checkQueue
+}
+
+type pending struct {
+	ping Ping
+	done chan result
+}
+
+type result struct {
+	rec Recorded
+	err error
+}
+
+// checkQueue holds the pings waiting for one check and remembers the last
+// objects written for it, so the next batch usually needs no read.
+type checkQueue struct {
+	waiting []*pending
+	writing bool
+	check   *v1.Check        // as last written (or read)
+	hist    *v1.CheckHistory // as last written
+}
+
+func (r *Recorder) init() {
+	r.initOnce.Do(func() {
+		n := r.MaxConcurrentWrites
+		if n <= 0 {
+			n = 32
+		}
+		r.slots = make(chan struct{}, n)
+		if r.MaxQueued <= 0 {
+			r.MaxQueued = 10000
+		}
+		r.checks = map[types.UID]*checkQueue{}
+	})
+}
+
+// Record stores a ping for check and returns once it is durable.
+func (r *Recorder) Record(ctx context.Context, check *v1.Check, p Ping) (Recorded, error) {
+	r.init()
+	pd := &pending{ping: p, done: make(chan result, 1)}
+	r.mu.Lock()
+	if r.queued >= r.MaxQueued {
+		r.mu.Unlock()
+		return Recorded{}, ErrOverloaded
+	}
+	r.queued++
+	q, ok := r.checks[check.UID]
+	if !ok {
+		q = &checkQueue{check: check.DeepCopy()}
+		r.checks[check.UID] = q
+	}
+	q.waiting = append(q.waiting, pd)
+	startWriter := !q.writing
+	if startWriter {
+		q.writing = true
+	}
+	r.mu.Unlock()
+
+	if startWriter {
+		// The writer outlives this request's context: other callers' pings
+		// ride in its batches.
+		go r.write(context.WithoutCancel(ctx), check.UID, q)
+	}
+	select {
+	case res := <-pd.done:
+		return res.rec, res.err
+	case <-ctx.Done():
+		// The ping may still be stored; the client gave up waiting.
+		return Recorded{}, ctx.Err()
+	}
+}
+
+// write drains a check's queue batch by batch.
+func (r *Recorder) write(ctx context.Context, uid types.UID, q *checkQueue) {
+	for {
+		r.mu.Lock()
+		batch := q.waiting
+		q.waiting = nil
+		if len(batch) == 0 {
+			q.writing = false
+			// Keep the queue (and its cached objects) only while it is
+			// useful; a later ping re-reads.
+			delete(r.checks, uid)
+			r.mu.Unlock()
+			return
+		}
+		r.mu.Unlock()
+
+		r.slots <- struct{}{}
+		recs, err := r.commit(ctx, q, batch)
+		<-r.slots
+
+		r.mu.Lock()
+		r.queued -= len(batch)
+		r.mu.Unlock()
+		for i, pd := range batch {
+			if err != nil {
+				pd.done <- result{err: err}
+			} else {
+				pd.done <- result{rec: recs[i]}
+			}
+		}
+	}
+}
+
+// commit stores one batch: history first (the commit point), then the
+// status summary.
+func (r *Recorder) commit(ctx context.Context, q *checkQueue, batch []*pending) ([]Recorded, error) {
+	check := q.check
+	cfg, err := checkstate.Config(&check.Spec)
+	if err != nil {
+		// A spec the controller reports as broken still logs pings; only
+		// the schedule is unknown, so treat it as a simple check.
+		cfg = monitor.Config{Timeout: checkstate.DefaultTimeout, Grace: time.Duration(check.Spec.Grace) * time.Second,
+			ManualResume: check.Spec.ManualResume}
+	}
+	recs := make([]Recorded, len(batch))
+	hist, err := r.History.UpdateFrom(ctx, check, q.hist, func(h *v1.CheckHistory) error {
+		facts := catchUp(cfg, checkstate.Facts(&check.Status), check.Status.NPings, h)
+		for i, pd := range batch {
+			p := pd.ping
+			var res monitor.PingResult
+			facts, res = cfg.RecordPing(facts, monitor.Ping{Kind: p.Kind, At: p.At, RID: p.RID})
+			h.LastN++
+			h.Pings = append(h.Pings, v1.PingRecord{
+				N: h.LastN, Type: v1.PingType(res.Kind), Date: metav1.NewMicroTime(res.At.UTC().Truncate(time.Microsecond)),
+				Scheme: p.Scheme, RemoteAddr: p.RemoteAddr, Method: p.Method, UA: p.UA, RID: p.RID,
+				ExitStatus: p.ExitStatus, Body: p.Body,
+			})
+			recs[i] = Recorded{N: h.LastN, Kind: res.Kind}
+		}
+		return nil
+	})
+	if err != nil {
+		q.hist = nil
+		return nil, err
+	}
+	q.hist = hist
+
+	for attempt := 0; ; attempt++ {
+		updated := check.DeepCopy()
+		facts := catchUp(cfg, checkstate.Facts(&check.Status), check.Status.NPings, hist)
+		checkstate.SetPingFacts(&updated.Status, facts)
+		updated.Status.NPings = hist.LastN
+		if next, ok := cfg.NextPing(facts); ok {
+			t := metav1.NewTime(next)
+			updated.Status.NextPing = &t
+		} else {
+			updated.Status.NextPing = nil
+		}
+		err := r.Client.Status().Patch(ctx, updated, client.MergeFromWithOptions(check, client.MergeFromWithOptimisticLock{}))
+		if err == nil {
+			q.check = updated
+			return recs, nil
+		}
+		if apierrors.IsNotFound(err) {
+			return nil, ErrCheckGone
+		}
+		if !apierrors.IsConflict(err) || attempt >= 8 {
+			return nil, fmt.Errorf("storing the status of %s/%s: %w", check.Namespace, check.Name, err)
+		}
+		fresh := &v1.Check{}
+		if err := r.Reader.Get(ctx, client.ObjectKeyFromObject(check), fresh); err != nil {
+			if apierrors.IsNotFound(err) {
+				return nil, ErrCheckGone
+			}
+			return nil, err
+		}
+		if fresh.UID != check.UID {
+			return nil, ErrCheckGone
+		}
+		check = fresh
+		q.check = fresh
+	}
+}
+
+// catchUp replays onto the status facts the pings history holds beyond the
+// count status has seen: after a crash between the two writes, or when
+// another replica wrote history last. Ignored and log pings change nothing.
+func catchUp(cfg monitor.Config, facts monitor.Facts, seen int64, h *v1.CheckHistory) monitor.Facts {
+	for _, p := range h.Pings {
+		if p.N <= seen {
+			continue
+		}
+		facts, _ = cfg.RecordPing(facts, monitor.Ping{Kind: monitor.PingKind(p.Type), At: p.Date.Time, RID: p.RID})
+	}
+	return facts
+}
