@@ -103,6 +103,7 @@ func runDev(ctx context.Context, out io.Writer, o devOptions) error {
 
 	return manager.Run(ctx, cp.Config, manager.Options{
 		HTTPAddr:    o.httpAddr,
+		BaseURL:     baseURL,
 		MetricsAddr: "127.0.0.1:8080",
 		ProbeAddr:   "127.0.0.1:8081",
 	})

@@ -56,6 +56,7 @@ func newRoot() *cobra.Command {
 	root.PersistentFlags().AddGoFlagSet(zfs)
 
 	root.AddCommand(newManagerCmd(g), newDevCmd(), newKeysCmd(g))
+	root.AddCommand(newPingCmd(), newRunCmd())
 	return root
 }
 
