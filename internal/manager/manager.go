@@ -8,16 +8,25 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	metricsfilters "sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/vigil-operator/vigil/internal/checkindex"
 	"github.com/vigil-operator/vigil/internal/controller"
+	"github.com/vigil-operator/vigil/internal/history"
 	"github.com/vigil-operator/vigil/internal/httpserver"
+	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/scheme"
 )
 
@@ -32,20 +41,47 @@ type Options struct {
 	ProbeAddr string
 	// HTTPAddr serves the Management API, pings and badges.
 	HTTPAddr string
+	// BaseURL is the address clients reach the HTTP server at, used in the
+	// URLs Vigil returns (ping_url, update_url, badges).
+	BaseURL string
 	// LeaderElection makes the controllers run in one replica at a time.
 	LeaderElection bool
 	// LeaderElectionNamespace holds the lease; empty means the manager's own.
 	LeaderElectionNamespace string
+	// Namespaces restricts the manager to these namespaces; empty means all.
+	Namespaces []string
+	// Clock is the controllers' clock; nil means the real one.
+	Clock clock.Clock
 }
 
 // New builds a manager that is ready to Start.
-func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
+func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	metricsOpts := metricsserver.Options{BindAddress: opts.MetricsAddr, SecureServing: opts.MetricsSecure}
 	if opts.MetricsSecure {
 		metricsOpts.FilterProvider = metricsfilters.WithAuthenticationAndAuthorization
 	}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	opts.BaseURL = strings.TrimRight(opts.BaseURL, "/")
+
+	cacheOpts := cache.Options{
+		ByObject: map[client.Object]cache.ByObject{
+			// Only project Secrets: the cache must not hold every Secret in
+			// the cluster. Secrets that Channels reference are read uncached.
+			&corev1.Secret{}: {Label: labels.SelectorFromSet(labels.Set{project.SecretLabel: "true"})},
+		},
+	}
+	if len(opts.Namespaces) > 0 {
+		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range opts.Namespaces {
+			cacheOpts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme.New(),
+		Cache:                         cacheOpts,
+		Client:                        client.Options{Cache: &client.CacheOptions{Unstructured: false}},
 		Metrics:                       metricsOpts,
 		HealthProbeBindAddress:        opts.ProbeAddr,
 		LeaderElection:                opts.LeaderElection,
@@ -56,7 +92,23 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
 	}
+	if err := checkindex.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
+		return nil, err
+	}
 
+	// Histories are large and read on demand: never cached.
+	histories := &history.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Now: opts.Clock.Now}
+
+	if err := (&controller.CheckReconciler{
+		Client:   mgr.GetClient(),
+		History:  histories,
+		Clock:    opts.Clock,
+		Recorder: mgr.GetEventRecorder("vigil-check-controller"),
+		BaseURL:  opts.BaseURL,
+		Metrics:  controller.NewMetrics(nil),
+	}).SetupWithManager(ctx, mgr, controller.CheckOptions{}); err != nil {
+		return nil, fmt.Errorf("setting up the check controller: %w", err)
+	}
 	if err := (&controller.ChannelReconciler{
 		Client:       mgr.GetClient(),
 		SecretReader: mgr.GetAPIReader(),
@@ -80,7 +132,7 @@ func New(cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 
 // Run builds a manager and runs it until ctx is done.
 func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
-	mgr, err := New(cfg, opts)
+	mgr, err := New(ctx, cfg, opts)
 	if err != nil {
 		return err
 	}
