@@ -1,0 +1,259 @@
+package delivery_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/delivery"
+	"github.com/vigil-operator/vigil/internal/history"
+)
+
+// endpoint is a webhook receiver: it answers each request with the next
+// status from its script (the last one repeats) and records the bodies.
+type endpoint struct {
+	mu     sync.Mutex
+	script []int
+	bodies []string
+	hold   chan struct{} // when set, requests wait for it to close
+	server *httptest.Server
+}
+
+func newEndpoint(script ...int) *endpoint {
+	e := &endpoint{script: script}
+	e.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.mu.Lock()
+		hold := e.hold
+		e.mu.Unlock()
+		if hold != nil {
+			<-hold
+		}
+		body, _ := io.ReadAll(r.Body)
+		e.mu.Lock()
+		status := e.script[min(len(e.bodies), len(e.script)-1)]
+		e.bodies = append(e.bodies, string(body))
+		e.mu.Unlock()
+		w.WriteHeader(status)
+	}))
+	DeferCleanup(e.server.Close)
+	return e
+}
+
+func (e *endpoint) received() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.bodies...)
+}
+
+func (e *endpoint) setScript(s ...int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.script = s
+	e.bodies = nil
+}
+
+// events records Events instead of sending them.
+type events struct {
+	mu   sync.Mutex
+	list []string
+}
+
+func (r *events) Eventf(regarding runtime.Object, _ runtime.Object, eventtype, reason, action, note string, args ...any) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.list = append(r.list, reason+": "+fmt.Sprintf(note, args...))
+}
+
+func (r *events) AnnotatedEventf(regarding runtime.Object, related runtime.Object, _ map[string]string, eventtype, reason, action, note string, args ...any) {
+	r.Eventf(regarding, related, eventtype, reason, action, note, args...)
+}
+
+func (r *events) all() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.list...)
+}
+
+var _ = Describe("Dispatcher", func() {
+	var (
+		ns    string
+		store *history.Store
+		rec   *events
+	)
+
+	BeforeEach(func() {
+		n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "delivery-"}}
+		Expect(k8sClient.Create(ctxT(), n)).To(Succeed())
+		ns = n.Name
+		store = &history.Store{Client: k8sClient, Reader: k8sClient}
+		rec = &events{}
+	})
+
+	webhook := func(name string, e *endpoint) *v1.Channel {
+		req := &v1.WebhookRequest{URL: e.server.URL + "/hook", Method: "POST", Body: "$NAME is $STATUS"}
+		ch := &v1.Channel{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec:       v1.ChannelSpec{Kind: v1.ChannelWebhook, Webhook: &v1.WebhookChannel{Down: req, Up: req}},
+		}
+		Expect(k8sClient.Create(ctxT(), ch)).To(Succeed())
+		return ch
+	}
+
+	// flipped makes a check whose history holds flips owing a notification
+	// to each channel: what the controller leaves behind when the manager
+	// stops before delivering.
+	flipped := func(name string, channels []string, ups ...bool) *v1.Check {
+		timeout := int64(60)
+		c := &v1.Check{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec:       v1.CheckSpec{Name: name, Timeout: &timeout, Grace: 60, TZ: "UTC", Channels: channels},
+		}
+		Expect(k8sClient.Create(ctxT(), c)).To(Succeed())
+		_, err := store.Update(ctxT(), c, func(h *v1.CheckHistory) error {
+			at := time.Now().Add(-time.Minute).UTC().Truncate(time.Microsecond)
+			for i, up := range ups {
+				f := v1.FlipRecord{Flip: v1.Flip{Time: metav1.NewMicroTime(at.Add(time.Duration(i) * time.Second)), Up: up}}
+				for _, ch := range channels {
+					f.Deliveries = append(f.Deliveries, v1.FlipDelivery{Channel: ch, State: v1.DeliveryPending})
+				}
+				h.Flips = append(h.Flips, f)
+			}
+			return nil
+		})
+		Expect(err).NotTo(HaveOccurred())
+		return c
+	}
+
+	// run starts a dispatcher, as a manager does, and returns its stop.
+	run := func(opts delivery.Options) (stop func()) {
+		d := &delivery.Dispatcher{Client: k8sClient, Reader: k8sClient, History: store, Clock: clock.RealClock{}, Recorder: rec, Options: opts}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- d.Start(ctx) }()
+		return func() {
+			cancel()
+			Eventually(done).WithTimeout(30 * time.Second).Should(Receive(BeNil()))
+		}
+	}
+
+	deliveries := func(c *v1.Check) func(Gomega) []v1.FlipDelivery {
+		return func(g Gomega) []v1.FlipDelivery {
+			h, err := store.Get(ctxT(), c)
+			g.Expect(err).NotTo(HaveOccurred())
+			var out []v1.FlipDelivery
+			for _, f := range h.Flips {
+				out = append(out, f.Deliveries...)
+			}
+			return out
+		}
+	}
+
+	fast := delivery.Options{InitialBackoff: 100 * time.Millisecond, MaxBackoff: 200 * time.Millisecond}
+
+	It("delivers, on start, a notification left pending before a restart, exactly once", func() {
+		e := newEndpoint(200)
+		webhook("hook", e)
+		c := flipped("backup", []string{"hook"}, false)
+
+		stop := run(fast)
+		defer stop()
+		Eventually(deliveries(c)).Should(ConsistOf(And(
+			HaveField("State", v1.DeliveryDelivered), HaveField("Attempts", BeEquivalentTo(1)))))
+		Expect(e.received()).To(Equal([]string{"backup is down"}))
+		Consistently(e.received).WithTimeout(time.Second).Should(HaveLen(1))
+
+		h, err := store.Get(ctxT(), c)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(h.Labels).NotTo(HaveKey(history.PendingLabel), "nothing is pending any more")
+
+		ch := &v1.Channel{}
+		Expect(k8sClient.Get(ctxT(), client.ObjectKey{Namespace: ns, Name: "hook"}, ch)).To(Succeed())
+		Expect(ch.Status.LastDelivery).NotTo(BeNil())
+		Expect(ch.Status.LastDelivery.Check).To(Equal("backup"))
+		Expect(ch.Status.LastDelivery.Error).To(BeEmpty())
+	})
+
+	It("retries after server errors, across a restart, until delivered", func() {
+		e := newEndpoint(500)
+		webhook("hook", e)
+		c := flipped("backup", []string{"hook"}, false)
+
+		stop := run(fast)
+		Eventually(deliveries(c)).Should(ConsistOf(And(
+			HaveField("State", v1.DeliveryPending),
+			HaveField("Attempts", BeNumerically(">=", 2)),
+			HaveField("LastError", ContainSubstring("500")))))
+		stop()
+
+		// The endpoint recovers while no dispatcher runs.
+		e.setScript(200)
+		stop = run(fast)
+		defer stop()
+		Eventually(deliveries(c)).Should(ConsistOf(HaveField("State", v1.DeliveryDelivered)))
+		Consistently(e.received).WithTimeout(time.Second).Should(Equal([]string{"backup is down"}))
+	})
+
+	It("gives up after the retry limit and says so on the Channel", func() {
+		e := newEndpoint(503)
+		webhook("hook", e)
+		c := flipped("backup", []string{"hook"}, false)
+
+		opts := fast
+		opts.MaxAttempts = 3
+		stop := run(opts)
+		defer stop()
+		Eventually(deliveries(c)).Should(ConsistOf(And(
+			HaveField("State", v1.DeliveryFailed), HaveField("Attempts", BeEquivalentTo(3)))))
+		Consistently(e.received).WithTimeout(time.Second).Should(HaveLen(3))
+
+		ch := &v1.Channel{}
+		Expect(k8sClient.Get(ctxT(), client.ObjectKey{Namespace: ns, Name: "hook"}, ch)).To(Succeed())
+		Expect(ch.Status.LastError).To(ContainSubstring("503"))
+		Expect(ch.Status.LastErrorTime).NotTo(BeNil())
+		Expect(rec.all()).To(ContainElement(HavePrefix(v1.ReasonDeliveryFailed + ": Notifying about check backup failed")))
+	})
+
+	It("tells a channel about a down before the up that followed it", func() {
+		e := newEndpoint(500, 200)
+		webhook("hook", e)
+		c := flipped("backup", []string{"hook"}, false, true)
+
+		stop := run(fast)
+		defer stop()
+		Eventually(deliveries(c)).Should(HaveEach(HaveField("State", v1.DeliveryDelivered)))
+		Expect(e.received()).To(Equal([]string{"backup is down", "backup is down", "backup is up"}))
+	})
+
+	It("keeps delivering to other channels while one endpoint hangs", func() {
+		slow := newEndpoint(200)
+		slow.hold = make(chan struct{})
+		defer close(slow.hold)
+		quick := newEndpoint(200)
+		webhook("slow", slow)
+		webhook("quick", quick)
+		stuck := flipped("stuck", []string{"slow"}, false)
+		fine := flipped("fine", []string{"quick"}, false)
+
+		opts := fast
+		opts.HTTP = &http.Client{Timeout: time.Minute}
+		stop := run(opts)
+		defer stop()
+		Eventually(deliveries(fine)).Should(ConsistOf(HaveField("State", v1.DeliveryDelivered)))
+		Expect(deliveries(stuck)(Default)).To(ConsistOf(HaveField("State", v1.DeliveryPending)))
+		Expect(strings.Join(quick.received(), "")).To(Equal("fine is down"))
+	})
+})
