@@ -1,13 +1,18 @@
 package cli
 
 import (
+	"fmt"
+
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-operator/vigil/internal/manager"
+	"github.com/vigil-operator/vigil/internal/ping"
+	"github.com/vigil-operator/vigil/internal/project"
 )
 
 func newManagerCmd(g *globals) *cobra.Command {
 	opts := manager.Options{}
+	var trustedProxies string
 	cmd := &cobra.Command{
 		Use:   "manager",
 		Short: "Run the controllers and the HTTP server (what the Deployment runs)",
@@ -16,6 +21,9 @@ func newManagerCmd(g *globals) *cobra.Command {
 			cfg, err := g.restConfig()
 			if err != nil {
 				return err
+			}
+			if opts.TrustedProxies, err = ping.ParseTrustedProxies(trustedProxies); err != nil {
+				return fmt.Errorf("--trusted-proxies: %w", err)
 			}
 			return manager.Run(cmd.Context(), cfg, opts)
 		},
@@ -29,5 +37,10 @@ func newManagerCmd(g *globals) *cobra.Command {
 	f.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	f.BoolVar(&opts.LeaderElection, "leader-elect", true, "run the controllers in one replica at a time")
 	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader-election lease (default: the manager's own)")
+	f.IntVar(&opts.CheckLimit, "check-limit", 20, "checks a project may hold (the project Secret's "+project.AnnotationCheckLimit+" annotation overrides it)")
+	f.IntVar(&opts.PingLogLimit, "ping-log-limit", 100, "pings each check keeps (the project Secret's "+project.AnnotationPingLogLimit+" annotation overrides it)")
+	f.IntVar(&opts.PingBodyLimit, "ping-body-limit", 100_000, "bytes of a ping's body that are stored; the rest is dropped")
+	f.StringVar(&trustedProxies, "trusted-proxies", "", "comma-separated CIDRs or addresses of proxies whose X-Forwarded-For names the client")
+	f.IntVar(&opts.Delivery.MaxAttempts, "notify-max-attempts", 10, "attempts per notification before it is given up")
 	return cmd
 }

@@ -5,11 +5,9 @@ package manager
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
+	"net/netip"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -22,10 +20,13 @@ import (
 	metricsfilters "sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	"github.com/vigil-operator/vigil/internal/api"
 	"github.com/vigil-operator/vigil/internal/checkindex"
 	"github.com/vigil-operator/vigil/internal/controller"
+	"github.com/vigil-operator/vigil/internal/delivery"
 	"github.com/vigil-operator/vigil/internal/history"
 	"github.com/vigil-operator/vigil/internal/httpserver"
+	"github.com/vigil-operator/vigil/internal/ping"
 	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/scheme"
 )
@@ -52,6 +53,34 @@ type Options struct {
 	Namespaces []string
 	// Clock is the controllers' clock; nil means the real one.
 	Clock clock.Clock
+
+	// CheckLimit is a project's default check limit (annotations on the
+	// project Secret override it); default 20, as the reference.
+	CheckLimit int
+	// PingLogLimit is a project's default ping-log length; default 100.
+	PingLogLimit int
+	// PingBodyLimit bounds a stored ping body in bytes; default 100000.
+	PingBodyLimit int
+	// TrustedProxies are the networks whose X-Forwarded-For is believed.
+	TrustedProxies []netip.Prefix
+	// Delivery tunes notification retries.
+	Delivery delivery.Options
+}
+
+func (o *Options) defaults() {
+	if o.Clock == nil {
+		o.Clock = clock.RealClock{}
+	}
+	o.BaseURL = strings.TrimRight(o.BaseURL, "/")
+	if o.CheckLimit <= 0 {
+		o.CheckLimit = 20
+	}
+	if o.PingLogLimit <= 0 {
+		o.PingLogLimit = 100
+	}
+	if o.PingBodyLimit <= 0 {
+		o.PingBodyLimit = 100_000
+	}
 }
 
 // New builds a manager that is ready to Start.
@@ -60,10 +89,14 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 	if opts.MetricsSecure {
 		metricsOpts.FilterProvider = metricsfilters.WithAuthenticationAndAuthorization
 	}
-	if opts.Clock == nil {
-		opts.Clock = clock.RealClock{}
+	opts.defaults()
+	// Every ping writes to the API server: the client-side default of 5
+	// requests per second would throttle the ping path, not protect the
+	// server (which has its own priority and fairness).
+	cfg = rest.CopyConfig(cfg)
+	if cfg.QPS == 0 {
+		cfg.QPS, cfg.Burst = 200, 400
 	}
-	opts.BaseURL = strings.TrimRight(opts.BaseURL, "/")
 
 	cacheOpts := cache.Options{
 		ByObject: map[client.Object]cache.ByObject{
@@ -96,14 +129,42 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 		return nil, err
 	}
 
+	projects := project.NewRegistry()
+	if err := projects.Watch(ctx, mgr.GetCache()); err != nil {
+		return nil, fmt.Errorf("watching project Secrets: %w", err)
+	}
+	limits := &project.Limits{Registry: projects, DefaultCheckLimit: opts.CheckLimit, DefaultPingLogLimit: opts.PingLogLimit}
+
 	// Histories are large and read on demand: never cached.
-	histories := &history.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Now: opts.Clock.Now}
+	histories := &history.Store{
+		Client: mgr.GetClient(),
+		Reader: mgr.GetAPIReader(),
+		Now:    opts.Clock.Now,
+		Limits: func(namespace string) history.Limits {
+			l := history.DefaultLimits()
+			l.PingLog = limits.PingLogLimit(namespace)
+			return l
+		},
+	}
+
+	dispatcher := &delivery.Dispatcher{
+		Client:   mgr.GetClient(),
+		Reader:   mgr.GetAPIReader(),
+		History:  histories,
+		Clock:    opts.Clock,
+		Recorder: mgr.GetEventRecorder("vigil-delivery"),
+		Options:  opts.Delivery,
+	}
+	if err := mgr.Add(dispatcher); err != nil {
+		return nil, err
+	}
 
 	if err := (&controller.CheckReconciler{
 		Client:   mgr.GetClient(),
 		History:  histories,
 		Clock:    opts.Clock,
 		Recorder: mgr.GetEventRecorder("vigil-check-controller"),
+		Notifier: dispatcher,
 		BaseURL:  opts.BaseURL,
 		Metrics:  controller.NewMetrics(nil),
 	}).SetupWithManager(ctx, mgr, controller.CheckOptions{}); err != nil {
@@ -117,7 +178,28 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 		return nil, fmt.Errorf("setting up the channel controller: %w", err)
 	}
 
-	server := &httpserver.Runnable{Addr: opts.HTTPAddr, Handler: placeholderHandler(), Cache: mgr.GetCache()}
+	log := ctrl.Log.WithName("http")
+	pings := &ping.Handler{
+		Client:         mgr.GetClient(),
+		Projects:       projects,
+		Recorder:       &ping.Recorder{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), History: histories},
+		TrustedProxies: opts.TrustedProxies,
+		BodyLimit:      opts.PingBodyLimit,
+		CheckLimit:     limits.CheckLimit,
+		Clock:          opts.Clock,
+		Metrics:        ping.NewMetrics(nil),
+		Log:            log.WithName("ping"),
+	}
+	apiServer := &api.Server{
+		Client:   mgr.GetClient(),
+		Projects: projects,
+		History:  histories,
+		Limits:   limits,
+		BaseURL:  opts.BaseURL,
+		Clock:    opts.Clock,
+		Log:      log,
+	}
+	server := &httpserver.Runnable{Addr: opts.HTTPAddr, Handler: apiServer.Handler(pings), Cache: mgr.GetCache()}
 	if err := mgr.Add(server); err != nil {
 		return nil, err
 	}
@@ -137,18 +219,4 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		return err
 	}
 	return mgr.Start(ctx)
-}
-
-// placeholderHandler answers until the Management API lands.
-func placeholderHandler() http.Handler {
-	mux := http.NewServeMux()
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(http.StatusNotFound)
-		_ = json.NewEncoder(w).Encode(map[string]string{"error": "not found"})
-	})
-	mux.HandleFunc("/api/v3/status/", func(w http.ResponseWriter, r *http.Request) {
-		_, _ = fmt.Fprintf(w, "OK %s\n", time.Now().UTC().Format(time.RFC3339))
-	})
-	return mux
 }

@@ -1,0 +1,70 @@
+package api
+
+import (
+	"net/http"
+	"sort"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+)
+
+// apiKinds maps Vigil's channel kinds to the reference's kind names where the
+// reference has the same integration under another name, so clients that
+// switch on kind keep working.
+var apiKinds = map[v1.ChannelKind]string{
+	v1.ChannelPagerDuty: "pd",
+	v1.ChannelMSTeams:   "msteamsw",
+}
+
+func apiKind(k v1.ChannelKind) string {
+	if name, ok := apiKinds[k]; ok {
+		return name
+	}
+	return string(k)
+}
+
+// channelName is the name the API shows: the display name, or the object's
+// name when none is set.
+func channelName(ch *v1.Channel) string {
+	if ch.Spec.DisplayName != "" {
+		return ch.Spec.DisplayName
+	}
+	return ch.Name
+}
+
+// projectChannels lists a project's channels, oldest first.
+func (s *Server) projectChannels(r *request) ([]v1.Channel, error) {
+	var list v1.ChannelList
+	if err := s.Client.List(r.Context(), &list, client.InNamespace(r.namespace)); err != nil {
+		return nil, err
+	}
+	sort.SliceStable(list.Items, func(i, j int) bool {
+		a, b := list.Items[i].CreationTimestamp, list.Items[j].CreationTimestamp
+		if !a.Equal(&b) {
+			return a.Before(&b)
+		}
+		return list.Items[i].Name < list.Items[j].Name
+	})
+	return list.Items, nil
+}
+
+// listChannels answers GET /channels/.
+func (s *Server) listChannels(w http.ResponseWriter, r *request) {
+	channels, err := s.projectChannels(r)
+	if err != nil {
+		s.internalError(w, r, "listing channels", err)
+		return
+	}
+	out := make([]*object, 0, len(channels))
+	for i := range channels {
+		o := &object{}
+		o.add("id", string(channels[i].UID))
+		o.add("name", channelName(&channels[i]))
+		o.add("kind", apiKind(channels[i].Spec.Kind))
+		out = append(out, o)
+	}
+	resp := &object{}
+	resp.add("channels", out)
+	writeRawJSON(w, http.StatusOK, resp.bytes())
+}

@@ -1,0 +1,372 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/api/checkinput"
+	"github.com/vigil-operator/vigil/internal/checkindex"
+	"github.com/vigil-operator/vigil/internal/checkstate"
+	"github.com/vigil-operator/vigil/internal/monitor"
+)
+
+// projectChecks lists a project's checks, oldest first (the reference's
+// insertion order).
+func (s *Server) projectChecks(ctx context.Context, namespace string) ([]v1.Check, error) {
+	var list v1.CheckList
+	if err := s.Client.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+		return nil, err
+	}
+	checkindex.SortOldestFirst(list.Items)
+	return list.Items, nil
+}
+
+// listChecks answers GET /checks/, filtered by slug and tags.
+func (s *Server) listChecks(w http.ResponseWriter, r *request) {
+	checks, err := s.projectChecks(r.Context(), r.namespace)
+	if err != nil {
+		s.internalError(w, r, "listing checks", err)
+		return
+	}
+	q := r.URL.Query()
+	slug := ""
+	if v := q["slug"]; len(v) > 0 {
+		slug = v[len(v)-1] // the last value wins, as in the reference
+	}
+	tags := q["tag"]
+	var channels []v1.Channel
+	if !r.readOnly() {
+		if channels, err = s.projectChannels(r); err != nil {
+			s.internalError(w, r, "listing channels", err)
+			return
+		}
+	}
+	out := make([]*object, 0, len(checks))
+	for i := range checks {
+		c := &checks[i]
+		if slug != "" && c.Spec.Slug != slug {
+			continue
+		}
+		if !hasAllTags(c.Spec.Tags, tags) {
+			continue
+		}
+		out = append(out, s.renderCheck(c, r, channels))
+	}
+	resp := &object{}
+	resp.add("checks", out)
+	writeRawJSON(w, http.StatusOK, resp.bytes())
+}
+
+// tagList splits a tags string as the reference does: on single spaces,
+// trimmed, empties dropped.
+func tagList(tags string) []string {
+	var out []string
+	for _, t := range strings.Split(tags, " ") {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// hasAllTags reports whether a check has every wanted tag (whole-tag,
+// case-sensitive); an empty wanted tag matches nothing.
+func hasAllTags(tags string, wanted []string) bool {
+	have := map[string]bool{}
+	for _, t := range tagList(tags) {
+		have[t] = true
+	}
+	for _, w := range wanted {
+		if !have[w] {
+			return false
+		}
+	}
+	return true
+}
+
+// getCheck answers GET /checks/<uuid> and /checks/<unique_key>.
+func (s *Server) getCheck(w http.ResponseWriter, r *request) {
+	c, ok := s.lookupCheck(w, r)
+	if !ok {
+		return
+	}
+	s.respondCheck(w, r, http.StatusOK, c)
+}
+
+func (s *Server) respondCheck(w http.ResponseWriter, r *request, status int, c *v1.Check) {
+	var channels []v1.Channel
+	if !r.readOnly() {
+		var err error
+		if channels, err = s.projectChannels(r); err != nil {
+			s.internalError(w, r, "listing channels", err)
+			return
+		}
+	}
+	writeRawJSON(w, status, s.renderCheck(c, r, channels).bytes())
+}
+
+// createCheck answers POST /checks/: create, or update the oldest check that
+// matches the request on every field listed in unique.
+func (s *Server) createCheck(w http.ResponseWriter, r *request) {
+	in, err := checkinput.Validate(r.body, true)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	checks, err := s.projectChecks(r.Context(), r.namespace)
+	if err != nil {
+		s.internalError(w, r, "listing checks", err)
+		return
+	}
+	if in.UniqueLookup() {
+		for i := range checks {
+			if in.Matches(checks[i].Spec) {
+				s.applyUpdate(w, r, &checks[i], in, http.StatusOK)
+				return
+			}
+		}
+	}
+	if limit := s.checkLimit(r.namespace); len(checks) >= limit {
+		writeError(w, http.StatusForbidden, fmt.Sprintf("the project has reached its limit of %d checks", limit))
+		return
+	}
+	spec := checkinput.Defaults()
+	in.Apply(&spec, r.version)
+	if in.Channels != nil {
+		names, ok := s.resolveChannels(w, r, *in.Channels)
+		if !ok {
+			return
+		}
+		spec.Channels = names
+	}
+	id := uuid.NewString()
+	spec.UUID = id
+	c := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: r.namespace, Name: objectName(&spec, id)}, Spec: spec}
+	if err := s.Client.Create(r.Context(), c); err != nil {
+		s.writeFailed(w, r, "creating the check", err)
+		return
+	}
+	s.waitForCache(r.Context(), c)
+	s.respondCheck(w, r, http.StatusCreated, c)
+}
+
+func (s *Server) checkLimit(namespace string) int {
+	if s.Limits == nil {
+		return 20
+	}
+	return s.Limits.CheckLimit(namespace)
+}
+
+// updateCheck answers POST /checks/<uuid>.
+func (s *Server) updateCheck(w http.ResponseWriter, r *request) {
+	c, ok := s.lookupCheck(w, r)
+	if !ok {
+		return
+	}
+	in, err := checkinput.Validate(r.body, false)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	s.applyUpdate(w, r, c, in, http.StatusOK)
+}
+
+// applyUpdate writes the request's fields into the check's spec (omitted
+// fields unchanged) with optimistic concurrency, and answers with the check
+// as stored.
+func (s *Server) applyUpdate(w http.ResponseWriter, r *request, c *v1.Check, in *checkinput.Input, status int) {
+	var names []string
+	if in.Channels != nil {
+		var ok bool
+		if names, ok = s.resolveChannels(w, r, *in.Channels); !ok {
+			return
+		}
+	}
+	for attempt := 0; ; attempt++ {
+		updated := c.DeepCopy()
+		in.Apply(&updated.Spec, r.version)
+		if in.Channels != nil {
+			updated.Spec.Channels = names
+		}
+		patch := client.MergeFromWithOptions(c, client.MergeFromWithOptimisticLock{})
+		err := s.Client.Patch(r.Context(), updated, patch)
+		if err == nil {
+			s.waitForCache(r.Context(), updated)
+			s.respondCheck(w, r, status, updated)
+			return
+		}
+		if !apierrors.IsConflict(err) || attempt == 4 {
+			s.writeFailed(w, r, "updating the check", err)
+			return
+		}
+		// Someone else wrote the check: apply the request to the latest copy.
+		fresh := &v1.Check{}
+		if err := s.Client.Get(r.Context(), client.ObjectKeyFromObject(c), fresh); err != nil {
+			s.writeFailed(w, r, "updating the check", err)
+			return
+		}
+		c = fresh
+	}
+}
+
+// writeFailed answers a failed write: the check vanished (404), the API
+// server rejected the object (400 with its message), or something else.
+func (s *Server) writeFailed(w http.ResponseWriter, r *request, what string, err error) {
+	switch {
+	case apierrors.IsNotFound(err):
+		writeError(w, http.StatusNotFound, "check not found")
+	case apierrors.IsInvalid(err):
+		writeError(w, http.StatusBadRequest, "the check was rejected: "+err.Error())
+	default:
+		s.internalError(w, r, what, err)
+	}
+}
+
+// resolveChannels resolves a channels field against the project's channels,
+// answering 400 itself.
+func (s *Server) resolveChannels(w http.ResponseWriter, r *request, value string) ([]string, bool) {
+	channels, err := s.projectChannels(r)
+	if err != nil {
+		s.internalError(w, r, "listing channels", err)
+		return nil, false
+	}
+	refs := make([]checkinput.ChannelRef, 0, len(channels))
+	for i := range channels {
+		refs = append(refs, checkinput.ChannelRef{Object: channels[i].Name, ID: string(channels[i].UID), Name: channelName(&channels[i])})
+	}
+	names, err := checkinput.ResolveChannels(value, refs)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return nil, false
+	}
+	return names, true
+}
+
+// deleteCheck answers DELETE /checks/<uuid> with the check as it was.
+func (s *Server) deleteCheck(w http.ResponseWriter, r *request) {
+	c, ok := s.lookupCheck(w, r)
+	if !ok {
+		return
+	}
+	uid := c.UID
+	if err := s.Client.Delete(r.Context(), c, client.Preconditions{UID: &uid}); err != nil {
+		s.writeFailed(w, r, "deleting the check", err)
+		return
+	}
+	s.waitForGone(r.Context(), c)
+	// The reference answers with the check as it was, its channel links
+	// already gone.
+	writeRawJSON(w, http.StatusOK, s.renderCheck(c, r, nil).bytes())
+}
+
+// pauseCheck answers POST /checks/<uuid>/pause. Pausing a paused check
+// changes nothing.
+func (s *Server) pauseCheck(w http.ResponseWriter, r *request) {
+	s.changePause(w, r, func(cfg monitor.Config, f monitor.Facts, now time.Time) (monitor.Facts, error) {
+		return cfg.Pause(f, now), nil
+	})
+}
+
+// resumeCheck answers POST /checks/<uuid>/resume: 409 unless paused.
+func (s *Server) resumeCheck(w http.ResponseWriter, r *request) {
+	s.changePause(w, r, func(cfg monitor.Config, f monitor.Facts, now time.Time) (monitor.Facts, error) {
+		return cfg.Resume(f, now)
+	})
+}
+
+// changePause applies pause or resume to the API's own status fields only
+// (pausedAt, resumedAt): never spec, which belongs to the user.
+func (s *Server) changePause(w http.ResponseWriter, r *request, change func(monitor.Config, monitor.Facts, time.Time) (monitor.Facts, error)) {
+	c, ok := s.lookupCheck(w, r)
+	if !ok {
+		return
+	}
+	cfg, err := checkstate.Config(&c.Spec)
+	if err != nil {
+		cfg = monitor.Config{Timeout: checkstate.DefaultTimeout, Grace: time.Duration(c.Spec.Grace) * time.Second, ManualResume: c.Spec.ManualResume}
+	}
+	facts := checkstate.Facts(&c.Status)
+	next, err := change(cfg, facts, s.now())
+	if errors.Is(err, monitor.ErrNotPaused) {
+		writeError(w, http.StatusConflict, "check is not paused")
+		return
+	}
+	if err != nil {
+		s.internalError(w, r, "changing the pause state", err)
+		return
+	}
+	if next.PausedAt.Equal(facts.PausedAt) && next.ResumedAt.Equal(facts.ResumedAt) {
+		s.respondCheck(w, r, http.StatusOK, c)
+		return
+	}
+	updated := c.DeepCopy()
+	checkstate.SetPauseFacts(&updated.Status, next)
+	if err := s.Client.Status().Patch(r.Context(), updated, client.MergeFrom(c)); err != nil {
+		s.writeFailed(w, r, "changing the pause state", err)
+		return
+	}
+	s.waitForCache(r.Context(), updated)
+	s.respondCheck(w, r, http.StatusOK, updated)
+}
+
+// waitForCache waits, briefly, until the informer cache holds obj at least
+// at the resource version just written, so that a client reading right
+// after writing sees its write.
+func (s *Server) waitForCache(ctx context.Context, obj client.Object) {
+	s.awaitCache(ctx, obj, false)
+}
+
+// waitForGone waits, briefly, until the informer cache no longer holds obj.
+func (s *Server) waitForGone(ctx context.Context, obj client.Object) {
+	s.awaitCache(ctx, obj, true)
+}
+
+func (s *Server) awaitCache(ctx context.Context, obj client.Object, deleted bool) {
+	want, _ := strconv.ParseUint(obj.GetResourceVersion(), 10, 64)
+	wait := s.CacheWait
+	if wait == 0 {
+		wait = 5 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	key := client.ObjectKeyFromObject(obj)
+	for {
+		cur := &v1.Check{}
+		err := s.Client.Get(ctx, key, cur)
+		switch {
+		case apierrors.IsNotFound(err):
+			return
+		case err == nil && !deleted:
+			have, _ := strconv.ParseUint(cur.ResourceVersion, 10, 64)
+			if want == 0 || have >= want {
+				return
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// objectName is the readable, deterministic name of a check created
+// through the API: its slug (or slugified name) and the start of its UUID.
+func objectName(spec *v1.CheckSpec, id string) string {
+	base := spec.Slug
+	if base == "" {
+		base = checkinput.Slugify(spec.Name)
+	}
+	return checkindex.ObjectName(base, id)
+}

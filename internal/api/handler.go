@@ -1,0 +1,80 @@
+package api
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"time"
+
+	"github.com/go-logr/logr"
+)
+
+// Handler is Vigil's whole HTTP surface: the Management API (/api/v1/,
+// /api/v2/, /api/v3/), the public badges (/badge/, /b/) and, when given, the
+// ping endpoints (/ping/). Every request gets an ID (X-Request-Id, kept when
+// the client or a proxy sent one) that its log line carries.
+func (s *Server) Handler(ping http.Handler) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("/api/", s.ServeAPI)
+	mux.HandleFunc("/badge/", s.ServeBadge)
+	mux.HandleFunc("/b/", s.ServeBadge)
+	if ping != nil {
+		mux.Handle("/ping/", ping)
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, http.StatusNotFound, "not found")
+	})
+	return withRequestLog(s.Log, mux)
+}
+
+// statusRecorder remembers the status a handler wrote.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	bytes  int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	if r.status == 0 {
+		r.status = http.StatusOK
+	}
+	n, err := r.ResponseWriter.Write(b)
+	r.bytes += n
+	return n, err
+}
+
+// Unwrap lets http.ResponseController reach the real writer.
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+func withRequestLog(log logr.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("X-Request-Id")
+		if id == "" || len(id) > 128 {
+			id = newRequestID()
+		}
+		w.Header().Set("X-Request-Id", id)
+		rec := &statusRecorder{ResponseWriter: w}
+		start := time.Now()
+		next.ServeHTTP(rec, r.WithContext(logr.NewContext(r.Context(), log.WithValues("requestID", id))))
+		// Pings are the hot path: log them at a higher verbosity.
+		v := 1
+		if len(r.URL.Path) >= 6 && r.URL.Path[:6] == "/ping/" {
+			v = 2
+		}
+		log.V(v).Info("request", "requestID", id, "method", r.Method, "path", r.URL.Path,
+			"status", rec.status, "bytes", rec.bytes, "duration", time.Since(start).String())
+	})
+}
+
+func newRequestID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,289 @@
+package api
+
+import (
+	"errors"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/checkindex"
+)
+
+// lookupCheck finds the check the path names, answering 404 (no such check)
+// or 403 (another project's check, named by UUID) itself.
+func (s *Server) lookupCheck(w http.ResponseWriter, r *request) (*v1.Check, bool) {
+	var c *v1.Check
+	var err error
+	if r.uuid != "" {
+		c, err = checkindex.ByUUID(r.Context(), s.Client, r.uuid)
+	} else {
+		c, err = checkindex.ByUniqueKey(r.Context(), s.Client, r.namespace, r.uniqueKey)
+	}
+	switch {
+	case errors.Is(err, checkindex.ErrNotFound):
+		writeError(w, http.StatusNotFound, "check not found")
+		return nil, false
+	case err != nil:
+		s.internalError(w, r, "looking up the check", err)
+		return nil, false
+	case c.Namespace != r.namespace:
+		writeError(w, http.StatusForbidden, "the check belongs to another project")
+		return nil, false
+	}
+	return c, true
+}
+
+func (s *Server) internalError(w http.ResponseWriter, r *request, what string, err error) {
+	s.Log.Error(err, what, "path", r.URL.Path)
+	writeError(w, http.StatusInternalServerError, what+" failed; try again")
+}
+
+// pingLogLimit is the project's ping-log limit, never above 1000.
+func (s *Server) pingLogLimit(namespace string) int {
+	limit := 100
+	if s.Limits != nil {
+		limit = s.Limits.PingLogLimit(namespace)
+	}
+	return min(max(limit, 1), 1000)
+}
+
+// listPings answers GET /checks/<uuid>/pings/: newest first, at most the
+// project's ping-log limit, with run durations paired as the reference
+// pairs them.
+func (s *Server) listPings(w http.ResponseWriter, r *request) {
+	c, ok := s.lookupCheck(w, r)
+	if !ok {
+		return
+	}
+	h, err := s.History.Get(r.Context(), c)
+	if err != nil {
+		s.internalError(w, r, "reading the ping log", err)
+		return
+	}
+	pings := h.Pings
+	if limit := s.pingLogLimit(c.Namespace); len(pings) > limit {
+		pings = pings[len(pings)-limit:]
+	}
+	durations := pairDurations(pings)
+	uuid := checkindex.UUIDOf(c)
+	out := make([]*object, 0, len(pings))
+	for i := len(pings) - 1; i >= 0; i-- {
+		p := pings[i]
+		o := &object{}
+		o.add("type", string(p.Type))
+		o.add("date", isoMicro(p.Date.Time))
+		o.add("n", p.N)
+		o.add("scheme", p.Scheme)
+		o.add("remote_addr", nullIfEmpty(p.RemoteAddr))
+		o.add("method", p.Method)
+		o.add("ua", p.UA)
+		o.add("rid", nullIfEmpty(p.RID))
+		if len(p.Body) > 0 {
+			o.add("body_url", s.BaseURL+apiPrefix(r.version)+"checks/"+uuid+"/pings/"+strconv.FormatInt(p.N, 10)+"/body")
+		} else {
+			o.add("body_url", nil)
+		}
+		if d, ok := durations[i]; ok {
+			o.add("duration", math.Round(d.Seconds()*100)/100)
+		}
+		out = append(out, o)
+	}
+	resp := &object{}
+	resp.add("pings", out)
+	writeRawJSON(w, http.StatusOK, resp.bytes())
+}
+
+// maxRunGap bounds how far back a completion is paired with its start.
+const maxRunGap = 72 * time.Hour
+
+// pairDurations computes, for each success or fail ping (by index, oldest
+// first), the time since the latest earlier start with the same run id (an
+// empty id matches an empty id), provided no other success or fail with that
+// id lies between them and the gap is under 72 hours. Log and ignored pings
+// do not interrupt a run.
+func pairDurations(pings []v1.PingRecord) map[int]time.Duration {
+	out := map[int]time.Duration{}
+	open := map[string]time.Time{} // rid -> start of the run still open
+	for i, p := range pings {
+		switch p.Type {
+		case v1.PingStart:
+			open[p.RID] = p.Date.Time
+		case v1.PingSuccess, v1.PingFail:
+			if start, ok := open[p.RID]; ok {
+				if gap := p.Date.Sub(start); gap >= 0 && gap < maxRunGap {
+					out[i] = gap
+				}
+				delete(open, p.RID)
+			}
+		}
+	}
+	return out
+}
+
+func nullIfEmpty(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func apiPrefix(version int) string {
+	return "/api/v" + strconv.Itoa(version) + "/"
+}
+
+// pingBody answers GET /checks/<uuid>/pings/<n>/body with the body verbatim.
+func (s *Server) pingBody(w http.ResponseWriter, r *request) {
+	c, ok := s.lookupCheck(w, r)
+	if !ok {
+		return
+	}
+	h, err := s.History.Get(r.Context(), c)
+	if err != nil {
+		s.internalError(w, r, "reading the ping log", err)
+		return
+	}
+	if r.n <= h.LastN-int64(s.pingLogLimit(c.Namespace)) {
+		writeError(w, http.StatusNotFound, "ping is older than the ping log keeps")
+		return
+	}
+	for _, p := range h.Pings {
+		if p.N != r.n {
+			continue
+		}
+		if len(p.Body) == 0 {
+			writeError(w, http.StatusNotFound, "ping has no body")
+			return
+		}
+		w.Header().Set("Content-Type", "text/plain")
+		w.Header().Set("Content-Length", strconv.Itoa(len(p.Body)))
+		w.WriteHeader(http.StatusOK)
+		_, _ = w.Write(p.Body)
+		return
+	}
+	writeError(w, http.StatusNotFound, "ping not found")
+}
+
+// listFlips answers GET /checks/<uuid or unique_key>/flips/ with a bare
+// array, newest first, filtered by seconds, start and end.
+func (s *Server) listFlips(w http.ResponseWriter, r *request) {
+	c, ok := s.lookupCheck(w, r)
+	if !ok {
+		return
+	}
+	filter, err := parseFlipFilter(r.URL.Query(), s.now())
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	h, err := s.History.Get(r.Context(), c)
+	if err != nil {
+		s.internalError(w, r, "reading the flips", err)
+		return
+	}
+	out := make([]*object, 0, len(h.Flips))
+	for i := len(h.Flips) - 1; i >= 0; i-- {
+		f := h.Flips[i]
+		if !filter.keep(f.Time.Time) {
+			continue
+		}
+		o := &object{}
+		o.add("timestamp", isoSeconds(f.Time.Time))
+		up := 0
+		if f.Up {
+			up = 1
+		}
+		o.add("up", up)
+		out = append(out, o)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+type flipFilter struct {
+	from, before   time.Time
+	hasFrom, hasTo bool
+}
+
+func (f flipFilter) keep(t time.Time) bool {
+	if f.hasFrom && t.Before(f.from) {
+		return false
+	}
+	if f.hasTo && !t.Before(f.before) {
+		return false
+	}
+	return true
+}
+
+// parseFlipFilter validates the flips query as the reference does: integers
+// (Python's int() syntax), start and end in 0..10^10 UNIX seconds, seconds
+// in 0..31536000 (0 means no filter, and an empty value is ignored); the
+// last of repeated values wins.
+func parseFlipFilter(q url.Values, now time.Time) (flipFilter, error) {
+	var f flipFilter
+	last := func(name string) (string, bool) {
+		v, ok := q[name]
+		if !ok || len(v) == 0 {
+			return "", false
+		}
+		return v[len(v)-1], true
+	}
+	if v, ok := last("seconds"); ok && strings.TrimSpace(v) != "" {
+		n, err := parsePythonInt(v, true)
+		if err != nil || n < 0 || n > 31536000 {
+			return f, errors.New("seconds must be a whole number of seconds from 0 to 31536000")
+		}
+		if n > 0 {
+			f.from, f.hasFrom = now.Add(-time.Duration(n)*time.Second), true
+		}
+	}
+	for _, name := range []string{"start", "end"} {
+		v, ok := last(name)
+		if !ok {
+			continue
+		}
+		n, err := parsePythonInt(v, false)
+		if err != nil || n < 0 || n > 10_000_000_000 {
+			return f, errors.New(name + " must be a UNIX timestamp (whole seconds) from 0 to 10000000000")
+		}
+		t := time.Unix(n, 0)
+		if name == "start" {
+			if !f.hasFrom || t.After(f.from) {
+				f.from, f.hasFrom = t, true
+			}
+		} else {
+			f.before, f.hasTo = t, true
+		}
+	}
+	return f, nil
+}
+
+// parsePythonInt parses an integer the way Python's int() does: surrounding
+// whitespace, a leading sign and single underscores between digits allowed.
+// With allowPointZero, a trailing ".0", ".00", ... is accepted too, as the
+// reference's form field does for seconds.
+func parsePythonInt(s string, allowPointZero bool) (int64, error) {
+	s = strings.TrimSpace(s)
+	if allowPointZero {
+		if i := strings.IndexByte(s, '.'); i >= 0 && i < len(s)-1 && strings.Trim(s[i+1:], "0") == "" {
+			s = s[:i]
+		}
+	}
+	sign := int64(1)
+	switch {
+	case strings.HasPrefix(s, "+"):
+		s = s[1:]
+	case strings.HasPrefix(s, "-"):
+		sign, s = -1, s[1:]
+	}
+	if s == "" || s[0] < '0' || s[0] > '9' || s[len(s)-1] == '_' || strings.Contains(s, "__") {
+		return 0, errors.New("not an integer")
+	}
+	n, err := strconv.ParseInt(strings.ReplaceAll(s, "_", ""), 10, 64)
+	if err != nil {
+		return 0, errors.New("not an integer")
+	}
+	return sign * n, nil
+}

@@ -1,0 +1,208 @@
+// Package api serves the Healthchecks Management API (v1, v2 and v3) from
+// Check and Channel objects, so existing Healthchecks clients work against
+// Vigil unchanged while kubectl and the API always agree.
+//
+// Reads come from the manager's informer cache; writes go to the Kubernetes
+// API, and a handler that wrote waits until the cache has seen its write, so
+// a client reading right after writing sees what it wrote. Behaviour follows
+// the contract (shared/spec/management-api-v3.md) where it speaks and the
+// reference service's where it is silent; docs/api.md lists the differences.
+package api
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/vigil-operator/vigil/internal/api/checkinput"
+	"github.com/vigil-operator/vigil/internal/history"
+	"github.com/vigil-operator/vigil/internal/project"
+)
+
+// Limits returns a project's limits.
+type Limits interface {
+	// CheckLimit is how many checks API clients may create in a project.
+	CheckLimit(namespace string) int
+	// PingLogLimit is how many pings a project's checks keep and list.
+	PingLogLimit(namespace string) int
+}
+
+// Server serves the Management API and the public badges.
+type Server struct {
+	// Client reads from the informer cache and writes to the API server.
+	Client client.Client
+	// Projects authenticates API keys and knows each project's keys.
+	Projects *project.Registry
+	// History reads ping logs and flips.
+	History *history.Store
+	// Limits are per-project limits.
+	Limits Limits
+	// BaseURL is the site root used in returned URLs, such as
+	// "https://vigil.example.com" (no trailing slash).
+	BaseURL string
+	// MasterBadgeLabel labels the all-checks badge.
+	MasterBadgeLabel string
+	// MaxBodyBytes bounds request bodies (the reference: 2,621,440).
+	MaxBodyBytes int64
+	// CacheWait bounds how long a write waits for the cache to see it.
+	CacheWait time.Duration
+	// Clock tells the time for status computation.
+	Clock clock.PassiveClock
+	// Log receives one line per request.
+	Log logr.Logger
+}
+
+// request is an API request after routing and authentication.
+type request struct {
+	*http.Request
+	params
+	version   int
+	namespace string
+	access    project.Access
+	body      checkinput.Object
+}
+
+// readOnly reports whether responses must omit what read-only keys may
+// not see.
+func (r *request) readOnly() bool { return r.access != project.ReadWrite }
+
+// ServeAPI serves everything under /api/.
+func (s *Server) ServeAPI(w http.ResponseWriter, hr *http.Request) {
+	version, rest, ok := apiVersion(hr.URL.Path)
+	if !ok {
+		writeError(w, http.StatusNotFound, "not found")
+		return
+	}
+	if rest == "status" || rest == "status/" {
+		writeText(w, http.StatusOK, "OK")
+		return
+	}
+	rt, p, ok := s.match(rest)
+	if !ok {
+		writeError(w, http.StatusNotFound, "not found")
+		return
+	}
+	allowed := rt.allowed()
+	setCORS(w.Header(), allowed)
+	if hr.Method == http.MethodOptions {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	h, ok := rt.methods[hr.Method]
+	if !ok {
+		w.Header().Set("Allow", allowed)
+		writeError(w, http.StatusMethodNotAllowed, "method "+hr.Method+" not allowed; use "+allowed)
+		return
+	}
+	h(w, &request{Request: hr, params: p, version: version})
+}
+
+// apiVersion splits /api/vN/rest; the reference treats anything that is not
+// v2 or v3 as v1, and so do we for the three prefixes it routes.
+func apiVersion(path string) (int, string, bool) {
+	for v, prefix := range map[int]string{1: "/api/v1/", 2: "/api/v2/", 3: "/api/v3/"} {
+		if strings.HasPrefix(path, prefix) {
+			return v, strings.TrimPrefix(path, prefix), true
+		}
+	}
+	return 0, "", false
+}
+
+func setCORS(h http.Header, methods string) {
+	h.Set("Access-Control-Allow-Origin", "*")
+	// X-Api-Key as the reference; Content-Type too, so that browsers may
+	// send JSON bodies.
+	h.Set("Access-Control-Allow-Headers", "X-Api-Key, Content-Type")
+	h.Set("Access-Control-Allow-Methods", methods)
+	h.Set("Access-Control-Max-Age", "600")
+}
+
+// read wraps a handler that a read-only key may call: the key comes from
+// the X-Api-Key header only.
+func (s *Server) read(h handlerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *request) {
+		if !s.authenticate(w, r, r.Header.Get("X-Api-Key")) {
+			return
+		}
+		h(w, r)
+	}
+}
+
+// write wraps a handler that needs a read-write key. A POST body is parsed
+// first (a malformed body is a 400 before the key is looked at), and its
+// api_key field is used when there is no X-Api-Key header.
+func (s *Server) write(h handlerFunc) handlerFunc {
+	return func(w http.ResponseWriter, r *request) {
+		if r.Method == http.MethodPost {
+			if !s.parseBody(w, r) {
+				return
+			}
+		}
+		key, present := r.Header["X-Api-Key"]
+		presented := ""
+		if present && len(key) > 0 {
+			presented = key[0]
+		} else if k, ok := r.body.APIKey(); ok {
+			presented = k
+		}
+		if !s.authenticate(w, r, presented) {
+			return
+		}
+		if r.access != project.ReadWrite {
+			writeError(w, http.StatusForbidden, "this endpoint needs a read-write API key; the key given is read-only")
+			return
+		}
+		h(w, r)
+	}
+}
+
+func (s *Server) parseBody(w http.ResponseWriter, r *request) bool {
+	limit := s.MaxBodyBytes
+	if limit <= 0 {
+		limit = 2621440
+	}
+	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		writeError(w, http.StatusRequestEntityTooLarge, "request body too large")
+		return false
+	}
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "could not read request body")
+		return false
+	}
+	obj, err := checkinput.ParseBody(data)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return false
+	}
+	r.body = obj
+	return true
+}
+
+func (s *Server) authenticate(w http.ResponseWriter, r *request, key string) bool {
+	if len(key) != project.KeyLength {
+		writeError(w, http.StatusUnauthorized, "missing api key")
+		return false
+	}
+	ns, access := s.Projects.Authenticate(key)
+	if access == project.NoAccess {
+		writeError(w, http.StatusUnauthorized, "wrong api key")
+		return false
+	}
+	r.namespace, r.access = ns, access
+	return true
+}
+
+func (s *Server) now() time.Time {
+	if s.Clock == nil {
+		return time.Now()
+	}
+	return s.Clock.Now()
+}
