@@ -270,7 +270,7 @@ type CheckStatus struct {
 // +kubebuilder:resource:shortName=chk,categories=vigil
 // +kubebuilder:printcolumn:name="State",type=string,JSONPath=`.status.state`
 // +kubebuilder:printcolumn:name="Last Ping",type=date,JSONPath=`.status.lastPing`
-// +kubebuilder:printcolumn:name="Next Ping",type=date,JSONPath=`.status.nextPing`
+// +kubebuilder:printcolumn:name="Next Ping",type=string,format=date-time,JSONPath=`.status.nextPing`,description="When the next ping is due (a future time, shown as a timestamp)"
 // +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
 // +kubebuilder:printcolumn:name="Timeout",type=integer,JSONPath=`.spec.timeout`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`,priority=1
