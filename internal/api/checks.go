@@ -345,7 +345,7 @@ func (s *Server) awaitCache(ctx context.Context, obj client.Object, deleted bool
 		cur := &v1.Check{}
 		err := s.Client.Get(ctx, key, cur)
 		switch {
-		case apierrors.IsNotFound(err):
+		case apierrors.IsNotFound(err) && deleted:
 			return
 		case err == nil && !deleted:
 			have, _ := strconv.ParseUint(cur.ResourceVersion, 10, 64)

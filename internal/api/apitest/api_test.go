@@ -1,0 +1,307 @@
+package apitest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	. "github.com/onsi/gomega/gstruct"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/checkindex"
+	"github.com/vigil-operator/vigil/internal/project"
+)
+
+// keysOf returns an object's keys in document order.
+func keysOf(body []byte) []string {
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	_, err := dec.Token()
+	Expect(err).NotTo(HaveOccurred())
+	var keys []string
+	for dec.More() {
+		tok, err := dec.Token()
+		Expect(err).NotTo(HaveOccurred())
+		keys = append(keys, tok.(string))
+		var skip json.RawMessage
+		Expect(dec.Decode(&skip)).To(Succeed())
+	}
+	return keys
+}
+
+var readWriteSimpleKeys = []string{"name", "slug", "tags", "desc", "grace", "n_pings", "status", "started", "last_ping", "next_ping",
+	"manual_resume", "methods", "subject", "subject_fail", "start_kw", "success_kw", "failure_kw", "filter_subject", "filter_body",
+	"filter_http_body", "filter_default_fail", "badge_url", "uuid", "ping_url", "update_url", "pause_url", "resume_url", "channels", "timeout"}
+
+var _ = Describe("Management API", func() {
+	var p proj
+	BeforeEach(func() { p = newProject() })
+
+	create := func(body string) map[string]any {
+		r := call("POST", "/api/v3/checks/", p.rw, body)
+		ExpectWithOffset(1, r.status).To(Equal(http.StatusCreated), r.String())
+		return r.json()
+	}
+
+	It("creates a check with the reference's defaults, keys in the reference's order, as a Check object", func() {
+		r := call("POST", "/api/v3/checks/", p.rw, "{}")
+		Expect(r.status).To(Equal(http.StatusCreated), r.String())
+		Expect(keysOf(r.body)).To(Equal(readWriteSimpleKeys))
+		c := r.json()
+		Expect(c).To(MatchKeys(IgnoreExtras, Keys{
+			"name": Equal(""), "grace": BeEquivalentTo(3600), "timeout": BeEquivalentTo(86400), "status": Equal("new"),
+			"n_pings": BeEquivalentTo(0), "started": BeFalse(), "last_ping": BeNil(), "next_ping": BeNil(), "channels": Equal(""),
+		}))
+		uuid := c["uuid"].(string)
+		Expect(c["ping_url"]).To(Equal(baseURL + "/ping/" + uuid))
+		Expect(c["update_url"]).To(Equal(baseURL + "/api/v3/checks/" + uuid))
+
+		var list v1.CheckList
+		Expect(k8sClient.List(context.Background(), &list, client.InNamespace(p.ns))).To(Succeed())
+		Expect(list.Items).To(HaveLen(1))
+		Expect(list.Items[0].Spec.UUID).To(Equal(uuid))
+		Expect(*list.Items[0].Spec.Timeout).To(BeEquivalentTo(86400))
+	})
+
+	It("shows a check applied with kubectl, and a cron check with schedule and tz instead of timeout", func() {
+		schedule := "0 3 * * *"
+		c := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: p.ns, Name: "nightly"},
+			Spec: v1.CheckSpec{Name: "Nightly", Schedule: &schedule, TZ: "Europe/Riga", Grace: 600}}
+		Expect(k8sClient.Create(context.Background(), c)).To(Succeed())
+		var got map[string]any
+		Eventually(func() []any {
+			got = call("GET", "/api/v3/checks/", p.rw, "").json()
+			return got["checks"].([]any)
+		}).Should(HaveLen(1))
+		check := got["checks"].([]any)[0].(map[string]any)
+		Expect(check).To(MatchKeys(IgnoreExtras, Keys{"name": Equal("Nightly"), "schedule": Equal(schedule), "tz": Equal("Europe/Riga")}))
+		Expect(check).NotTo(HaveKey("timeout"))
+		Expect(check).To(HaveLen(30))
+	})
+
+	It("answers 401 without a key or with an unknown one, and 403 to a read-only key on writes", func() {
+		Expect(call("GET", "/api/v3/checks/", "", "").status).To(Equal(http.StatusUnauthorized))
+		Expect(call("GET", "/api/v3/checks/", "hcw_"+strings.Repeat("a", 28), "").json()).To(HaveKeyWithValue("error", "wrong api key"))
+		r := call("POST", "/api/v3/checks/", p.ro, "{}")
+		Expect(r.status).To(Equal(http.StatusForbidden))
+		Expect(r.json()).To(HaveKey("error"))
+		// The key can come in the body of a POST.
+		Expect(call("POST", "/api/v3/checks/", "", fmt.Sprintf(`{"api_key": %q}`, p.rw)).status).To(Equal(http.StatusCreated))
+		// A malformed body is reported before the missing key.
+		Expect(call("POST", "/api/v3/checks/", "", "{oops").json()).To(HaveKeyWithValue("error", "could not parse request body"))
+	})
+
+	It("hides secrets from read-only keys and finds checks by unique_key", func() {
+		uuid := create(`{"name": "db"}`)["uuid"].(string)
+		list := call("GET", "/api/v3/checks/", p.ro, "")
+		Expect(string(list.body)).NotTo(ContainSubstring(uuid))
+		c := list.json()["checks"].([]any)[0].(map[string]any)
+		for _, k := range []string{"uuid", "ping_url", "update_url", "pause_url", "resume_url", "channels"} {
+			Expect(c).NotTo(HaveKey(k))
+		}
+		Expect(c).To(HaveLen(24))
+		key := c["unique_key"].(string)
+		Expect(key).To(Equal(checkindex.UniqueKey(uuid)))
+		Expect(call("GET", "/api/v3/checks/"+key, p.ro, "").json()).To(HaveKeyWithValue("name", "db"))
+		Expect(call("GET", "/api/v3/checks/"+key, p.rw, "").json()).To(HaveKeyWithValue("uuid", uuid))
+	})
+
+	It("never lets a key reach another project", func() {
+		other := newProject()
+		uuid := create(`{"name": "mine"}`)["uuid"].(string)
+		Expect(call("GET", "/api/v3/checks/", other.rw, "").json()["checks"]).To(BeEmpty())
+		Expect(call("GET", "/api/v3/checks/"+uuid, other.rw, "").status).To(Equal(http.StatusForbidden))
+		Expect(call("POST", "/api/v3/checks/"+uuid, other.rw, `{"name": "theirs"}`).status).To(Equal(http.StatusForbidden))
+		Expect(call("DELETE", "/api/v3/checks/"+uuid, other.rw, "").status).To(Equal(http.StatusForbidden))
+		Expect(call("GET", "/api/v3/checks/"+checkindex.UniqueKey(uuid), other.ro, "").status).To(Equal(http.StatusNotFound))
+		Expect(call("GET", "/api/v3/checks/"+uuid, p.rw, "").json()).To(HaveKeyWithValue("name", "mine"))
+	})
+
+	It("upserts on the unique fields and enforces the project's check limit", func() {
+		first := call("POST", "/api/v3/checks/", p.rw, `{"name": "backup", "timeout": 3600, "unique": ["name"]}`)
+		Expect(first.status).To(Equal(http.StatusCreated))
+		again := call("POST", "/api/v3/checks/", p.rw, `{"name": "backup", "timeout": 7200, "unique": ["name"]}`)
+		Expect(again.status).To(Equal(http.StatusOK))
+		Expect(again.json()["uuid"]).To(Equal(first.json()["uuid"]))
+		Expect(again.json()["timeout"]).To(BeEquivalentTo(7200))
+
+		// The cluster administrator sets this project's limit to 2.
+		setCheckLimit(p.ns, 2)
+		Eventually(func() int { return call("POST", "/api/v3/checks/", p.rw, `{"name": "two"}`).status }).Should(Equal(http.StatusCreated))
+		r := call("POST", "/api/v3/checks/", p.rw, `{"name": "three"}`)
+		Expect(r.status).To(Equal(http.StatusForbidden))
+		Expect(r.json()["error"]).To(ContainSubstring("limit of 2 checks"))
+		// An upsert that matches is not a new check.
+		Expect(call("POST", "/api/v3/checks/", p.rw, `{"name": "two", "unique": ["name"]}`).status).To(Equal(http.StatusOK))
+	})
+
+	It("updates only the fields given, rejects bad input with the reference's messages, and writes nothing then", func() {
+		c := create(`{"name": "job", "tags": "a b", "timeout": 600}`)
+		uuid := c["uuid"].(string)
+		r := call("POST", "/api/v3/checks/"+uuid, p.rw, `{"desc": "nightly job", "grace": 120}`)
+		Expect(r.status).To(Equal(http.StatusOK), r.String())
+		Expect(r.json()).To(MatchKeys(IgnoreExtras, Keys{"name": Equal("job"), "tags": Equal("a b"), "timeout": BeEquivalentTo(600),
+			"desc": Equal("nightly job"), "grace": BeEquivalentTo(120)}))
+
+		r = call("POST", "/api/v3/checks/"+uuid, p.rw, `{"schedule": "12:34", "tz": "US/Eastern"}`)
+		Expect(r.json()).To(MatchKeys(IgnoreExtras, Keys{"schedule": Equal("12:34"), "tz": Equal("America/New_York")}))
+		Expect(r.json()).NotTo(HaveKey("timeout"))
+
+		for body, msg := range map[string]string{
+			`{"timeout": 59}`:                 "json validation error: timeout is too small",
+			`{"schedule": "61 * * * *"}`:      "json validation error: schedule is not a valid cron or OnCalendar expression",
+			`{"tz": "Mars/Olympus"}`:          "json validation error: tz is not a valid timezone",
+			`{"channels": "no-such-thing"}`:   "invalid channel identifier: no-such-thing",
+			`{"name": 1, "channels": "nope"}`: "json validation error: name is not a string",
+		} {
+			r := call("POST", "/api/v3/checks/"+uuid, p.rw, body)
+			Expect(r.status).To(Equal(http.StatusBadRequest), body)
+			Expect(r.json()).To(HaveKeyWithValue("error", msg))
+		}
+		Expect(call("GET", "/api/v3/checks/"+uuid, p.rw, "").json()).To(HaveKeyWithValue("schedule", "12:34"))
+	})
+
+	It("assigns channels by UUID, name, all, or none", func() {
+		for _, name := range []string{"ops", "dev"} {
+			ch := &v1.Channel{ObjectMeta: metav1.ObjectMeta{Namespace: p.ns, Name: name}, Spec: v1.ChannelSpec{
+				Kind: v1.ChannelWebhook, DisplayName: strings.ToUpper(name),
+				Webhook: &v1.WebhookChannel{Down: &v1.WebhookRequest{URL: "http://127.0.0.1:1/hook"}}}}
+			Expect(k8sClient.Create(context.Background(), ch)).To(Succeed())
+		}
+		var channels []any
+		Eventually(func() []any {
+			channels = call("GET", "/api/v3/channels/", p.rw, "").json()["channels"].([]any)
+			return channels
+		}).Should(HaveLen(2))
+		ids := map[string]string{}
+		for _, c := range channels {
+			m := c.(map[string]any)
+			Expect(m).To(HaveKeyWithValue("kind", "webhook"))
+			ids[m["name"].(string)] = m["id"].(string)
+		}
+		all := []string{ids["OPS"], ids["DEV"]}
+		if all[0] > all[1] {
+			all[0], all[1] = all[1], all[0]
+		}
+
+		uuid := create(`{"channels": "OPS"}`)["uuid"].(string)
+		Expect(call("GET", "/api/v3/checks/"+uuid, p.rw, "").json()).To(HaveKeyWithValue("channels", ids["OPS"]))
+		r := call("POST", "/api/v3/checks/"+uuid, p.rw, `{"channels": "*"}`)
+		Expect(r.json()).To(HaveKeyWithValue("channels", strings.Join(all, ",")))
+		r = call("POST", "/api/v3/checks/"+uuid, p.rw, fmt.Sprintf(`{"channels": "%s,DEV"}`, ids["DEV"]))
+		Expect(r.json()).To(HaveKeyWithValue("channels", ids["DEV"]))
+		r = call("POST", "/api/v3/checks/"+uuid, p.rw, `{"channels": ""}`)
+		Expect(r.json()).To(HaveKeyWithValue("channels", ""))
+		Expect(call("POST", "/api/v3/checks/"+uuid, p.rw, `{"channels": ","}`).json()).To(HaveKeyWithValue("error", "empty channel identifier"))
+	})
+
+	It("filters the list by tag and slug", func() {
+		create(`{"name": "a", "slug": "a", "tags": "prod db"}`)
+		create(`{"name": "b", "slug": "b", "tags": "prod"}`)
+		create(`{"name": "c", "slug": "c", "tags": "a1-prod"}`)
+		names := func(query string) []string {
+			var out []string
+			for _, c := range call("GET", "/api/v3/checks/"+query, p.rw, "").json()["checks"].([]any) {
+				out = append(out, c.(map[string]any)["name"].(string))
+			}
+			return out
+		}
+		Expect(names("?tag=prod")).To(ConsistOf("a", "b"))
+		Expect(names("?tag=prod&tag=db")).To(ConsistOf("a"))
+		Expect(names("?tag=")).To(BeEmpty())
+		Expect(names("?slug=c")).To(ConsistOf("c"))
+		Expect(names("?slug=")).To(HaveLen(3))
+	})
+
+	It("pauses, resumes (409 when not paused) and deletes, returning the check as it was", func() {
+		uuid := create(`{"name": "p"}`)["uuid"].(string)
+		Expect(call("POST", "/api/v3/checks/"+uuid+"/resume", p.rw, "").status).To(Equal(http.StatusConflict))
+		Expect(call("POST", "/api/v3/checks/"+uuid+"/pause", p.rw, "").json()).To(HaveKeyWithValue("status", "paused"))
+		Expect(call("POST", "/api/v3/checks/"+uuid+"/pause", p.rw, "").json()).To(HaveKeyWithValue("status", "paused"))
+		Expect(call("POST", "/api/v3/checks/"+uuid+"/resume", p.rw, "").json()).To(HaveKeyWithValue("status", "new"))
+		Expect(call("GET", "/api/v3/checks/"+uuid+"/pause", p.rw, "").status).To(Equal(http.StatusMethodNotAllowed))
+
+		r := call("DELETE", "/api/v3/checks/"+uuid, p.rw, "")
+		Expect(r.status).To(Equal(http.StatusOK))
+		Expect(r.json()).To(MatchKeys(IgnoreExtras, Keys{"name": Equal("p"), "uuid": Equal(uuid), "channels": Equal("")}))
+		Expect(call("GET", "/api/v3/checks/"+uuid, p.rw, "").status).To(Equal(http.StatusNotFound))
+		Eventually(func() []v1.Check {
+			var list v1.CheckList
+			Expect(k8sClient.List(context.Background(), &list, client.InNamespace(p.ns))).To(Succeed())
+			return list.Items
+		}).Should(BeEmpty())
+	})
+
+	It("lists pings newest first with bodies and durations, and flips as a bare array with validated parameters", func() {
+		uuid := create(`{"name": "pinged"}`)["uuid"].(string)
+		Expect(call("GET", "/ping/"+uuid+"/start?rid=0f5dbe2d-0e43-4b3e-a8ba-9d44f9d1b0c4", "", "").status).To(Equal(http.StatusOK))
+		Expect(call("POST", "/ping/"+uuid+"?rid=0F5DBE2D-0E43-4B3E-A8BA-9D44F9D1B0C4", "", "backup done").status).To(Equal(http.StatusOK))
+		Expect(call("GET", "/ping/"+uuid+"/fail", "", "").status).To(Equal(http.StatusOK))
+
+		r := call("GET", "/api/v3/checks/"+uuid+"/pings/", p.rw, "")
+		pings := r.json()["pings"].([]any)
+		Expect(pings).To(HaveLen(3))
+		types := []string{}
+		for _, x := range pings {
+			types = append(types, x.(map[string]any)["type"].(string))
+		}
+		Expect(types).To(Equal([]string{"fail", "success", "start"}))
+		success := pings[1].(map[string]any)
+		Expect(success).To(MatchKeys(IgnoreExtras, Keys{"n": BeEquivalentTo(2), "method": Equal("POST"),
+			"rid": Equal("0f5dbe2d-0e43-4b3e-a8ba-9d44f9d1b0c4"), "duration": BeNumerically(">=", 0)}))
+		body := call("GET", "/api/v3/checks/"+uuid+"/pings/2/body", p.rw, "")
+		Expect(body.status).To(Equal(http.StatusOK))
+		Expect(string(body.body)).To(Equal("backup done"))
+		Expect(body.header.Get("Content-Type")).To(Equal("text/plain"))
+		Expect(call("GET", "/api/v3/checks/"+uuid+"/pings/1/body", p.rw, "").status).To(Equal(http.StatusNotFound))
+		Expect(call("GET", "/api/v3/checks/"+uuid+"/pings/", p.ro, "").status).To(Equal(http.StatusForbidden))
+
+		c := call("GET", "/api/v3/checks/"+uuid, p.rw, "").json()
+		Expect(c).To(MatchKeys(IgnoreExtras, Keys{"status": Equal("down"), "n_pings": BeEquivalentTo(3)}))
+
+		flips := call("GET", "/api/v3/checks/"+uuid+"/flips/", p.ro, "")
+		Expect(strings.TrimSpace(string(flips.body))).To(HavePrefix("["))
+		var list []map[string]any
+		Expect(json.Unmarshal(flips.body, &list)).To(Succeed())
+		Expect(list).To(HaveLen(1))
+		Expect(list[0]).To(HaveKeyWithValue("up", BeEquivalentTo(0)))
+		for _, q := range []string{"?seconds=-1", "?seconds=31536001", "?start=abc", "?end=", "?start=10000000001"} {
+			Expect(call("GET", "/api/v3/checks/"+uuid+"/flips/"+q, p.ro, "").status).To(Equal(http.StatusBadRequest), q)
+		}
+		Expect(call("GET", "/api/v3/checks/"+uuid+"/flips/?end=0", p.ro, "").body).To(MatchJSON("[]"))
+		Expect(call("GET", "/api/v3/checks/"+uuid+"/flips/?seconds=3600", p.ro, "").body).NotTo(MatchJSON("[]"))
+	})
+
+	It("lists badges for every tag and the project", func() {
+		create(`{"name": "x", "tags": "prod"}`)
+		b := call("GET", "/api/v3/badges/", p.ro, "").json()["badges"].(map[string]any)
+		Expect(b).To(HaveKey("*"))
+		Expect(b).To(HaveKey("prod"))
+		svg := b["prod"].(map[string]any)["svg"].(string)
+		r := call("GET", strings.TrimPrefix(svg, baseURL), "", "")
+		Expect(r.status).To(Equal(http.StatusOK))
+		Expect(string(r.body)).To(ContainSubstring("<svg"))
+	})
+})
+
+// setCheckLimit sets the project Secret's check-limit annotation, as a
+// cluster administrator would.
+func setCheckLimit(namespace string, limit int) {
+	ctx := context.Background()
+	secrets := &corev1.SecretList{}
+	Expect(k8sClient.List(ctx, secrets, client.InNamespace(namespace), client.MatchingLabels{project.SecretLabel: "true"})).To(Succeed())
+	Expect(secrets.Items).NotTo(BeEmpty())
+	s := secrets.Items[0]
+	patch := client.MergeFrom(s.DeepCopy())
+	if s.Annotations == nil {
+		s.Annotations = map[string]string{}
+	}
+	s.Annotations[project.AnnotationCheckLimit] = fmt.Sprint(limit)
+	Expect(k8sClient.Patch(ctx, &s, patch)).To(Succeed())
+}
