@@ -72,12 +72,15 @@ var _ = BeforeSuite(func() {
 		Expect(mgr.Start(ctx)).To(Succeed())
 	}()
 	Eventually(func() error {
-		resp, err := http.Get(baseURL + "/api/v3/checks/")
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, baseURL+"/api/v3/checks/", nil)
 		if err != nil {
 			return err
 		}
-		resp.Body.Close()
-		return nil
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		return resp.Body.Close()
 	}).Should(Succeed())
 })
 
@@ -129,7 +132,7 @@ func (r response) String() string { return fmt.Sprintf("%d %s", r.status, r.body
 
 // call makes a request with an optional key and body.
 func call(method, path, key, body string) response {
-	req, err := http.NewRequest(method, baseURL+path, bytes.NewBufferString(body))
+	req, err := http.NewRequestWithContext(context.Background(), method, baseURL+path, bytes.NewBufferString(body))
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	if key != "" {
 		req.Header.Set("X-Api-Key", key)
