@@ -7,6 +7,7 @@ require (
 	github.com/emersion/go-smtp v0.25.1
 	github.com/go-logr/logr v1.4.3
 	github.com/google/uuid v1.6.0
+	github.com/kristofferahl/go-healthchecksio/v2 v2.1.0
 	github.com/onsi/ginkgo/v2 v2.34.0
 	github.com/onsi/gomega v1.44.0
 	github.com/prometheus/client_golang v1.24.0
