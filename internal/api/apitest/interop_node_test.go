@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -41,7 +42,7 @@ func nodeModules() string {
 		Expect(err).NotTo(HaveOccurred())
 		Expect(os.WriteFile(filepath.Join(dir, f), data, 0o644)).To(Succeed())
 	}
-	cmd := exec.Command("npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
+	cmd := exec.CommandContext(context.Background(), "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), string(out))
@@ -58,11 +59,12 @@ var _ = Describe("healthchecks-io-client (npm) as a client", func() {
 		Expect(k8sClient.Create(context.Background(), ch)).To(Succeed())
 		Eventually(func() []any { return call("GET", "/api/v3/channels/", p.rw, "").json()["channels"].([]any) }).Should(HaveLen(1))
 
-		cmd := exec.Command("node", filepath.Join("testdata", "node", "interop.js"))
+		cmd := exec.CommandContext(context.Background(), "node", filepath.Join("testdata", "node", "interop.js"))
 		cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "VIGIL_URL="+baseURL, "VIGIL_API_KEY="+p.rw)
 		var stderr []byte
 		out, err := cmd.Output()
-		if ee, ok := err.(*exec.ExitError); ok {
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
 			stderr = ee.Stderr
 		}
 		Expect(err).NotTo(HaveOccurred(), string(stderr))
