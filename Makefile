@@ -85,6 +85,10 @@ verify: fmt vet manifests generate tidy ## Fail if formatting or generation chan
 test: envtest manifests generate ## Run every test (unit, envtest, interop) offline.
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) test ./... -count=1 -timeout 30m
 
+.PHONY: bench-pings
+bench-pings: envtest ## Measure the ping path against the raw API-server write rate (docs/performance.md).
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./hack/bench/pings
+
 .PHONY: envtest
 envtest: $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd $(ENVTEST_ASSETS)/kube-controller-manager $(ENVTEST_ASSETS)/kube-scheduler $(ENVTEST_ASSETS)/kubectl ## Build the control-plane binaries from Go modules (first run: several minutes).
 

@@ -110,3 +110,14 @@ func microPtr(t time.Time) *metav1.MicroTime {
 	m := metav1.NewMicroTime(t.UTC().Truncate(time.Microsecond))
 	return &m
 }
+
+// SetNextPing records when the next ping is due, in whole seconds: that is
+// all the serialized status keeps, so a writer comparing its result with
+// what it read back does not see a difference that is not there.
+func SetNextPing(s *v1.CheckStatus, next time.Time, ok bool) {
+	s.NextPing = nil
+	if ok {
+		t := metav1.NewTime(next.Truncate(time.Second))
+		s.NextPing = &t
+	}
+}

@@ -238,11 +238,7 @@ func (r *CheckReconciler) observe(ctx context.Context, check *v1.Check, cfg moni
 	checkstate.SetObserved(&check.Status, facts)
 
 	next, ok := cfg.NextPing(facts)
-	check.Status.NextPing = nil
-	if ok {
-		t := metav1.NewTime(next)
-		check.Status.NextPing = &t
-	}
+	checkstate.SetNextPing(&check.Status, next, ok)
 	return flipped, nil
 }
 

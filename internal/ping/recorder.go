@@ -145,11 +145,24 @@ func (r *Recorder) Record(ctx context.Context, check *v1.Check, p Ping) (Recorde
 	}
 }
 
+// linger bounds how long a writer waits for a batch to fill up to the size
+// of the previous one. Clients that all got their answer from one commit
+// ping again at nearly the same moment; without the wait the first of them
+// would be committed alone and every other commit would carry one ping.
+const linger = 2 * time.Millisecond
+
 // write drains a check's queue batch by batch.
 func (r *Recorder) write(ctx context.Context, uid types.UID, q *checkQueue) {
+	last := 0
 	for {
 		r.mu.Lock()
+		for deadline := time.Now().Add(linger); len(q.waiting) > 0 && len(q.waiting) < last && time.Now().Before(deadline); {
+			r.mu.Unlock()
+			time.Sleep(linger / 8)
+			r.mu.Lock()
+		}
 		batch := q.waiting
+		last = len(batch)
 		q.waiting = nil
 		if len(batch) == 0 {
 			q.writing = false
@@ -217,12 +230,8 @@ func (r *Recorder) commit(ctx context.Context, q *checkQueue, batch []*pending) 
 		facts := catchUp(cfg, checkstate.Facts(&check.Status), check.Status.NPings, hist)
 		checkstate.SetPingFacts(&updated.Status, facts)
 		updated.Status.NPings = hist.LastN
-		if next, ok := cfg.NextPing(facts); ok {
-			t := metav1.NewTime(next)
-			updated.Status.NextPing = &t
-		} else {
-			updated.Status.NextPing = nil
-		}
+		next, ok := cfg.NextPing(facts)
+		checkstate.SetNextPing(&updated.Status, next, ok)
 		err := r.Client.Status().Patch(ctx, updated, client.MergeFromWithOptions(check, client.MergeFromWithOptimisticLock{}))
 		if err == nil {
 			q.check = updated

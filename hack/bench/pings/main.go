@@ -1,0 +1,279 @@
+// Command pings measures the ping path of a whole Vigil manager on
+// loopback, against a real kube-apiserver and etcd (envtest), and compares
+// it with the raw rate at which the same API server accepts Check status
+// patches, measured in the same run:
+//
+//   - raw: status patches/s, one writer per check, to distinct checks;
+//   - distinct: pings/s spread over many checks;
+//   - hot: pings/s to one check (group commit batches them);
+//   - p50/p99 latency of a ping (until the acknowledgement, which comes
+//     only once the ping is stored).
+//
+// Run: go run ./hack/bench/pings [-checks 1000] [-pings 5000] [-concurrency 64]
+// (KUBEBUILDER_ASSETS as for make test; make bench-pings sets it).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/manager"
+	"github.com/vigil-operator/vigil/internal/testenv"
+)
+
+func main() {
+	checks := flag.Int("checks", 1000, "distinct checks")
+	pings := flag.Int("pings", 5000, "pings per phase")
+	concurrency := flag.Int("concurrency", 64, "concurrent clients")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of this process (client and manager) to the file")
+	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		_ = pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
+	ctrllog.SetLogger(logr.Discard())
+	if err := run(*checks, *pings, *concurrency); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		pprof.StopCPUProfile()
+		os.Exit(1)
+	}
+}
+
+func run(nChecks, nPings, concurrency int) error {
+	env, err := testenv.New()
+	if err != nil {
+		return err
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = env.Stop() }()
+	cfg.QPS, cfg.Burst = 2000, 4000
+	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	ns := "bench"
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		return err
+	}
+
+	fmt.Printf("creating %d checks...\n", nChecks)
+	uuids := make([]string, nChecks)
+	objs := make([]*v1.Check, nChecks)
+	if err := parallel(nChecks, concurrency, func(i int) error {
+		timeout := int64(3600)
+		objs[i] = &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("c%05d", i)},
+			Spec: v1.CheckSpec{Timeout: &timeout, Grace: 3600, TZ: "UTC", UUID: fmt.Sprintf("00000000-0000-4000-8000-%012d", i)}}
+		uuids[i] = objs[i].Spec.UUID
+		return c.Create(ctx, objs[i])
+	}); err != nil {
+		return err
+	}
+
+	// Raw: what the API server takes when each write is one status patch.
+	raw, _, err := measure(nPings, concurrency, func(i int) error {
+		o := objs[i%nChecks]
+		patch := []byte(fmt.Sprintf(`{"status":{"nPings":%d}}`, i))
+		return c.Status().Patch(ctx, o, client.RawPatch(types.MergePatchType, patch))
+	})
+	if err != nil {
+		return err
+	}
+
+	addr, err := freeAddr()
+	if err != nil {
+		return err
+	}
+	mctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	mgr, err := manager.New(mctx, rest.CopyConfig(cfg), manager.Options{HTTPAddr: addr, BaseURL: "http://" + addr, MetricsAddr: "0", ProbeAddr: "0"})
+	if err != nil {
+		return err
+	}
+	go func() { _ = mgr.Start(mctx) }()
+	base := "http://" + addr
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency * 2}}
+	for {
+		if resp, err := hc.Get(base + "/ping/" + uuids[0]); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				break
+			}
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	ping := func(uuid string) error {
+		resp, err := hc.Post(base+"/ping/"+uuid, "text/plain", nil)
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			return fmt.Errorf("ping answered %d", resp.StatusCode)
+		}
+		return nil
+	}
+	before := requestCounts(ctx, cfg)
+	distinct, dLat, err := measure(nPings, concurrency, func(i int) error { return ping(uuids[i%nChecks]) })
+	if err != nil {
+		return err
+	}
+	mid := requestCounts(ctx, cfg)
+	hot, hLat, err := measure(nPings, concurrency, func(int) error { return ping(uuids[1%nChecks]) })
+	if err != nil {
+		return err
+	}
+	after := requestCounts(ctx, cfg)
+	fmt.Println("\nAPI-server writes per ping (verb resource/subresource):")
+	for _, k := range sortedKeys(after) {
+		d, h := float64(mid[k]-before[k])/float64(nPings), float64(after[k]-mid[k])/float64(nPings)
+		if d >= 0.005 || h >= 0.005 {
+			fmt.Printf("  %-40s distinct %5.2f   hot %5.3f\n", k, d, h)
+		}
+	}
+
+	fmt.Printf("\n%d checks, %d requests per phase, %d concurrent clients, GOMAXPROCS=%d\n", nChecks, nPings, concurrency, runtimeProcs())
+	fmt.Printf("raw status patches   %8.0f /s\n", raw)
+	fmt.Printf("pings, distinct      %8.0f /s  = %.2fx raw   p50 %v  p99 %v\n", distinct, distinct/raw, pct(dLat, 50), pct(dLat, 99))
+	fmt.Printf("pings, one hot check %8.0f /s  = %.2fx raw   p50 %v  p99 %v\n", hot, hot/raw, pct(hLat, 50), pct(hLat, 99))
+	return nil
+}
+
+// measure runs n operations on concurrency workers and returns the rate
+// and each operation's latency.
+func measure(n, concurrency int, op func(i int) error) (float64, []time.Duration, error) {
+	lat := make([]time.Duration, n)
+	start := time.Now()
+	err := parallel(n, concurrency, func(i int) error {
+		t := time.Now()
+		err := op(i)
+		lat[i] = time.Since(t)
+		return err
+	})
+	return float64(n) / time.Since(start).Seconds(), lat, err
+}
+
+func parallel(n, concurrency int, op func(i int) error) error {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
+	for range concurrency {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				if err := op(i); err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return first
+}
+
+func pct(d []time.Duration, p int) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[(len(s)-1)*p/100].Round(100 * time.Microsecond)
+}
+
+func freeAddr() (string, error) {
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
+
+// requestCounts reads the API server's write counters by verb and resource.
+func requestCounts(ctx context.Context, cfg *rest.Config) map[string]int64 {
+	out := map[string]int64{}
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return out
+	}
+	raw, err := cs.RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return out
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if !strings.HasPrefix(line, "apiserver_request_total{") {
+			continue
+		}
+		labels := map[string]string{}
+		end := strings.Index(line, "}")
+		for _, kv := range strings.Split(line[len("apiserver_request_total{"):end], ",") {
+			if k, v, ok := strings.Cut(kv, "="); ok {
+				labels[k] = strings.Trim(v, `"`)
+			}
+		}
+		switch labels["verb"] {
+		case "POST", "PUT", "PATCH", "DELETE", "APPLY":
+		default:
+			continue
+		}
+		if labels["group"] != "monitoring.vigil.dev" {
+			continue
+		}
+		n, _ := strconv.ParseFloat(strings.TrimSpace(line[end+1:]), 64)
+		key := labels["verb"] + " " + labels["resource"]
+		if labels["subresource"] != "" {
+			key += "/" + labels["subresource"]
+		}
+		out[key] += int64(n)
+	}
+	return out
+}
+
+func sortedKeys(m map[string]int64) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
