@@ -119,6 +119,14 @@ type CheckSpec struct {
 	// +kubebuilder:validation:XValidation:rule="!('*' in self) || size(self) == 1",message="\"*\" (all channels) cannot be combined with channel names"
 	Channels []string `json:"channels,omitempty"`
 
+	// CronJobRef links the check to a CronJob in its namespace: Vigil
+	// records a start ping when each of the CronJob's Jobs starts, and a
+	// success or failure ping when it ends, so the job needs no code. Checks
+	// created from a CronJob's monitoring.vigil.dev/check annotation set it
+	// themselves.
+	// +optional
+	CronJobRef *LocalObjectReference `json:"cronJobRef,omitempty"`
+
 	// UUID pins the identifier in the check's ping URL, so that re-creating
 	// the object (for example by a GitOps tool) keeps the URL that jobs
 	// already call. When unset, the object's metadata.uid is used.
@@ -294,4 +302,12 @@ type CheckList struct {
 	metav1.TypeMeta `json:",inline"`
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []Check `json:"items"`
+}
+
+// LocalObjectReference names an object in the same namespace.
+type LocalObjectReference struct {
+	// Name of the object.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
 }

@@ -26,6 +26,8 @@ const (
 	SlugField      = "vigil.slug"
 	UniqueKeyField = "vigil.uniqueKey"
 	BadgeKeyField  = "vigil.badgeKey"
+	// CronJobField indexes checks by the CronJob they are linked to.
+	CronJobField = "vigil.cronJob"
 )
 
 // ErrNotFound is returned when no check matches.
@@ -76,6 +78,12 @@ func Setup(ctx context.Context, indexer client.FieldIndexer) error {
 		SlugField:      func(c *v1.Check) string { return c.Spec.Slug },
 		UniqueKeyField: func(c *v1.Check) string { return UniqueKey(UUIDOf(c)) },
 		BadgeKeyField:  func(c *v1.Check) string { return BadgeKey(UUIDOf(c)) },
+		CronJobField: func(c *v1.Check) string {
+			if c.Spec.CronJobRef == nil {
+				return ""
+			}
+			return c.Spec.CronJobRef.Name
+		},
 	}
 	for name, value := range fields {
 		extract := value

@@ -19,6 +19,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/checkindex"
 	"github.com/vigil-operator/vigil/internal/controller"
 	"github.com/vigil-operator/vigil/internal/history"
+	pingrec "github.com/vigil-operator/vigil/internal/ping"
 	"github.com/vigil-operator/vigil/internal/testenv"
 )
 
@@ -29,6 +30,8 @@ var (
 	cancel    context.CancelFunc
 	// clk is the controllers' clock; tests move it instead of sleeping.
 	clk = testingclock.NewFakeClock(time.Now().UTC().Truncate(time.Second))
+	// histories is the history store the controllers share.
+	histories *history.Store
 )
 
 func TestControllers(t *testing.T) {
@@ -56,9 +59,13 @@ var _ = BeforeSuite(func() {
 		Recorder: mgr.GetEventRecorder("vigil-channel"), Recheck: time.Second,
 	}).SetupWithManager(mgr)).To(Succeed())
 	Expect(checkindex.Setup(ctx, mgr.GetFieldIndexer())).To(Succeed())
+	histories = &history.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Now: clk.Now}
+	recorder := &pingrec.Recorder{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), History: histories}
+	Expect((&controller.CronJobReconciler{Client: mgr.GetClient(), Clock: clk, DefaultTimeZone: "UTC"}).SetupWithManager(mgr)).To(Succeed())
+	Expect((&controller.JobReconciler{Client: mgr.GetClient(), Recorder: recorder, History: histories}).SetupWithManager(mgr)).To(Succeed())
 	Expect((&controller.CheckReconciler{
 		Client:   mgr.GetClient(),
-		History:  &history.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Now: clk.Now},
+		History:  histories,
 		Clock:    clk,
 		Recorder: mgr.GetEventRecorder("vigil-check"),
 		BaseURL:  "http://vigil.test",

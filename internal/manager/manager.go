@@ -65,6 +65,9 @@ type Options struct {
 	TrustedProxies []netip.Prefix
 	// Delivery tunes notification retries.
 	Delivery delivery.Options
+	// CronJobTimeZone is the zone of CronJobs without spec.timeZone, as
+	// kube-controller-manager evaluates them; default UTC.
+	CronJobTimeZone string
 }
 
 func (o *Options) defaults() {
@@ -178,11 +181,21 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 		return nil, fmt.Errorf("setting up the channel controller: %w", err)
 	}
 
+	recorder := &ping.Recorder{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), History: histories}
+	if err := (&controller.CronJobReconciler{
+		Client: mgr.GetClient(), Clock: opts.Clock, DefaultTimeZone: opts.CronJobTimeZone,
+	}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("setting up the CronJob controller: %w", err)
+	}
+	if err := (&controller.JobReconciler{Client: mgr.GetClient(), Recorder: recorder, History: histories}).SetupWithManager(mgr); err != nil {
+		return nil, fmt.Errorf("setting up the Job controller: %w", err)
+	}
+
 	log := ctrl.Log.WithName("http")
 	pings := &ping.Handler{
 		Client:         mgr.GetClient(),
 		Projects:       projects,
-		Recorder:       &ping.Recorder{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), History: histories},
+		Recorder:       recorder,
 		TrustedProxies: opts.TrustedProxies,
 		BodyLimit:      opts.PingBodyLimit,
 		CheckLimit:     limits.CheckLimit,

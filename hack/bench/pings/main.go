@@ -57,12 +57,12 @@ func main() {
 			os.Exit(1)
 		}
 		_ = pprof.StartCPUProfile(f)
-		defer pprof.StopCPUProfile()
 	}
 	ctrllog.SetLogger(logr.Discard())
-	if err := run(*checks, *pings, *concurrency); err != nil {
+	err := run(*checks, *pings, *concurrency)
+	pprof.StopCPUProfile()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		pprof.StopCPUProfile()
 		os.Exit(1)
 	}
 }
@@ -125,7 +125,8 @@ func run(nChecks, nPings, concurrency int) error {
 	base := "http://" + addr
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency * 2}}
 	for {
-		if resp, err := hc.Get(base + "/ping/" + uuids[0]); err == nil {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+"/ping/"+uuids[0], nil)
+		if resp, err := hc.Do(req); err == nil {
 			_, _ = io.Copy(io.Discard, resp.Body)
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
@@ -135,7 +136,11 @@ func run(nChecks, nPings, concurrency int) error {
 		time.Sleep(50 * time.Millisecond)
 	}
 	ping := func(uuid string) error {
-		resp, err := hc.Post(base+"/ping/"+uuid, "text/plain", nil)
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/ping/"+uuid, nil)
+		if err != nil {
+			return err
+		}
+		resp, err := hc.Do(req)
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,182 @@
+package controller_test
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/controller"
+)
+
+var _ = Describe("CronJob monitoring", func() {
+	var ns string
+	BeforeEach(func() { ns = newNamespace() })
+
+	cronJob := func(name string, annotations map[string]string) *batchv1.CronJob {
+		cj := &batchv1.CronJob{
+			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Annotations: annotations},
+			Spec: batchv1.CronJobSpec{
+				Schedule: "30 2 * * *",
+				TimeZone: ptr.To("Europe/Riga"),
+				JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+					RestartPolicy: corev1.RestartPolicyNever,
+					Containers:    []corev1.Container{{Name: "job", Image: "busybox"}},
+				}}}},
+			},
+		}
+		Expect(k8sClient.Create(ctx, cj)).To(Succeed())
+		return cj
+	}
+
+	checkFor := func(cj *batchv1.CronJob) func(Gomega) *v1.Check {
+		return func(g Gomega) *v1.Check {
+			c := &v1.Check{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: controller.CheckNameForCronJob(cj.Name)}, c)).To(Succeed())
+			return c
+		}
+	}
+
+	It("gives an annotated CronJob a Check in step with it, and removes it with the annotation", func() {
+		cj := cronJob("backup", map[string]string{
+			controller.AnnotationCheck: "true", controller.AnnotationGrace: "10m",
+			controller.AnnotationTags: "prod  db", controller.AnnotationChannels: "ops, dev",
+		})
+		var c *v1.Check
+		Eventually(func(g Gomega) {
+			c = checkFor(cj)(g)
+			g.Expect(*c.Spec.Schedule).To(Equal("30 2 * * *"))
+		}).Should(Succeed())
+		Expect(c.Spec.Timeout).To(BeNil())
+		Expect(c.Spec.TZ).To(BeEquivalentTo("Europe/Riga"))
+		Expect(c.Spec.Grace).To(BeEquivalentTo(600))
+		Expect(c.Spec.Tags).To(Equal("prod db"))
+		Expect(c.Spec.Channels).To(Equal([]string{"ops", "dev"}))
+		Expect(c.Spec.Name).To(Equal("backup"))
+		Expect(c.Spec.CronJobRef).To(Equal(&v1.LocalObjectReference{Name: "backup"}))
+		Expect(metav1.IsControlledBy(c, cj)).To(BeTrue(), "owned by the CronJob: deleted with it")
+
+		// The CronJob changes; so does its check.
+		cur := &batchv1.CronJob{}
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(cj), cur)).To(Succeed())
+		cur.Spec.Schedule = "@hourly"
+		cur.Spec.TimeZone = nil
+		Expect(k8sClient.Update(ctx, cur)).To(Succeed())
+		Eventually(func(g Gomega) {
+			c := checkFor(cj)(g)
+			g.Expect(*c.Spec.Schedule).To(Equal("0 * * * *"))
+			g.Expect(c.Spec.TZ).To(BeEquivalentTo("UTC"))
+		}).Should(Succeed())
+
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(cj), cur)).To(Succeed())
+		delete(cur.Annotations, controller.AnnotationCheck)
+		Expect(k8sClient.Update(ctx, cur)).To(Succeed())
+		Eventually(func() error {
+			return k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: controller.CheckNameForCronJob(cj.Name)}, &v1.Check{})
+		}).Should(MatchError(ContainSubstring("not found")))
+	})
+
+	It("leaves CronJobs without the annotation alone", func() {
+		cj := cronJob("plain", nil)
+		Consistently(func() error {
+			return k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: controller.CheckNameForCronJob(cj.Name)}, &v1.Check{})
+		}).WithTimeout(time.Second).Should(MatchError(ContainSubstring("not found")))
+	})
+
+	It("pauses the check while the CronJob is suspended", func() {
+		cj := cronJob("nightly", map[string]string{controller.AnnotationCheck: "true"})
+		Eventually(checkFor(cj)).Should(HaveField("Status.State", Not(BeEmpty())))
+		cur := &batchv1.CronJob{}
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(cj), cur)).To(Succeed())
+		cur.Spec.Suspend = ptr.To(true)
+		Expect(k8sClient.Update(ctx, cur)).To(Succeed())
+		Eventually(checkFor(cj)).Should(HaveField("Status.State", v1.CheckStatePaused))
+
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(cj), cur)).To(Succeed())
+		cur.Spec.Suspend = ptr.To(false)
+		Expect(k8sClient.Update(ctx, cur)).To(Succeed())
+		Eventually(checkFor(cj)).Should(HaveField("Status.State", v1.CheckStateNew))
+	})
+
+	It("records each Job of a linked CronJob as start, then success or failure, once", func() {
+		cj := cronJob("report", nil)
+		// A check managed by its own manifest, linked to the CronJob.
+		timeout := int64(86400)
+		c := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "report"},
+			Spec: v1.CheckSpec{Timeout: &timeout, Grace: 3600, TZ: "UTC", CronJobRef: &v1.LocalObjectReference{Name: cj.Name}}}
+		Expect(k8sClient.Create(ctx, c)).To(Succeed())
+
+		newJob := func(name string) *batchv1.Job {
+			j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name,
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "CronJob", Name: cj.Name, UID: cj.UID, Controller: ptr.To(true)}}},
+				Spec: cj.Spec.JobTemplate.Spec}
+			Expect(k8sClient.Create(ctx, j)).To(Succeed())
+			return j
+		}
+		// envtest runs no Job controller: the test writes the status a
+		// kubelet and the Job controller would.
+		// Job times follow the controllers' clock, as they would in a cluster.
+		started := metav1.NewTime(clk.Now().Add(time.Second))
+		ok := newJob("report-1")
+		ok.Status.StartTime = &started
+		ok.Status.Active = 1
+		Expect(k8sClient.Status().Update(ctx, ok)).To(Succeed())
+
+		pings := func(g Gomega) []v1.PingRecord {
+			cur := &v1.Check{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(c), cur)).To(Succeed())
+			h, err := histories.Get(ctx, cur)
+			g.Expect(err).NotTo(HaveOccurred())
+			return h.Pings
+		}
+		Eventually(pings).Should(ConsistOf(And(HaveField("Type", v1.PingStart), HaveField("RID", string(ok.UID)))))
+
+		done := metav1.NewTime(started.Add(42 * time.Second))
+		ok.Status.Active, ok.Status.Succeeded = 0, 1
+		ok.Status.CompletionTime = &done
+		ok.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobSuccessCriteriaMet, Status: corev1.ConditionTrue, LastTransitionTime: done},
+			{Type: batchv1.JobComplete, Status: corev1.ConditionTrue, LastTransitionTime: done},
+		}
+		Expect(k8sClient.Status().Update(ctx, ok)).To(Succeed())
+		Eventually(pings).Should(HaveLen(2))
+		success := pings(Default)[1]
+		Expect(success.Type).To(Equal(v1.PingSuccess))
+		Expect(success.RID).To(Equal(string(ok.UID)))
+		Expect(success.Date.Time).To(BeTemporally("==", done.Time))
+
+		bad := newJob("report-2")
+		bad.Status.StartTime = ptr.To(metav1.NewTime(done.Add(time.Minute)))
+		failedAt := metav1.NewTime(done.Add(2 * time.Minute))
+		bad.Status.Failed = 1
+		bad.Status.Conditions = []batchv1.JobCondition{
+			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastTransitionTime: failedAt},
+			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastTransitionTime: failedAt},
+		}
+		Expect(k8sClient.Status().Update(ctx, bad)).To(Succeed())
+		Eventually(pings).Should(HaveLen(4))
+		last := pings(Default)[3]
+		Expect(last.Type).To(Equal(v1.PingFail))
+		Expect(last.Body).To(ContainSubstring("BackoffLimitExceeded"))
+
+		// A re-list (here: any change to the Jobs) records nothing twice.
+		for _, j := range []*batchv1.Job{ok, bad} {
+			cur := &batchv1.Job{}
+			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(j), cur)).To(Succeed())
+			cur.Labels = map[string]string{"touched": "yes"}
+			Expect(k8sClient.Update(ctx, cur)).To(Succeed())
+		}
+		Consistently(pings).WithTimeout(2 * time.Second).Should(HaveLen(4))
+		Eventually(func(g Gomega) int64 {
+			cur := &v1.Check{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(c), cur)).To(Succeed())
+			return cur.Status.NPings
+		}).Should(BeEquivalentTo(4))
+	})
+})

@@ -1,0 +1,142 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/checkindex"
+	"github.com/vigil-operator/vigil/internal/history"
+	"github.com/vigil-operator/vigil/internal/monitor"
+	"github.com/vigil-operator/vigil/internal/ping"
+)
+
+// JobReconciler turns the Jobs of monitored CronJobs into pings: a start
+// when the Job starts (its UID as the run id), then a success or a failure
+// when it ends, at the Job's own times so durations are the Job's. Each
+// Job's pings are recorded once: before recording, the check's history is
+// read for pings of that run, so a restart or a re-list repeats nothing.
+type JobReconciler struct {
+	client.Client
+	// Recorder stores pings as the ping endpoint does.
+	Recorder *ping.Recorder
+	// History reads what has been recorded.
+	History *history.Store
+}
+
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch
+
+// jobPingUA is the user agent of the pings a Job produces.
+const jobPingUA = "vigil (Kubernetes Job)"
+
+// Reconcile records what one Job owes its CronJob's checks.
+func (r *JobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	job := &batchv1.Job{}
+	if err := r.Get(ctx, req.NamespacedName, job); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	owner := metav1.GetControllerOf(job)
+	if owner == nil || owner.Kind != "CronJob" || owner.APIVersion != batchv1.SchemeGroupVersion.String() {
+		return ctrl.Result{}, nil
+	}
+	var checks v1.CheckList
+	if err := r.List(ctx, &checks, client.InNamespace(job.Namespace), client.MatchingFields{checkindex.CronJobField: owner.Name}); err != nil {
+		return ctrl.Result{}, err
+	}
+	pings := jobPings(job)
+	for i := range checks.Items {
+		if err := r.record(ctx, &checks.Items[i], job, pings); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	return ctrl.Result{}, nil
+}
+
+// jobPings are the pings a Job's status calls for, oldest first.
+func jobPings(job *batchv1.Job) []ping.Ping {
+	rid := string(job.UID)
+	var out []ping.Ping
+	if job.Status.StartTime != nil {
+		out = append(out, ping.Ping{Kind: monitor.PingStart, At: job.Status.StartTime.Time, RID: rid})
+	}
+	for _, c := range job.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobComplete:
+			at := c.LastTransitionTime.Time
+			if job.Status.CompletionTime != nil {
+				at = job.Status.CompletionTime.Time
+			}
+			out = append(out, ping.Ping{Kind: monitor.PingSuccess, At: at, RID: rid,
+				Body: []byte(fmt.Sprintf("Job %s completed (%d succeeded)", job.Name, job.Status.Succeeded))})
+		case batchv1.JobFailed:
+			out = append(out, ping.Ping{Kind: monitor.PingFail, At: c.LastTransitionTime.Time, RID: rid,
+				Body: []byte(fmt.Sprintf("Job %s failed: %s: %s", job.Name, c.Reason, c.Message))})
+		}
+	}
+	for i := range out {
+		out[i].Scheme, out[i].UA, out[i].Method = "kubernetes", jobPingUA, "JOB"
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].At.Before(out[j].At) })
+	return out
+}
+
+// record stores the Job's pings the check's history does not yet hold.
+func (r *JobReconciler) record(ctx context.Context, check *v1.Check, job *batchv1.Job, pings []ping.Ping) error {
+	if len(pings) == 0 {
+		return nil
+	}
+	h, err := r.History.Get(ctx, check)
+	if err != nil {
+		return err
+	}
+	seen := map[v1.PingType]bool{}
+	for _, p := range h.Pings {
+		if p.RID == string(job.UID) {
+			seen[p.Type] = true
+		}
+	}
+	ended := seen[v1.PingSuccess] || seen[v1.PingFail]
+	// Once the log has been trimmed, a ping older than everything it keeps
+	// may have been recorded and trimmed away: never record it again.
+	var horizon time.Time
+	if len(h.Pings) > 0 && h.LastN > int64(len(h.Pings)) {
+		horizon = h.Pings[0].Date.Time
+	}
+	for _, p := range pings {
+		if seen[v1.PingType(p.Kind)] || (p.Kind == monitor.PingStart && ended) {
+			continue
+		}
+		// A Job that started before the check existed says nothing about it.
+		if p.At.Before(check.CreationTimestamp.Add(-time.Second)) || p.At.Before(horizon) {
+			continue
+		}
+		if _, err := r.Recorder.Record(ctx, check, p); err != nil {
+			return fmt.Errorf("recording Job %s for check %s: %w", job.Name, check.Name, err)
+		}
+		if p.Kind != monitor.PingStart {
+			ended = true
+		}
+	}
+	return nil
+}
+
+// SetupWithManager registers the reconciler for Jobs.
+func (r *JobReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("job").
+		For(&batchv1.Job{}).
+		WithOptions(controller.Options{RecoverPanic: ptr(true)}).
+		Complete(r)
+}
