@@ -127,6 +127,13 @@ type CheckSpec struct {
 	// +optional
 	CronJobRef *LocalObjectReference `json:"cronJobRef,omitempty"`
 
+	// PingURLSecret publishes the check's ping URL in a Secret of this name
+	// in the check's namespace (keys PING_URL and CHECK_UUID), owned by the
+	// check, so a workload reads it from an environment variable instead
+	// of hard-coding a UUID.
+	// +optional
+	PingURLSecret *LocalObjectReference `json:"pingURLSecret,omitempty"`
+
 	// UUID pins the identifier in the check's ping URL, so that re-creating
 	// the object (for example by a GitOps tool) keeps the URL that jobs
 	// already call. When unset, the object's metadata.uid is used.

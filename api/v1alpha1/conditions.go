@@ -34,6 +34,10 @@ const (
 	ReasonDuplicateUUID = "DuplicateUUID"
 	// ReasonUnknownChannel: spec.channels names a Channel that does not exist.
 	ReasonUnknownChannel = "UnknownChannel"
+	// ReasonPingURLSecretTaken: spec.pingURLSecret names a Secret that
+	// belongs to something else; the check is monitored, the URL not
+	// published.
+	ReasonPingURLSecretTaken = "PingURLSecretTaken"
 
 	// ReasonCheckUp: the check came up (Event) or is up (Up condition).
 	ReasonCheckUp = "CheckUp"

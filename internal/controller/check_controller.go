@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
@@ -55,6 +56,9 @@ type CheckReconciler struct {
 	BaseURL string
 	// Metrics, when set, count states, flips and lateness.
 	Metrics *Metrics
+	// SecretReader reads the Secrets checks publish their ping URL in,
+	// uncached: the manager caches only project Secrets.
+	SecretReader client.Reader
 }
 
 // duplicateRecheck is how often a check whose UUID another check owns looks
@@ -70,6 +74,7 @@ const conflictRetry = 100 * time.Millisecond
 // +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=checks/finalizers,verbs=update
 // +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=checkhistories,verbs=get;create;update;delete
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=create;update
 
 // Reconcile brings one Check's status up to date.
 func (r *CheckReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
@@ -129,13 +134,29 @@ func (r *CheckReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resu
 		r.markReconciling(check, err)
 		return ctrl.Result{}, err
 	}
+	if err := r.publishPingURL(ctx, check); err != nil {
+		var taken *secretTakenError
+		if !errors.As(err, &taken) {
+			r.markReconciling(check, err)
+			return ctrl.Result{}, err
+		}
+		if problem == nil {
+			problem = &specProblem{reason: v1.ReasonPingURLSecretTaken, message: err.Error(), recheck: duplicateRecheck}
+		}
+	}
 	r.markReady(check, problem)
 	r.Metrics.observe(check)
 
+	result = ctrl.Result{}
 	if next, ok := cfg.NextChange(checkstate.Facts(&check.Status), now); ok {
-		return ctrl.Result{RequeueAfter: next.Sub(now)}, nil
+		result.RequeueAfter = next.Sub(now)
 	}
-	return ctrl.Result{}, nil
+	// Problems that another object's change fixes (a Channel or a Secret
+	// appearing) are looked at again.
+	if problem != nil && problem.recheck > 0 && (result.RequeueAfter == 0 || problem.recheck < result.RequeueAfter) {
+		result.RequeueAfter = problem.recheck
+	}
+	return result, nil
 }
 
 // setIdentity records the UUID and ping URL the check answers to.
@@ -361,4 +382,47 @@ func upCondition(check *v1.Check, gen int64) metav1.Condition {
 		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, v1.ReasonCheckNew, "Waiting for the first ping"
 	}
 	return c
+}
+
+// Keys of a published ping-URL Secret.
+const (
+	PingURLKey   = "PING_URL"
+	CheckUUIDKey = "CHECK_UUID"
+)
+
+// publishPingURL keeps the Secret spec.pingURLSecret names in step with the
+// check's ping URL. It only ever writes a Secret the check owns: one that
+// exists and belongs to something else is left alone and reported.
+func (r *CheckReconciler) publishPingURL(ctx context.Context, check *v1.Check) error {
+	ref := check.Spec.PingURLSecret
+	if ref == nil || r.SecretReader == nil {
+		return nil
+	}
+	data := map[string][]byte{PingURLKey: []byte(check.Status.PingURL), CheckUUIDKey: []byte(check.Status.UUID)}
+	secret := &corev1.Secret{}
+	err := r.SecretReader.Get(ctx, client.ObjectKey{Namespace: check.Namespace, Name: ref.Name}, secret)
+	switch {
+	case apierrors.IsNotFound(err):
+		secret = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: check.Namespace, Name: ref.Name}, Data: data}
+		if err := controllerutil.SetControllerReference(check, secret, r.Scheme()); err != nil {
+			return err
+		}
+		return r.Create(ctx, secret)
+	case err != nil:
+		return err
+	case !metav1.IsControlledBy(secret, check):
+		return &secretTakenError{name: ref.Name}
+	case string(secret.Data[PingURLKey]) == string(data[PingURLKey]) && string(secret.Data[CheckUUIDKey]) == string(data[CheckUUIDKey]):
+		return nil
+	}
+	secret.Data = data
+	return r.Update(ctx, secret)
+}
+
+// secretTakenError: the Secret to publish the ping URL in belongs to
+// something else.
+type secretTakenError struct{ name string }
+
+func (e *secretTakenError) Error() string {
+	return fmt.Sprintf("secret %q exists and does not belong to this check: the ping URL is not published in it", e.name)
 }

@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/controller"
 )
 
 var touches atomic.Int64
@@ -311,3 +313,30 @@ func toUnstructured(c *v1.Check) *unstructured.Unstructured {
 	u.SetKind("Check")
 	return u
 }
+
+var _ = Describe("Ping URL publishing", func() {
+	It("keeps the ping URL in a Secret the check owns, and leaves other Secrets alone", func() {
+		ns := newNamespace()
+		c := newCheck(ns, "published", v1.CheckSpec{Timeout: i64(3600), Grace: 60, TZ: "UTC",
+			PingURLSecret: &v1.LocalObjectReference{Name: "published-ping"}})
+		Eventually(func(g Gomega) {
+			s := &corev1.Secret{}
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "published-ping"}, s)).To(Succeed())
+			cur := get(client.ObjectKeyFromObject(c))(g)
+			g.Expect(string(s.Data[controller.PingURLKey])).To(Equal("http://vigil.test/ping/" + cur.Status.UUID))
+			g.Expect(string(s.Data[controller.CheckUUIDKey])).To(Equal(cur.Status.UUID))
+			g.Expect(metav1.IsControlledBy(s, cur)).To(BeTrue())
+		}).Should(Succeed())
+
+		foreign := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "taken"}, StringData: map[string]string{"x": "y"}}
+		Expect(k8sClient.Create(ctx, foreign)).To(Succeed())
+		other := newCheck(ns, "clash", v1.CheckSpec{Timeout: i64(3600), Grace: 60, TZ: "UTC",
+			PingURLSecret: &v1.LocalObjectReference{Name: "taken"}})
+		Eventually(func(g Gomega) *metav1.Condition {
+			return meta.FindStatusCondition(get(client.ObjectKeyFromObject(other))(g).Status.Conditions, v1.ConditionReady)
+		}).Should(And(HaveField("Status", metav1.ConditionFalse), HaveField("Message", ContainSubstring("does not belong to this check"))))
+		s := &corev1.Secret{}
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(foreign), s)).To(Succeed())
+		Expect(s.Data).To(Equal(map[string][]byte{"x": []byte("y")}))
+	})
+})

@@ -121,8 +121,13 @@ var _ = Describe("CronJob monitoring", func() {
 		}
 		// envtest runs no Job controller: the test writes the status a
 		// kubelet and the Job controller would.
-		// Job times follow the controllers' clock, as they would in a cluster.
-		started := metav1.NewTime(clk.Now().Add(time.Second))
+		// Job times follow the controllers' clock, as they would in a
+		// cluster, and come after the check's creation (real time).
+		base := clk.Now()
+		if now := time.Now(); now.After(base) {
+			base = now
+		}
+		started := metav1.NewTime(base.Add(time.Second).Truncate(time.Second))
 		ok := newJob("report-1")
 		ok.Status.StartTime = &started
 		ok.Status.Active = 1

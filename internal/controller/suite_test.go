@@ -64,11 +64,12 @@ var _ = BeforeSuite(func() {
 	Expect((&controller.CronJobReconciler{Client: mgr.GetClient(), Clock: clk, DefaultTimeZone: "UTC"}).SetupWithManager(mgr)).To(Succeed())
 	Expect((&controller.JobReconciler{Client: mgr.GetClient(), Recorder: recorder, History: histories}).SetupWithManager(mgr)).To(Succeed())
 	Expect((&controller.CheckReconciler{
-		Client:   mgr.GetClient(),
-		History:  histories,
-		Clock:    clk,
-		Recorder: mgr.GetEventRecorder("vigil-check"),
-		BaseURL:  "http://vigil.test",
+		Client:       mgr.GetClient(),
+		History:      histories,
+		Clock:        clk,
+		Recorder:     mgr.GetEventRecorder("vigil-check"),
+		BaseURL:      "http://vigil.test",
+		SecretReader: mgr.GetAPIReader(),
 	}).SetupWithManager(ctx, mgr, controller.CheckOptions{})).To(Succeed())
 	go func() {
 		defer GinkgoRecover()

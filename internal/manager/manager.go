@@ -163,13 +163,14 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 	}
 
 	if err := (&controller.CheckReconciler{
-		Client:   mgr.GetClient(),
-		History:  histories,
-		Clock:    opts.Clock,
-		Recorder: mgr.GetEventRecorder("vigil-check-controller"),
-		Notifier: dispatcher,
-		BaseURL:  opts.BaseURL,
-		Metrics:  controller.NewMetrics(nil),
+		Client:       mgr.GetClient(),
+		History:      histories,
+		Clock:        opts.Clock,
+		Recorder:     mgr.GetEventRecorder("vigil-check-controller"),
+		Notifier:     dispatcher,
+		SecretReader: mgr.GetAPIReader(),
+		BaseURL:      opts.BaseURL,
+		Metrics:      controller.NewMetrics(nil),
 	}).SetupWithManager(ctx, mgr, controller.CheckOptions{}); err != nil {
 		return nil, fmt.Errorf("setting up the check controller: %w", err)
 	}
