@@ -49,17 +49,50 @@ func (ev *event) next(after time.Time, loc *time.Location) (time.Time, bool) {
 		local := from.In(loc)
 		_, offset := local.Zone()
 		_, end := local.ZoneBounds()
+		if !end.After(from) {
+			// Go answers an empty period at some year boundaries of
+			// rule-based zones (Europe/Riga at the end of 2040); the
+			// offset check below finds the real boundary instead.
+			end = time.Time{}
+		}
 		hit, ok := ev.nextWall(civilOf(local))
 		if !ok {
 			return time.Time{}, false
 		}
 		at := hit.utc().Add(-time.Duration(offset) * time.Second)
-		if end.IsZero() || at.Before(end) {
+		if !end.IsZero() && !at.Before(end) {
+			from = end
+			continue
+		}
+		if offsetAt(at, loc) == offset {
 			return at, true
 		}
-		from = end
+		from = nextOffsetChange(from, at, loc, offset)
 	}
 	return time.Time{}, false
+}
+
+func offsetAt(t time.Time, loc *time.Location) int {
+	_, o := t.In(loc).Zone()
+	return o
+}
+
+// nextOffsetChange returns the first whole second in (from, to] whose
+// offset in loc is not offset, given that to's is not.
+func nextOffsetChange(from, to time.Time, loc *time.Location, offset int) time.Time {
+	lo, hi := from, to // offset(lo) == offset, offset(hi) != offset
+	for hi.Sub(lo) > time.Second {
+		mid := lo.Add(hi.Sub(lo) / 2).Truncate(time.Second)
+		if !mid.After(lo) {
+			break
+		}
+		if offsetAt(mid, loc) == offset {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	return hi
 }
 
 // civil is a wall-clock time to the second.

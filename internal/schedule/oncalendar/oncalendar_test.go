@@ -223,6 +223,7 @@ func TestNext(t *testing.T) {
 		{"inside the repeated hour, first pass", "*:30,45", "Europe/Riga", "2020-10-25T00:40:00Z", []string{"2020-10-25T00:45:00Z", "2020-10-25T01:30:00Z", "2020-10-25T01:45:00Z"}},
 		{"inside the repeated hour, second pass", "*:30", "Europe/Riga", "2020-10-25T01:10:00Z", []string{"2020-10-25T01:30:00Z", "2020-10-25T02:30:00Z"}},
 		{"hourly over spring forward", "*:30", "Europe/Riga", "2020-03-29T00:00:00Z", []string{"2020-03-29T00:30:00Z", "2020-03-29T01:30:00Z"}},
+		{"across Go's empty zone period at the end of 2040", "Mon 2-29", "Europe/Riga", "2020-01-01T00:00:00Z", []string{"2044-02-28T22:00:00Z", "2072-02-28T22:00:00Z"}},
 		{"New York gap", "02:30", "America/New_York", "2023-03-11T12:00:00Z", []string{"2023-03-13T06:30:00Z"}},
 		{"DST rules far in the future", "*-*-* 03:30", "Europe/Riga", "2150-10-24T12:00:00Z", nil}, // filled below
 		{"Lord Howe half-hour shift", "01:45", "Australia/Lord_Howe", "2023-04-01T00:00:00Z", []string{"2023-04-01T14:45:00Z", "2023-04-01T15:15:00Z", "2023-04-02T15:15:00Z"}},
