@@ -1,6 +1,7 @@
 package checkinput
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -16,6 +17,9 @@ type ChannelRef struct {
 	// Name is its display name.
 	Name string
 }
+
+// ErrChannels matches every channel-resolution error (errors.Is).
+var ErrChannels = errors.New("invalid channels")
 
 // ChannelError is a channels field that does not resolve; as in the
 // reference its message carries no "json validation error" prefix.

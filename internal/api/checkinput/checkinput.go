@@ -11,7 +11,6 @@ package checkinput
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -68,11 +67,13 @@ func ParseBody(data []byte) (Object, error) {
 	return obj, nil
 }
 
-// APIKey is the body's api_key field, when it is a string.
+// APIKey is the body's api_key field, when it is a string. (The reference
+// takes str() of any other value, such as "None" for null or "5"; none of
+// those is a 32-character key, so they are no key here.)
 func (o Object) APIKey() (string, bool) {
 	var s string
 	raw, ok := o["api_key"]
-	if !ok || json.Unmarshal(raw, &s) != nil {
+	if !ok || !isJSONString(raw) || json.Unmarshal(raw, &s) != nil {
 		return "", false
 	}
 	return s, true
@@ -106,11 +107,11 @@ var fieldOrder = []string{
 }
 
 // Validate checks every known field of o and returns the request, or the
-// first error in the reference's order. forCreate is accepted for
-// symmetry with the callers; the schema is the same for both (update
-// validates and ignores unique, as the reference).
+// first error in the reference's order; unknown keys (api_key among them)
+// are ignored. Create and update share the reference's schema, so an
+// update's unique is validated too, but it is dropped: only a create
+// upserts.
 func Validate(o Object, forCreate bool) (*Input, error) {
-	_ = forCreate
 	in := &Input{}
 	for _, f := range fieldOrder {
 		raw, ok := o[f]
@@ -120,6 +121,9 @@ func Validate(o Object, forCreate bool) (*Input, error) {
 		if err := in.set(f, raw); err != nil {
 			return nil, err
 		}
+	}
+	if !forCreate {
+		in.Unique = nil
 	}
 	return in, nil
 }
@@ -299,7 +303,9 @@ func Defaults() v1.CheckSpec {
 }
 
 // UniqueLookup reports whether a create request asks for an upsert: unique
-// lists at least one field and every listed field is in the request.
+// lists at least one field and every listed field is in the request. As in
+// the reference, a listed field the request leaves out means no lookup (a
+// plain create), not a comparison with the field's default.
 func (in *Input) UniqueLookup() bool {
 	if len(in.Unique) == 0 {
 		return false
@@ -339,9 +345,15 @@ func (in *Input) field(f string) any {
 }
 
 // Matches reports whether an existing check's spec equals the request on
-// every field listed in unique. A Cron check matches on timeout with the
-// default period, the one a Simple check would have.
+// every field listed in unique (name, slug and tags as whole strings). An
+// unset timeout or grace compares as its default: the reference keeps a
+// timeout for a Cron check too, and a Cron check here stores none, so it
+// matches on the default period; a grace of 0 is one the API server has
+// not defaulted yet.
 func (in *Input) Matches(spec v1.CheckSpec) bool {
+	if !in.UniqueLookup() {
+		return false // not an upsert: the request matches no check
+	}
 	for _, f := range in.Unique {
 		var have any
 		switch f {
@@ -358,9 +370,13 @@ func (in *Input) Matches(spec v1.CheckSpec) bool {
 			}
 			have = t
 		case "grace":
-			have = spec.Grace
+			g := spec.Grace
+			if g == 0 {
+				g = defaultGrace
+			}
+			have = g
 		}
-		if want := in.field(f); want == nil || want != have {
+		if in.field(f) != have {
 			return false
 		}
 	}
@@ -435,6 +451,3 @@ func SubjectFields(spec v1.CheckSpec) (subject, subjectFail string) {
 	}
 	return spec.SuccessKeywords, spec.FailureKeywords
 }
-
-// ErrChannels matches every channel-resolution error.
-var ErrChannels = errors.New("invalid channels")
