@@ -53,7 +53,7 @@ type CheckSpec struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=100
 	// +kubebuilder:validation:XValidation:rule="self.trim() != ''",message="schedule must not be blank"
-	// +kubebuilder:validation:XValidation:rule="self.matches('^[A-Za-z0-9 \\t\\n*/,~.:#_+-]*$')",message="schedule may contain only letters, digits, spaces and the characters * / , - ~ . : # _ +, as cron and OnCalendar expressions do"
+	// +kubebuilder:validation:XValidation:rule="self.matches(r'^[A-Za-z0-9\\s\\x0b\\x1c-\\x1f\\x85\\p{Z}*/,~.:#_+-]*$')",message="schedule may contain only letters, digits, whitespace and the characters * / , - ~ . : # _ +, as cron and OnCalendar expressions do"
 	Schedule *string `json:"schedule,omitempty"`
 
 	// TZ is the IANA time-zone name the schedule is evaluated in. It has an

@@ -17,7 +17,9 @@ const channelsField = "vigil.spec.channels"
 
 // CheckOptions tune the check controller.
 type CheckOptions struct {
-	// MaxConcurrentReconciles bounds parallel reconciles (default 4).
+	// MaxConcurrentReconciles bounds parallel reconciles (default 16: a
+	// reconcile mostly waits for the API server, and a wave of deadlines
+	// needs many in flight).
 	MaxConcurrentReconciles int
 }
 
@@ -33,7 +35,7 @@ func (r *CheckReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager
 		return err
 	}
 	if opts.MaxConcurrentReconciles == 0 {
-		opts.MaxConcurrentReconciles = 4
+		opts.MaxConcurrentReconciles = 16
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1.Check{}).

@@ -167,6 +167,14 @@ var _ = Describe("Management API", func() {
 		Expect(call("GET", "/api/v3/checks/"+uuid, p.rw, "").json()).To(HaveKeyWithValue("schedule", "12:34"))
 	})
 
+	It("stores a schedule with any whitespace the reference accepts, verbatim", func() {
+		r := call("POST", "/api/v3/checks/", p.rw, `{"schedule": "0 3 * * *\r\n", "tz": "UTC"}`)
+		Expect(r.status).To(Equal(http.StatusCreated), r.String())
+		Expect(r.json()).To(HaveKeyWithValue("schedule", "0 3 * * *\r\n"))
+		r = call("POST", "/api/v3/checks/", p.rw, `{"schedule": "daily\u00a0Europe/Riga"}`)
+		Expect(r.status).To(Equal(http.StatusBadRequest), "a no-break space is no zone separator, as in the reference")
+	})
+
 	It("assigns channels by UUID, name, all, or none", func() {
 		for _, name := range []string{"ops", "dev"} {
 			ch := &v1.Channel{ObjectMeta: metav1.ObjectMeta{Namespace: p.ns, Name: name}, Spec: v1.ChannelSpec{
