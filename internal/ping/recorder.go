@@ -42,6 +42,9 @@ type Ping struct {
 type Recorded struct {
 	N    int64            // the ping's serial number
 	Kind monitor.PingKind // as logged: "ign" when the check ignored it
+	// CheckVersion is the Check's resourceVersion whose status counts the
+	// ping.
+	CheckVersion string
 }
 
 // Recorder stores pings durably. A ping is acknowledged only after it is in
@@ -226,6 +229,13 @@ func (r *Recorder) commit(ctx context.Context, q *checkQueue, batch []*pending) 
 	q.hist = hist
 
 	for attempt := 0; ; attempt++ {
+		if check.Status.NPings >= hist.LastN {
+			// Another replica wrote the status from a history at least as
+			// new as ours, so it already counts this batch; writing ours
+			// would lower the count.
+			q.check = check
+			return withVersion(recs, check.ResourceVersion), nil
+		}
 		updated := check.DeepCopy()
 		facts := catchUp(cfg, checkstate.Facts(&check.Status), check.Status.NPings, hist)
 		checkstate.SetPingFacts(&updated.Status, facts)
@@ -235,7 +245,7 @@ func (r *Recorder) commit(ctx context.Context, q *checkQueue, batch []*pending) 
 		err := r.Client.Status().Patch(ctx, updated, client.MergeFromWithOptions(check, client.MergeFromWithOptimisticLock{}))
 		if err == nil {
 			q.check = updated
-			return recs, nil
+			return withVersion(recs, updated.ResourceVersion), nil
 		}
 		if apierrors.IsNotFound(err) {
 			return nil, ErrCheckGone
@@ -256,6 +266,13 @@ func (r *Recorder) commit(ctx context.Context, q *checkQueue, batch []*pending) 
 		check = fresh
 		q.check = fresh
 	}
+}
+
+func withVersion(recs []Recorded, version string) []Recorded {
+	for i := range recs {
+		recs[i].CheckVersion = version
+	}
+	return recs
 }
 
 // catchUp replays onto the status facts the pings history holds beyond the

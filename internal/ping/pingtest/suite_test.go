@@ -1,0 +1,314 @@
+// Package pingtest exercises the ping protocol end to end: a whole manager
+// (pings, the Management API and the controllers) against a real
+// kube-apiserver and etcd, pinged over HTTP the way jobs ping it, with
+// results read back through the Management API and the Check objects.
+package pingtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/checkindex"
+	"github.com/vigil-operator/vigil/internal/history"
+	"github.com/vigil-operator/vigil/internal/manager"
+	"github.com/vigil-operator/vigil/internal/ping"
+	"github.com/vigil-operator/vigil/internal/project"
+	"github.com/vigil-operator/vigil/internal/testenv"
+)
+
+// bodyLimit is the manager's ping body limit, small so truncation is cheap
+// to test.
+const bodyLimit = 1000
+
+var (
+	env       *envtest.Environment
+	cfg       *rest.Config
+	k8sClient client.Client
+	mgr       ctrl.Manager
+	baseURL   string
+	cancel    context.CancelFunc
+	// httpClient keeps enough idle connections for the concurrency specs.
+	httpClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}, Timeout: 30 * time.Second}
+)
+
+func TestPing(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Ping protocol")
+}
+
+func freeAddr() string {
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	defer l.Close()
+	return l.Addr().String()
+}
+
+var _ = BeforeSuite(func() {
+	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	SetDefaultEventuallyTimeout(20 * time.Second)
+	SetDefaultEventuallyPollingInterval(50 * time.Millisecond)
+	var err error
+	env, err = testenv.New()
+	Expect(err).NotTo(HaveOccurred())
+	cfg, err = env.Start()
+	Expect(err).NotTo(HaveOccurred())
+	k8sClient, err = client.New(cfg, client.Options{Scheme: env.Scheme})
+	Expect(err).NotTo(HaveOccurred())
+
+	addr := freeAddr()
+	baseURL = "http://" + addr
+	var ctx context.Context
+	ctx, cancel = context.WithCancel(context.Background())
+	mgr, err = manager.New(ctx, cfg, manager.Options{
+		HTTPAddr: addr, BaseURL: baseURL, MetricsAddr: "0", ProbeAddr: "0", CheckLimit: 20,
+		PingBodyLimit: bodyLimit,
+		// The test client connects from 127.0.0.1: it is a trusted proxy
+		// of this manager (and not of the replicas started by newReplica).
+		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
+	})
+	Expect(err).NotTo(HaveOccurred())
+	go func() {
+		defer GinkgoRecover()
+		Expect(mgr.Start(ctx)).To(Succeed())
+	}()
+	Eventually(func() error {
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, baseURL+"/api/v3/checks/", nil)
+		if err != nil {
+			return err
+		}
+		resp, err := httpClient.Do(req)
+		if err != nil {
+			return err
+		}
+		return resp.Body.Close()
+	}).Should(Succeed())
+})
+
+var _ = AfterSuite(func() {
+	if cancel != nil {
+		cancel()
+	}
+	if env != nil {
+		Expect(env.Stop()).To(Succeed())
+	}
+})
+
+// newRecorder is a ping.Recorder as another replica of the manager has one:
+// its own (uncached) API client and history store, writing to the same API
+// server. beforeStatusPatch, when set, runs before each of its status
+// writes, to interleave another replica's writes deterministically.
+func newRecorder(beforeStatusPatch func()) *ping.Recorder {
+	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	Expect(err).NotTo(HaveOccurred())
+	store := &history.Store{Client: c, Reader: c, Now: time.Now,
+		Limits: func(string) history.Limits { return history.DefaultLimits() }}
+	writer := c
+	if beforeStatusPatch != nil {
+		writer = hookClient{Client: c, hook: beforeStatusPatch}
+	}
+	return &ping.Recorder{Client: writer, Reader: c, History: store}
+}
+
+// hookClient runs hook before every status patch.
+type hookClient struct {
+	client.Client
+	hook func()
+}
+
+func (c hookClient) Status() client.SubResourceWriter {
+	return hookStatus{SubResourceWriter: c.Client.Status(), hook: c.hook}
+}
+
+type hookStatus struct {
+	client.SubResourceWriter
+	hook func()
+}
+
+func (s hookStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	s.hook()
+	return s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+}
+
+// newReplica serves pings the way another replica of the manager would,
+// with its own recorder (see newRecorder) and trusted proxies. Checks are
+// looked up through the suite manager's cache, which only saves starting a
+// second informer; nothing of the recorder is shared. It returns the
+// replica's base URL.
+func newReplica(trusted []netip.Prefix) string {
+	h := &ping.Handler{
+		Client:         mgr.GetClient(),
+		Recorder:       newRecorder(nil),
+		TrustedProxies: trusted,
+		BodyLimit:      bodyLimit,
+		Clock:          clock.RealClock{},
+		Log:            GinkgoLogr,
+	}
+	srv := httptest.NewServer(h)
+	DeferCleanup(srv.Close)
+	return srv.URL
+}
+
+// proj is a namespace with a project: a read-write key and a ping key.
+type proj struct {
+	ns, rw, pingKey string
+}
+
+func newProject() proj {
+	ctx := context.Background()
+	n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "ping-"}}
+	Expect(k8sClient.Create(ctx, n)).To(Succeed())
+	rw, err := project.CreateAPIKey(ctx, k8sClient, n.Name, project.ReadWrite)
+	Expect(err).NotTo(HaveOccurred())
+	data, err := project.EnsureProjectSecret(ctx, k8sClient, n.Name)
+	Expect(err).NotTo(HaveOccurred())
+	p := proj{ns: n.Name, rw: rw, pingKey: string(data[project.DataPingKey])}
+	// The server knows the keys once its cache has the Secret.
+	Eventually(func() int { return call("GET", "/api/v3/checks/", p.rw, "").status }).Should(Equal(http.StatusOK))
+	return p
+}
+
+// create creates a check through the Management API and returns its UUID.
+func (p proj) create(body string) string {
+	r := call("POST", "/api/v3/checks/", p.rw, body)
+	ExpectWithOffset(1, r.status).To(Equal(http.StatusCreated), r.String())
+	return r.json()["uuid"].(string)
+}
+
+// check is the check's JSON from the Management API.
+func (p proj) check(uuid string) map[string]any {
+	r := call("GET", "/api/v3/checks/"+uuid, p.rw, "")
+	ExpectWithOffset(1, r.status).To(Equal(http.StatusOK), r.String())
+	return r.json()
+}
+
+// pings is the check's ping log from the Management API, newest first.
+func (p proj) pings(uuid string) []map[string]any {
+	r := call("GET", "/api/v3/checks/"+uuid+"/pings/", p.rw, "")
+	ExpectWithOffset(1, r.status).To(Equal(http.StatusOK), r.String())
+	var out struct {
+		Pings []map[string]any `json:"pings"`
+	}
+	ExpectWithOffset(1, json.Unmarshal(r.body, &out)).To(Succeed())
+	return out.Pings
+}
+
+// checkObject reads the Check object with a UUID from the API server.
+func (p proj) checkObject(uuid string) *v1.Check {
+	var list v1.CheckList
+	ExpectWithOffset(1, k8sClient.List(context.Background(), &list, client.InNamespace(p.ns))).To(Succeed())
+	for i := range list.Items {
+		if checkindex.UUIDOf(&list.Items[i]) == uuid {
+			return &list.Items[i]
+		}
+	}
+	Fail("no Check with UUID " + uuid + " in " + p.ns)
+	return nil
+}
+
+// history reads a check's CheckHistory from the API server.
+func historyOf(c *v1.Check) *v1.CheckHistory {
+	h := &v1.CheckHistory{}
+	ExpectWithOffset(1, k8sClient.Get(context.Background(), client.ObjectKeyFromObject(c), h)).To(Succeed())
+	return h
+}
+
+// response is an HTTP answer.
+type response struct {
+	method string
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r response) json() map[string]any {
+	var m map[string]any
+	ExpectWithOffset(1, json.Unmarshal(r.body, &m)).To(Succeed(), string(r.body))
+	return m
+}
+
+func (r response) text() string { return string(r.body) }
+
+func (r response) String() string { return fmt.Sprintf("%d %s", r.status, r.body) }
+
+// call makes a Management API request with an optional key and body.
+func call(method, path, key, body string) response {
+	var h http.Header
+	if key != "" {
+		h = http.Header{"X-Api-Key": {key}}
+	}
+	return do(method, baseURL+path, body, h)
+}
+
+// pingURL pings path on the suite manager.
+func pingURL(method, path, body string) response {
+	return do(method, baseURL+path, body, nil)
+}
+
+// do makes a request to a full URL with optional headers.
+func do(method, url, body string, header http.Header) response {
+	r, err := tryDo(method, url, body, header)
+	ExpectWithOffset(2, err).NotTo(HaveOccurred())
+	return r
+}
+
+// tryDo makes a request and returns any transport error instead of failing
+// (for goroutines).
+func tryDo(method, url, body string, header http.Header) (response, error) {
+	req, err := http.NewRequestWithContext(context.Background(), method, url, bytes.NewBufferString(body))
+	if err != nil {
+		return response{}, err
+	}
+	for k, vs := range header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
+	}
+	resp, err := httpClient.Do(req)
+	if err != nil {
+		return response{}, err
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return response{}, err
+	}
+	return response{method: method, status: resp.StatusCode, header: resp.Header, body: b}, nil
+}
+
+// setCheckLimit sets the project Secret's check-limit annotation, as a
+// cluster administrator would.
+func setCheckLimit(namespace string, limit int) {
+	ctx := context.Background()
+	secrets := &corev1.SecretList{}
+	Expect(k8sClient.List(ctx, secrets, client.InNamespace(namespace), client.MatchingLabels{project.SecretLabel: "true"})).To(Succeed())
+	Expect(secrets.Items).NotTo(BeEmpty())
+	s := secrets.Items[0]
+	patch := client.MergeFrom(s.DeepCopy())
+	if s.Annotations == nil {
+		s.Annotations = map[string]string{}
+	}
+	s.Annotations[project.AnnotationCheckLimit] = fmt.Sprint(limit)
+	Expect(k8sClient.Patch(ctx, &s, patch)).To(Succeed())
+}
