@@ -90,6 +90,10 @@ bench-lateness: envtest ## Measure how late checks are marked down, and the mana
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./hack/bench/lateness -checks 1000
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./hack/bench/lateness -checks 10000
 
+.PHONY: bench-api
+bench-api: envtest ## Measure API create, update and list with 10,000 checks against the raw API-server write rate.
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./hack/bench/api -checks 10000
+
 .PHONY: bench-pings
 bench-pings: envtest ## Measure the ping path against the raw API-server write rate (docs/performance.md).
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./hack/bench/pings

@@ -5,6 +5,7 @@
 package checkindex
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha1" //nolint:gosec // the reference's unique_key is defined as a SHA-1; it is an identifier, not a secret
 	"crypto/sha256"
@@ -12,7 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"sort"
+	"slices"
 	"strings"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -136,14 +137,29 @@ func BySlug(ctx context.Context, r client.Reader, namespace, slug string) ([]v1.
 
 // SortOldestFirst orders checks by creation, then name: the reference's
 // insertion order, which API listings and upsert matching follow.
+//
+// It sorts indices and moves each check once: a Check is a large struct, and
+// sorting thousands of them in place spent most of an API request moving
+// them around.
 func SortOldestFirst(checks []v1.Check) {
-	sort.SliceStable(checks, func(i, j int) bool {
-		a, b := checks[i].CreationTimestamp, checks[j].CreationTimestamp
-		if !a.Equal(&b) {
-			return a.Before(&b)
-		}
-		return checks[i].Name < checks[j].Name
+	type key struct {
+		created int64
+		name    string
+		ns      string
+		i       int
+	}
+	keys := make([]key, len(checks))
+	for i := range checks {
+		keys[i] = key{checks[i].CreationTimestamp.UnixNano(), checks[i].Name, checks[i].Namespace, i}
+	}
+	slices.SortFunc(keys, func(a, b key) int {
+		return cmp.Or(cmp.Compare(a.created, b.created), strings.Compare(a.name, b.name), strings.Compare(a.ns, b.ns), cmp.Compare(a.i, b.i))
 	})
+	sorted := make([]v1.Check, len(checks))
+	for i, k := range keys {
+		sorted[i] = checks[k.i]
+	}
+	copy(checks, sorted)
 }
 
 var nameUnsafe = regexp.MustCompile(`[^a-z0-9-]+`)

@@ -1,0 +1,247 @@
+// Command api measures the Management API with many checks in a project,
+// against a real kube-apiserver and etcd (envtest), next to the raw rate
+// the same API server takes Check writes at, measured in the same run:
+//
+//   - raw create: Check objects created directly;
+//   - API create: POST /api/v3/checks/ (validation, the write, and the wait
+//     until the cache has it, so a read right after sees it);
+//   - API update: POST /api/v3/checks/<uuid>;
+//   - list: GET /api/v3/checks/ with N checks, p50 and p99.
+//
+// Run: go run ./hack/bench/api [-checks 10000] (make bench-api).
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/manager"
+	"github.com/vigil-operator/vigil/internal/project"
+	"github.com/vigil-operator/vigil/internal/testenv"
+)
+
+func main() {
+	n := flag.Int("checks", 10000, "checks in the project")
+	writes := flag.Int("writes", 500, "API creates and updates measured")
+	concurrency := flag.Int("concurrency", 16, "concurrent clients")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the API phase (client and manager) to the file")
+	flag.Parse()
+	profile = *cpuprofile
+	ctrllog.SetLogger(logr.Discard())
+	if err := run(*n, *writes, *concurrency); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+var profile string
+
+func run(n, writes, concurrency int) error {
+	env, err := testenv.New()
+	if err != nil {
+		return err
+	}
+	cfg, err := env.Start()
+	if err != nil {
+		return err
+	}
+	defer func() { _ = env.Stop() }()
+	cfg.QPS, cfg.Burst = 2000, 4000
+	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ns := "bench"
+	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		return err
+	}
+	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vigil-project",
+		Labels: map[string]string{project.SecretLabel: "true"}, Annotations: map[string]string{project.AnnotationCheckLimit: "1000000"}}}
+	if err := c.Create(ctx, secret); err != nil {
+		return err
+	}
+	key, err := project.CreateAPIKey(ctx, c, ns, project.ReadWrite)
+	if err != nil {
+		return err
+	}
+
+	fmt.Printf("creating %d checks directly (the raw rate)...\n", n)
+	timeout := int64(3600)
+	raw, _, err := measure(n, concurrency, func(i int) error {
+		return c.Create(ctx, &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("c%05d", i)},
+			Spec: v1.CheckSpec{Name: fmt.Sprintf("check %d", i), Tags: "bench", Timeout: &timeout, Grace: 3600, TZ: "UTC"}})
+	})
+	if err != nil {
+		return err
+	}
+
+	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	mgr, err := manager.New(ctx, cfg, manager.Options{HTTPAddr: addr, BaseURL: "http://" + addr, MetricsAddr: "0", ProbeAddr: "0", CheckLimit: 1000000})
+	if err != nil {
+		return err
+	}
+	go func() { _ = mgr.Start(ctx) }()
+	base := "http://" + addr + "/api/v3"
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency * 2}}
+	do := func(method, url, body string) ([]byte, int, error) {
+		req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewBufferString(body))
+		if err != nil {
+			return nil, 0, err
+		}
+		req.Header.Set("X-Api-Key", key)
+		resp, err := hc.Do(req)
+		if err != nil {
+			return nil, 0, err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		return b, resp.StatusCode, err
+	}
+	for {
+		if _, status, err := do(http.MethodGet, base+"/checks/?slug=none", ""); err == nil && status == http.StatusOK {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	// The controller reconciles every existing check once at start (status,
+	// conditions); measure after that, as a running cluster would be.
+	fmt.Println("waiting for the controller to reconcile every check...")
+	for {
+		var list v1.CheckList
+		if err := mgr.GetCache().List(ctx, &list, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
+			return err
+		}
+		done := 0
+		for i := range list.Items {
+			if list.Items[i].Status.ObservedGeneration == list.Items[i].Generation {
+				done++
+			}
+		}
+		if done >= n {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if profile != "" {
+		f, err := os.Create(profile)
+		if err != nil {
+			return err
+		}
+		_ = pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
+	_, listLat, err := measure(20, 1, func(int) error {
+		b, status, err := do(http.MethodGet, base+"/checks/", "")
+		if err != nil {
+			return err
+		}
+		var out struct{ Checks []json.RawMessage }
+		if status != http.StatusOK || json.Unmarshal(b, &out) != nil || len(out.Checks) < n {
+			return fmt.Errorf("list answered %d with %d checks", status, len(out.Checks))
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	uuids := make([]string, writes)
+	apiCreate, createLat, err := measure(writes, concurrency, func(i int) error {
+		b, status, err := do(http.MethodPost, base+"/checks/", fmt.Sprintf(`{"name": "api %d", "timeout": 3600}`, i))
+		if err != nil {
+			return err
+		}
+		var out struct{ UUID string }
+		if status != http.StatusCreated || json.Unmarshal(b, &out) != nil {
+			return fmt.Errorf("create answered %d: %s", status, b)
+		}
+		uuids[i] = out.UUID
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	apiUpdate, updateLat, err := measure(writes, concurrency, func(i int) error {
+		b, status, err := do(http.MethodPost, base+"/checks/"+uuids[i], `{"grace": 600, "tags": "updated"}`)
+		if err != nil {
+			return err
+		}
+		if status != http.StatusOK {
+			return fmt.Errorf("update answered %d: %s", status, b)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Printf("\n%d checks in the project, %d concurrent writers, GOMAXPROCS=%d\n", n, concurrency, runtime.GOMAXPROCS(0))
+	fmt.Printf("raw Check creates      %7.0f /s\n", raw)
+	fmt.Printf("API create             %7.0f /s = %.2fx raw   p50 %v  p99 %v\n", apiCreate, apiCreate/raw, pct(createLat, 50), pct(createLat, 99))
+	fmt.Printf("API update             %7.0f /s = %.2fx raw   p50 %v  p99 %v\n", apiUpdate, apiUpdate/raw, pct(updateLat, 50), pct(updateLat, 99))
+	fmt.Printf("API list (%d checks)  p50 %v  p99 %v\n", n, pct(listLat, 50), pct(listLat, 99))
+	return nil
+}
+
+func measure(n, concurrency int, op func(i int) error) (float64, []time.Duration, error) {
+	lat := make([]time.Duration, n)
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var first error
+	start := time.Now()
+	for range concurrency {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= n {
+					return
+				}
+				t := time.Now()
+				err := op(i)
+				lat[i] = time.Since(t)
+				if err != nil {
+					mu.Lock()
+					if first == nil {
+						first = err
+					}
+					mu.Unlock()
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return float64(n) / time.Since(start).Seconds(), lat, first
+}
+
+func pct(d []time.Duration, p int) time.Duration {
+	s := append([]time.Duration(nil), d...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[(len(s)-1)*p/100].Round(100 * time.Microsecond)
+}
