@@ -41,6 +41,8 @@ func newManagerCmd(g *globals) *cobra.Command {
 	f.IntVar(&opts.PingLogLimit, "ping-log-limit", 100, "pings each check keeps (the project Secret's "+project.AnnotationPingLogLimit+" annotation overrides it)")
 	f.IntVar(&opts.PingBodyLimit, "ping-body-limit", 100_000, "bytes of a ping's body that are stored; the rest is dropped")
 	f.StringVar(&trustedProxies, "trusted-proxies", "", "comma-separated CIDRs or addresses of proxies whose X-Forwarded-For names the client")
+	f.StringVar(&opts.SMTPAddr, "smtp-bind-address", "", `address to take email pings on, such as ":2525" (off when empty)`)
+	f.StringVar(&opts.SMTPDomain, "smtp-domain", "", "domain of email ping addresses, <uuid>@<domain> (default: the host of --base-url)")
 	f.StringVar(&opts.CronJobTimeZone, "cronjob-time-zone", "UTC", "time zone of CronJobs without spec.timeZone (kube-controller-manager's zone)")
 	f.IntVar(&opts.Delivery.MaxAttempts, "notify-max-attempts", 10, "attempts per notification before it is given up")
 	return cmd

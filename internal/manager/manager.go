@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
+	"net/url"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -65,6 +66,11 @@ type Options struct {
 	TrustedProxies []netip.Prefix
 	// Delivery tunes notification retries.
 	Delivery delivery.Options
+	// SMTPAddr, when set, serves email pings there (off by default).
+	SMTPAddr string
+	// SMTPDomain is the domain of ping addresses (<uuid>@<domain>); default
+	// the host of BaseURL.
+	SMTPDomain string
 	// CronJobTimeZone is the zone of CronJobs without spec.timeZone, as
 	// kube-controller-manager evaluates them; default UTC.
 	CronJobTimeZone string
@@ -212,6 +218,20 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 		BaseURL:  opts.BaseURL,
 		Clock:    opts.Clock,
 		Log:      log,
+	}
+	if opts.SMTPAddr != "" {
+		domain := opts.SMTPDomain
+		if domain == "" {
+			if u, err := url.Parse(opts.BaseURL); err == nil {
+				domain = u.Hostname()
+			}
+		}
+		if err := mgr.Add(&ping.EmailListener{
+			Addr: opts.SMTPAddr, Domain: domain, Client: mgr.GetClient(), Projects: projects, Recorder: recorder,
+			BodyLimit: opts.PingBodyLimit, Clock: opts.Clock, Log: ctrl.Log.WithName("smtp"),
+		}); err != nil {
+			return nil, err
+		}
 	}
 	server := &httpserver.Runnable{Addr: opts.HTTPAddr, Handler: apiServer.Handler(pings), Cache: mgr.GetCache()}
 	if err := mgr.Add(server); err != nil {

@@ -48,6 +48,7 @@ var (
 	k8sClient client.Client
 	mgr       ctrl.Manager
 	baseURL   string
+	smtpAddr  string
 	cancel    context.CancelFunc
 	// httpClient keeps enough idle connections for the concurrency specs.
 	httpClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}, Timeout: 30 * time.Second}
@@ -81,8 +82,10 @@ var _ = BeforeSuite(func() {
 	baseURL = "http://" + addr
 	var ctx context.Context
 	ctx, cancel = context.WithCancel(context.Background())
+	smtpAddr = freeAddr()
 	mgr, err = manager.New(ctx, cfg, manager.Options{
 		HTTPAddr: addr, BaseURL: baseURL, MetricsAddr: "0", ProbeAddr: "0", CheckLimit: 20,
+		SMTPAddr: smtpAddr, SMTPDomain: "pings.example.com",
 		PingBodyLimit: bodyLimit,
 		// The test client connects from 127.0.0.1: it is a trusted proxy
 		// of this manager (and not of the replicas started by newReplica).
