@@ -157,6 +157,16 @@ var _ = Describe("CronJob monitoring", func() {
 		Expect(success.Date.Time).To(BeTemporally("==", done.Time))
 
 		bad := newJob("report-2")
+		// The Job's failed pod, whose log tail goes into the failure ping.
+		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "report-2-x7k2p",
+			Labels:          map[string]string{batchv1.JobNameLabel: bad.Name},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: bad.Name, UID: bad.UID, Controller: ptr.To(true)}}},
+			Spec: cj.Spec.JobTemplate.Spec.Template.Spec}
+		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+		pod.Status.Phase = corev1.PodFailed
+		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "job", Image: "busybox",
+			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 2}}}}
+		Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
 		bad.Status.StartTime = ptr.To(metav1.NewTime(done.Add(time.Minute)))
 		failedAt := metav1.NewTime(done.Add(2 * time.Minute))
 		bad.Status.Failed = 1
@@ -169,6 +179,7 @@ var _ = Describe("CronJob monitoring", func() {
 		last := pings(Default)[3]
 		Expect(last.Type).To(Equal(v1.PingFail))
 		Expect(last.Body).To(ContainSubstring("BackoffLimitExceeded"))
+		Expect(last.Body).To(ContainSubstring("Last lines of pod report-2-x7k2p, container job:\nconnecting to db\nERROR: report-2-x7k2p/job could not connect"))
 
 		// A re-list (here: any change to the Jobs) records nothing twice.
 		for _, j := range []*batchv1.Job{ok, bad} {

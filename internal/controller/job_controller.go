@@ -31,9 +31,19 @@ type JobReconciler struct {
 	Recorder *ping.Recorder
 	// History reads what has been recorded.
 	History *history.Store
+	// Pods lists a failed Job's pods, uncached (nil: no pod logs).
+	Pods client.Reader
+	// Logs returns the tail of a container's log; nil, or an error (no
+	// kubelet, no RBAC), leaves the log out of the failure's body.
+	Logs func(ctx context.Context, namespace, pod, container string) ([]byte, error)
 }
 
+// logTailBytes bounds the log tail a failure ping carries.
+const logTailBytes = 10_000
+
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list
+// +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
 
 // jobPingUA is the user agent of the pings a Job produces.
 const jobPingUA = "vigil (Kubernetes Job)"
@@ -52,7 +62,15 @@ func (r *JobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if err := r.List(ctx, &checks, client.InNamespace(job.Namespace), client.MatchingFields{checkindex.CronJobField: owner.Name}); err != nil {
 		return ctrl.Result{}, err
 	}
+	if len(checks.Items) == 0 {
+		return ctrl.Result{}, nil
+	}
 	pings := jobPings(job)
+	for i := range pings {
+		if pings[i].Kind == monitor.PingFail {
+			pings[i].Body = append(pings[i].Body, r.failedPodLog(ctx, job)...)
+		}
+	}
 	for i := range checks.Items {
 		if err := r.record(ctx, &checks.Items[i], job, pings); err != nil {
 			return ctrl.Result{}, err
@@ -139,4 +157,42 @@ func (r *JobReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		For(&batchv1.Job{}).
 		WithOptions(controller.Options{RecoverPanic: ptr(true)}).
 		Complete(r)
+}
+
+// failedPodLog is the tail of the log of the Job's most recent failed pod,
+// introduced by a line that says which pod; empty when it cannot be read.
+func (r *JobReconciler) failedPodLog(ctx context.Context, job *batchv1.Job) []byte {
+	if r.Pods == nil || r.Logs == nil {
+		return nil
+	}
+	var pods corev1.PodList
+	if err := r.Pods.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
+		return nil
+	}
+	var failed *corev1.Pod
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if p.Status.Phase == corev1.PodFailed && metav1.IsControlledBy(p, job) &&
+			(failed == nil || failed.CreationTimestamp.Before(&p.CreationTimestamp)) {
+			failed = p
+		}
+	}
+	if failed == nil || len(failed.Spec.Containers) == 0 {
+		return nil
+	}
+	container := failed.Spec.Containers[0].Name
+	for _, cs := range failed.Status.ContainerStatuses {
+		if cs.State.Terminated != nil && cs.State.Terminated.ExitCode != 0 {
+			container = cs.Name
+			break
+		}
+	}
+	logs, err := r.Logs(ctx, failed.Namespace, failed.Name, container)
+	if err != nil || len(logs) == 0 {
+		return nil
+	}
+	if len(logs) > logTailBytes {
+		logs = logs[len(logs)-logTailBytes:]
+	}
+	return append([]byte(fmt.Sprintf("\n\nLast lines of pod %s, container %s:\n", failed.Name, container)), logs...)
 }

@@ -62,7 +62,13 @@ var _ = BeforeSuite(func() {
 	histories = &history.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Now: clk.Now}
 	recorder := &pingrec.Recorder{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), History: histories}
 	Expect((&controller.CronJobReconciler{Client: mgr.GetClient(), Clock: clk, DefaultTimeZone: "UTC"}).SetupWithManager(mgr)).To(Succeed())
-	Expect((&controller.JobReconciler{Client: mgr.GetClient(), Recorder: recorder, History: histories}).SetupWithManager(mgr)).To(Succeed())
+	Expect((&controller.JobReconciler{
+		Client: mgr.GetClient(), Recorder: recorder, History: histories, Pods: mgr.GetAPIReader(),
+		// envtest runs no kubelet: the test's pods "logged" this.
+		Logs: func(_ context.Context, _, pod, container string) ([]byte, error) {
+			return []byte("connecting to db\nERROR: " + pod + "/" + container + " could not connect\n"), nil
+		},
+	}).SetupWithManager(mgr)).To(Succeed())
 	Expect((&controller.CheckReconciler{
 		Client:       mgr.GetClient(),
 		History:      histories,

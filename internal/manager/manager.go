@@ -9,9 +9,11 @@ import (
 	"net/netip"
 	"net/url"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -194,7 +196,14 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the CronJob controller: %w", err)
 	}
-	if err := (&controller.JobReconciler{Client: mgr.GetClient(), Recorder: recorder, History: histories}).SetupWithManager(mgr); err != nil {
+	clientset, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := (&controller.JobReconciler{
+		Client: mgr.GetClient(), Recorder: recorder, History: histories,
+		Pods: mgr.GetAPIReader(), Logs: podLogTail(clientset),
+	}).SetupWithManager(mgr); err != nil {
 		return nil, fmt.Errorf("setting up the Job controller: %w", err)
 	}
 
@@ -253,4 +262,15 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		return err
 	}
 	return mgr.Start(ctx)
+}
+
+// podLogTail reads the last lines of a container's log through the API
+// server (which asks the kubelet).
+func podLogTail(cs kubernetes.Interface) func(ctx context.Context, namespace, pod, container string) ([]byte, error) {
+	return func(ctx context.Context, namespace, pod, container string) ([]byte, error) {
+		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		lines, limit := int64(200), int64(64<<10)
+		return cs.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container, TailLines: &lines, LimitBytes: &limit}).DoRaw(ctx)
+	}
 }
