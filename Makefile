@@ -22,8 +22,10 @@ ETCD_VERSION := $(call modversion,hack/tools/etcd/go.mod,go.etcd.io/etcd/server/
 CONTROLLER_TOOLS_VERSION := $(call modversion,hack/tools/go.mod,sigs.k8s.io/controller-tools)
 KUSTOMIZE_VERSION := $(call modversion,hack/tools/go.mod,sigs.k8s.io/kustomize/kustomize/v5)
 GOLANGCI_LINT_VERSION := $(call modversion,hack/tools/lint/go.mod,github.com/golangci/golangci-lint/v2)
+KWOK_VERSION := $(call modversion,hack/tools/kwok/go.mod,sigs.k8s.io/kwok)
 
 KUBE_BIN := $(BIN)/k8s/$(KUBE_VERSION)
+KWOK := $(BIN)/kwok/$(KWOK_VERSION)/kwok
 ETCD_BIN := $(BIN)/etcd/$(ETCD_VERSION)
 # The control-plane binaries envtest and `make dev` use, side by side.
 ENVTEST_ASSETS := $(BIN)/envtest/k8s-$(KUBE_VERSION)-etcd-$(ETCD_VERSION)
@@ -40,9 +42,9 @@ help: ## Show the targets.
 ##@ Development
 
 .PHONY: dev
-dev: envtest build ## Run Vigil locally: control plane, CRDs, demo project and key, manager on 127.0.0.1:8000.
+dev: envtest $(KWOK) build ## Run Vigil locally: control plane, simulated node, CRDs, demo project and key, manager on 127.0.0.1:8000.
 	@echo ">> starting Vigil (control-plane binaries from $(ENVTEST_ASSETS))"
-	$(BIN)/vigil dev --assets $(ENVTEST_ASSETS)
+	$(BIN)/vigil dev --assets $(ENVTEST_ASSETS) --kwok $(KWOK)
 
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Generate the CRDs and RBAC from the Go types and markers.
@@ -71,7 +73,7 @@ lint: $(GOLANGCI_LINT) ## Check formatting, go vet and golangci-lint.
 .PHONY: tidy
 tidy: ## Tidy every go.mod.
 	$(GO) mod tidy
-	for d in hack/tools hack/tools/kube hack/tools/etcd hack/tools/lint; do (cd $$d && $(GO) mod tidy); done
+	for d in hack/tools hack/tools/kube hack/tools/etcd hack/tools/lint hack/tools/kwok; do (cd $$d && $(GO) mod tidy); done
 
 .PHONY: verify
 verify: fmt vet manifests generate tidy ## Fail if formatting or generation changes the tree (what CI runs before the tests).
@@ -115,6 +117,10 @@ $(KUBE_BIN)/%:
 $(ETCD_BIN)/etcd:
 	@echo ">> building etcd from go.etcd.io/etcd/server/v3 $(ETCD_VERSION) (first run only; about a minute)"
 	cd hack/tools/etcd && $(GO) build -o $@ go.etcd.io/etcd/server/v3
+
+$(KWOK):
+	@echo ">> building kwok $(KWOK_VERSION) from sigs.k8s.io/kwok (first run only; a few minutes): simulated nodes for make dev"
+	cd hack/tools/kwok && $(GO) build -o $@ sigs.k8s.io/kwok/cmd/kwok
 
 $(CONTROLLER_GEN):
 	@echo ">> building controller-gen $(CONTROLLER_TOOLS_VERSION)"

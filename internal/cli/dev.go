@@ -25,6 +25,7 @@ import (
 
 type devOptions struct {
 	dir, assets, crdDir, namespace, httpAddr string
+	kwok, kwokStages                         string
 	apiServerPort                            int
 }
 
@@ -45,6 +46,8 @@ everything. ` + "`make dev`" + ` builds the binaries it needs and runs it.`,
 	f.StringVar(&o.dir, "dir", "bin/dev", "directory for etcd data, certificates, kubeconfig, env file and logs")
 	f.StringVar(&o.assets, "assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory holding etcd, kube-apiserver, kube-controller-manager and kubectl (default $KUBEBUILDER_ASSETS)")
 	f.StringVar(&o.crdDir, "crd-dir", "config/crd/bases", "directory of the CRDs to install")
+	f.StringVar(&o.kwok, "kwok", "", "kwok binary: simulate a node so that pods run and Jobs end (make dev sets it)")
+	f.StringVar(&o.kwokStages, "kwok-stages", "config/dev/kwok-stages.yaml", "kwok's stage configuration")
 	f.StringVar(&o.namespace, "namespace", "demo", "namespace of the demo project")
 	f.StringVar(&o.httpAddr, "http-bind-address", "127.0.0.1:8000", "address of the Management API, ping and badge server")
 	f.IntVar(&o.apiServerPort, "apiserver-port", 16443, "kube-apiserver port on 127.0.0.1")
@@ -65,7 +68,7 @@ func runDev(ctx context.Context, out io.Writer, o devOptions) error {
 	}
 	cp, err := devenv.Start(ctx, devenv.Options{
 		Dir: dir, Assets: assets, CRDDir: o.crdDir, APIServerPort: o.apiServerPort,
-		Namespace: o.namespace, Progress: out,
+		Namespace: o.namespace, Progress: out, Kwok: o.kwok, KwokStages: o.kwokStages,
 	})
 	defer func() {
 		fmt.Fprintln(out, "stopping the control plane ...")

@@ -21,9 +21,13 @@ import (
 	"syscall"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/vigil-operator/vigil/internal/scheme"
@@ -43,7 +47,15 @@ type Options struct {
 	Namespace string
 	// Progress receives one line per step.
 	Progress io.Writer
+	// Kwok, when set, is the kwok binary: with kube-scheduler and the
+	// stages in KwokStages it simulates a node, so pods run and Jobs end.
+	Kwok string
+	// KwokStages is kwok's stage configuration.
+	KwokStages string
 }
+
+// DevNode is the simulated node kwok manages in dev.
+const DevNode = "vigil-dev-node"
 
 // ControlPlane is a running local control plane.
 type ControlPlane struct {
@@ -52,10 +64,10 @@ type ControlPlane struct {
 	// Kubeconfig is the path of the administrator kubeconfig.
 	Kubeconfig string
 
-	env  *envtest.Environment
-	kcm  *exec.Cmd
-	lock *os.File
-	logs []*os.File
+	env   *envtest.Environment
+	procs []*exec.Cmd // started in order; stopped in reverse
+	lock  *os.File
+	logs  []*os.File
 }
 
 // Start starts etcd, kube-apiserver and kube-controller-manager, installs the
@@ -130,22 +142,18 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 	if err := cp.startControllerManager(ctx, opts, api.CertDir, caFile); err != nil {
 		return cp, err
 	}
+	if opts.Kwok != "" {
+		if err := cp.startNodeSimulation(ctx, opts); err != nil {
+			return cp, err
+		}
+	}
 	return cp, nil
 }
 
 // startControllerManager runs kube-controller-manager with the admin
 // kubeconfig: garbage collection, namespaces, CronJobs, Jobs.
 func (cp *ControlPlane) startControllerManager(ctx context.Context, opts Options, certDir, caFile string) error {
-	bin := filepath.Join(opts.Assets, "kube-controller-manager")
-	if _, err := os.Stat(bin); err != nil {
-		return fmt.Errorf("kube-controller-manager not found in %s: run `make dev` to build it", opts.Assets)
-	}
-	logf, err := cp.logFile(opts.Dir, "kube-controller-manager.log")
-	if err != nil {
-		return err
-	}
-	// Stopping ctx (Ctrl-C) asks it to stop with SIGTERM, then kills it.
-	cmd := exec.CommandContext(ctx, bin,
+	err := cp.startProcess(ctx, opts, "kube-controller-manager", filepath.Join(opts.Assets, "kube-controller-manager"),
 		"--kubeconfig="+cp.Kubeconfig,
 		"--authentication-kubeconfig="+cp.Kubeconfig,
 		"--authorization-kubeconfig="+cp.Kubeconfig,
@@ -157,25 +165,87 @@ func (cp *ControlPlane) startControllerManager(ctx context.Context, opts Options
 		"--service-account-private-key-file="+filepath.Join(certDir, "sa-signer.key"),
 		"--root-ca-file="+caFile,
 	)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(opts.Progress, "started kube-controller-manager (garbage collector, CronJob and Job controllers)")
+	return nil
+}
+
+// startNodeSimulation runs kube-scheduler and kwok, and registers the node
+// kwok simulates, so that a CronJob's pods run and its Jobs complete or
+// fail as kwok's stages say.
+func (cp *ControlPlane) startNodeSimulation(ctx context.Context, opts Options) error {
+	err := cp.startProcess(ctx, opts, "kube-scheduler", filepath.Join(opts.Assets, "kube-scheduler"),
+		"--kubeconfig="+cp.Kubeconfig,
+		"--authentication-kubeconfig="+cp.Kubeconfig,
+		"--authorization-kubeconfig="+cp.Kubeconfig,
+		"--leader-elect=false",
+		"--bind-address=127.0.0.1",
+		"--secure-port=0",
+	)
+	if err != nil {
+		return err
+	}
+	err = cp.startProcess(ctx, opts, "kwok", opts.Kwok,
+		"--kubeconfig="+cp.Kubeconfig,
+		"--manage-all-nodes=false",
+		"--manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake",
+		"--node-ip=10.244.0.1",
+		"--cidr=10.244.0.0/16",
+		"--config="+opts.KwokStages,
+		"--server-address=",
+	)
+	if err != nil {
+		return err
+	}
+	c, err := client.New(cp.Config, client.Options{})
+	if err != nil {
+		return err
+	}
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{
+		Name:        DevNode,
+		Labels:      map[string]string{"kubernetes.io/hostname": DevNode, "type": "kwok"},
+		Annotations: map[string]string{"kwok.x-k8s.io/node": "fake", "node.alpha.kubernetes.io/ttl": "0"},
+	}}
+	if err := c.Create(ctx, node); err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("registering the simulated node: %w", err)
+	}
+	fmt.Fprintf(opts.Progress, "started kube-scheduler and kwok: node %s runs pods (a Job's pod succeeds after 3 s, or fails if labelled vigil.dev/simulate: fail)\n", DevNode)
+	return nil
+}
+
+// startProcess runs a control-plane binary with its log in the logs
+// directory; stopping ctx (Ctrl-C) sends it SIGTERM, then kills it.
+func (cp *ControlPlane) startProcess(ctx context.Context, opts Options, name, bin string, args ...string) error {
+	if _, err := os.Stat(bin); err != nil {
+		return fmt.Errorf("%s not found at %s: run `make dev` to build it", name, bin)
+	}
+	logf, err := cp.logFile(opts.Dir, name+".log")
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 10 * time.Second
 	// Own process group: Ctrl-C reaches us, and we stop it in order.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting kube-controller-manager: %w", err)
+		return fmt.Errorf("starting %s: %w", name, err)
 	}
-	cp.kcm = cmd
-	fmt.Fprintln(opts.Progress, "started kube-controller-manager (garbage collector, CronJob and Job controllers)")
+	cp.procs = append(cp.procs, cmd)
 	return nil
 }
 
 // Stop stops everything Start started, in reverse order.
 func (cp *ControlPlane) Stop() error {
 	var errs []error
-	if cp.kcm != nil && cp.kcm.Process != nil {
-		_ = cp.kcm.Process.Signal(syscall.SIGTERM)
-		_ = cp.kcm.Wait() // bounded by WaitDelay; an exit status after SIGTERM is expected
+	for i := len(cp.procs) - 1; i >= 0; i-- {
+		if p := cp.procs[i]; p.Process != nil {
+			_ = p.Process.Signal(syscall.SIGTERM)
+			_ = p.Wait() // bounded by WaitDelay; an exit status after SIGTERM is expected
+		}
 	}
 	if cp.env != nil {
 		errs = append(errs, cp.env.Stop())
