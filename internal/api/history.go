@@ -9,8 +9,11 @@ import (
 	"strings"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/checkindex"
+	"github.com/vigil-operator/vigil/internal/checkstate"
 )
 
 // lookupCheck finds the check the path names, answering 404 (no such check)
@@ -184,9 +187,10 @@ func (s *Server) listFlips(w http.ResponseWriter, r *request) {
 		s.internalError(w, r, "reading the flips", err)
 		return
 	}
-	out := make([]*object, 0, len(h.Flips))
-	for i := len(h.Flips) - 1; i >= 0; i-- {
-		f := h.Flips[i]
+	flips := withPendingFlip(c, h.Flips, s.now())
+	out := make([]*object, 0, len(flips))
+	for i := len(flips) - 1; i >= 0; i-- {
+		f := flips[i]
 		if !filter.keep(f.Time.Time) {
 			continue
 		}
@@ -286,4 +290,28 @@ func parsePythonInt(s string, allowPointZero bool) (int64, error) {
 		return 0, errors.New("not an integer")
 	}
 	return sign * n, nil
+}
+
+// withPendingFlip adds the flip the controller is about to record, if one
+// is due: a fail ping makes a check down at once (the status the API shows
+// is computed at read time), and a client that reads the flips right after
+// must see that flip too, as the reference records it with the ping. The
+// controller records the same flip (same instant, same direction), so it
+// is never listed twice.
+func withPendingFlip(c *v1.Check, flips []v1.FlipRecord, now time.Time) []v1.FlipRecord {
+	cfg, err := checkstate.Config(&c.Spec)
+	if err != nil {
+		return flips
+	}
+	_, f := cfg.Observe(checkstate.Facts(&c.Status), now)
+	if f == nil {
+		return flips
+	}
+	pending := v1.FlipRecord{Flip: v1.Flip{Time: metav1.NewMicroTime(f.At.UTC().Truncate(time.Microsecond)), Up: f.Up()}}
+	for i := range flips {
+		if flips[i].Time.Equal(&pending.Time) && flips[i].Up == pending.Up {
+			return flips
+		}
+	}
+	return append(flips[:len(flips):len(flips)], pending)
 }

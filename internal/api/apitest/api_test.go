@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -284,6 +285,24 @@ var _ = Describe("Management API", func() {
 		}
 		Expect(call("GET", "/api/v3/checks/"+uuid+"/flips/?end=0", p.ro, "").body).To(MatchJSON("[]"))
 		Expect(call("GET", "/api/v3/checks/"+uuid+"/flips/?seconds=3600", p.ro, "").body).NotTo(MatchJSON("[]"))
+	})
+
+	It("lists the flip of a fail ping right away, and once when the controller has recorded it", func() {
+		uuid := create(`{"name": "flipper"}`)["uuid"].(string)
+		Expect(call("GET", "/ping/"+uuid+"/fail", "", "").status).To(Equal(http.StatusOK))
+		flips := func() []map[string]any {
+			var list []map[string]any
+			Expect(json.Unmarshal(call("GET", "/api/v3/checks/"+uuid+"/flips/", p.rw, "").body, &list)).To(Succeed())
+			return list
+		}
+		Expect(flips()).To(ConsistOf(HaveKeyWithValue("up", BeEquivalentTo(0))))
+		Eventually(func(g Gomega) v1.CheckState {
+			var list v1.CheckList
+			g.Expect(k8sClient.List(context.Background(), &list, client.InNamespace(p.ns))).To(Succeed())
+			g.Expect(list.Items).To(HaveLen(1))
+			return list.Items[0].Status.State
+		}).Should(Equal(v1.CheckStateDown))
+		Consistently(flips).WithTimeout(time.Second).Should(HaveLen(1))
 	})
 
 	It("lists badges for every tag and the project", func() {
