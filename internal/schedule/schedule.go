@@ -18,6 +18,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/vigil-operator/vigil/internal/schedule/pytext"
 )
 
 // Schedule yields the instants at which pings are expected.
@@ -44,29 +46,13 @@ const (
 // six-field cron expression is an invalid OnCalendar expression). Whitespace
 // is what Python's str.split() splits on.
 func KindOf(expr string) Kind {
-	if strings.Contains(strings.TrimFunc(expr, isSpace), "\n") {
+	if strings.Contains(strings.TrimFunc(expr, pytext.IsSpace), "\n") {
 		return KindOnCalendar
 	}
-	if len(strings.FieldsFunc(expr, isSpace)) != 5 {
+	if len(strings.FieldsFunc(expr, pytext.IsSpace)) != 5 {
 		return KindOnCalendar
 	}
 	return KindCron
-}
-
-// isSpace reports whether Python's str.isspace() holds for r: Go's
-// unicode.IsSpace set plus U+001C..U+001F.
-func isSpace(r rune) bool {
-	switch {
-	case r == ' ' || (r >= '\t' && r <= '\r') || (r >= 0x1c && r <= 0x1f):
-		return true
-	case r < 0x80:
-		return false
-	}
-	switch r {
-	case 0x85, 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000:
-		return true
-	}
-	return r >= 0x2000 && r <= 0x200a
 }
 
 // ErrInvalidExpression matches (with errors.Is) every error about a schedule

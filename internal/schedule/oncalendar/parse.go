@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/vigil-operator/vigil/internal/schedule/pytext"
 )
 
 // Calendar bounds. Years are limited to 1970..2199 like systemd, so every
@@ -101,7 +103,7 @@ type event struct {
 // shortcut such as "daily", as the reference service accepts it. It does
 // not check that the expression ever fires; Next tells.
 func Parse(expr string) (*Expression, error) {
-	lines := strings.Split(strings.TrimFunc(expr, isSpace), "\n")
+	lines := strings.Split(strings.TrimFunc(expr, pytext.IsSpace), "\n")
 	e := &Expression{src: expr}
 	for i, line := range lines {
 		ev, err := parseLine(line)
@@ -117,17 +119,17 @@ func Parse(expr string) (*Expression, error) {
 func (e *Expression) String() string { return e.src }
 
 func parseLine(line string) (*event, error) {
-	line = strings.TrimFunc(line, isSpace)
+	line = strings.TrimFunc(line, pytext.IsSpace)
 	var loc *time.Location
 	last := ""
 	// A trailing word is a zone when it names one; only a plain space
 	// separates it, as in the reference.
 	if strings.Contains(line, " ") {
-		fields := strings.FieldsFunc(line, isSpace)
+		fields := strings.FieldsFunc(line, pytext.IsSpace)
 		last = fields[len(fields)-1]
 		if l := loadZone(last); l != nil {
 			loc = l
-			line = strings.TrimRightFunc(strings.TrimSuffix(line, last), isSpace)
+			line = strings.TrimRightFunc(strings.TrimSuffix(line, last), pytext.IsSpace)
 		}
 	}
 	ev, err := parseEvent(line)
@@ -160,7 +162,7 @@ func parseEvent(s string) (*event, error) {
 	if long, ok := shortcuts[asciiLower(s)]; ok {
 		s = long
 	}
-	parts := strings.FieldsFunc(strings.ReplaceAll(s, "~", "-~"), isSpace)
+	parts := strings.FieldsFunc(strings.ReplaceAll(s, "~", "-~"), pytext.IsSpace)
 	if len(parts) == 0 {
 		return nil, errBad{"empty expression"}
 	}
@@ -443,22 +445,6 @@ func asciiLower(s string) string {
 // ſ → S); letters Python expands to several (ß → SS) never spell one.
 func pythonUpper(s string) string {
 	return strings.Map(unicode.ToUpper, s)
-}
-
-// isSpace reports whether Python's str.isspace() holds for r, as the
-// reference splits on it.
-func isSpace(r rune) bool {
-	switch {
-	case r == ' ' || (r >= '\t' && r <= '\r') || (r >= 0x1c && r <= 0x1f):
-		return true
-	case r < 0x80:
-		return false
-	}
-	switch r {
-	case 0x85, 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000:
-		return true
-	}
-	return r >= 0x2000 && r <= 0x200a
 }
 
 // ErrNoOccurrence is never returned by Parse; Next reports the absence of
