@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -16,6 +15,7 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/api/checkinput"
+	"github.com/vigil-operator/vigil/internal/cachewait"
 	"github.com/vigil-operator/vigil/internal/checkindex"
 	"github.com/vigil-operator/vigil/internal/checkstate"
 	"github.com/vigil-operator/vigil/internal/monitor"
@@ -333,44 +333,14 @@ func (s *Server) changePause(w http.ResponseWriter, r *request, change func(moni
 }
 
 // waitForCache waits, briefly, until the informer cache holds obj at least
-// at the resource version just written, so that a client reading right
-// after writing sees its write.
+// at its resourceVersion, so that the client's next read sees the write.
 func (s *Server) waitForCache(ctx context.Context, obj client.Object) {
-	s.awaitCache(ctx, obj, false)
+	cachewait.Version(ctx, s.Client, client.ObjectKeyFromObject(obj), "", obj.GetResourceVersion(), s.CacheWait)
 }
 
 // waitForGone waits, briefly, until the informer cache no longer holds obj.
 func (s *Server) waitForGone(ctx context.Context, obj client.Object) {
-	s.awaitCache(ctx, obj, true)
-}
-
-func (s *Server) awaitCache(ctx context.Context, obj client.Object, deleted bool) {
-	want, _ := strconv.ParseUint(obj.GetResourceVersion(), 10, 64)
-	wait := s.CacheWait
-	if wait == 0 {
-		wait = 5 * time.Second
-	}
-	ctx, cancel := context.WithTimeout(ctx, wait)
-	defer cancel()
-	key := client.ObjectKeyFromObject(obj)
-	for {
-		cur := &v1.Check{}
-		err := s.Client.Get(ctx, key, cur)
-		switch {
-		case apierrors.IsNotFound(err) && deleted:
-			return
-		case err == nil && !deleted:
-			have, _ := strconv.ParseUint(cur.ResourceVersion, 10, 64)
-			if want == 0 || have >= want {
-				return
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+	cachewait.Gone(ctx, s.Client, client.ObjectKeyFromObject(obj), s.CacheWait)
 }
 
 // objectName is the readable, deterministic name of a check created

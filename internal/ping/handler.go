@@ -15,12 +15,12 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/google/uuid"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/cachewait"
 	"github.com/vigil-operator/vigil/internal/checkindex"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/project"
@@ -119,7 +119,10 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.Metrics.ping(check.Namespace, rec.Kind)
-	h.awaitCache(r.Context(), check, rec.CheckVersion)
+	// Answer once the cache (which lookups and the Management API read)
+	// holds the status that counts the ping: a client reading the check
+	// right after its ping sees it.
+	cachewait.Version(r.Context(), h.Client, client.ObjectKeyFromObject(check), check.UID, rec.CheckVersion, 0)
 	w.Header().Set("Ping-Body-Limit", strconv.Itoa(h.bodyLimit()))
 	if created {
 		respond(w, http.StatusCreated, "Created", true)
@@ -197,41 +200,6 @@ func (h *Handler) provision(ctx context.Context, namespace, slug string) (*v1.Ch
 		return nil, fmt.Errorf("creating check %s/%s: %w", namespace, c.Name, err)
 	}
 	return c, nil
-}
-
-// cacheWait bounds how long a ping's answer waits for the informer cache.
-const cacheWait = 5 * time.Second
-
-// awaitCache waits, briefly, until the informer cache (which lookups and the
-// Management API read) holds the check at least at version, the status that
-// counts the ping, so that a client reading the check right after its ping
-// sees the ping, as the Management API's own writes do.
-func (h *Handler) awaitCache(ctx context.Context, check *v1.Check, version string) {
-	want, err := strconv.ParseUint(version, 10, 64)
-	if err != nil {
-		return
-	}
-	ctx, cancel := context.WithTimeout(ctx, cacheWait)
-	defer cancel()
-	key := client.ObjectKeyFromObject(check)
-	for {
-		cur := &v1.Check{}
-		err := h.Client.Get(ctx, key, cur)
-		switch {
-		case err == nil:
-			have, _ := strconv.ParseUint(cur.ResourceVersion, 10, 64)
-			if have >= want || cur.UID != check.UID {
-				return
-			}
-		case !apierrors.IsNotFound(err):
-			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
 }
 
 func (h *Handler) clientAddr(r *http.Request) string {
