@@ -101,9 +101,20 @@ func run(nChecks, nPings, concurrency int) error {
 		return err
 	}
 
-	// Raw: what the API server takes when each write is one status patch.
+	// Raw: what the API server takes when each write is one status patch,
+	// to a separate set of checks (a ping must find its check's status as
+	// pings left it).
+	rawObjs := make([]*v1.Check, nChecks)
+	if err := parallel(nChecks, concurrency, func(i int) error {
+		timeout := int64(3600)
+		rawObjs[i] = &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("raw%05d", i)},
+			Spec: v1.CheckSpec{Timeout: &timeout, Grace: 3600, TZ: "UTC"}}
+		return c.Create(ctx, rawObjs[i])
+	}); err != nil {
+		return err
+	}
 	raw, _, err := measure(nPings, concurrency, func(i int) error {
-		o := objs[i%nChecks]
+		o := rawObjs[i%nChecks]
 		patch := []byte(fmt.Sprintf(`{"status":{"nPings":%d}}`, i))
 		return c.Status().Patch(ctx, o, client.RawPatch(types.MergePatchType, patch))
 	})
@@ -157,6 +168,20 @@ func run(nChecks, nPings, concurrency int) error {
 		return err
 	}
 	mid := requestCounts(ctx, cfg)
+	// Every acknowledged ping must be counted: check before going on.
+	var stored int64
+	var list v1.CheckList
+	if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
+		return err
+	}
+	for i := range list.Items {
+		if list.Items[i].Spec.UUID != "" {
+			stored += list.Items[i].Status.NPings
+		}
+	}
+	if stored != int64(nPings)+1 { // +1: the readiness ping
+		return fmt.Errorf("n_pings adds up to %d after %d acknowledged pings", stored, nPings+1)
+	}
 	hot, hLat, err := measure(nPings, concurrency, func(int) error { return ping(uuids[1%nChecks]) })
 	if err != nil {
 		return err
