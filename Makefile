@@ -103,6 +103,10 @@ bench-pings: envtest ## Measure the ping path against the raw API-server write r
 .PHONY: envtest
 envtest: $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd $(ENVTEST_ASSETS)/kube-controller-manager $(ENVTEST_ASSETS)/kube-scheduler $(ENVTEST_ASSETS)/kubectl ## Build the control-plane binaries from Go modules (first run: several minutes).
 
+# The binaries are the cache: make must not delete them as intermediate
+# files of the symlink rule, or every run would build them again.
+.PRECIOUS: $(KUBE_BIN)/% $(ETCD_BIN)/%
+
 $(ENVTEST_ASSETS)/%: $(KUBE_BIN)/% | $(ENVTEST_ASSETS)
 	ln -sf $(KUBE_BIN)/$* $@
 $(ENVTEST_ASSETS)/etcd: $(ETCD_BIN)/etcd | $(ENVTEST_ASSETS)
