@@ -238,7 +238,9 @@ func (r *CronJobReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Named("cronjob").
 		For(&batchv1.CronJob{}, builder.WithPredicates(predicate.Or(
 			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
-		Owns(&v1.Check{}).
+		// A check's status changes with every ping; only a change to its
+		// spec (or its deletion) can take it out of step with the CronJob.
+		Owns(&v1.Check{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		WithOptions(controller.Options{RecoverPanic: ptr(true)}).
 		Complete(r)
 }

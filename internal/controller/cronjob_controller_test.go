@@ -62,6 +62,11 @@ var _ = Describe("CronJob monitoring", func() {
 		Expect(c.Spec.CronJobRef).To(Equal(&v1.LocalObjectReference{Name: "backup"}))
 		Expect(metav1.IsControlledBy(c, cj)).To(BeTrue(), "owned by the CronJob: deleted with it")
 
+		// A hand edit of the check's CronJob-managed fields is put back.
+		c.Spec.Grace = 120
+		Expect(k8sClient.Update(ctx, c)).To(Succeed())
+		Eventually(func(g Gomega) int64 { return checkFor(cj)(g).Spec.Grace }).Should(BeEquivalentTo(600))
+
 		// The CronJob changes; so does its check.
 		cur := &batchv1.CronJob{}
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(cj), cur)).To(Succeed())
