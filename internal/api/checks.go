@@ -138,12 +138,7 @@ func (s *Server) createCheck(w http.ResponseWriter, r *request) {
 	}
 	checks := list.Items
 	if in.UniqueLookup() {
-		var oldest *v1.Check
-		for i := range checks {
-			if in.Matches(checks[i].Spec) && (oldest == nil || olderThan(&checks[i], oldest)) {
-				oldest = &checks[i]
-			}
-		}
+		oldest := checkindex.Oldest(checks, func(c *v1.Check) bool { return in.Matches(c.Spec) })
 		if oldest != nil {
 			s.applyUpdate(w, r, oldest.DeepCopy(), in, http.StatusOK)
 			return
@@ -351,12 +346,4 @@ func objectName(spec *v1.CheckSpec, id string) string {
 		base = checkinput.Slugify(spec.Name)
 	}
 	return checkindex.ObjectName(base, id)
-}
-
-// olderThan orders checks as SortOldestFirst does.
-func olderThan(a, b *v1.Check) bool {
-	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
-		return a.CreationTimestamp.Before(&b.CreationTimestamp)
-	}
-	return a.Name < b.Name
 }

@@ -196,9 +196,33 @@ func DuplicateOf(ctx context.Context, r client.Reader, c *v1.Check) (*v1.Check, 
 }
 
 func oldest(items []v1.Check) (*v1.Check, error) {
-	if len(items) == 0 {
-		return nil, ErrNotFound
+	if c := Oldest(items, nil); c != nil {
+		return c, nil
 	}
-	SortOldestFirst(items)
-	return &items[0], nil
+	return nil, ErrNotFound
+}
+
+// Oldest returns the oldest of the checks match accepts (nil accepts all),
+// in SortOldestFirst's order, without sorting; nil when there is none.
+func Oldest(items []v1.Check, match func(*v1.Check) bool) *v1.Check {
+	var best *v1.Check
+	for i := range items {
+		c := &items[i]
+		if (match == nil || match(c)) && (best == nil || olderThan(c, best)) {
+			best = c
+		}
+	}
+	return best
+}
+
+// olderThan is SortOldestFirst's order: creation time, then name, then
+// namespace.
+func olderThan(a, b *v1.Check) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	if a.Name != b.Name {
+		return a.Name < b.Name
+	}
+	return a.Namespace < b.Namespace
 }

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
@@ -37,7 +36,7 @@ func newChannelsCmd(g *globals) *cobra.Command {
 				return err
 			}
 			msg := notify.Message{Test: true, Check: notify.CheckInfo{Namespace: namespace, Object: "test", Name: "Test check"}}
-			err = notify.Send(ctx, notify.Delivery{Channel: ch, Message: msg, Secret: secretReader(c, namespace)})
+			err = notify.Send(ctx, notify.Delivery{Channel: ch, Message: msg, Secret: notify.SecretsIn(c, namespace)})
 			if err != nil {
 				return fmt.Errorf("channel %s/%s: test notification failed: %w", namespace, ch.Name, err)
 			}
@@ -48,19 +47,4 @@ func newChannelsCmd(g *globals) *cobra.Command {
 	test.Flags().StringVarP(&namespace, "namespace", "n", "default", "the Channel's namespace (project)")
 	cmd.AddCommand(test)
 	return cmd
-}
-
-// secretReader reads Secret keys from one namespace, as the manager does.
-func secretReader(c client.Client, namespace string) notify.SecretFunc {
-	return func(ctx context.Context, ref v1.SecretKeyRef) (string, error) {
-		s := &corev1.Secret{}
-		if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ref.Name}, s); err != nil {
-			return "", fmt.Errorf("reading Secret %q: %w", ref.Name, err)
-		}
-		v, ok := s.Data[ref.Key]
-		if !ok || len(v) == 0 {
-			return "", fmt.Errorf("secret %q has no key %q", ref.Name, ref.Key)
-		}
-		return string(v), nil
-	}
 }

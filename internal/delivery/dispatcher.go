@@ -269,7 +269,7 @@ func (d *Dispatcher) deliver(ctx context.Context, check *v1.Check, h *v1.CheckHi
 	}
 	flip := h.Flips[a.flip]
 	msg := notify.Message{Check: checkInfo(check, h), Up: flip.Up, Time: flip.Time.Time, Reason: flip.Reason}
-	a.err = notify.Send(ctx, notify.Delivery{Channel: ch, Message: msg, Secret: d.secretFunc(ch.Namespace), HTTP: d.Options.HTTP})
+	a.err = notify.Send(ctx, notify.Delivery{Channel: ch, Message: msg, Secret: notify.SecretsIn(d.Reader, ch.Namespace), HTTP: d.Options.HTTP})
 	d.recordOnChannel(ctx, ch, check, flip.Up, a.err)
 }
 
@@ -282,21 +282,6 @@ func (d *Dispatcher) slots(uid types.UID) chan struct{} {
 		d.busy[uid] = s
 	}
 	return s
-}
-
-// secretFunc reads Secret keys from the channel's own namespace only.
-func (d *Dispatcher) secretFunc(namespace string) notify.SecretFunc {
-	return func(ctx context.Context, ref v1.SecretKeyRef) (string, error) {
-		s := &corev1.Secret{}
-		if err := d.Reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ref.Name}, s); err != nil {
-			return "", fmt.Errorf("reading Secret %q: %w", ref.Name, err)
-		}
-		v, ok := s.Data[ref.Key]
-		if !ok || len(v) == 0 {
-			return "", fmt.Errorf("secret %q has no key %q", ref.Name, ref.Key)
-		}
-		return string(v), nil
-	}
 }
 
 // recordOutcome writes one attempt's outcome into a (fresh) history. The

@@ -5,8 +5,28 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 )
+
+// SecretsIn reads Secret keys from one namespace, the Channel's own: a
+// Channel can never reach another namespace's Secrets. The manager's
+// dispatcher and `vigil channels test` both use it.
+func SecretsIn(r client.Reader, namespace string) SecretFunc {
+	return func(ctx context.Context, ref v1.SecretKeyRef) (string, error) {
+		s := &corev1.Secret{}
+		if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: ref.Name}, s); err != nil {
+			return "", fmt.Errorf("reading Secret %q: %w", ref.Name, err)
+		}
+		v, ok := s.Data[ref.Key]
+		if !ok || len(v) == 0 {
+			return "", fmt.Errorf("secret %q has no key %q", ref.Name, ref.Key)
+		}
+		return string(v), nil
+	}
+}
 
 // secret reads a Secret key for a sender. Surrounding white space is dropped
 // (Secrets made from files often end in a newline); an empty value is an

@@ -173,8 +173,9 @@ var errOverLimit = errors.New("check limit reached")
 // reference's defaults (a day, an hour's grace) and every channel of the
 // project assigned, within the project's check limit.
 func (h *Handler) provision(ctx context.Context, namespace, slug string) (*v1.Check, error) {
+	// Only counted: no need to copy every check out of the cache.
 	var list v1.CheckList
-	if err := h.Client.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+	if err := h.Client.List(ctx, &list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
 	if h.CheckLimit != nil && len(list.Items) >= h.CheckLimit(namespace) {

@@ -18,14 +18,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"runtime"
 	"runtime/pprof"
-	"sort"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -35,6 +31,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/hack/bench/internal/benchutil"
 	"github.com/vigil-operator/vigil/internal/manager"
 	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/testenv"
@@ -89,7 +86,7 @@ func run(n, writes, concurrency int) error {
 
 	fmt.Printf("creating %d checks directly (the raw rate)...\n", n)
 	timeout := int64(3600)
-	raw, _, err := measure(n, concurrency, func(i int) error {
+	raw, _, err := benchutil.Measure(n, concurrency, func(i int) error {
 		return c.Create(ctx, &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("c%05d", i)},
 			Spec: v1.CheckSpec{Name: fmt.Sprintf("check %d", i), Tags: "bench", Timeout: &timeout, Grace: 3600, TZ: "UTC"}})
 	})
@@ -97,12 +94,10 @@ func run(n, writes, concurrency int) error {
 		return err
 	}
 
-	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
+	addr, err := benchutil.FreeAddr(ctx)
 	if err != nil {
 		return err
 	}
-	addr := l.Addr().String()
-	_ = l.Close()
 	mgr, err := manager.New(ctx, cfg, manager.Options{HTTPAddr: addr, BaseURL: "http://" + addr, MetricsAddr: "0", ProbeAddr: "0", CheckLimit: 1000000})
 	if err != nil {
 		return err
@@ -158,7 +153,7 @@ func run(n, writes, concurrency int) error {
 		_ = pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
 	}
-	_, listLat, err := measure(20, 1, func(int) error {
+	_, listLat, err := benchutil.Measure(20, 1, func(int) error {
 		b, status, err := do(http.MethodGet, base+"/checks/", "")
 		if err != nil {
 			return err
@@ -173,7 +168,7 @@ func run(n, writes, concurrency int) error {
 		return err
 	}
 	uuids := make([]string, writes)
-	apiCreate, createLat, err := measure(writes, concurrency, func(i int) error {
+	apiCreate, createLat, err := benchutil.Measure(writes, concurrency, func(i int) error {
 		b, status, err := do(http.MethodPost, base+"/checks/", fmt.Sprintf(`{"name": "api %d", "timeout": 3600}`, i))
 		if err != nil {
 			return err
@@ -188,7 +183,7 @@ func run(n, writes, concurrency int) error {
 	if err != nil {
 		return err
 	}
-	apiUpdate, updateLat, err := measure(writes, concurrency, func(i int) error {
+	apiUpdate, updateLat, err := benchutil.Measure(writes, concurrency, func(i int) error {
 		b, status, err := do(http.MethodPost, base+"/checks/"+uuids[i], `{"grace": 600, "tags": "updated"}`)
 		if err != nil {
 			return err
@@ -203,45 +198,8 @@ func run(n, writes, concurrency int) error {
 	}
 	fmt.Printf("\n%d checks in the project, %d concurrent writers, GOMAXPROCS=%d\n", n, concurrency, runtime.GOMAXPROCS(0))
 	fmt.Printf("raw Check creates      %7.0f /s\n", raw)
-	fmt.Printf("API create             %7.0f /s = %.2fx raw   p50 %v  p99 %v\n", apiCreate, apiCreate/raw, pct(createLat, 50), pct(createLat, 99))
-	fmt.Printf("API update             %7.0f /s = %.2fx raw   p50 %v  p99 %v\n", apiUpdate, apiUpdate/raw, pct(updateLat, 50), pct(updateLat, 99))
-	fmt.Printf("API list (%d checks)  p50 %v  p99 %v\n", n, pct(listLat, 50), pct(listLat, 99))
+	fmt.Printf("API create             %7.0f /s = %.2fx raw   p50 %v  p99 %v\n", apiCreate, apiCreate/raw, benchutil.Percentile(createLat, 50), benchutil.Percentile(createLat, 99))
+	fmt.Printf("API update             %7.0f /s = %.2fx raw   p50 %v  p99 %v\n", apiUpdate, apiUpdate/raw, benchutil.Percentile(updateLat, 50), benchutil.Percentile(updateLat, 99))
+	fmt.Printf("API list (%d checks)  p50 %v  p99 %v\n", n, benchutil.Percentile(listLat, 50), benchutil.Percentile(listLat, 99))
 	return nil
-}
-
-func measure(n, concurrency int, op func(i int) error) (float64, []time.Duration, error) {
-	lat := make([]time.Duration, n)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var first error
-	start := time.Now()
-	for range concurrency {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n {
-					return
-				}
-				t := time.Now()
-				err := op(i)
-				lat[i] = time.Since(t)
-				if err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return float64(n) / time.Since(start).Seconds(), lat, first
-}
-
-func pct(d []time.Duration, p int) time.Duration {
-	s := append([]time.Duration(nil), d...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[(len(s)-1)*p/100].Round(100 * time.Microsecond)
 }

@@ -12,12 +12,9 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net"
 	"os"
 	"runtime"
 	"sort"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -27,6 +24,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/hack/bench/internal/benchutil"
 	"github.com/vigil-operator/vigil/internal/manager"
 	"github.com/vigil-operator/vigil/internal/testenv"
 )
@@ -75,12 +73,10 @@ func run(n int, spread time.Duration) error {
 		return err
 	}
 
-	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
+	addr, err := benchutil.FreeAddr(ctx)
 	if err != nil {
 		return err
 	}
-	addr := l.Addr().String()
-	_ = l.Close()
 	mgr, err := manager.New(ctx, cfg, manager.Options{HTTPAddr: addr, BaseURL: "http://" + addr, MetricsAddr: "0", ProbeAddr: "0"})
 	if err != nil {
 		return err
@@ -96,36 +92,20 @@ func run(n int, spread time.Duration) error {
 	start := time.Now().Add(30*time.Second + time.Duration(n/150)*time.Second)
 	deadlines := make([]time.Time, n)
 	fmt.Printf("creating %d checks...\n", n)
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var firstErr atomic.Value
-	for range 64 {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n {
-					return
-				}
-				to := int64(timeout)
-				ch := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: fmt.Sprintf("c%05d", i)},
-					Spec: v1.CheckSpec{Timeout: &to, Grace: grace, TZ: "UTC"}}
-				if err := c.Create(ctx, ch); err != nil {
-					firstErr.Store(err)
-					return
-				}
-				deadlines[i] = start.Add(spread * time.Duration(i) / time.Duration(n)).Truncate(time.Microsecond)
-				last := metav1.NewMicroTime(deadlines[i].Add(-(timeout + grace) * time.Second))
-				patch := client.MergeFrom(ch.DeepCopy())
-				ch.Status.LastPing, ch.Status.NPings, ch.Status.LastPingType = &last, 1, v1.PingSuccess
-				if err := c.Status().Patch(ctx, ch, patch); err != nil {
-					firstErr.Store(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	if err, ok := firstErr.Load().(error); ok {
+	err = benchutil.Parallel(n, 64, func(i int) error {
+		to := int64(timeout)
+		ch := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: fmt.Sprintf("c%05d", i)},
+			Spec: v1.CheckSpec{Timeout: &to, Grace: grace, TZ: "UTC"}}
+		if err := c.Create(ctx, ch); err != nil {
+			return err
+		}
+		deadlines[i] = start.Add(spread * time.Duration(i) / time.Duration(n)).Truncate(time.Microsecond)
+		last := metav1.NewMicroTime(deadlines[i].Add(-(timeout + grace) * time.Second))
+		patch := client.MergeFrom(ch.DeepCopy())
+		ch.Status.LastPing, ch.Status.NPings, ch.Status.LastPingType = &last, 1, v1.PingSuccess
+		return c.Status().Patch(ctx, ch, patch)
+	})
+	if err != nil {
 		return err
 	}
 	if time.Now().After(start) {

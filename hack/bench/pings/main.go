@@ -18,7 +18,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"runtime"
@@ -26,8 +25,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -40,6 +37,7 @@ import (
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/hack/bench/internal/benchutil"
 	"github.com/vigil-operator/vigil/internal/manager"
 	"github.com/vigil-operator/vigil/internal/testenv"
 )
@@ -91,7 +89,7 @@ func run(nChecks, nPings, concurrency int) error {
 	fmt.Printf("creating %d checks...\n", nChecks)
 	uuids := make([]string, nChecks)
 	objs := make([]*v1.Check, nChecks)
-	if err := parallel(nChecks, concurrency, func(i int) error {
+	if err := benchutil.Parallel(nChecks, concurrency, func(i int) error {
 		timeout := int64(3600)
 		objs[i] = &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("c%05d", i)},
 			Spec: v1.CheckSpec{Timeout: &timeout, Grace: 3600, TZ: "UTC", UUID: fmt.Sprintf("00000000-0000-4000-8000-%012d", i)}}
@@ -105,7 +103,7 @@ func run(nChecks, nPings, concurrency int) error {
 	// to a separate set of checks (a ping must find its check's status as
 	// pings left it).
 	rawObjs := make([]*v1.Check, nChecks)
-	if err := parallel(nChecks, concurrency, func(i int) error {
+	if err := benchutil.Parallel(nChecks, concurrency, func(i int) error {
 		timeout := int64(3600)
 		rawObjs[i] = &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("raw%05d", i)},
 			Spec: v1.CheckSpec{Timeout: &timeout, Grace: 3600, TZ: "UTC"}}
@@ -113,7 +111,7 @@ func run(nChecks, nPings, concurrency int) error {
 	}); err != nil {
 		return err
 	}
-	raw, _, err := measure(nPings, concurrency, func(i int) error {
+	raw, _, err := benchutil.Measure(nPings, concurrency, func(i int) error {
 		o := rawObjs[i%nChecks]
 		patch := []byte(fmt.Sprintf(`{"status":{"nPings":%d}}`, i))
 		return c.Status().Patch(ctx, o, client.RawPatch(types.MergePatchType, patch))
@@ -122,7 +120,7 @@ func run(nChecks, nPings, concurrency int) error {
 		return err
 	}
 
-	addr, err := freeAddr()
+	addr, err := benchutil.FreeAddr(ctx)
 	if err != nil {
 		return err
 	}
@@ -163,7 +161,7 @@ func run(nChecks, nPings, concurrency int) error {
 		return nil
 	}
 	before := requestCounts(ctx, cfg)
-	distinct, dLat, err := measure(nPings, concurrency, func(i int) error { return ping(uuids[i%nChecks]) })
+	distinct, dLat, err := benchutil.Measure(nPings, concurrency, func(i int) error { return ping(uuids[i%nChecks]) })
 	if err != nil {
 		return err
 	}
@@ -182,7 +180,7 @@ func run(nChecks, nPings, concurrency int) error {
 	if stored != int64(nPings)+1 { // +1: the readiness ping
 		return fmt.Errorf("n_pings adds up to %d after %d acknowledged pings", stored, nPings+1)
 	}
-	hot, hLat, err := measure(nPings, concurrency, func(int) error { return ping(uuids[1%nChecks]) })
+	hot, hLat, err := benchutil.Measure(nPings, concurrency, func(int) error { return ping(uuids[1%nChecks]) })
 	if err != nil {
 		return err
 	}
@@ -195,69 +193,12 @@ func run(nChecks, nPings, concurrency int) error {
 		}
 	}
 
-	fmt.Printf("\n%d checks, %d requests per phase, %d concurrent clients, GOMAXPROCS=%d\n", nChecks, nPings, concurrency, runtimeProcs())
+	fmt.Printf("\n%d checks, %d requests per phase, %d concurrent clients, GOMAXPROCS=%d\n", nChecks, nPings, concurrency, runtime.GOMAXPROCS(0))
 	fmt.Printf("raw status patches   %8.0f /s\n", raw)
-	fmt.Printf("pings, distinct      %8.0f /s  = %.2fx raw   p50 %v  p99 %v\n", distinct, distinct/raw, pct(dLat, 50), pct(dLat, 99))
-	fmt.Printf("pings, one hot check %8.0f /s  = %.2fx raw   p50 %v  p99 %v\n", hot, hot/raw, pct(hLat, 50), pct(hLat, 99))
+	fmt.Printf("pings, distinct      %8.0f /s  = %.2fx raw   p50 %v  p99 %v\n", distinct, distinct/raw, benchutil.Percentile(dLat, 50), benchutil.Percentile(dLat, 99))
+	fmt.Printf("pings, one hot check %8.0f /s  = %.2fx raw   p50 %v  p99 %v\n", hot, hot/raw, benchutil.Percentile(hLat, 50), benchutil.Percentile(hLat, 99))
 	return nil
 }
-
-// measure runs n operations on concurrency workers and returns the rate
-// and each operation's latency.
-func measure(n, concurrency int, op func(i int) error) (float64, []time.Duration, error) {
-	lat := make([]time.Duration, n)
-	start := time.Now()
-	err := parallel(n, concurrency, func(i int) error {
-		t := time.Now()
-		err := op(i)
-		lat[i] = time.Since(t)
-		return err
-	})
-	return float64(n) / time.Since(start).Seconds(), lat, err
-}
-
-func parallel(n, concurrency int, op func(i int) error) error {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var first error
-	for range concurrency {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= n {
-					return
-				}
-				if err := op(i); err != nil {
-					mu.Lock()
-					if first == nil {
-						first = err
-					}
-					mu.Unlock()
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return first
-}
-
-func pct(d []time.Duration, p int) time.Duration {
-	s := append([]time.Duration(nil), d...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
-	return s[(len(s)-1)*p/100].Round(100 * time.Microsecond)
-}
-
-func freeAddr() (string, error) {
-	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
-}
-
-func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
 
 // requestCounts reads the API server's write counters by verb and resource.
 func requestCounts(ctx context.Context, cfg *rest.Config) map[string]int64 {

@@ -1,7 +1,6 @@
 package oncalendar
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -446,7 +445,3 @@ func asciiLower(s string) string {
 func pythonUpper(s string) string {
 	return strings.Map(unicode.ToUpper, s)
 }
-
-// ErrNoOccurrence is never returned by Parse; Next reports the absence of
-// an occurrence with ok=false. It is here for callers that want an error.
-var ErrNoOccurrence = errors.New("the expression has no occurrence before the year 2200")
