@@ -4,7 +4,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// PingRecord is one entry of a check's ping log.
+// PingRecord is one entry of a check's ping log. It is stored as one
+// string holding the record's JSON ({"n":1,"type":"success",...}): the
+// API server then handles a ping as a single scalar instead of decoding,
+// validating and re-encoding each field of each of the last 100 pings on
+// every write, which was most of the cost of a ping (docs/performance.md).
+// Records stored as objects, by earlier versions, are read too.
+// +kubebuilder:validation:Type=string
+// +kubebuilder:validation:MaxLength=1048576
 type PingRecord struct {
 	// N is the ping's serial number within the check (1, 2, ...).
 	N int64 `json:"n"`

@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vigil-operator/vigil/internal/api/checkinput"
+	"github.com/vigil-operator/vigil/internal/cachewait"
 	"github.com/vigil-operator/vigil/internal/history"
 	"github.com/vigil-operator/vigil/internal/project"
 )
@@ -52,6 +53,10 @@ type Server struct {
 	MaxBodyBytes int64
 	// CacheWait bounds how long a write waits for the cache to see it.
 	CacheWait time.Duration
+	// CacheWatch, when set, is told by the cache when a check arrives, so
+	// a write's answer goes out the moment the cache has it; without it
+	// the cache is polled.
+	CacheWatch *cachewait.Watcher
 	// Clock tells the time for status computation.
 	Clock clock.PassiveClock
 	// Log receives one line per request.

@@ -24,6 +24,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/vigil-operator/vigil/internal/api"
+	"github.com/vigil-operator/vigil/internal/cachewait"
 	"github.com/vigil-operator/vigil/internal/checkindex"
 	"github.com/vigil-operator/vigil/internal/controller"
 	"github.com/vigil-operator/vigil/internal/delivery"
@@ -208,7 +209,12 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 	}
 
 	log := ctrl.Log.WithName("http")
+	cacheWatch := cachewait.NewWatcher()
+	if err := cacheWatch.Attach(ctx, mgr.GetCache()); err != nil {
+		return nil, fmt.Errorf("watching the check cache: %w", err)
+	}
 	pings := &ping.Handler{
+		CacheWatch:     cacheWatch,
 		Client:         mgr.GetClient(),
 		Projects:       projects,
 		Recorder:       recorder,
@@ -220,13 +226,14 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 		Log:            log.WithName("ping"),
 	}
 	apiServer := &api.Server{
-		Client:   mgr.GetClient(),
-		Projects: projects,
-		History:  histories,
-		Limits:   limits,
-		BaseURL:  opts.BaseURL,
-		Clock:    opts.Clock,
-		Log:      log,
+		CacheWatch: cacheWatch,
+		Client:     mgr.GetClient(),
+		Projects:   projects,
+		History:    histories,
+		Limits:     limits,
+		BaseURL:    opts.BaseURL,
+		Clock:      opts.Clock,
+		Log:        log,
 	}
 	if opts.SMTPAddr != "" {
 		domain := opts.SMTPDomain

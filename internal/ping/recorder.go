@@ -71,12 +71,16 @@ type Recorder struct {
 	MaxConcurrentWrites int
 	// MaxQueued bounds pings waiting across all checks (default 10000).
 	MaxQueued int
+	// HistoryCacheBytes bounds the memory kept for histories this process
+	// wrote last, which saves a read per ping (default 64 MiB).
+	HistoryCacheBytes int
 
 	initOnce sync.Once
 	slots    chan struct{}
 	mu       sync.Mutex
 	queued   int
 	checks   map[types.UID]*checkQueue
+	recent   *histCache
 }
 
 type pending struct {
@@ -109,6 +113,10 @@ func (r *Recorder) init() {
 			r.MaxQueued = 10000
 		}
 		r.checks = map[types.UID]*checkQueue{}
+		if r.HistoryCacheBytes <= 0 {
+			r.HistoryCacheBytes = 64 << 20
+		}
+		r.recent = newHistCache(r.HistoryCacheBytes)
 	})
 }
 
@@ -124,7 +132,7 @@ func (r *Recorder) Record(ctx context.Context, check *v1.Check, p Ping) (Recorde
 	r.queued++
 	q, ok := r.checks[check.UID]
 	if !ok {
-		q = &checkQueue{check: check.DeepCopy()}
+		q = &checkQueue{check: check.DeepCopy(), hist: r.recent.get(check.UID)}
 		r.checks[check.UID] = q
 	}
 	q.waiting = append(q.waiting, pd)
@@ -148,24 +156,32 @@ func (r *Recorder) Record(ctx context.Context, check *v1.Check, p Ping) (Recorde
 	}
 }
 
-// linger bounds how long a writer waits for a batch to fill up to the size
-// of the previous one. Clients that all got their answer from one commit
-// ping again at nearly the same moment; without the wait the first of them
-// would be committed alone and every other commit would carry one ping.
-const linger = 2 * time.Millisecond
+// linger bounds how long a writer waits for a batch to fill. Clients that
+// got their answer from one commit ping again at nearly the same moment;
+// without the wait the first of them would be committed alone and every
+// other commit would carry one ping.
+const linger = 5 * time.Millisecond
 
 // write drains a check's queue batch by batch.
 func (r *Recorder) write(ctx context.Context, uid types.UID, q *checkQueue) {
-	last := 0
+	// target is how many pings the next batch waits for (up to linger):
+	// those that queued during the last commit plus one from each client
+	// it answered, which is every client that keeps pinging this check. A
+	// smaller target (the last batch's size) let the batches settle at
+	// half the clients each, so twice the commits.
+	target := 0
 	for {
 		r.mu.Lock()
-		for deadline := time.Now().Add(linger); len(q.waiting) > 0 && len(q.waiting) < last && time.Now().Before(deadline); {
+		// A hot check's writer lingers even with nothing queued: its
+		// clients are all waiting for their answers and will be back; if
+		// it quit, the first of them would start a writer and be committed
+		// alone.
+		for deadline := time.Now().Add(linger); len(q.waiting) < target && (len(q.waiting) > 0 || target > 1) && time.Now().Before(deadline); {
 			r.mu.Unlock()
 			time.Sleep(linger / 8)
 			r.mu.Lock()
 		}
 		batch := q.waiting
-		last = len(batch)
 		q.waiting = nil
 		if len(batch) == 0 {
 			q.writing = false
@@ -183,6 +199,7 @@ func (r *Recorder) write(ctx context.Context, uid types.UID, q *checkQueue) {
 
 		r.mu.Lock()
 		r.queued -= len(batch)
+		target = len(batch) + len(q.waiting)
 		r.mu.Unlock()
 		for i, pd := range batch {
 			if err != nil {
@@ -222,6 +239,7 @@ func (r *Recorder) commit(ctx context.Context, q *checkQueue, batch []*pending) 
 		}
 		return nil
 	})
+	r.recent.put(check.UID, hist)
 	if err != nil {
 		q.hist = nil
 		return nil, err

@@ -1,0 +1,153 @@
+package cachewait
+
+import (
+	"context"
+	"strconv"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+)
+
+// Watcher answers the same questions as Version and Gone, but is told by
+// the cache's informer when a Check arrives instead of looking every few
+// milliseconds: a waiter wakes the moment the cache has its write, and
+// waiting costs nothing while it lasts. Under load that matters twice: the
+// poll copied the check out of the cache each time, and answers that went
+// out up to a poll late spread a hot check's clients over several group
+// commits.
+type Watcher struct {
+	mu      sync.Mutex
+	seen    map[client.ObjectKey]seenCheck
+	waiters map[client.ObjectKey]map[*waiter]struct{}
+}
+
+type seenCheck struct {
+	uid     types.UID
+	version uint64
+}
+
+// waiter is satisfied by a check seen at version want or later, or by a
+// check with another uid (uid "" matches any), or, with gone, only once the
+// check is no longer in the cache.
+type waiter struct {
+	want uint64
+	uid  types.UID
+	gone bool
+	done chan struct{}
+}
+
+func (w *waiter) satisfiedBy(s seenCheck, present bool) bool {
+	if w.gone {
+		return !present
+	}
+	if !present {
+		return false // not in the cache yet
+	}
+	return s.version >= w.want || (w.uid != "" && s.uid != w.uid)
+}
+
+// NewWatcher returns a Watcher that learns about checks once attached.
+func NewWatcher() *Watcher {
+	return &Watcher{seen: map[client.ObjectKey]seenCheck{}, waiters: map[client.ObjectKey]map[*waiter]struct{}{}}
+}
+
+// Attach registers the watcher with the cache's Check informer. The
+// informer calls it after its store has the object, so a woken waiter's
+// next read from the cache sees the version it waited for.
+func (w *Watcher) Attach(ctx context.Context, c cache.Cache) error {
+	inf, err := c.GetInformer(ctx, &v1.Check{})
+	if err != nil {
+		return err
+	}
+	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { w.observe(obj, true) },
+		UpdateFunc: func(_, obj any) { w.observe(obj, true) },
+		DeleteFunc: func(obj any) {
+			if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+				obj = tomb.Obj
+			}
+			w.observe(obj, false)
+		},
+	})
+	return err
+}
+
+func (w *Watcher) observe(obj any, present bool) {
+	check, ok := obj.(*v1.Check)
+	if !ok {
+		return
+	}
+	key := client.ObjectKeyFromObject(check)
+	version, _ := strconv.ParseUint(check.ResourceVersion, 10, 64)
+	s := seenCheck{uid: check.UID, version: version}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if present {
+		w.seen[key] = s
+	} else if cur, ok := w.seen[key]; ok && cur.uid == check.UID {
+		delete(w.seen, key)
+	}
+	s, present = w.seen[key]
+	for wt := range w.waiters[key] {
+		if wt.satisfiedBy(s, present) {
+			close(wt.done)
+			delete(w.waiters[key], wt)
+		}
+	}
+	if len(w.waiters[key]) == 0 {
+		delete(w.waiters, key)
+	}
+}
+
+// Version is the package's Version, woken by the informer.
+func (w *Watcher) Version(ctx context.Context, key client.ObjectKey, uid types.UID, version string, timeout time.Duration) {
+	want, err := strconv.ParseUint(version, 10, 64)
+	if err != nil {
+		return
+	}
+	w.wait(ctx, key, &waiter{want: want, uid: uid}, timeout)
+}
+
+// Gone is the package's Gone, woken by the informer.
+func (w *Watcher) Gone(ctx context.Context, key client.ObjectKey, timeout time.Duration) {
+	w.wait(ctx, key, &waiter{gone: true}, timeout)
+}
+
+func (w *Watcher) wait(ctx context.Context, key client.ObjectKey, wt *waiter, timeout time.Duration) {
+	w.mu.Lock()
+	s, present := w.seen[key]
+	if wt.satisfiedBy(s, present) {
+		w.mu.Unlock()
+		return
+	}
+	wt.done = make(chan struct{})
+	if w.waiters[key] == nil {
+		w.waiters[key] = map[*waiter]struct{}{}
+	}
+	w.waiters[key][wt] = struct{}{}
+	w.mu.Unlock()
+
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-wt.done:
+		return
+	case <-ctx.Done():
+	case <-timer.C:
+	}
+	w.mu.Lock()
+	delete(w.waiters[key], wt)
+	if len(w.waiters[key]) == 0 {
+		delete(w.waiters, key)
+	}
+	w.mu.Unlock()
+}

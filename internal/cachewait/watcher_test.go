@@ -1,0 +1,136 @@
+package cachewait
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+)
+
+func check(uid types.UID, version string) *v1.Check {
+	return &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "c", UID: uid, ResourceVersion: version}}
+}
+
+var key = client.ObjectKey{Namespace: "ns", Name: "c"}
+
+// waitAsync starts wait and returns a channel closed when it returns.
+func waitAsync(wait func()) <-chan struct{} {
+	done := make(chan struct{})
+	go func() { wait(); close(done) }()
+	return done
+}
+
+// registered waits until a waiter for key is registered, so the event the
+// test sends next arrives during the wait.
+func registered(t *testing.T, w *Watcher) {
+	t.Helper()
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		w.mu.Lock()
+		n := len(w.waiters[key])
+		w.mu.Unlock()
+		if n > 0 {
+			return
+		}
+	}
+	t.Fatal("the waiter never registered")
+}
+
+func returned(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	case <-time.After(200 * time.Millisecond):
+		return false
+	}
+}
+
+func TestWatcherVersion(t *testing.T) {
+	tests := []struct {
+		name string
+		// seen before the wait starts, then the event that arrives during it
+		before, during *v1.Check
+		deleted        bool
+		uid            types.UID
+		want           string
+		wakes          bool
+	}{
+		{name: "already in the cache", before: check("a", "10"), want: "10", wakes: true},
+		{name: "newer already in the cache", before: check("a", "12"), want: "10", wakes: true},
+		{name: "arrives while waiting", before: check("a", "9"), during: check("a", "10"), want: "10", wakes: true},
+		{name: "older version arrives", before: check("a", "8"), during: check("a", "9"), want: "10", wakes: false},
+		{name: "not in the cache yet, then arrives", during: check("a", "10"), want: "10", wakes: true},
+		{name: "replaced by another check of the name", before: check("a", "9"), during: check("b", "3"), uid: "a", want: "10", wakes: true},
+		{name: "another uid does not count when any uid is fine", before: check("a", "9"), during: check("b", "3"), want: "10", wakes: false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := NewWatcher()
+			if tt.before != nil {
+				w.observe(tt.before, true)
+			}
+			done := waitAsync(func() { w.Version(context.Background(), key, tt.uid, tt.want, 300*time.Millisecond) })
+			if tt.during != nil {
+				if tt.before == nil || !tt.wakes || tt.before.ResourceVersion < tt.want {
+					registered(t, w)
+				}
+				w.observe(tt.during, true)
+			}
+			select {
+			case <-done:
+				if !tt.wakes {
+					t.Fatal("returned before its version arrived")
+				}
+			case <-time.After(150 * time.Millisecond):
+				if tt.wakes {
+					t.Fatal("did not return when its version arrived")
+				}
+				if !returned(done) {
+					t.Fatal("did not return at its timeout")
+				}
+			}
+			w.mu.Lock()
+			defer w.mu.Unlock()
+			if len(w.waiters) != 0 {
+				t.Errorf("waiters left behind: %v", w.waiters)
+			}
+		})
+	}
+}
+
+func TestWatcherGone(t *testing.T) {
+	w := NewWatcher()
+	w.observe(check("a", "5"), true)
+	done := waitAsync(func() { w.Gone(context.Background(), key, time.Minute) })
+	registered(t, w)
+	w.observe(check("a", "6"), true)
+	select {
+	case <-done:
+		t.Fatal("Gone returned while the check is still cached")
+	case <-time.After(50 * time.Millisecond):
+	}
+	w.observe(check("a", "6"), false)
+	if !returned(done) {
+		t.Fatal("Gone did not return when the check was deleted")
+	}
+	// Deleting an older check of the name keeps the newer one.
+	w.observe(check("b", "9"), true)
+	w.observe(check("a", "6"), false)
+	if _, ok := w.seen[key]; !ok {
+		t.Error("deleting a replaced check forgot its successor")
+	}
+}
+
+func TestWatcherGivesUpWithTheContext(t *testing.T) {
+	w := NewWatcher()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := waitAsync(func() { w.Version(ctx, key, "", "10", time.Minute) })
+	cancel()
+	if !returned(done) {
+		t.Fatal("Version did not return when its context ended")
+	}
+}
