@@ -15,9 +15,11 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vigil-operator/vigil/internal/devenv"
+	"github.com/vigil-operator/vigil/internal/devenv/execnode"
 	"github.com/vigil-operator/vigil/internal/manager"
 	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/scheme"
@@ -84,6 +86,12 @@ func runDev(ctx context.Context, out io.Writer, o devOptions) error {
 	if err != nil {
 		return err
 	}
+	if o.kwok != "" {
+		// kube-scheduler is running: add the node that runs pods for real.
+		if err := startExecNode(ctx, out, cp, dir); err != nil {
+			return err
+		}
+	}
 	envFile := filepath.Join(dir, "env")
 	keys, err := ensureDemoProject(ctx, c, o.namespace, envFile)
 	if err != nil {
@@ -110,6 +118,38 @@ func runDev(ctx context.Context, out io.Writer, o devOptions) error {
 		MetricsAddr: "127.0.0.1:8080",
 		ProbeAddr:   "127.0.0.1:8081",
 	})
+}
+
+// startExecNode registers the node that runs the pods bound to it as
+// processes on this machine (internal/devenv/execnode), with `vigil` being
+// this binary, and logs what it runs to logs/exec-node.log.
+func startExecNode(ctx context.Context, out io.Writer, cp *devenv.ControlPlane, dir string) error {
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	cs, err := kubernetes.NewForConfig(cp.Config)
+	if err != nil {
+		return err
+	}
+	logPath := filepath.Join(dir, "logs", "exec-node.log")
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return err
+	}
+	node := &execnode.Node{
+		Client: cs, Name: devenv.ExecNode, Dir: filepath.Join(dir, "exec"),
+		Programs: map[string]string{"vigil": self}, Log: logf,
+	}
+	go func() {
+		defer logf.Close()
+		if err := node.Run(ctx); err != nil {
+			fmt.Fprintln(out, "exec node stopped:", err)
+		}
+	}()
+	fmt.Fprintf(out, "node %s runs, as processes on this machine, the pods that select it (nodeSelector %s: \"true\" and its toleration); log in %s\n",
+		devenv.ExecNode, execnode.LabelKey, logPath)
+	return nil
 }
 
 type demoKeys struct{ readWrite, readOnly, pingKey string }

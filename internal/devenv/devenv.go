@@ -57,6 +57,10 @@ type Options struct {
 // DevNode is the simulated node kwok manages in dev.
 const DevNode = "vigil-dev-node"
 
+// ExecNode is the node whose pods `vigil dev` runs as local processes
+// (package execnode).
+const ExecNode = "vigil-dev-exec"
+
 // ControlPlane is a running local control plane.
 type ControlPlane struct {
 	// Config reaches the API server as a cluster administrator.

@@ -1,0 +1,628 @@
+// Package execnode stands in for a kubelet in `make dev`, where there is no
+// container runtime: it registers a Node and runs the pods the scheduler
+// binds to it as processes on this machine, so that a job's own command
+// (a `vigil run` wrapper, a curl to its ping URL) really runs and its exit
+// status really ends the Job.
+//
+// It runs what a pod's containers say, with the image ignored: the program
+// is found in an emptyDir volume (as an init container left it), among the
+// programs it is given by name (vigil itself), or on this machine's PATH.
+// Only pods that ask for it run here: the node is tainted, and a pod needs
+// the toleration and node selector that config/samples/cronjobs/ shows.
+// It is a development aid that runs commands as the developer, not a
+// sandbox; it is never part of the manager.
+package execnode
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/util/retry"
+)
+
+// Label and taint that select the node: a pod runs here only with
+// nodeSelector {vigil.dev/exec: "true"} and a toleration of the taint.
+const (
+	LabelKey = "vigil.dev/exec"
+	TaintKey = "vigil.dev/exec"
+)
+
+// heartbeat is how often the node reports itself Ready; the node lifecycle
+// controller marks a node unreachable after 40 s without one.
+const heartbeat = 10 * time.Second
+
+// Node runs the pods bound to one node as local processes.
+type Node struct {
+	// Client reaches the API server.
+	Client kubernetes.Interface
+	// Name is the node's name.
+	Name string
+	// Dir holds each pod's emptyDir volumes and container logs.
+	Dir string
+	// Programs maps a program name (the last element of a container's
+	// command) to a local binary, such as "vigil" to this executable.
+	Programs map[string]string
+	// Log receives one line per pod event.
+	Log io.Writer
+
+	mu      sync.Mutex
+	running map[types.UID]context.CancelFunc
+}
+
+// Run registers the node and runs its pods until ctx ends.
+func (n *Node) Run(ctx context.Context) error {
+	n.running = map[types.UID]context.CancelFunc{}
+	if n.Log == nil {
+		n.Log = io.Discard
+	}
+	if err := n.register(ctx); err != nil {
+		return fmt.Errorf("registering node %s: %w", n.Name, err)
+	}
+	go n.keepReady(ctx)
+	factory := informers.NewSharedInformerFactoryWithOptions(n.Client, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) {
+			o.FieldSelector = fields.OneTermEqualSelector("spec.nodeName", n.Name).String()
+		}))
+	inf := factory.Core().V1().Pods().Informer()
+	if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { n.sync(ctx, obj) },
+		UpdateFunc: func(_, obj any) { n.sync(ctx, obj) },
+	}); err != nil {
+		return err
+	}
+	factory.Start(ctx.Done())
+	<-ctx.Done()
+	factory.Shutdown()
+	return nil
+}
+
+func (n *Node) register(ctx context.Context) error {
+	node := &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{Name: n.Name, Labels: map[string]string{
+			"kubernetes.io/hostname": n.Name, "kubernetes.io/os": "linux", LabelKey: "true",
+		}},
+		Spec: corev1.NodeSpec{Taints: []corev1.Taint{{Key: TaintKey, Value: "true", Effect: corev1.TaintEffectNoSchedule}}},
+	}
+	_, err := n.Client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return err
+	}
+	return n.report(ctx)
+}
+
+// report writes the node's status: Ready, with room for many pods.
+func (n *Node) report(ctx context.Context) error {
+	return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		node, err := n.Client.CoreV1().Nodes().Get(ctx, n.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		now := metav1.Now()
+		room := corev1.ResourceList{
+			corev1.ResourceCPU: resource.MustParse("16"), corev1.ResourceMemory: resource.MustParse("64Gi"),
+			corev1.ResourcePods: resource.MustParse("110"),
+		}
+		node.Status.Capacity, node.Status.Allocatable = room, room
+		node.Status.Phase = corev1.NodeRunning
+		node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}, {Type: corev1.NodeHostName, Address: n.Name}}
+		node.Status.NodeInfo.KubeletVersion = "vigil-dev-exec"
+		node.Status.NodeInfo.OperatingSystem, node.Status.NodeInfo.Architecture = "linux", "amd64"
+		node.Status.Conditions = []corev1.NodeCondition{{
+			Type: corev1.NodeReady, Status: corev1.ConditionTrue, Reason: "ExecNodeReady",
+			Message: "vigil dev runs this node's pods as local processes", LastHeartbeatTime: now, LastTransitionTime: now,
+		}}
+		_, err = n.Client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+		return err
+	})
+}
+
+func (n *Node) keepReady(ctx context.Context) {
+	t := time.NewTicker(heartbeat)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := n.report(ctx); err != nil && ctx.Err() == nil {
+				fmt.Fprintf(n.Log, "exec node: reporting ready: %v\n", err)
+			}
+		}
+	}
+}
+
+func (n *Node) sync(ctx context.Context, obj any) {
+	pod, ok := obj.(*corev1.Pod)
+	if !ok {
+		return
+	}
+	n.mu.Lock()
+	cancel, running := n.running[pod.UID]
+	n.mu.Unlock()
+	switch {
+	case pod.DeletionTimestamp != nil:
+		// A kubelet stops the containers and then removes the pod for
+		// good; until it does, the pod stays Terminating.
+		if running {
+			cancel()
+		}
+		go n.remove(ctx, pod)
+	case running:
+	case pod.Status.Phase == corev1.PodPending || pod.Status.Phase == "":
+		podCtx, cancel := context.WithCancel(ctx)
+		n.mu.Lock()
+		n.running[pod.UID] = cancel
+		n.mu.Unlock()
+		go func() {
+			defer func() {
+				n.mu.Lock()
+				delete(n.running, pod.UID)
+				n.mu.Unlock()
+				cancel()
+			}()
+			n.runPod(podCtx, pod.DeepCopy())
+		}()
+	case pod.Status.Phase == corev1.PodRunning:
+		// Running, but not by this process: vigil dev restarted under it.
+		n.finish(ctx, pod, corev1.PodFailed, "NodeRestarted", "vigil dev restarted while the pod ran", nil)
+	}
+}
+
+func (n *Node) remove(ctx context.Context, pod *corev1.Pod) {
+	zero := int64(0)
+	err := n.Client.CoreV1().Pods(pod.Namespace).Delete(ctx, pod.Name, metav1.DeleteOptions{
+		GracePeriodSeconds: &zero, Preconditions: &metav1.Preconditions{UID: &pod.UID},
+	})
+	if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) && ctx.Err() == nil {
+		fmt.Fprintf(n.Log, "exec node: removing pod %s/%s: %v\n", pod.Namespace, pod.Name, err)
+	}
+}
+
+// runPod runs the init containers one after another, then the containers
+// together, and reports each step in the pod's status.
+func (n *Node) runPod(ctx context.Context, pod *corev1.Pod) {
+	dir := filepath.Join(n.Dir, fmt.Sprintf("%s_%s_%s", pod.Namespace, pod.Name, pod.UID))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		n.finish(ctx, pod, corev1.PodFailed, "PodDirectory", err.Error(), nil)
+		return
+	}
+	mounts, err := n.volumes(pod, dir)
+	if err != nil {
+		n.finish(ctx, pod, corev1.PodFailed, "UnsupportedVolume", err.Error(), nil)
+		return
+	}
+	started := metav1.Now()
+	n.setStatus(ctx, pod, func(st *corev1.PodStatus) {
+		st.Phase, st.StartTime, st.HostIP, st.PodIP = corev1.PodPending, &started, "127.0.0.1", "127.0.0.1"
+		st.PodIPs = []corev1.PodIP{{IP: "127.0.0.1"}}
+		st.HostIPs = []corev1.HostIP{{IP: "127.0.0.1"}}
+	})
+	var inits []corev1.ContainerStatus
+	for _, c := range pod.Spec.InitContainers {
+		res := n.runContainer(ctx, pod, c, mounts, dir)
+		inits = append(inits, res.status(c))
+		if res.code != 0 {
+			n.finish(ctx, pod, corev1.PodFailed, "InitContainerFailed", res.message(c), func(st *corev1.PodStatus) {
+				st.InitContainerStatuses = inits
+			})
+			return
+		}
+	}
+	n.setStatus(ctx, pod, func(st *corev1.PodStatus) {
+		st.Phase = corev1.PodRunning
+		st.InitContainerStatuses = inits
+		st.ContainerStatuses = nil
+		for _, c := range pod.Spec.Containers {
+			st.ContainerStatuses = append(st.ContainerStatuses, corev1.ContainerStatus{
+				Name: c.Name, Image: c.Image, ImageID: c.Image, Ready: true, Started: ptr(true),
+				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}},
+			})
+		}
+		setCondition(st, corev1.PodInitialized, corev1.ConditionTrue)
+		setCondition(st, corev1.PodReady, corev1.ConditionTrue)
+		setCondition(st, corev1.ContainersReady, corev1.ConditionTrue)
+	})
+	results := make([]result, len(pod.Spec.Containers))
+	var wg sync.WaitGroup
+	for i, c := range pod.Spec.Containers {
+		wg.Go(func() { results[i] = n.runContainer(ctx, pod, c, mounts, dir) })
+	}
+	wg.Wait()
+	phase, reason, message := corev1.PodSucceeded, "", ""
+	for i, r := range results {
+		if r.code != 0 {
+			phase, reason, message = corev1.PodFailed, "Error", r.message(pod.Spec.Containers[i])
+		}
+	}
+	n.finish(ctx, pod, phase, reason, message, func(st *corev1.PodStatus) {
+		st.InitContainerStatuses = inits
+		st.ContainerStatuses = nil
+		for i, c := range pod.Spec.Containers {
+			st.ContainerStatuses = append(st.ContainerStatuses, results[i].status(c))
+		}
+	})
+}
+
+// result is how one container's process ended.
+type result struct {
+	code          int32
+	err           error // the process could not start
+	start, finish metav1.Time
+}
+
+func (r result) status(c corev1.Container) corev1.ContainerStatus {
+	reason := "Completed"
+	if r.code != 0 {
+		reason = "Error"
+	}
+	msg := ""
+	if r.err != nil {
+		reason, msg = "StartError", r.err.Error()
+	}
+	return corev1.ContainerStatus{Name: c.Name, Image: c.Image, ImageID: c.Image, Started: ptr(false), State: corev1.ContainerState{
+		Terminated: &corev1.ContainerStateTerminated{ExitCode: r.code, Reason: reason, Message: msg, StartedAt: r.start, FinishedAt: r.finish},
+	}}
+}
+
+func (r result) message(c corev1.Container) string {
+	if r.err != nil {
+		return fmt.Sprintf("container %s: %v", c.Name, r.err)
+	}
+	return fmt.Sprintf("container %s exited with status %d", c.Name, r.code)
+}
+
+// volumes makes each emptyDir volume a directory under dir and returns the
+// mounts of every container by mount path. Other kinds of volume would
+// need a kubelet.
+func (n *Node) volumes(pod *corev1.Pod, dir string) (map[string]string, error) {
+	byVolume := map[string]string{}
+	for _, v := range pod.Spec.Volumes {
+		if v.EmptyDir == nil {
+			return nil, fmt.Errorf("volume %s: the dev exec node supports only emptyDir volumes", v.Name)
+		}
+		p := filepath.Join(dir, "volumes", v.Name)
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			return nil, err
+		}
+		byVolume[v.Name] = p
+	}
+	mounts := map[string]string{}
+	for _, c := range append(append([]corev1.Container(nil), pod.Spec.InitContainers...), pod.Spec.Containers...) {
+		for _, m := range c.VolumeMounts {
+			if p, ok := byVolume[m.Name]; ok {
+				mounts[path.Clean(m.MountPath)] = filepath.Join(p, m.SubPath)
+			}
+		}
+	}
+	return mounts, nil
+}
+
+func (n *Node) runContainer(ctx context.Context, pod *corev1.Pod, c corev1.Container, mounts map[string]string, dir string) result {
+	res := result{start: metav1.Now()}
+	defer func() { res.finish = metav1.Now() }()
+	env, err := n.env(ctx, pod, c)
+	if err != nil {
+		res.code, res.err = 128, err
+		return res
+	}
+	argv := append(append([]string(nil), c.Command...), c.Args...)
+	if len(argv) == 0 {
+		res.code, res.err = 128, fmt.Errorf("no command: the dev exec node cannot run an image's own entrypoint; give the container a command")
+		return res
+	}
+	vars := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	for i := range argv {
+		argv[i] = rewrite(expand(argv[i], vars), mounts)
+	}
+	for i, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		env[i] = k + "=" + rewrite(v, mounts)
+	}
+	program, err := n.program(argv[0])
+	if err != nil {
+		res.code, res.err = 127, err
+		return res
+	}
+	logFile, err := os.OpenFile(filepath.Join(dir, c.Name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		res.code, res.err = 128, err
+		return res
+	}
+	defer logFile.Close()
+	cmd := exec.CommandContext(ctx, program, argv[1:]...)
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "HOSTNAME=" + pod.Name}, env...)
+	cmd.Dir = dir
+	if c.WorkingDir != "" {
+		if wd := rewrite(c.WorkingDir, mounts); wd != c.WorkingDir {
+			cmd.Dir = wd
+		}
+	}
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	// The container's processes are one group, stopped together.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	fmt.Fprintf(n.Log, "exec node: pod %s/%s container %s: %s\n", pod.Namespace, pod.Name, c.Name, strings.Join(argv, " "))
+	err = cmd.Run()
+	switch {
+	case err == nil:
+	case cmd.ProcessState != nil:
+		res.code = int32(cmd.ProcessState.ExitCode())
+		if res.code < 0 { // killed by a signal
+			res.code = 137
+		}
+	default:
+		res.code, res.err = 128, err
+	}
+	fmt.Fprintf(n.Log, "exec node: pod %s/%s container %s exited with %d (log: %s)\n", pod.Namespace, pod.Name, c.Name, res.code, logFile.Name())
+	return res
+}
+
+// program finds the binary for a container's command: a path inside a
+// volume as is, then the programs given by name, then the PATH.
+func (n *Node) program(name string) (string, error) {
+	if filepath.IsAbs(name) {
+		if st, err := os.Stat(name); err == nil && !st.IsDir() {
+			return name, nil
+		}
+	}
+	base := path.Base(name)
+	if p, ok := n.Programs[base]; ok {
+		return p, nil
+	}
+	p, err := exec.LookPath(base)
+	if err != nil {
+		return "", fmt.Errorf("%s: not found on this machine (the dev exec node runs commands here, not in the image)", name)
+	}
+	return p, nil
+}
+
+// env resolves a container's environment: values, Secret and ConfigMap
+// keys, and the pod's own fields.
+func (n *Node) env(ctx context.Context, pod *corev1.Pod, c corev1.Container) ([]string, error) {
+	var out []string
+	vars := map[string]string{}
+	for _, from := range c.EnvFrom {
+		data := map[string]string{}
+		switch {
+		case from.SecretRef != nil:
+			s, err := n.Client.CoreV1().Secrets(pod.Namespace).Get(ctx, from.SecretRef.Name, metav1.GetOptions{})
+			if err != nil && !(apierrors.IsNotFound(err) && isTrue(from.SecretRef.Optional)) {
+				return nil, err
+			}
+			if s != nil {
+				for k, v := range s.Data {
+					data[k] = string(v)
+				}
+			}
+		case from.ConfigMapRef != nil:
+			cm, err := n.Client.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, from.ConfigMapRef.Name, metav1.GetOptions{})
+			if err != nil && !(apierrors.IsNotFound(err) && isTrue(from.ConfigMapRef.Optional)) {
+				return nil, err
+			}
+			if cm != nil {
+				for k, v := range cm.Data {
+					data[k] = v
+				}
+			}
+		}
+		keys := make([]string, 0, len(data))
+		for k := range data {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			vars[from.Prefix+k] = data[k]
+			out = append(out, from.Prefix+k+"="+data[k])
+		}
+	}
+	for _, e := range c.Env {
+		v, err := n.envValue(ctx, pod, e, vars)
+		if err != nil {
+			return nil, fmt.Errorf("env %s: %w", e.Name, err)
+		}
+		vars[e.Name] = v
+		out = append(out, e.Name+"="+v)
+	}
+	return out, nil
+}
+
+func (n *Node) envValue(ctx context.Context, pod *corev1.Pod, e corev1.EnvVar, vars map[string]string) (string, error) {
+	src := e.ValueFrom
+	switch {
+	case src == nil:
+		return expand(e.Value, vars), nil
+	case src.SecretKeyRef != nil:
+		s, err := n.Client.CoreV1().Secrets(pod.Namespace).Get(ctx, src.SecretKeyRef.Name, metav1.GetOptions{})
+		if err != nil {
+			if apierrors.IsNotFound(err) && isTrue(src.SecretKeyRef.Optional) {
+				return "", nil
+			}
+			return "", err
+		}
+		v, ok := s.Data[src.SecretKeyRef.Key]
+		if !ok && !isTrue(src.SecretKeyRef.Optional) {
+			return "", fmt.Errorf("secret %s has no key %s", s.Name, src.SecretKeyRef.Key)
+		}
+		return string(v), nil
+	case src.ConfigMapKeyRef != nil:
+		cm, err := n.Client.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, src.ConfigMapKeyRef.Name, metav1.GetOptions{})
+		if err != nil {
+			if apierrors.IsNotFound(err) && isTrue(src.ConfigMapKeyRef.Optional) {
+				return "", nil
+			}
+			return "", err
+		}
+		v, ok := cm.Data[src.ConfigMapKeyRef.Key]
+		if !ok && !isTrue(src.ConfigMapKeyRef.Optional) {
+			return "", fmt.Errorf("config map %s has no key %s", cm.Name, src.ConfigMapKeyRef.Key)
+		}
+		return v, nil
+	case src.FieldRef != nil:
+		switch src.FieldRef.FieldPath {
+		case "metadata.name":
+			return pod.Name, nil
+		case "metadata.namespace":
+			return pod.Namespace, nil
+		case "metadata.uid":
+			return string(pod.UID), nil
+		case "spec.nodeName":
+			return pod.Spec.NodeName, nil
+		case "spec.serviceAccountName":
+			return pod.Spec.ServiceAccountName, nil
+		case "status.podIP", "status.hostIP":
+			return "127.0.0.1", nil
+		}
+		if k, ok := strings.CutPrefix(src.FieldRef.FieldPath, "metadata.labels['"); ok {
+			return pod.Labels[strings.TrimSuffix(k, "']")], nil
+		}
+		if k, ok := strings.CutPrefix(src.FieldRef.FieldPath, "metadata.annotations['"); ok {
+			return pod.Annotations[strings.TrimSuffix(k, "']")], nil
+		}
+		return "", fmt.Errorf("fieldRef %s is not supported by the dev exec node", src.FieldRef.FieldPath)
+	}
+	return "", fmt.Errorf("this kind of valueFrom is not supported by the dev exec node")
+}
+
+// expand replaces $(VAR) with the variable's value, as the kubelet does in
+// commands, arguments and env values; $$ escapes, and an unknown $(VAR)
+// stays as written.
+func expand(s string, vars map[string]string) string {
+	if !strings.Contains(s, "$") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '$' || i+1 >= len(s) {
+			b.WriteByte(s[i])
+			continue
+		}
+		switch s[i+1] {
+		case '$':
+			b.WriteByte('$')
+			i++
+		case '(':
+			end := strings.IndexByte(s[i+2:], ')')
+			if end < 0 {
+				b.WriteByte(s[i])
+				continue
+			}
+			name := s[i+2 : i+2+end]
+			if v, ok := vars[name]; ok {
+				b.WriteString(v)
+			} else {
+				b.WriteString(s[i : i+3+end])
+			}
+			i += 2 + end
+		default:
+			b.WriteByte(s[i])
+		}
+	}
+	return b.String()
+}
+
+// rewrite maps paths inside mounted volumes to their directories on this
+// machine, wherever they appear as a path in s (a whole argument or a word
+// of a shell script); anything else is left alone.
+func rewrite(s string, mounts map[string]string) string {
+	// Longest mount path first, so /a/b wins over /a.
+	paths := make([]string, 0, len(mounts))
+	for m := range mounts {
+		paths = append(paths, m)
+	}
+	sort.Slice(paths, func(i, j int) bool { return len(paths[i]) > len(paths[j]) })
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		matched := false
+		if i == 0 || strings.ContainsRune(pathStart, rune(s[i-1])) {
+			for _, m := range paths {
+				end := i + len(m)
+				if strings.HasPrefix(s[i:], m) && (end == len(s) || strings.ContainsRune(pathEnd, rune(s[end]))) {
+					b.WriteString(mounts[m])
+					i, matched = end, true
+					break
+				}
+			}
+		}
+		if !matched {
+			b.WriteByte(s[i])
+			i++
+		}
+	}
+	return b.String()
+}
+
+// Characters around a path in a command line or script.
+const (
+	pathStart = " \t\n\"'=:;(`"
+	pathEnd   = "/ \t\n\"';:)`"
+)
+
+// finish records the pod's end: its phase and, with set, its containers.
+func (n *Node) finish(ctx context.Context, pod *corev1.Pod, phase corev1.PodPhase, reason, message string, set func(*corev1.PodStatus)) {
+	n.setStatus(ctx, pod, func(st *corev1.PodStatus) {
+		st.Phase, st.Reason, st.Message = phase, reason, message
+		if set != nil {
+			set(st)
+		}
+		setCondition(st, corev1.PodReady, corev1.ConditionFalse)
+		setCondition(st, corev1.ContainersReady, corev1.ConditionFalse)
+	})
+	fmt.Fprintf(n.Log, "exec node: pod %s/%s %s %s\n", pod.Namespace, pod.Name, phase, message)
+}
+
+func (n *Node) setStatus(ctx context.Context, pod *corev1.Pod, set func(*corev1.PodStatus)) {
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cur, err := n.Client.CoreV1().Pods(pod.Namespace).Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		if cur.UID != pod.UID {
+			return nil
+		}
+		set(&cur.Status)
+		_, err = n.Client.CoreV1().Pods(pod.Namespace).UpdateStatus(ctx, cur, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil && !apierrors.IsNotFound(err) && ctx.Err() == nil {
+		fmt.Fprintf(n.Log, "exec node: updating pod %s/%s: %v\n", pod.Namespace, pod.Name, err)
+	}
+}
+
+func setCondition(st *corev1.PodStatus, t corev1.PodConditionType, s corev1.ConditionStatus) {
+	for i := range st.Conditions {
+		if st.Conditions[i].Type == t {
+			if st.Conditions[i].Status != s {
+				st.Conditions[i].Status, st.Conditions[i].LastTransitionTime = s, metav1.Now()
+			}
+			return
+		}
+	}
+	st.Conditions = append(st.Conditions, corev1.PodCondition{Type: t, Status: s, LastTransitionTime: metav1.Now()})
+}
+
+func isTrue(b *bool) bool { return b != nil && *b }
+
+func ptr[T any](v T) *T { return &v }
