@@ -409,7 +409,7 @@ func (n *Node) env(ctx context.Context, pod *corev1.Pod, c corev1.Container) ([]
 		switch {
 		case from.SecretRef != nil:
 			s, err := n.Client.CoreV1().Secrets(pod.Namespace).Get(ctx, from.SecretRef.Name, metav1.GetOptions{})
-			if err != nil && !(apierrors.IsNotFound(err) && isTrue(from.SecretRef.Optional)) {
+			if err != nil && !missingOptional(err, from.SecretRef.Optional) {
 				return nil, err
 			}
 			if s != nil {
@@ -419,7 +419,7 @@ func (n *Node) env(ctx context.Context, pod *corev1.Pod, c corev1.Container) ([]
 			}
 		case from.ConfigMapRef != nil:
 			cm, err := n.Client.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, from.ConfigMapRef.Name, metav1.GetOptions{})
-			if err != nil && !(apierrors.IsNotFound(err) && isTrue(from.ConfigMapRef.Optional)) {
+			if err != nil && !missingOptional(err, from.ConfigMapRef.Optional) {
 				return nil, err
 			}
 			if cm != nil {
@@ -624,5 +624,11 @@ func setCondition(st *corev1.PodStatus, t corev1.PodConditionType, s corev1.Cond
 }
 
 func isTrue(b *bool) bool { return b != nil && *b }
+
+// missingOptional tells whether err is an optional source not being there,
+// which a kubelet ignores.
+func missingOptional(err error, optional *bool) bool {
+	return apierrors.IsNotFound(err) && isTrue(optional)
+}
 
 func ptr[T any](v T) *T { return &v }

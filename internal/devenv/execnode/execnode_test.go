@@ -16,7 +16,7 @@ import (
 
 // boundPod is a pod already bound to the exec node, as the scheduler would
 // leave it (envtest runs no scheduler).
-func boundPod(ns, name string, init []corev1.Container, containers ...corev1.Container) *corev1.Pod {
+func boundPod(name string, init []corev1.Container, containers ...corev1.Container) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"app": "demo"}},
 		Spec: corev1.PodSpec{
@@ -31,7 +31,7 @@ func podDir(p *corev1.Pod) string {
 	return filepath.Join(dir, p.Namespace+"_"+p.Name+"_"+string(p.UID))
 }
 
-func finished(ns, name string) func(Gomega) *corev1.Pod {
+func finished(name string) func(Gomega) *corev1.Pod {
 	return func(g Gomega) *corev1.Pod {
 		p, err := cs.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
 		g.Expect(err).NotTo(HaveOccurred())
@@ -40,8 +40,10 @@ func finished(ns, name string) func(Gomega) *corev1.Pod {
 	}
 }
 
+// ns is the namespace of the test pods.
+const ns = "jobs"
+
 var _ = Describe("the exec node", Ordered, func() {
-	const ns = "jobs"
 	mount := []corev1.VolumeMount{{Name: "shared", MountPath: "/opt/shared"}}
 
 	BeforeAll(func() {
@@ -64,7 +66,7 @@ var _ = Describe("the exec node", Ordered, func() {
 	})
 
 	It("runs init containers, then containers, with env, volumes and $(VAR) expansion, and reports success", func() {
-		p := boundPod(ns, "ok",
+		p := boundPod("ok",
 			[]corev1.Container{{Name: "install", Image: "vigil:dev", Command: []string{"/vigil", "install", "/opt/shared/tool"}, VolumeMounts: mount}},
 			corev1.Container{Name: "main", Image: "busybox", VolumeMounts: mount,
 				Env: []corev1.EnvVar{
@@ -77,7 +79,7 @@ var _ = Describe("the exec node", Ordered, func() {
 		p, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 
-		Eventually(finished(ns, "ok")).WithTimeout(30 * time.Second).Should(Not(BeNil()))
+		Eventually(finished("ok")).WithTimeout(30 * time.Second).Should(Not(BeNil()))
 		got, err := cs.CoreV1().Pods(ns).Get(ctx, "ok", metav1.GetOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Expect(got.Status.Phase).To(Equal(corev1.PodSucceeded), "message: %s", got.Status.Message)
@@ -95,12 +97,12 @@ var _ = Describe("the exec node", Ordered, func() {
 
 	It("reports a failing container's exit status and fails the pod", func() {
 		// No volumes: the pod still gets its directory for the logs.
-		fails := boundPod(ns, "fails", nil,
+		fails := boundPod("fails", nil,
 			corev1.Container{Name: "main", Image: "busybox", Command: []string{"sh", "-c", "echo oops >&2; exit 3"}})
 		fails.Spec.Volumes = nil
 		_, err := cs.CoreV1().Pods(ns).Create(ctx, fails, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
-		Eventually(finished(ns, "fails")).WithTimeout(30 * time.Second).Should(And(
+		Eventually(finished("fails")).WithTimeout(30 * time.Second).Should(And(
 			HaveField("Status.Phase", corev1.PodFailed),
 			HaveField("Status.ContainerStatuses", ConsistOf(HaveField("State.Terminated.ExitCode", int32(3)))),
 			HaveField("Status.Message", ContainSubstring("exited with status 3")),
@@ -108,26 +110,26 @@ var _ = Describe("the exec node", Ordered, func() {
 	})
 
 	It("fails a pod whose command it cannot run, saying why", func() {
-		_, err := cs.CoreV1().Pods(ns).Create(ctx, boundPod(ns, "no-command", nil,
+		_, err := cs.CoreV1().Pods(ns).Create(ctx, boundPod("no-command", nil,
 			corev1.Container{Name: "main", Image: "busybox"}), metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
-		Eventually(finished(ns, "no-command")).WithTimeout(30 * time.Second).Should(And(
+		Eventually(finished("no-command")).WithTimeout(30 * time.Second).Should(And(
 			HaveField("Status.Phase", corev1.PodFailed),
 			HaveField("Status.Message", ContainSubstring("cannot run an image's own entrypoint")),
 		))
-		_, err = cs.CoreV1().Pods(ns).Create(ctx, boundPod(ns, "missing-secret", nil,
+		_, err = cs.CoreV1().Pods(ns).Create(ctx, boundPod("missing-secret", nil,
 			corev1.Container{Name: "main", Image: "busybox", Command: []string{"true"}, Env: []corev1.EnvVar{{Name: "X",
 				ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
 					LocalObjectReference: corev1.LocalObjectReference{Name: "nope"}, Key: "k"}}}}}), metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
-		Eventually(finished(ns, "missing-secret")).WithTimeout(30 * time.Second).Should(And(
+		Eventually(finished("missing-secret")).WithTimeout(30 * time.Second).Should(And(
 			HaveField("Status.Phase", corev1.PodFailed),
 			HaveField("Status.Message", ContainSubstring("env X")),
 		))
 	})
 
 	It("stops a running pod that is deleted and removes it, as a kubelet does", func() {
-		_, err := cs.CoreV1().Pods(ns).Create(ctx, boundPod(ns, "sleeper", nil,
+		_, err := cs.CoreV1().Pods(ns).Create(ctx, boundPod("sleeper", nil,
 			corev1.Container{Name: "main", Image: "busybox", Command: []string{"sleep", "300"}}), metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(func(g Gomega) {
