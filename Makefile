@@ -42,7 +42,7 @@ help: ## Show the targets.
 ##@ Development
 
 .PHONY: dev
-dev: envtest $(KWOK) build ## Run Vigil locally: control plane, simulated node, CRDs, demo project and key, manager on 127.0.0.1:8000.
+dev: envtest $(KWOK) build ## Run Vigil locally: control plane, a simulated node and one that runs pods as local processes, CRDs, demo project and key, manager on 127.0.0.1:8000.
 	@echo ">> starting Vigil (control-plane binaries from $(ENVTEST_ASSETS))"
 	$(BIN)/vigil dev --assets $(ENVTEST_ASSETS) --kwok $(KWOK)
 
