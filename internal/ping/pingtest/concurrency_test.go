@@ -10,7 +10,9 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	. "github.com/onsi/gomega/gstruct"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/ping"
 )
@@ -90,6 +92,47 @@ var _ = Describe("Concurrent pings", func() {
 		Expect(ok).To(BeNumerically(">", 150), "most pings are stored, not refused")
 		expectCounted(p, u, ok)
 		Expect(p.check(u)).To(HaveKeyWithValue("status", "up"))
+	})
+
+	It("commits pings that arrive together in batches: far fewer history writes than pings", func() {
+		u := p.create(`{"name": "batched"}`)
+		first := &shot{url: baseURL + "/ping/" + u, check: u}
+		fire([]*shot{first}) // the history exists before the watch starts
+		Expect(first.status).To(Equal(http.StatusOK))
+		obj := p.checkObject(u)
+		wc, err := client.NewWithWatch(cfg, client.Options{Scheme: env.Scheme})
+		Expect(err).NotTo(HaveOccurred())
+		w, err := wc.Watch(context.Background(), &v1.CheckHistoryList{}, client.InNamespace(obj.Namespace),
+			client.MatchingFields{"metadata.name": obj.Name})
+		Expect(err).NotTo(HaveOccurred())
+		defer w.Stop()
+
+		shots := make([]*shot, 200)
+		for i := range shots {
+			shots[i] = &shot{url: baseURL + "/ping/" + u, check: u}
+		}
+		fire(shots)
+		ok := answered(shots)[u]
+		writes := 0
+		Eventually(func() int64 {
+			for {
+				select {
+				case ev := <-w.ResultChan():
+					h, isHistory := ev.Object.(*v1.CheckHistory)
+					if !isHistory {
+						continue
+					}
+					writes++
+					if h.LastN == ok+1 {
+						return h.LastN
+					}
+				default:
+					return -1
+				}
+			}
+		}).Should(Equal(ok + 1))
+		GinkgoWriter.Printf("%d pings stored in %d history writes\n", ok, writes)
+		Expect(writes).To(BeNumerically("<=", ok/4), "pings waiting for a write in flight ride in the next one")
 	})
 
 	It("counts simultaneous pings to several checks independently", func() {
