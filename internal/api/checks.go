@@ -330,20 +330,19 @@ func (s *Server) changePause(w http.ResponseWriter, r *request, change func(moni
 // waitForCache waits, briefly, until the informer cache holds obj at least
 // at its resourceVersion, so that the client's next read sees the write.
 func (s *Server) waitForCache(ctx context.Context, obj client.Object) {
-	if s.CacheWatch != nil {
-		s.CacheWatch.Version(ctx, client.ObjectKeyFromObject(obj), "", obj.GetResourceVersion(), s.CacheWait)
-		return
-	}
-	cachewait.Version(ctx, s.Client, client.ObjectKeyFromObject(obj), "", obj.GetResourceVersion(), s.CacheWait)
+	s.cacheWaiter().Version(ctx, client.ObjectKeyFromObject(obj), "", obj.GetResourceVersion(), s.CacheWait)
 }
 
 // waitForGone waits, briefly, until the informer cache no longer holds obj.
 func (s *Server) waitForGone(ctx context.Context, obj client.Object) {
-	if s.CacheWatch != nil {
-		s.CacheWatch.Gone(ctx, client.ObjectKeyFromObject(obj), s.CacheWait)
-		return
+	s.cacheWaiter().Gone(ctx, client.ObjectKeyFromObject(obj), s.CacheWait)
+}
+
+func (s *Server) cacheWaiter() cachewait.Waiter {
+	if s.CacheWaiter != nil {
+		return s.CacheWaiter
 	}
-	cachewait.Gone(ctx, s.Client, client.ObjectKeyFromObject(obj), s.CacheWait)
+	return cachewait.Poller{Reader: s.Client}
 }
 
 // objectName is the readable, deterministic name of a check created

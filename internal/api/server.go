@@ -53,10 +53,9 @@ type Server struct {
 	MaxBodyBytes int64
 	// CacheWait bounds how long a write waits for the cache to see it.
 	CacheWait time.Duration
-	// CacheWatch, when set, is told by the cache when a check arrives, so
-	// a write's answer goes out the moment the cache has it; without it
-	// the cache is polled.
-	CacheWatch *cachewait.Watcher
+	// CacheWaiter tells when the cache has a write (the manager's
+	// informer-driven Watcher); nil polls Client.
+	CacheWaiter cachewait.Waiter
 	// Clock tells the time for status computation.
 	Clock clock.PassiveClock
 	// Log receives one line per request.

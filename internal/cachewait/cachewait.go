@@ -63,3 +63,32 @@ func wait(ctx context.Context, timeout time.Duration, done func() bool) {
 		}
 	}
 }
+
+// Waiter waits until the manager's cache has caught up with a write. The
+// manager uses a Watcher; Poller serves where no informer is at hand.
+type Waiter interface {
+	// Version waits as the package's Version does.
+	Version(ctx context.Context, key client.ObjectKey, uid types.UID, version string, timeout time.Duration)
+	// Gone waits as the package's Gone does.
+	Gone(ctx context.Context, key client.ObjectKey, timeout time.Duration)
+}
+
+// Poller is a Waiter that looks at a cache reader every few milliseconds.
+type Poller struct {
+	Reader client.Reader
+}
+
+// Version waits as the package's Version does.
+func (p Poller) Version(ctx context.Context, key client.ObjectKey, uid types.UID, version string, timeout time.Duration) {
+	Version(ctx, p.Reader, key, uid, version, timeout)
+}
+
+// Gone waits as the package's Gone does.
+func (p Poller) Gone(ctx context.Context, key client.ObjectKey, timeout time.Duration) {
+	Gone(ctx, p.Reader, key, timeout)
+}
+
+var (
+	_ Waiter = Poller{}
+	_ Waiter = (*Watcher)(nil)
+)

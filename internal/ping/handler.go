@@ -51,9 +51,16 @@ type Handler struct {
 	Metrics *Metrics
 	// Log receives errors.
 	Log logr.Logger
-	// CacheWatch, when set, wakes a ping's answer the moment the cache has
-	// the status counting it; without it the cache is polled.
-	CacheWatch *cachewait.Watcher
+	// CacheWaiter tells when the cache has the status that counts a ping
+	// (the manager's informer-driven Watcher); nil polls Client.
+	CacheWaiter cachewait.Waiter
+}
+
+func (h *Handler) cacheWaiter() cachewait.Waiter {
+	if h.CacheWaiter != nil {
+		return h.CacheWaiter
+	}
+	return cachewait.Poller{Reader: h.Client}
 }
 
 func (h *Handler) bodyLimit() int {
@@ -125,11 +132,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Answer once the cache (which lookups and the Management API read)
 	// holds the status that counts the ping: a client reading the check
 	// right after its ping sees it.
-	if h.CacheWatch != nil {
-		h.CacheWatch.Version(r.Context(), client.ObjectKeyFromObject(check), check.UID, rec.CheckVersion, 0)
-	} else {
-		cachewait.Version(r.Context(), h.Client, client.ObjectKeyFromObject(check), check.UID, rec.CheckVersion, 0)
-	}
+	h.cacheWaiter().Version(r.Context(), client.ObjectKeyFromObject(check), check.UID, rec.CheckVersion, 0)
 	w.Header().Set("Ping-Body-Limit", strconv.Itoa(h.bodyLimit()))
 	if created {
 		respond(w, http.StatusCreated, "Created", true)
