@@ -64,8 +64,9 @@ type Node struct {
 	// Log receives one line per pod event.
 	Log io.Writer
 
-	mu      sync.Mutex
-	running map[types.UID]context.CancelFunc
+	mu       sync.Mutex
+	running  map[types.UID]context.CancelFunc
+	logsPort int32
 }
 
 // Run registers the node and runs its pods until ctx ends.
@@ -74,6 +75,11 @@ func (n *Node) Run(ctx context.Context) error {
 	if n.Log == nil {
 		n.Log = io.Discard
 	}
+	port, err := n.serveLogs(ctx)
+	if err != nil {
+		return fmt.Errorf("serving container logs: %w", err)
+	}
+	n.logsPort = int32(port)
 	if err := n.register(ctx); err != nil {
 		return fmt.Errorf("registering node %s: %w", n.Name, err)
 	}
@@ -123,7 +129,11 @@ func (n *Node) report(ctx context.Context) error {
 		}
 		node.Status.Capacity, node.Status.Allocatable = room, room
 		node.Status.Phase = corev1.NodeRunning
-		node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}, {Type: corev1.NodeHostName, Address: n.Name}}
+		// Only the loopback address: the API server reaches a node's log
+		// endpoint at its first address, and the node's name resolves to
+		// nothing.
+		node.Status.Addresses = []corev1.NodeAddress{{Type: corev1.NodeInternalIP, Address: "127.0.0.1"}}
+		node.Status.DaemonEndpoints.KubeletEndpoint.Port = n.logsPort
 		node.Status.NodeInfo.KubeletVersion = "vigil-dev-exec"
 		node.Status.NodeInfo.OperatingSystem, node.Status.NodeInfo.Architecture = "linux", "amd64"
 		node.Status.Conditions = []corev1.NodeCondition{{

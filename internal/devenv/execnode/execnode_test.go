@@ -93,12 +93,17 @@ var _ = Describe("the exec node", Ordered, func() {
 		main, err := os.ReadFile(filepath.Join(podDir(p), "main.log"))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(string(main)).To(Equal("ok http://vigil.test/ping/abc/start http://vigil.test/ping/abc\n"))
+
+		// kubectl logs, through the API server, as for a kubelet.
+		logs, err := cs.CoreV1().Pods(ns).GetLogs("ok", &corev1.PodLogOptions{Container: "main"}).DoRaw(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(logs)).To(Equal(string(main)))
 	})
 
 	It("reports a failing container's exit status and fails the pod", func() {
 		// No volumes: the pod still gets its directory for the logs.
 		fails := boundPod("fails", nil,
-			corev1.Container{Name: "main", Image: "busybox", Command: []string{"sh", "-c", "echo oops >&2; exit 3"}})
+			corev1.Container{Name: "main", Image: "busybox", Command: []string{"sh", "-c", "echo starting; echo oops >&2; exit 3"}})
 		fails.Spec.Volumes = nil
 		_, err := cs.CoreV1().Pods(ns).Create(ctx, fails, metav1.CreateOptions{})
 		Expect(err).NotTo(HaveOccurred())
@@ -107,6 +112,11 @@ var _ = Describe("the exec node", Ordered, func() {
 			HaveField("Status.ContainerStatuses", ConsistOf(HaveField("State.Terminated.ExitCode", int32(3)))),
 			HaveField("Status.Message", ContainSubstring("exited with status 3")),
 		))
+		// The tail Vigil's Job controller asks for when a Job fails.
+		lines := int64(1)
+		logs, err := cs.CoreV1().Pods(ns).GetLogs("fails", &corev1.PodLogOptions{Container: "main", TailLines: &lines}).DoRaw(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(logs)).To(Equal("oops\n"))
 	})
 
 	It("fails a pod whose command it cannot run, saying why", func() {

@@ -40,3 +40,23 @@ func TestExpand(t *testing.T) {
 		}
 	}
 }
+
+func TestTail(t *testing.T) {
+	tests := []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"a\nb\nc\n", 1, "c\n"},
+		{"a\nb\nc\n", 2, "b\nc\n"},
+		{"a\nb\nc\n", 5, "a\nb\nc\n"},
+		{"a\nb\nc", 1, "c"},
+		{"a\nb\nc\n", 0, ""},
+		{"", 3, ""},
+	}
+	for _, tt := range tests {
+		if got := string(tail([]byte(tt.in), tt.n)); got != tt.want {
+			t.Errorf("tail(%q, %d) = %q, want %q", tt.in, tt.n, got, tt.want)
+		}
+	}
+}
