@@ -11,13 +11,11 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	. "github.com/onsi/gomega/gstruct"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/checkindex"
-	"github.com/vigil-operator/vigil/internal/project"
 )
 
 // keysOf returns an object's keys in document order.
@@ -133,7 +131,7 @@ var _ = Describe("Management API", func() {
 		Expect(again.json()["timeout"]).To(BeEquivalentTo(7200))
 
 		// The cluster administrator sets this project's limit to 2.
-		setCheckLimit(p.ns, 2)
+		harness.SetCheckLimit(p.ns, 2)
 		Eventually(func() int { return call("POST", "/api/v3/checks/", p.rw, `{"name": "two"}`).status }).Should(Equal(http.StatusCreated))
 		r := call("POST", "/api/v3/checks/", p.rw, `{"name": "three"}`)
 		Expect(r.status).To(Equal(http.StatusForbidden))
@@ -316,19 +314,3 @@ var _ = Describe("Management API", func() {
 		Expect(string(r.body)).To(ContainSubstring("<svg"))
 	})
 })
-
-// setCheckLimit sets the project Secret's check-limit annotation, as a
-// cluster administrator would.
-func setCheckLimit(namespace string, limit int) {
-	ctx := context.Background()
-	secrets := &corev1.SecretList{}
-	Expect(k8sClient.List(ctx, secrets, client.InNamespace(namespace), client.MatchingLabels{project.SecretLabel: "true"})).To(Succeed())
-	Expect(secrets.Items).NotTo(BeEmpty())
-	s := secrets.Items[0]
-	patch := client.MergeFrom(s.DeepCopy())
-	if s.Annotations == nil {
-		s.Annotations = map[string]string{}
-	}
-	s.Annotations[project.AnnotationCheckLimit] = fmt.Sprint(limit)
-	Expect(k8sClient.Patch(ctx, &s, patch)).To(Succeed())
-}

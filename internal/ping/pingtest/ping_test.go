@@ -243,7 +243,7 @@ var _ = Describe("Ping URLs", func() {
 
 	It("stops auto-provisioning at the project's check limit with 404", func() {
 		p.create(`{"name": "one"}`)
-		setCheckLimit(p.ns, 1)
+		harness.SetCheckLimit(p.ns, 1)
 		// Once the API refuses a check, the server knows the limit.
 		Eventually(func() int { return call("POST", "/api/v3/checks/", p.rw, `{"name": "probe"}`).status }).Should(Equal(http.StatusForbidden))
 		var before v1.CheckList
@@ -254,7 +254,7 @@ var _ = Describe("Ping URLs", func() {
 		Expect(k8sClient.List(context.Background(), &after, client.InNamespace(p.ns))).To(Succeed())
 		Expect(after.Items).To(HaveLen(len(before.Items)))
 
-		setCheckLimit(p.ns, 20)
+		harness.SetCheckLimit(p.ns, 20)
 		Eventually(func() int {
 			return pingURL("GET", "/ping/"+p.pingKey+"/over-limit?create=1", "").status
 		}).Should(Equal(http.StatusCreated))

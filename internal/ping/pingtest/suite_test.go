@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -19,8 +18,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -34,8 +31,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/history"
 	"github.com/vigil-operator/vigil/internal/manager"
 	"github.com/vigil-operator/vigil/internal/ping"
-	"github.com/vigil-operator/vigil/internal/project"
-	"github.com/vigil-operator/vigil/internal/testenv"
+	"github.com/vigil-operator/vigil/internal/testenv/managertest"
 )
 
 // bodyLimit is the manager's ping body limit, small so truncation is cheap
@@ -43,13 +39,13 @@ import (
 const bodyLimit = 1000
 
 var (
+	harness   *managertest.Harness
 	env       *envtest.Environment
 	cfg       *rest.Config
 	k8sClient client.Client
 	mgr       ctrl.Manager
 	baseURL   string
 	smtpAddr  string
-	cancel    context.CancelFunc
 	// httpClient keeps enough idle connections for the concurrency specs.
 	httpClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}, Timeout: 30 * time.Second}
 )
@@ -59,64 +55,22 @@ func TestPing(t *testing.T) {
 	RunSpecs(t, "Ping protocol")
 }
 
-func freeAddr() string {
-	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
-	Expect(err).NotTo(HaveOccurred())
-	defer l.Close()
-	return l.Addr().String()
-}
-
 var _ = BeforeSuite(func() {
 	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	SetDefaultEventuallyTimeout(20 * time.Second)
 	SetDefaultEventuallyPollingInterval(50 * time.Millisecond)
-	var err error
-	env, err = testenv.New()
-	Expect(err).NotTo(HaveOccurred())
-	cfg, err = env.Start()
-	Expect(err).NotTo(HaveOccurred())
-	k8sClient, err = client.New(cfg, client.Options{Scheme: env.Scheme})
-	Expect(err).NotTo(HaveOccurred())
-
-	addr := freeAddr()
-	baseURL = "http://" + addr
-	var ctx context.Context
-	ctx, cancel = context.WithCancel(context.Background())
-	smtpAddr = freeAddr()
-	mgr, err = manager.New(ctx, cfg, manager.Options{
-		HTTPAddr: addr, BaseURL: baseURL, MetricsAddr: "0", ProbeAddr: "0", CheckLimit: 20,
-		SMTPAddr: smtpAddr, SMTPDomain: "pings.example.com",
+	smtpAddr = managertest.FreeAddr()
+	harness = managertest.Start(manager.Options{
+		CheckLimit: 20, SMTPAddr: smtpAddr, SMTPDomain: "pings.example.com",
 		PingBodyLimit: bodyLimit,
 		// The test client connects from 127.0.0.1: it is a trusted proxy
 		// of this manager (and not of the replicas started by newReplica).
 		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
 	})
-	Expect(err).NotTo(HaveOccurred())
-	go func() {
-		defer GinkgoRecover()
-		Expect(mgr.Start(ctx)).To(Succeed())
-	}()
-	Eventually(func() error {
-		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, baseURL+"/api/v3/checks/", nil)
-		if err != nil {
-			return err
-		}
-		resp, err := httpClient.Do(req)
-		if err != nil {
-			return err
-		}
-		return resp.Body.Close()
-	}).Should(Succeed())
+	env, cfg, k8sClient, mgr, baseURL = harness.Env, harness.Config, harness.Client, harness.Manager, harness.BaseURL
 })
 
-var _ = AfterSuite(func() {
-	if cancel != nil {
-		cancel()
-	}
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
-	}
-})
+var _ = AfterSuite(func() { harness.Stop() })
 
 // newRecorder is a ping.Recorder as another replica of the manager has one:
 // its own (uncached) API client and history store, writing to the same API
@@ -179,17 +133,8 @@ type proj struct {
 }
 
 func newProject() proj {
-	ctx := context.Background()
-	n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "ping-"}}
-	Expect(k8sClient.Create(ctx, n)).To(Succeed())
-	rw, err := project.CreateAPIKey(ctx, k8sClient, n.Name, project.ReadWrite)
-	Expect(err).NotTo(HaveOccurred())
-	data, err := project.EnsureProjectSecret(ctx, k8sClient, n.Name)
-	Expect(err).NotTo(HaveOccurred())
-	p := proj{ns: n.Name, rw: rw, pingKey: string(data[project.DataPingKey])}
-	// The server knows the keys once its cache has the Secret.
-	Eventually(func() int { return call("GET", "/api/v3/checks/", p.rw, "").status }).Should(Equal(http.StatusOK))
-	return p
+	p := harness.NewProject("ping-")
+	return proj{ns: p.Namespace, rw: p.ReadWrite, pingKey: p.PingKey}
 }
 
 // create creates a check through the Management API and returns its UUID.
@@ -298,20 +243,4 @@ func tryDo(method, url, body string, header http.Header) (response, error) {
 		return response{}, err
 	}
 	return response{method: method, status: resp.StatusCode, header: resp.Header, body: b}, nil
-}
-
-// setCheckLimit sets the project Secret's check-limit annotation, as a
-// cluster administrator would.
-func setCheckLimit(namespace string, limit int) {
-	ctx := context.Background()
-	secrets := &corev1.SecretList{}
-	Expect(k8sClient.List(ctx, secrets, client.InNamespace(namespace), client.MatchingLabels{project.SecretLabel: "true"})).To(Succeed())
-	Expect(secrets.Items).NotTo(BeEmpty())
-	s := secrets.Items[0]
-	patch := client.MergeFrom(s.DeepCopy())
-	if s.Annotations == nil {
-		s.Annotations = map[string]string{}
-	}
-	s.Annotations[project.AnnotationCheckLimit] = fmt.Sprint(limit)
-	Expect(k8sClient.Patch(ctx, &s, patch)).To(Succeed())
 }

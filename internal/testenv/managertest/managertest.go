@@ -1,0 +1,156 @@
+// Package managertest runs a whole Vigil manager (controllers, the
+// Management API and the ping endpoint) against envtest, for the suites
+// that test it over HTTP the way clients use it (internal/api/apitest and
+// internal/ping/pingtest). It asserts with Gomega, so call it from Ginkgo
+// nodes.
+package managertest
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+
+	"github.com/onsi/ginkgo/v2"
+	"github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/vigil-operator/vigil/internal/manager"
+	"github.com/vigil-operator/vigil/internal/project"
+	"github.com/vigil-operator/vigil/internal/testenv"
+)
+
+// Harness is a running control plane and manager.
+type Harness struct {
+	Env     *envtest.Environment
+	Config  *rest.Config
+	Client  client.Client
+	Manager ctrl.Manager
+	// BaseURL is the manager's HTTP server, such as http://127.0.0.1:34567.
+	BaseURL string
+
+	cancel context.CancelFunc
+}
+
+// Start starts envtest and a manager with opts, on a free loopback port
+// unless opts names one, and returns once its HTTP server answers.
+func Start(opts manager.Options) *Harness {
+	h := &Harness{}
+	var err error
+	h.Env, err = testenv.New()
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	h.Config, err = h.Env.Start()
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	h.Client, err = client.New(h.Config, client.Options{Scheme: h.Env.Scheme})
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+
+	if opts.HTTPAddr == "" {
+		opts.HTTPAddr = FreeAddr()
+	}
+	if opts.BaseURL == "" {
+		opts.BaseURL = "http://" + opts.HTTPAddr
+	}
+	if opts.MetricsAddr == "" {
+		opts.MetricsAddr = "0"
+	}
+	if opts.ProbeAddr == "" {
+		opts.ProbeAddr = "0"
+	}
+	h.BaseURL = opts.BaseURL
+	var ctx context.Context
+	ctx, h.cancel = context.WithCancel(context.Background())
+	h.Manager, err = manager.New(ctx, h.Config, opts)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	go func() {
+		defer ginkgo.GinkgoRecover()
+		gomega.Expect(h.Manager.Start(ctx)).To(gomega.Succeed())
+	}()
+	gomega.Eventually(func() error {
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, h.BaseURL+"/api/v3/checks/", nil)
+		if err != nil {
+			return err
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return err
+		}
+		return resp.Body.Close()
+	}).Should(gomega.Succeed())
+	return h
+}
+
+// Stop stops the manager and the control plane.
+func (h *Harness) Stop() {
+	if h == nil {
+		return
+	}
+	if h.cancel != nil {
+		h.cancel()
+	}
+	if h.Env != nil {
+		gomega.Expect(h.Env.Stop()).To(gomega.Succeed())
+	}
+}
+
+// Project is a namespace with a project: API keys and the ping key.
+type Project struct {
+	Namespace, ReadWrite, ReadOnly, PingKey string
+}
+
+// NewProject creates a namespace named from prefix with a project, and
+// returns once the manager accepts its keys (its cache has the Secret).
+func (h *Harness) NewProject(prefix string) Project {
+	ctx := context.Background()
+	n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix}}
+	gomega.Expect(h.Client.Create(ctx, n)).To(gomega.Succeed())
+	rw, err := project.CreateAPIKey(ctx, h.Client, n.Name, project.ReadWrite)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	ro, err := project.CreateAPIKey(ctx, h.Client, n.Name, project.ReadOnly)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	data, err := project.EnsureProjectSecret(ctx, h.Client, n.Name)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	p := Project{Namespace: n.Name, ReadWrite: rw, ReadOnly: ro, PingKey: string(data[project.DataPingKey])}
+	gomega.Eventually(func() (int, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.BaseURL+"/api/v3/checks/", nil)
+		if err != nil {
+			return 0, err
+		}
+		req.Header.Set("X-Api-Key", p.ReadOnly)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0, err
+		}
+		defer resp.Body.Close()
+		return resp.StatusCode, nil
+	}).Should(gomega.Equal(http.StatusOK))
+	return p
+}
+
+// SetCheckLimit sets the project Secret's check-limit annotation, as a
+// cluster administrator would.
+func (h *Harness) SetCheckLimit(namespace string, limit int) {
+	ctx := context.Background()
+	secrets := &corev1.SecretList{}
+	gomega.Expect(h.Client.List(ctx, secrets, client.InNamespace(namespace), client.MatchingLabels{project.SecretLabel: "true"})).To(gomega.Succeed())
+	gomega.Expect(secrets.Items).NotTo(gomega.BeEmpty())
+	s := secrets.Items[0]
+	patch := client.MergeFrom(s.DeepCopy())
+	if s.Annotations == nil {
+		s.Annotations = map[string]string{}
+	}
+	s.Annotations[project.AnnotationCheckLimit] = fmt.Sprint(limit)
+	gomega.Expect(h.Client.Patch(ctx, &s, patch)).To(gomega.Succeed())
+}
+
+// FreeAddr returns a loopback address nothing listens on right now.
+func FreeAddr() string {
+	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	defer l.Close()
+	return l.Addr().String()
+}
