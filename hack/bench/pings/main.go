@@ -46,7 +46,7 @@ import (
 // its own (the manager and the clients run in this process).
 var components = []string{"kube-apiserver", "etcd"}
 
-var apiProfile string
+var apiProfile, hotProfile string
 
 // rawRepeats is how many times the raw rate is measured.
 const rawRepeats = 3
@@ -79,6 +79,7 @@ func main() {
 	pings := flag.Int("pings", 5000, "pings per phase")
 	concurrency := flag.Int("concurrency", 64, "concurrent clients")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of this process (client and manager) to the file")
+	flag.StringVar(&hotProfile, "hot-cpuprofile", "", "write a CPU profile of this process during the hot phase only")
 	flag.StringVar(&apiProfile, "apiserver-profile", "", "write CPU profiles of kube-apiserver during the distinct and hot phases to FILE.distinct and FILE.hot")
 	flag.Parse()
 	if *cpuprofile != "" {
@@ -267,9 +268,18 @@ func run(nChecks, nPings, concurrency int) error {
 	hotBefore := requestCounts(ctx, cfg) // without the list above
 	cpuHot := benchutil.CPUTimes(components...)
 	wait = profileAPIServer(ctx, cfg, 3, apiProfile+".hot")
+	if hotProfile != "" {
+		if f, err := os.Create(hotProfile); err == nil {
+			_ = pprof.StartCPUProfile(f)
+			defer f.Close()
+		}
+	}
 	hot, hLat, err := benchutil.Measure(nPings, concurrency, func(int) error { return ping(uuids[1%nChecks]) })
 	if err != nil {
 		return err
+	}
+	if hotProfile != "" {
+		pprof.StopCPUProfile()
 	}
 	wait()
 	after := requestCounts(ctx, cfg)
