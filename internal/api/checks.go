@@ -15,7 +15,6 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/api/checkinput"
-	"github.com/vigil-operator/vigil/internal/cachewait"
 	"github.com/vigil-operator/vigil/internal/checkindex"
 	"github.com/vigil-operator/vigil/internal/checkstate"
 	"github.com/vigil-operator/vigil/internal/monitor"
@@ -299,10 +298,7 @@ func (s *Server) changePause(w http.ResponseWriter, r *request, change func(moni
 	if !ok {
 		return
 	}
-	cfg, err := checkstate.Config(&c.Spec)
-	if err != nil {
-		cfg = monitor.Config{Timeout: checkstate.DefaultTimeout, Grace: time.Duration(c.Spec.Grace) * time.Second, ManualResume: c.Spec.ManualResume}
-	}
+	cfg, _ := checkstate.Config(&c.Spec) // a broken schedule pauses as a simple check
 	facts := checkstate.Facts(&c.Status)
 	next, err := change(cfg, facts, s.now())
 	if errors.Is(err, monitor.ErrNotPaused) {
@@ -330,19 +326,12 @@ func (s *Server) changePause(w http.ResponseWriter, r *request, change func(moni
 // waitForCache waits, briefly, until the informer cache holds obj at least
 // at its resourceVersion, so that the client's next read sees the write.
 func (s *Server) waitForCache(ctx context.Context, obj client.Object) {
-	s.cacheWaiter().Version(ctx, client.ObjectKeyFromObject(obj), "", obj.GetResourceVersion(), s.CacheWait)
+	s.CacheWatch.Version(ctx, client.ObjectKeyFromObject(obj), "", obj.GetResourceVersion(), s.CacheWait)
 }
 
 // waitForGone waits, briefly, until the informer cache no longer holds obj.
 func (s *Server) waitForGone(ctx context.Context, obj client.Object) {
-	s.cacheWaiter().Gone(ctx, client.ObjectKeyFromObject(obj), s.CacheWait)
-}
-
-func (s *Server) cacheWaiter() cachewait.Waiter {
-	if s.CacheWaiter != nil {
-		return s.CacheWaiter
-	}
-	return cachewait.Poller{Reader: s.Client}
+	s.CacheWatch.Gone(ctx, client.ObjectKeyFromObject(obj), s.CacheWait)
 }
 
 // objectName is the readable, deterministic name of a check created

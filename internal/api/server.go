@@ -53,9 +53,8 @@ type Server struct {
 	MaxBodyBytes int64
 	// CacheWait bounds how long a write waits for the cache to see it.
 	CacheWait time.Duration
-	// CacheWaiter tells when the cache has a write (the manager's
-	// informer-driven Watcher); nil polls Client.
-	CacheWaiter cachewait.Waiter
+	// CacheWatch tells when Client's cache has a write.
+	CacheWatch *cachewait.Watcher
 	// Clock tells the time for status computation.
 	Clock clock.PassiveClock
 	// Log receives one line per request.

@@ -14,13 +14,12 @@ import (
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 )
 
-// Watcher answers the same questions as Version and Gone, but is told by
-// the cache's informer when a Check arrives instead of looking every few
-// milliseconds: a waiter wakes the moment the cache has its write, and
-// waiting costs nothing while it lasts. Under load that matters twice: the
-// poll copied the check out of the cache each time, and answers that went
-// out up to a poll late spread a hot check's clients over several group
-// commits.
+// Watcher waits for writes to reach the cache. The cache's informer tells
+// it when a Check arrives, so a waiter wakes the moment the cache has its
+// write, and waiting costs nothing while it lasts. (An earlier version
+// polled the cache every 5 ms, copying the check out each time; the
+// answers that went out up to a poll late also spread a hot check's
+// clients over several group commits.)
 type Watcher struct {
 	mu      sync.Mutex
 	seen    map[client.ObjectKey]seenCheck
@@ -105,7 +104,10 @@ func (w *Watcher) observe(obj any, present bool) {
 	}
 }
 
-// Version is the package's Version, woken by the informer.
+// Version waits until the cache holds the check key names at
+// resourceVersion version or later, or holds another object (a different
+// uid; "" accepts any) under that name, or timeout passes (0 means
+// DefaultTimeout) or ctx ends.
 func (w *Watcher) Version(ctx context.Context, key client.ObjectKey, uid types.UID, version string, timeout time.Duration) {
 	want, err := strconv.ParseUint(version, 10, 64)
 	if err != nil {
@@ -114,7 +116,8 @@ func (w *Watcher) Version(ctx context.Context, key client.ObjectKey, uid types.U
 	w.wait(ctx, key, &waiter{want: want, uid: uid}, timeout)
 }
 
-// Gone is the package's Gone, woken by the informer.
+// Gone waits until the cache no longer holds the check key names, or
+// timeout passes or ctx ends.
 func (w *Watcher) Gone(ctx context.Context, key client.ObjectKey, timeout time.Duration) {
 	w.wait(ctx, key, &waiter{gone: true}, timeout)
 }

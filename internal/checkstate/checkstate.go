@@ -19,7 +19,10 @@ import (
 const DefaultTimeout = 86400 * time.Second
 
 // Config returns the monitoring configuration a spec describes. The error,
-// from an invalid schedule or time zone, is one a user can act on.
+// from an invalid schedule or time zone, is one a user can act on; the
+// configuration returned with it is that of a simple check with the
+// spec's grace (timeout a day), for paths that must go on regardless, such
+// as logging a ping.
 func Config(spec *v1.CheckSpec) (monitor.Config, error) {
 	cfg := monitor.Config{
 		Timeout:      DefaultTimeout,

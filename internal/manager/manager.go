@@ -214,7 +214,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 		return nil, fmt.Errorf("watching the check cache: %w", err)
 	}
 	pings := &ping.Handler{
-		CacheWaiter:    cacheWatch,
+		CacheWatch:     cacheWatch,
 		Client:         mgr.GetClient(),
 		Projects:       projects,
 		Recorder:       recorder,
@@ -226,14 +226,14 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 		Log:            log.WithName("ping"),
 	}
 	apiServer := &api.Server{
-		CacheWaiter: cacheWatch,
-		Client:      mgr.GetClient(),
-		Projects:    projects,
-		History:     histories,
-		Limits:      limits,
-		BaseURL:     opts.BaseURL,
-		Clock:       opts.Clock,
-		Log:         log,
+		CacheWatch: cacheWatch,
+		Client:     mgr.GetClient(),
+		Projects:   projects,
+		History:    histories,
+		Limits:     limits,
+		BaseURL:    opts.BaseURL,
+		Clock:      opts.Clock,
+		Log:        log,
 	}
 	if opts.SMTPAddr != "" {
 		domain := opts.SMTPDomain

@@ -51,16 +51,9 @@ type Handler struct {
 	Metrics *Metrics
 	// Log receives errors.
 	Log logr.Logger
-	// CacheWaiter tells when the cache has the status that counts a ping
-	// (the manager's informer-driven Watcher); nil polls Client.
-	CacheWaiter cachewait.Waiter
-}
-
-func (h *Handler) cacheWaiter() cachewait.Waiter {
-	if h.CacheWaiter != nil {
-		return h.CacheWaiter
-	}
-	return cachewait.Poller{Reader: h.Client}
+	// CacheWatch tells when Client's cache has the status that counts a
+	// ping.
+	CacheWatch *cachewait.Watcher
 }
 
 func (h *Handler) bodyLimit() int {
@@ -132,7 +125,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// Answer once the cache (which lookups and the Management API read)
 	// holds the status that counts the ping: a client reading the check
 	// right after its ping sees it.
-	h.cacheWaiter().Version(r.Context(), client.ObjectKeyFromObject(check), check.UID, rec.CheckVersion, 0)
+	h.CacheWatch.Version(r.Context(), client.ObjectKeyFromObject(check), check.UID, rec.CheckVersion, 0)
 	w.Header().Set("Ping-Body-Limit", strconv.Itoa(h.bodyLimit()))
 	if created {
 		respond(w, http.StatusCreated, "Created", true)

@@ -93,13 +93,12 @@ type result struct {
 	err error
 }
 
-// checkQueue holds the pings waiting for one check and remembers the last
-// objects written for it, so the next batch usually needs no read.
+// checkQueue holds the pings waiting for one check and the check as last
+// written, the base of the next status write.
 type checkQueue struct {
 	waiting []*pending
 	writing bool
-	check   *v1.Check        // as last written (or read)
-	hist    *v1.CheckHistory // as last written
+	check   *v1.Check // as last written (or read)
 }
 
 func (r *Recorder) init() {
@@ -132,7 +131,7 @@ func (r *Recorder) Record(ctx context.Context, check *v1.Check, p Ping) (Recorde
 	r.queued++
 	q, ok := r.checks[check.UID]
 	if !ok {
-		q = &checkQueue{check: check.DeepCopy(), hist: r.recent.get(check.UID)}
+		q = &checkQueue{check: check.DeepCopy()}
 		r.checks[check.UID] = q
 	}
 	q.waiting = append(q.waiting, pd)
@@ -185,8 +184,9 @@ func (r *Recorder) write(ctx context.Context, uid types.UID, q *checkQueue) {
 		q.waiting = nil
 		if len(batch) == 0 {
 			q.writing = false
-			// Keep the queue (and its cached objects) only while it is
-			// useful; a later ping re-reads.
+			// Keep the queue only while it is useful; the next ping
+			// starts from the cached check, and the history stays in
+			// r.recent.
 			delete(r.checks, uid)
 			r.mu.Unlock()
 			return
@@ -215,15 +215,13 @@ func (r *Recorder) write(ctx context.Context, uid types.UID, q *checkQueue) {
 // status summary.
 func (r *Recorder) commit(ctx context.Context, q *checkQueue, batch []*pending) ([]Recorded, error) {
 	check := q.check
-	cfg, err := checkstate.Config(&check.Spec)
-	if err != nil {
-		// A spec the controller reports as broken still logs pings; only
-		// the schedule is unknown, so treat it as a simple check.
-		cfg = monitor.Config{Timeout: checkstate.DefaultTimeout, Grace: time.Duration(check.Spec.Grace) * time.Second,
-			ManualResume: check.Spec.ManualResume}
-	}
+	// A spec the controller reports as broken still logs pings, as a
+	// simple check: Config's answer with its error.
+	cfg, _ := checkstate.Config(&check.Spec)
 	recs := make([]Recorded, len(batch))
-	hist, err := r.History.UpdateFrom(ctx, check, q.hist, func(h *v1.CheckHistory) error {
+	// The history as this process last wrote it saves a read; if someone
+	// wrote since, the write conflicts and UpdateFrom reads.
+	hist, err := r.History.UpdateFrom(ctx, check, r.recent.get(check.UID), func(h *v1.CheckHistory) error {
 		facts := catchUp(cfg, checkstate.Facts(&check.Status), check.Status.NPings, h)
 		for i, pd := range batch {
 			p := pd.ping
@@ -239,12 +237,10 @@ func (r *Recorder) commit(ctx context.Context, q *checkQueue, batch []*pending) 
 		}
 		return nil
 	})
-	r.recent.put(check.UID, hist)
+	r.recent.put(check.UID, hist) // nil after an error: read afresh next time
 	if err != nil {
-		q.hist = nil
 		return nil, err
 	}
-	q.hist = hist
 
 	for attempt := 0; ; attempt++ {
 		if check.Status.NPings >= hist.LastN {

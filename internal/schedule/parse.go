@@ -29,11 +29,13 @@ func parseExpression(expr string) (expression, Kind, error) {
 	var e expression
 	switch kind {
 	case KindCron:
+		// cron.Parse already rejects an expression with no occurrence
+		// after 2000-01-01, with the same search.
 		c, err := cron.Parse(expr)
 		if err != nil {
 			return nil, kind, &ExpressionError{Kind: kind, Expr: expr, Err: err}
 		}
-		e = c
+		return c, kind, nil
 	default:
 		o, err := oncalendar.Parse(expr)
 		if err != nil {
@@ -44,9 +46,8 @@ func parseExpression(expr string) (expression, Kind, error) {
 	return e, kind, checkOccurrence(e, kind, expr)
 }
 
-// checkOccurrence rejects an expression without an occurrence after
-// 2000-01-01 00:00 UTC. The dialects' Parse check it too; the reference
-// checks it where it dispatches, so this package does not rely on them.
+// checkOccurrence rejects an OnCalendar expression without an occurrence
+// after 2000-01-01 00:00 UTC, as the reference does where it dispatches.
 func checkOccurrence(e expression, kind Kind, expr string) error {
 	if _, ok := e.Next(validationStart, time.UTC); !ok {
 		return &ExpressionError{Kind: kind, Expr: expr, Err: errNoOccurrence}

@@ -94,7 +94,7 @@ func run(n, writes, concurrency int) error {
 		return err
 	}
 
-	addr, err := benchutil.FreeAddr(ctx)
+	addr, err := testenv.FreeAddr(ctx)
 	if err != nil {
 		return err
 	}

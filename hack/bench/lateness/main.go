@@ -73,7 +73,7 @@ func run(n int, spread time.Duration) error {
 		return err
 	}
 
-	addr, err := benchutil.FreeAddr(ctx)
+	addr, err := testenv.FreeAddr(ctx)
 	if err != nil {
 		return err
 	}

@@ -185,7 +185,7 @@ func run(nChecks, nPings, concurrency int) error {
 		return err
 	}
 
-	addr, err := benchutil.FreeAddr(ctx)
+	addr, err := testenv.FreeAddr(ctx)
 	if err != nil {
 		return err
 	}

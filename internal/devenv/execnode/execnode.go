@@ -215,7 +215,7 @@ func (n *Node) runPod(ctx context.Context, pod *corev1.Pod) {
 		n.finish(ctx, pod, corev1.PodFailed, "PodDirectory", err.Error(), nil)
 		return
 	}
-	mounts, err := n.volumes(pod, dir)
+	mnt, err := n.volumes(pod, dir)
 	if err != nil {
 		n.finish(ctx, pod, corev1.PodFailed, "UnsupportedVolume", err.Error(), nil)
 		return
@@ -228,7 +228,7 @@ func (n *Node) runPod(ctx context.Context, pod *corev1.Pod) {
 	})
 	var inits []corev1.ContainerStatus
 	for _, c := range pod.Spec.InitContainers {
-		res := n.runContainer(ctx, pod, c, mounts, dir)
+		res := n.runContainer(ctx, pod, c, mnt, dir)
 		inits = append(inits, res.status(c))
 		if res.code != 0 {
 			n.finish(ctx, pod, corev1.PodFailed, "InitContainerFailed", res.message(c), func(st *corev1.PodStatus) {
@@ -254,7 +254,7 @@ func (n *Node) runPod(ctx context.Context, pod *corev1.Pod) {
 	results := make([]result, len(pod.Spec.Containers))
 	var wg sync.WaitGroup
 	for i, c := range pod.Spec.Containers {
-		wg.Go(func() { results[i] = n.runContainer(ctx, pod, c, mounts, dir) })
+		wg.Go(func() { results[i] = n.runContainer(ctx, pod, c, mnt, dir) })
 	}
 	wg.Wait()
 	phase, reason, message := corev1.PodSucceeded, "", ""
@@ -303,33 +303,33 @@ func (r result) message(c corev1.Container) string {
 // volumes makes each emptyDir volume a directory under dir and returns the
 // mounts of every container by mount path. Other kinds of volume would
 // need a kubelet.
-func (n *Node) volumes(pod *corev1.Pod, dir string) (map[string]string, error) {
+func (n *Node) volumes(pod *corev1.Pod, dir string) (mounts, error) {
 	byVolume := map[string]string{}
 	for _, v := range pod.Spec.Volumes {
 		if v.EmptyDir == nil {
-			return nil, fmt.Errorf("volume %s: the dev exec node supports only emptyDir volumes", v.Name)
+			return mounts{}, fmt.Errorf("volume %s: the dev exec node supports only emptyDir volumes", v.Name)
 		}
 		p := filepath.Join(dir, "volumes", v.Name)
 		if err := os.MkdirAll(p, 0o755); err != nil {
-			return nil, err
+			return mounts{}, err
 		}
 		byVolume[v.Name] = p
 	}
-	mounts := map[string]string{}
+	dirs := map[string]string{}
 	for _, c := range append(append([]corev1.Container(nil), pod.Spec.InitContainers...), pod.Spec.Containers...) {
 		for _, m := range c.VolumeMounts {
 			if p, ok := byVolume[m.Name]; ok {
-				mounts[path.Clean(m.MountPath)] = filepath.Join(p, m.SubPath)
+				dirs[path.Clean(m.MountPath)] = filepath.Join(p, m.SubPath)
 			}
 		}
 	}
-	return mounts, nil
+	return newMounts(dirs), nil
 }
 
-func (n *Node) runContainer(ctx context.Context, pod *corev1.Pod, c corev1.Container, mounts map[string]string, dir string) result {
+func (n *Node) runContainer(ctx context.Context, pod *corev1.Pod, c corev1.Container, mnt mounts, dir string) result {
 	res := result{start: metav1.Now()}
 	defer func() { res.finish = metav1.Now() }()
-	env, err := n.env(ctx, pod, c)
+	env, vars, err := n.env(ctx, pod, c)
 	if err != nil {
 		res.code, res.err = 128, err
 		return res
@@ -339,17 +339,12 @@ func (n *Node) runContainer(ctx context.Context, pod *corev1.Pod, c corev1.Conta
 		res.code, res.err = 128, fmt.Errorf("no command: the dev exec node cannot run an image's own entrypoint; give the container a command")
 		return res
 	}
-	vars := map[string]string{}
-	for _, kv := range env {
-		k, v, _ := strings.Cut(kv, "=")
-		vars[k] = v
-	}
 	for i := range argv {
-		argv[i] = rewrite(expand(argv[i], vars), mounts)
+		argv[i] = mnt.rewrite(expand(argv[i], vars))
 	}
 	for i, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
-		env[i] = k + "=" + rewrite(v, mounts)
+		env[i] = k + "=" + mnt.rewrite(v)
 	}
 	program, err := n.program(argv[0])
 	if err != nil {
@@ -366,7 +361,7 @@ func (n *Node) runContainer(ctx context.Context, pod *corev1.Pod, c corev1.Conta
 	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + dir, "HOSTNAME=" + pod.Name}, env...)
 	cmd.Dir = dir
 	if c.WorkingDir != "" {
-		if wd := rewrite(c.WorkingDir, mounts); wd != c.WorkingDir {
+		if wd := mnt.rewrite(c.WorkingDir); wd != c.WorkingDir {
 			cmd.Dir = wd
 		}
 	}
@@ -409,34 +404,30 @@ func (n *Node) program(name string) (string, error) {
 	return p, nil
 }
 
-// env resolves a container's environment: values, Secret and ConfigMap
-// keys, and the pod's own fields.
-func (n *Node) env(ctx context.Context, pod *corev1.Pod, c corev1.Container) ([]string, error) {
+// env resolves a container's environment (values, Secret and ConfigMap
+// keys, and the pod's own fields), as NAME=value pairs in order and as a
+// map for $(VAR) expansion.
+func (n *Node) env(ctx context.Context, pod *corev1.Pod, c corev1.Container) ([]string, map[string]string, error) {
+	src := &envSources{ctx: ctx, node: n, namespace: pod.Namespace, read: map[string]map[string]string{}}
 	var out []string
 	vars := map[string]string{}
 	for _, from := range c.EnvFrom {
-		data := map[string]string{}
+		var data map[string]string
+		var err error
 		switch {
 		case from.SecretRef != nil:
-			s, err := n.Client.CoreV1().Secrets(pod.Namespace).Get(ctx, from.SecretRef.Name, metav1.GetOptions{})
-			if err != nil && !missingOptional(err, from.SecretRef.Optional) {
-				return nil, err
-			}
-			if s != nil {
-				for k, v := range s.Data {
-					data[k] = string(v)
-				}
+			data, err = src.get(kindSecret, from.SecretRef.Name)
+			if missingOptional(err, from.SecretRef.Optional) {
+				continue
 			}
 		case from.ConfigMapRef != nil:
-			cm, err := n.Client.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, from.ConfigMapRef.Name, metav1.GetOptions{})
-			if err != nil && !missingOptional(err, from.ConfigMapRef.Optional) {
-				return nil, err
+			data, err = src.get(kindConfigMap, from.ConfigMapRef.Name)
+			if missingOptional(err, from.ConfigMapRef.Optional) {
+				continue
 			}
-			if cm != nil {
-				for k, v := range cm.Data {
-					data[k] = v
-				}
-			}
+		}
+		if err != nil {
+			return nil, nil, err
 		}
 		keys := make([]string, 0, len(data))
 		for k := range data {
@@ -449,49 +440,84 @@ func (n *Node) env(ctx context.Context, pod *corev1.Pod, c corev1.Container) ([]
 		}
 	}
 	for _, e := range c.Env {
-		v, err := n.envValue(ctx, pod, e, vars)
+		v, err := envValue(src, pod, e, vars)
 		if err != nil {
-			return nil, fmt.Errorf("env %s: %w", e.Name, err)
+			return nil, nil, fmt.Errorf("env %s: %w", e.Name, err)
 		}
 		vars[e.Name] = v
 		out = append(out, e.Name+"="+v)
 	}
-	return out, nil
+	return out, vars, nil
 }
 
-func (n *Node) envValue(ctx context.Context, pod *corev1.Pod, e corev1.EnvVar, vars map[string]string) (string, error) {
-	src := e.ValueFrom
+const (
+	kindSecret    = "secret"
+	kindConfigMap = "config map"
+)
+
+// envSources reads the Secrets and ConfigMaps a container's env names, each
+// once however many variables come from it.
+type envSources struct {
+	ctx       context.Context
+	node      *Node
+	namespace string
+	read      map[string]map[string]string // by kind and name
+}
+
+func (s *envSources) get(kind, name string) (map[string]string, error) {
+	if data, ok := s.read[kind+"/"+name]; ok {
+		return data, nil
+	}
+	data := map[string]string{}
+	if kind == kindSecret {
+		secret, err := s.node.Client.CoreV1().Secrets(s.namespace).Get(s.ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range secret.Data {
+			data[k] = string(v)
+		}
+	} else {
+		cm, err := s.node.Client.CoreV1().ConfigMaps(s.namespace).Get(s.ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return nil, err
+		}
+		for k, v := range cm.Data {
+			data[k] = v
+		}
+	}
+	s.read[kind+"/"+name] = data
+	return data, nil
+}
+
+// key returns one key of a source; "" when the source or the key is
+// missing and optional.
+func (s *envSources) key(kind, name, key string, optional *bool) (string, error) {
+	data, err := s.get(kind, name)
+	if missingOptional(err, optional) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	v, ok := data[key]
+	if !ok && !isTrue(optional) {
+		return "", fmt.Errorf("%s %s has no key %s", kind, name, key)
+	}
+	return v, nil
+}
+
+func envValue(src *envSources, pod *corev1.Pod, e corev1.EnvVar, vars map[string]string) (string, error) {
+	from := e.ValueFrom
 	switch {
-	case src == nil:
+	case from == nil:
 		return expand(e.Value, vars), nil
-	case src.SecretKeyRef != nil:
-		s, err := n.Client.CoreV1().Secrets(pod.Namespace).Get(ctx, src.SecretKeyRef.Name, metav1.GetOptions{})
-		if err != nil {
-			if apierrors.IsNotFound(err) && isTrue(src.SecretKeyRef.Optional) {
-				return "", nil
-			}
-			return "", err
-		}
-		v, ok := s.Data[src.SecretKeyRef.Key]
-		if !ok && !isTrue(src.SecretKeyRef.Optional) {
-			return "", fmt.Errorf("secret %s has no key %s", s.Name, src.SecretKeyRef.Key)
-		}
-		return string(v), nil
-	case src.ConfigMapKeyRef != nil:
-		cm, err := n.Client.CoreV1().ConfigMaps(pod.Namespace).Get(ctx, src.ConfigMapKeyRef.Name, metav1.GetOptions{})
-		if err != nil {
-			if apierrors.IsNotFound(err) && isTrue(src.ConfigMapKeyRef.Optional) {
-				return "", nil
-			}
-			return "", err
-		}
-		v, ok := cm.Data[src.ConfigMapKeyRef.Key]
-		if !ok && !isTrue(src.ConfigMapKeyRef.Optional) {
-			return "", fmt.Errorf("config map %s has no key %s", cm.Name, src.ConfigMapKeyRef.Key)
-		}
-		return v, nil
-	case src.FieldRef != nil:
-		switch src.FieldRef.FieldPath {
+	case from.SecretKeyRef != nil:
+		return src.key(kindSecret, from.SecretKeyRef.Name, from.SecretKeyRef.Key, from.SecretKeyRef.Optional)
+	case from.ConfigMapKeyRef != nil:
+		return src.key(kindConfigMap, from.ConfigMapKeyRef.Name, from.ConfigMapKeyRef.Key, from.ConfigMapKeyRef.Optional)
+	case from.FieldRef != nil:
+		switch from.FieldRef.FieldPath {
 		case "metadata.name":
 			return pod.Name, nil
 		case "metadata.namespace":
@@ -505,13 +531,13 @@ func (n *Node) envValue(ctx context.Context, pod *corev1.Pod, e corev1.EnvVar, v
 		case "status.podIP", "status.hostIP":
 			return "127.0.0.1", nil
 		}
-		if k, ok := strings.CutPrefix(src.FieldRef.FieldPath, "metadata.labels['"); ok {
+		if k, ok := strings.CutPrefix(from.FieldRef.FieldPath, "metadata.labels['"); ok {
 			return pod.Labels[strings.TrimSuffix(k, "']")], nil
 		}
-		if k, ok := strings.CutPrefix(src.FieldRef.FieldPath, "metadata.annotations['"); ok {
+		if k, ok := strings.CutPrefix(from.FieldRef.FieldPath, "metadata.annotations['"); ok {
 			return pod.Annotations[strings.TrimSuffix(k, "']")], nil
 		}
-		return "", fmt.Errorf("fieldRef %s is not supported by the dev exec node", src.FieldRef.FieldPath)
+		return "", fmt.Errorf("fieldRef %s is not supported by the dev exec node", from.FieldRef.FieldPath)
 	}
 	return "", fmt.Errorf("this kind of valueFrom is not supported by the dev exec node")
 }
@@ -553,24 +579,34 @@ func expand(s string, vars map[string]string) string {
 	return b.String()
 }
 
+// mounts maps the mount paths of a pod's emptyDir volumes to their
+// directories on this machine.
+type mounts struct {
+	dirs  map[string]string
+	paths []string // the keys of dirs, longest first, so /a/b wins over /a
+}
+
+func newMounts(dirs map[string]string) mounts {
+	m := mounts{dirs: dirs}
+	for p := range dirs {
+		m.paths = append(m.paths, p)
+	}
+	sort.Slice(m.paths, func(i, j int) bool { return len(m.paths[i]) > len(m.paths[j]) })
+	return m
+}
+
 // rewrite maps paths inside mounted volumes to their directories on this
 // machine, wherever they appear as a path in s (a whole argument or a word
 // of a shell script); anything else is left alone.
-func rewrite(s string, mounts map[string]string) string {
-	// Longest mount path first, so /a/b wins over /a.
-	paths := make([]string, 0, len(mounts))
-	for m := range mounts {
-		paths = append(paths, m)
-	}
-	sort.Slice(paths, func(i, j int) bool { return len(paths[i]) > len(paths[j]) })
+func (m mounts) rewrite(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); {
 		matched := false
 		if i == 0 || strings.ContainsRune(pathStart, rune(s[i-1])) {
-			for _, m := range paths {
-				end := i + len(m)
-				if strings.HasPrefix(s[i:], m) && (end == len(s) || strings.ContainsRune(pathEnd, rune(s[end]))) {
-					b.WriteString(mounts[m])
+			for _, p := range m.paths {
+				end := i + len(p)
+				if strings.HasPrefix(s[i:], p) && (end == len(s) || strings.ContainsRune(pathEnd, rune(s[end]))) {
+					b.WriteString(m.dirs[p])
 					i, matched = end, true
 					break
 				}
@@ -638,7 +674,7 @@ func isTrue(b *bool) bool { return b != nil && *b }
 // missingOptional tells whether err is an optional source not being there,
 // which a kubelet ignores.
 func missingOptional(err error, optional *bool) bool {
-	return apierrors.IsNotFound(err) && isTrue(optional)
+	return err != nil && apierrors.IsNotFound(err) && isTrue(optional)
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -3,7 +3,7 @@ package execnode
 import "testing"
 
 func TestRewrite(t *testing.T) {
-	mounts := map[string]string{"/opt/vigil": "/tmp/p/volumes/vigil", "/opt/vigil/data": "/tmp/p/volumes/data", "/work": "/tmp/p/volumes/work"}
+	mnt := newMounts(map[string]string{"/opt/vigil": "/tmp/p/volumes/vigil", "/opt/vigil/data": "/tmp/p/volumes/data", "/work": "/tmp/p/volumes/work"})
 	tests := []struct{ in, want string }{
 		{"/opt/vigil", "/tmp/p/volumes/vigil"},
 		{"/opt/vigil/vigil", "/tmp/p/volumes/vigil/vigil"},
@@ -17,7 +17,7 @@ func TestRewrite(t *testing.T) {
 		{"", ""},
 	}
 	for _, tt := range tests {
-		if got := rewrite(tt.in, mounts); got != tt.want {
+		if got := mnt.rewrite(tt.in); got != tt.want {
 			t.Errorf("rewrite(%q) = %q, want %q", tt.in, got, tt.want)
 		}
 	}

@@ -75,7 +75,11 @@ func (n *Node) readLog(ns, pod, container string) ([]byte, error) {
 		return nil, errors.New("bad name")
 	}
 	dirs, _ := filepath.Glob(filepath.Join(n.Dir, ns+"_"+pod+"_*"))
-	sort.Slice(dirs, func(i, j int) bool { return modTime(dirs[i]).After(modTime(dirs[j])) })
+	made := make(map[string]time.Time, len(dirs))
+	for _, d := range dirs {
+		made[d] = modTime(d)
+	}
+	sort.Slice(dirs, func(i, j int) bool { return made[dirs[i]].After(made[dirs[j]]) })
 	for _, d := range dirs {
 		if data, err := os.ReadFile(filepath.Join(d, container+".log")); err == nil {
 			return data, nil

@@ -27,10 +27,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/cachewait"
 	"github.com/vigil-operator/vigil/internal/checkindex"
 	"github.com/vigil-operator/vigil/internal/history"
 	"github.com/vigil-operator/vigil/internal/manager"
 	"github.com/vigil-operator/vigil/internal/ping"
+	"github.com/vigil-operator/vigil/internal/testenv"
 	"github.com/vigil-operator/vigil/internal/testenv/managertest"
 )
 
@@ -46,6 +48,8 @@ var (
 	mgr       ctrl.Manager
 	baseURL   string
 	smtpAddr  string
+	// replicaCacheWatch is what replicas wait on.
+	replicaCacheWatch *cachewait.Watcher
 	// httpClient keeps enough idle connections for the concurrency specs.
 	httpClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}, Timeout: 30 * time.Second}
 )
@@ -59,7 +63,9 @@ var _ = BeforeSuite(func() {
 	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	SetDefaultEventuallyTimeout(20 * time.Second)
 	SetDefaultEventuallyPollingInterval(50 * time.Millisecond)
-	smtpAddr = managertest.FreeAddr()
+	var err error
+	smtpAddr, err = testenv.FreeAddr(context.Background())
+	Expect(err).NotTo(HaveOccurred())
 	harness = managertest.Start(manager.Options{
 		CheckLimit: 20, SMTPAddr: smtpAddr, SMTPDomain: "pings.example.com",
 		PingBodyLimit: bodyLimit,
@@ -68,6 +74,10 @@ var _ = BeforeSuite(func() {
 		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
 	})
 	env, cfg, k8sClient, mgr, baseURL = harness.Env, harness.Config, harness.Client, harness.Manager, harness.BaseURL
+	// Replicas (newReplica) look checks up in the suite manager's cache,
+	// so they wait on it too.
+	replicaCacheWatch = cachewait.NewWatcher()
+	Expect(replicaCacheWatch.Attach(context.Background(), mgr.GetCache())).To(Succeed())
 })
 
 var _ = AfterSuite(func() { harness.Stop() })
@@ -116,6 +126,7 @@ func (s hookStatus) Patch(ctx context.Context, obj client.Object, patch client.P
 func newReplica(trusted []netip.Prefix) string {
 	h := &ping.Handler{
 		Client:         mgr.GetClient(),
+		CacheWatch:     replicaCacheWatch,
 		Recorder:       newRecorder(nil),
 		TrustedProxies: trusted,
 		BodyLimit:      bodyLimit,

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/vigil-operator/vigil/internal/schedule/pytext"
 )
 
 // Expression is a parsed and validated five-field cron expression. It is immutable
@@ -185,23 +187,9 @@ func (s valueSet) isOnlyLast() bool {
 	return s.values == 0 && s.dowLast == 0 && s.dowNth == [8]uint8{} && s.last != s.lastWeekday
 }
 
-// splitFields splits on runs of whitespace as Python's str.split() does: besides the
-// Unicode White_Space characters Go knows, Python also treats U+001C..U+001F as
-// whitespace.
+// splitFields splits on runs of whitespace as Python's str.split() does.
 func splitFields(s string) []string {
-	return strings.FieldsFunc(s, func(r rune) bool {
-		switch {
-		case r == ' ' || (r >= '\t' && r <= '\r') || (r >= 0x1c && r <= 0x1f):
-			return true
-		case r < 0x80:
-			return false
-		}
-		switch r {
-		case 0x85, 0xa0, 0x1680, 0x2028, 0x2029, 0x202f, 0x205f, 0x3000:
-			return true
-		}
-		return r >= 0x2000 && r <= 0x200a
-	})
+	return strings.FieldsFunc(s, pytext.IsSpace)
 }
 
 // upper upper-cases s the way Python's str.upper() does for every character whose

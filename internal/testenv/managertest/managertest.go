@@ -8,7 +8,6 @@ package managertest
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 
 	"github.com/onsi/ginkgo/v2"
@@ -50,7 +49,8 @@ func Start(opts manager.Options) *Harness {
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 
 	if opts.HTTPAddr == "" {
-		opts.HTTPAddr = FreeAddr()
+		opts.HTTPAddr, err = testenv.FreeAddr(context.Background())
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	}
 	if opts.BaseURL == "" {
 		opts.BaseURL = "http://" + opts.HTTPAddr
@@ -145,12 +145,4 @@ func (h *Harness) SetCheckLimit(namespace string, limit int) {
 	}
 	s.Annotations[project.AnnotationCheckLimit] = fmt.Sprint(limit)
 	gomega.Expect(h.Client.Patch(ctx, &s, patch)).To(gomega.Succeed())
-}
-
-// FreeAddr returns a loopback address nothing listens on right now.
-func FreeAddr() string {
-	l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
-	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	defer l.Close()
-	return l.Addr().String()
 }

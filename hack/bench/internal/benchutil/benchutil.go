@@ -1,11 +1,8 @@
 // Package benchutil holds what the benchmark programs under hack/bench
-// share: running operations on concurrent workers, timing them, and a free
-// loopback address for the manager under test.
+// share: running operations on concurrent workers and timing them.
 package benchutil
 
 import (
-	"context"
-	"net"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -63,14 +60,4 @@ func Percentile(d []time.Duration, p int) time.Duration {
 	s := append([]time.Duration(nil), d...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	return s[(len(s)-1)*p/100].Round(100 * time.Microsecond)
-}
-
-// FreeAddr returns a loopback address nothing listens on right now.
-func FreeAddr(ctx context.Context) (string, error) {
-	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", err
-	}
-	defer l.Close()
-	return l.Addr().String(), nil
 }

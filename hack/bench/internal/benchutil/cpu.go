@@ -17,8 +17,10 @@ const clockTicks = 100
 // returns an empty map where there is none.
 func CPUTimes(names ...string) map[string]time.Duration {
 	out := map[string]time.Duration{}
-	if d, ok := procCPU("/proc/self/stat"); ok {
-		out["bench"] = d
+	if raw, err := os.ReadFile("/proc/self/stat"); err == nil {
+		if d, ok := statCPU(string(raw)); ok {
+			out["bench"] = d
+		}
 	}
 	want := map[string]bool{}
 	for _, n := range names {
@@ -35,19 +37,15 @@ func CPUTimes(names ...string) map[string]time.Duration {
 		if open < 0 || closing < open || !want[s[open+1:closing]] {
 			continue
 		}
-		if d, ok := procCPU(path); ok {
+		if d, ok := statCPU(s); ok {
 			out[s[open+1:closing]] += d
 		}
 	}
 	return out
 }
 
-func procCPU(path string) (time.Duration, bool) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return 0, false
-	}
-	s := string(raw)
+// statCPU reads utime+stime out of the text of /proc/<pid>/stat.
+func statCPU(s string) (time.Duration, bool) {
 	closing := strings.LastIndexByte(s, ')')
 	if closing < 0 {
 		return 0, false
