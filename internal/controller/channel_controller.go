@@ -12,7 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
@@ -116,10 +118,12 @@ func (r *ChannelReconciler) validate(ctx context.Context, ch *v1.Channel) (reaso
 	return v1.ReasonChannelReady, msg, nil
 }
 
-// SetupWithManager registers the reconciler.
+// SetupWithManager registers the reconciler. Only spec changes matter: the
+// dispatcher patches a Channel's status on every delivery, and the
+// reconciler looks at the Secrets again on its own schedule.
 func (r *ChannelReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1.Channel{}).
+		For(&v1.Channel{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Named("channel").
 		Complete(r)
 }

@@ -4,9 +4,12 @@ import (
 	"context"
 
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
@@ -39,7 +42,10 @@ func (r *CheckReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager
 	}
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1.Check{}).
-		Watches(&v1.Channel{}, handler.EnqueueRequestsFromMapFunc(r.checksNaming)).
+		// Only a Channel appearing or going changes what a check that
+		// names it reports; its status changes with every delivery.
+		Watches(&v1.Channel{}, handler.EnqueueRequestsFromMapFunc(r.checksNaming),
+			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }})).
 		Named("check").
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles, RecoverPanic: ptr(true)}).
 		Complete(r)

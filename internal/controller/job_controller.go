@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
@@ -66,13 +67,11 @@ func (r *JobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		return ctrl.Result{}, nil
 	}
 	pings := jobPings(job)
-	for i := range pings {
-		if pings[i].Kind == monitor.PingFail {
-			pings[i].Body = append(pings[i].Body, r.failedPodLog(ctx, job)...)
-		}
-	}
+	// The failed pod's log costs a pod list and a log read: only fetched
+	// when a fail ping is about to be stored, and once for every check.
+	logTail := sync.OnceValue(func() []byte { return r.failedPodLog(ctx, job) })
 	for i := range checks.Items {
-		if err := r.record(ctx, &checks.Items[i], job, pings); err != nil {
+		if err := r.record(ctx, &checks.Items[i], job, pings, logTail); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -110,8 +109,9 @@ func jobPings(job *batchv1.Job) []ping.Ping {
 	return out
 }
 
-// record stores the Job's pings the check's history does not yet hold.
-func (r *JobReconciler) record(ctx context.Context, check *v1.Check, job *batchv1.Job, pings []ping.Ping) error {
+// record stores the Job's pings the check's history does not yet hold; a
+// fail ping's body ends with logTail().
+func (r *JobReconciler) record(ctx context.Context, check *v1.Check, job *batchv1.Job, pings []ping.Ping, logTail func() []byte) error {
 	if len(pings) == 0 {
 		return nil
 	}
@@ -139,6 +139,9 @@ func (r *JobReconciler) record(ctx context.Context, check *v1.Check, job *batchv
 		// A Job that started before the check existed says nothing about it.
 		if p.At.Before(check.CreationTimestamp.Add(-time.Second)) || p.At.Before(horizon) {
 			continue
+		}
+		if p.Kind == monitor.PingFail {
+			p.Body = append(append([]byte(nil), p.Body...), logTail()...)
 		}
 		if _, err := r.Recorder.Record(ctx, check, p); err != nil {
 			return fmt.Errorf("recording Job %s for check %s: %w", job.Name, check.Name, err)

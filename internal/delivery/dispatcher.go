@@ -196,7 +196,9 @@ func (d *Dispatcher) process(ctx context.Context, key types.NamespacedName) (tim
 	}
 	wg.Wait()
 
-	updated, err := d.History.Update(ctx, check, func(fresh *v1.CheckHistory) error {
+	// Starting from h saves reading the history again; if it changed
+	// meanwhile (a new flip), the write conflicts and UpdateFrom reads.
+	updated, err := d.History.UpdateFrom(ctx, check, h, func(fresh *v1.CheckHistory) error {
 		for _, a := range due {
 			d.recordOutcome(fresh, h.Flips[a.flip], a, now)
 		}
