@@ -20,8 +20,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/monitor"
 )
 
-// projectChecks lists a project's checks, oldest first (the reference's
-// insertion order).
+// projectChecks lists a project's checks, in no particular order.
 //
 // The items share their contents with the informer cache (no deep copy:
 // with thousands of checks, copying them for every list or create is most
@@ -32,21 +31,27 @@ func (s *Server) projectChecks(ctx context.Context, namespace string) ([]v1.Chec
 	if err := s.Client.List(ctx, &list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
-	checkindex.SortOldestFirst(list.Items)
 	return list.Items, nil
 }
 
-// listChecks answers GET /checks/, filtered by slug and tags.
+// listChecks answers GET /checks/, filtered by slug and tags, oldest first
+// (the reference's insertion order).
 func (s *Server) listChecks(w http.ResponseWriter, r *request) {
-	checks, err := s.projectChecks(r.Context(), r.namespace)
-	if err != nil {
-		s.internalError(w, r, "listing checks", err)
-		return
-	}
 	q := r.URL.Query()
 	slug := ""
 	if v := q["slug"]; len(v) > 0 {
 		slug = v[len(v)-1] // the last value wins, as in the reference
+	}
+	var checks []v1.Check
+	var err error
+	if slug != "" {
+		checks, err = checkindex.BySlug(r.Context(), s.Client, r.namespace, slug) // sorted
+	} else if checks, err = s.projectChecks(r.Context(), r.namespace); err == nil {
+		checkindex.SortOldestFirst(checks)
+	}
+	if err != nil {
+		s.internalError(w, r, "listing checks", err)
+		return
 	}
 	tags := q["tag"]
 	var channels []v1.Channel
@@ -59,9 +64,6 @@ func (s *Server) listChecks(w http.ResponseWriter, r *request) {
 	out := make([]*object, 0, len(checks))
 	for i := range checks {
 		c := &checks[i]
-		if slug != "" && c.Spec.Slug != slug {
-			continue
-		}
 		if !hasAllTags(c.Spec.Tags, tags) {
 			continue
 		}
@@ -218,7 +220,7 @@ func (s *Server) applyUpdate(w http.ResponseWriter, r *request, c *v1.Check, in 
 		}
 		// Someone else wrote the check: apply the request to the latest copy.
 		fresh := &v1.Check{}
-		if err := s.Client.Get(r.Context(), client.ObjectKeyFromObject(c), fresh); err != nil {
+		if err := s.APIReader.Get(r.Context(), client.ObjectKeyFromObject(c), fresh); err != nil {
 			s.writeFailed(w, r, "updating the check", err)
 			return
 		}

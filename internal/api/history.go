@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/checkindex"
 	"github.com/vigil-operator/vigil/internal/checkstate"
@@ -307,7 +305,7 @@ func withPendingFlip(c *v1.Check, flips []v1.FlipRecord, now time.Time) []v1.Fli
 	if f == nil {
 		return flips
 	}
-	pending := v1.FlipRecord{Flip: v1.Flip{Time: metav1.NewMicroTime(f.At.UTC().Truncate(time.Microsecond)), Up: f.Up()}}
+	pending := v1.FlipRecord{Flip: checkstate.FlipOf(f)}
 	for i := range flips {
 		if flips[i].Time.Equal(&pending.Time) && flips[i].Up == pending.Up {
 			return flips

@@ -38,6 +38,9 @@ type Limits interface {
 type Server struct {
 	// Client reads from the informer cache and writes to the API server.
 	Client client.Client
+	// APIReader reads from the API server itself: after a write conflict
+	// the cache usually still holds the version that lost.
+	APIReader client.Reader
 	// Projects authenticates API keys and knows each project's keys.
 	Projects *project.Registry
 	// History reads ping logs and flips.

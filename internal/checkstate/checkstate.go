@@ -114,6 +114,13 @@ func microPtr(t time.Time) *metav1.MicroTime {
 	return &m
 }
 
+// FlipOf is the record of a flip the monitoring core reports, with the
+// microsecond precision the API server keeps: the controller stores it,
+// and the API recognises it by comparing with what was stored.
+func FlipOf(f *monitor.Flip) v1.Flip {
+	return v1.Flip{Time: metav1.NewMicroTime(f.At.UTC().Truncate(time.Microsecond)), Up: f.Up(), Reason: string(f.Reason)}
+}
+
 // SetNextPing records when the next ping is due, in whole seconds: that is
 // all the serialized status keeps, so a writer comparing its result with
 // what it read back does not see a difference that is not there.

@@ -231,7 +231,7 @@ func (r *CheckReconciler) observe(ctx context.Context, check *v1.Check, cfg moni
 	var flipped *v1.FlipRecord
 	if flip != nil {
 		record := v1.FlipRecord{
-			Flip: v1.Flip{Time: metav1.NewMicroTime(flip.At.UTC().Truncate(time.Microsecond)), Up: flip.Up(), Reason: string(flip.Reason)},
+			Flip: checkstate.FlipOf(flip),
 			From: v1.CheckState(flip.From),
 			To:   v1.CheckState(flip.To),
 		}

@@ -228,6 +228,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 	apiServer := &api.Server{
 		CacheWatch: cacheWatch,
 		Client:     mgr.GetClient(),
+		APIReader:  mgr.GetAPIReader(),
 		Projects:   projects,
 		History:    histories,
 		Limits:     limits,

@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/api/checkinput"
 	"github.com/vigil-operator/vigil/internal/cachewait"
 	"github.com/vigil-operator/vigil/internal/checkindex"
 	"github.com/vigil-operator/vigil/internal/monitor"
@@ -194,11 +195,11 @@ func (h *Handler) provision(ctx context.Context, namespace, slug string) (*v1.Ch
 	}
 	sort.Strings(names)
 	id := uuid.NewString()
-	timeout := int64(86400)
+	spec := checkinput.Defaults() // a day, an hour's grace, UTC: as an API create
+	spec.Name, spec.Slug, spec.Channels, spec.UUID = slug, slug, names, id
 	c := &v1.Check{
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: checkindex.ObjectName(slug, id)},
-		Spec: v1.CheckSpec{Name: slug, Slug: slug, Timeout: &timeout, Grace: 3600, TZ: "UTC",
-			Channels: names, UUID: id},
+		Spec:       spec,
 	}
 	if err := h.Client.Create(ctx, c); err != nil {
 		return nil, fmt.Errorf("creating check %s/%s: %w", namespace, c.Name, err)
