@@ -39,7 +39,7 @@ func newManagerCmd(g *globals) *cobra.Command {
 	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader-election lease (default: the manager's own)")
 	f.IntVar(&opts.CheckLimit, "check-limit", 20, "checks a project may hold (the project Secret's "+project.AnnotationCheckLimit+" annotation overrides it)")
 	f.IntVar(&opts.PingLogLimit, "ping-log-limit", 100, "pings each check keeps (the project Secret's "+project.AnnotationPingLogLimit+" annotation overrides it)")
-	f.IntVar(&opts.PingBodyLimit, "ping-body-limit", 100_000, "bytes of a ping's body that are stored; the rest is dropped")
+	f.IntVar(&opts.PingBodyLimit, "ping-body-limit", ping.DefaultBodyLimit, "bytes of a ping's body that are stored; the rest is dropped")
 	f.StringVar(&trustedProxies, "trusted-proxies", "", "comma-separated CIDRs or addresses of proxies whose X-Forwarded-For names the client")
 	f.StringVar(&opts.SMTPAddr, "smtp-bind-address", "", `address to take email pings on, such as ":2525" (off when empty)`)
 	f.StringVar(&opts.SMTPDomain, "smtp-domain", "", "domain of email ping addresses, <uuid>@<domain> (default: the host of --base-url)")

@@ -5,12 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime/debug"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-operator/vigil/internal/runner"
+	"github.com/vigil-operator/vigil/internal/version"
 )
 
 // pingBodyFileMax bounds a body read with --body-file.
@@ -155,8 +155,8 @@ func pingCheckURL(check, baseURL string) (string, error) {
 
 func newPingClient(p runner.RetryPolicy, log io.Writer) *runner.Client {
 	ua := "vigil"
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		ua += "/" + bi.Main.Version
+	if v := version.Get(); v != "" {
+		ua += "/" + v
 	}
 	return &runner.Client{Retry: p, UserAgent: ua, Log: log}
 }

@@ -63,7 +63,7 @@ type Options struct {
 	CheckLimit int
 	// PingLogLimit is a project's default ping-log length; default 100.
 	PingLogLimit int
-	// PingBodyLimit bounds a stored ping body in bytes; default 100000.
+	// PingBodyLimit bounds a stored ping body in bytes; default ping.DefaultBodyLimit.
 	PingBodyLimit int
 	// TrustedProxies are the networks whose X-Forwarded-For is believed.
 	TrustedProxies []netip.Prefix
@@ -91,7 +91,7 @@ func (o *Options) defaults() {
 		o.PingLogLimit = 100
 	}
 	if o.PingBodyLimit <= 0 {
-		o.PingBodyLimit = 100_000
+		o.PingBodyLimit = ping.DefaultBodyLimit
 	}
 }
 

@@ -63,15 +63,8 @@ func (alertmanagerKind) Send(ctx context.Context, d Delivery) error {
 	}
 	t.u = t.u.JoinPath("api", "v2", "alerts")
 	h := http.Header{}
-	if s.BearerTokenSecretRef != nil {
-		token, err := d.secret(ctx, *s.BearerTokenSecretRef)
-		if err != nil {
-			return err
-		}
-		if !validHeaderValue(token) {
-			return Permanent(errors.New("the bearer token contains control characters"))
-		}
-		h.Set("Authorization", "Bearer "+token)
+	if err := d.setBearer(ctx, h, s.BearerTokenSecretRef, "the bearer token"); err != nil {
+		return err
 	}
 	alerts := []postableAlert{alertmanagerAlert(&d.Message, s.Labels)}
 	return d.do(ctx, request{method: http.MethodPost, target: t, header: h, json: alerts})

@@ -64,15 +64,8 @@ func (ntfyKind) Send(ctx context.Context, d Delivery) error {
 	if u := m.Check.DetailsURL; u != "" && validHeaderValue(u) {
 		h.Set("Click", u)
 	}
-	if s.TokenSecretRef != nil {
-		token, err := d.secret(ctx, *s.TokenSecretRef)
-		if err != nil {
-			return err
-		}
-		if !validHeaderValue(token) {
-			return Permanent(errors.New("the ntfy token contains control characters"))
-		}
-		h.Set("Authorization", "Bearer "+token)
+	if err := d.setBearer(ctx, h, s.TokenSecretRef, "the ntfy token"); err != nil {
+		return err
 	}
 	return d.do(ctx, request{method: http.MethodPost, target: t, header: h, body: []byte(ntfyBody(m))})
 }

@@ -3,6 +3,7 @@ package notify
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -41,6 +42,23 @@ func (d *Delivery) secret(ctx context.Context, ref v1.SecretKeyRef) (string, err
 		return "", fmt.Errorf("secret %q key %q is empty", ref.Name, ref.Key)
 	}
 	return v, nil
+}
+
+// setBearer sets "Authorization: Bearer <token>" from the Secret key ref
+// names, when it names one; what names the token in an error message.
+func (d *Delivery) setBearer(ctx context.Context, h http.Header, ref *v1.SecretKeyRef, what string) error {
+	if ref == nil {
+		return nil
+	}
+	token, err := d.secret(ctx, *ref)
+	if err != nil {
+		return err
+	}
+	if !validHeaderValue(token) {
+		return Permanent(fmt.Errorf("%s contains control characters", what))
+	}
+	h.Set("Authorization", "Bearer "+token)
+	return nil
 }
 
 // validHeaderValue reports whether v can be sent as an HTTP header value: no

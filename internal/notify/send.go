@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"runtime/debug"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/version"
 )
 
 // SecretFunc reads one key of a Secret in the channel's namespace.
@@ -42,19 +42,8 @@ const DefaultHTTPTimeout = 10 * time.Second
 
 var defaultHTTP = &http.Client{Timeout: DefaultHTTPTimeout}
 
-// Version is the Vigil version senders name in their User-Agent
-// ("Vigil/<version>"). Builds may set it with
-// -ldflags "-X github.com/vigil-operator/vigil/internal/notify.Version=v1.2.3";
-// when empty, the main module's version from the build info is used.
-var Version string
-
 var userAgent = sync.OnceValue(func() string {
-	v := Version
-	if v == "" {
-		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-			v = bi.Main.Version
-		}
-	}
+	v := version.Get()
 	if v == "" {
 		v = "dev"
 	}
