@@ -318,3 +318,14 @@ type LocalObjectReference struct {
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
 }
+
+// Assigns reports whether the spec assigns the Channel of that name: it is
+// listed, or the list is the single "*" (every Channel in the namespace).
+func (s *CheckSpec) Assigns(channel string) bool {
+	for _, n := range s.Channels {
+		if n == channel || (n == "*" && len(s.Channels) == 1) {
+			return true
+		}
+	}
+	return false
+}

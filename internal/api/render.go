@@ -56,14 +56,9 @@ func (v view) apiStatus(version int) string {
 // channelIDs resolves a spec's channel names to the channels' IDs, sorted
 // and comma-joined as the reference prints them; "*" is every channel.
 func channelIDs(spec *v1.CheckSpec, channels []v1.Channel) string {
-	all := len(spec.Channels) == 1 && spec.Channels[0] == "*"
-	wanted := map[string]bool{}
-	for _, n := range spec.Channels {
-		wanted[n] = true
-	}
 	var ids []string
 	for i := range channels {
-		if all || wanted[channels[i].Name] {
+		if spec.Assigns(channels[i].Name) {
 			ids = append(ids, string(channels[i].UID))
 		}
 	}

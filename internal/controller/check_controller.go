@@ -273,14 +273,9 @@ func (r *CheckReconciler) assignedChannels(ctx context.Context, check *v1.Check)
 	if err := r.List(ctx, &list, client.InNamespace(check.Namespace)); err != nil {
 		return nil, err
 	}
-	all := len(check.Spec.Channels) == 1 && check.Spec.Channels[0] == "*"
-	wanted := map[string]bool{}
-	for _, n := range check.Spec.Channels {
-		wanted[n] = true
-	}
 	var names []string
 	for _, ch := range list.Items {
-		if all || wanted[ch.Name] {
+		if check.Spec.Assigns(ch.Name) {
 			names = append(names, ch.Name)
 		}
 	}
