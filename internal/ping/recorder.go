@@ -99,6 +99,8 @@ type checkQueue struct {
 	waiting []*pending
 	writing bool
 	check   *v1.Check // as last written (or read)
+	// arrived wakes a lingering writer when a ping is queued.
+	arrived chan struct{}
 }
 
 func (r *Recorder) init() {
@@ -131,10 +133,14 @@ func (r *Recorder) Record(ctx context.Context, check *v1.Check, p Ping) (Recorde
 	r.queued++
 	q, ok := r.checks[check.UID]
 	if !ok {
-		q = &checkQueue{check: check.DeepCopy()}
+		q = &checkQueue{check: check.DeepCopy(), arrived: make(chan struct{}, 1)}
 		r.checks[check.UID] = q
 	}
 	q.waiting = append(q.waiting, pd)
+	select {
+	case q.arrived <- struct{}{}:
+	default: // a wake-up is already pending
+	}
 	startWriter := !q.writing
 	if startWriter {
 		q.writing = true
@@ -175,10 +181,18 @@ func (r *Recorder) write(ctx context.Context, uid types.UID, q *checkQueue) {
 		// clients are all waiting for their answers and will be back; if
 		// it quit, the first of them would start a writer and be committed
 		// alone.
-		for deadline := time.Now().Add(linger); len(q.waiting) < target && (len(q.waiting) > 0 || target > 1) && time.Now().Before(deadline); {
-			r.mu.Unlock()
-			time.Sleep(linger / 8)
-			r.mu.Lock()
+		if len(q.waiting) < target && (len(q.waiting) > 0 || target > 1) {
+			deadline := time.NewTimer(linger)
+			for expired := false; !expired && len(q.waiting) < target; {
+				r.mu.Unlock()
+				select {
+				case <-q.arrived: // look again
+				case <-deadline.C:
+					expired = true
+				}
+				r.mu.Lock()
+			}
+			deadline.Stop()
 		}
 		batch := q.waiting
 		q.waiting = nil
