@@ -100,7 +100,6 @@ func TestPingMethodAndBody(t *testing.T) {
 
 func TestPingNetworkErrorRetriedAndBounded(t *testing.T) {
 	u := closedURL(t) + "/ping/" + testCheck
-	start := time.Now()
 	var logs strings.Builder
 	_, err := (&Client{Retry: fastRetry, Log: &logs}).Ping(context.Background(), Request{URL: u})
 	if err == nil || !strings.Contains(err.Error(), "gave up after 3 attempts") {
@@ -112,9 +111,6 @@ func TestPingNetworkErrorRetriedAndBounded(t *testing.T) {
 	if n := strings.Count(logs.String(), "retrying in"); n != 2 {
 		t.Errorf("logged %d retries, want 2:\n%s", n, logs.String())
 	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("took %s", d)
-	}
 }
 
 func TestPingAttemptTimeout(t *testing.T) {
@@ -122,30 +118,28 @@ func TestPingAttemptTimeout(t *testing.T) {
 	srv.delays = []time.Duration{5 * time.Second} // the first try hangs
 	p := fastRetry
 	p.AttemptTimeout = 200 * time.Millisecond
-	start := time.Now()
+	// Without the attempt timeout the first try would succeed, late.
 	resp, err := (&Client{Retry: p}).Ping(context.Background(), Request{URL: srv.checkURL()})
 	if err != nil || resp.Attempts != 2 {
 		t.Fatalf("Ping = %+v, %v; want success at the second attempt", resp, err)
-	}
-	if d := time.Since(start); d > 2*time.Second {
-		t.Errorf("took %s", d)
 	}
 }
 
 func TestPingOverallBound(t *testing.T) {
 	srv := newPingServer(t, 0, 503, 503, 503, 503, 503, 503, 503, 503, 503, 503)
 	p := RetryPolicy{Attempts: 10, AttemptTimeout: time.Second, InitialBackoff: 100 * time.Millisecond, MaxBackoff: 100 * time.Millisecond, MaxElapsed: 300 * time.Millisecond}
-	start := time.Now()
 	_, err := (&Client{Retry: p}).Ping(context.Background(), Request{URL: srv.checkURL()})
 	var serr *StatusError
 	if !errors.As(err, &serr) || serr.StatusCode != 503 {
 		t.Fatalf("error = %v", err)
 	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("took %s, want about 300ms", d)
+	if !strings.Contains(err.Error(), "time limit") {
+		t.Errorf("error = %v; want it to name the time limit", err)
 	}
-	if n := len(srv.requests()); n < 2 || n > 5 {
-		t.Errorf("%d requests", n)
+	// Jitter waits between half the backoff and all of it, so 300ms hold at
+	// most 1+300/50 tries, fewer than the 10 the policy would otherwise make.
+	if n := len(srv.requests()); n < 2 || n > 7 {
+		t.Errorf("%d requests, want 2 to 7", n)
 	}
 }
 
@@ -167,13 +161,12 @@ func TestPingRetryAfterBeyondBound(t *testing.T) {
 	t.Parallel()
 	srv := newPingServer(t, 0, 503)
 	srv.retryAfter = "120"
-	start := time.Now()
 	_, err := (&Client{Retry: fastRetry}).Ping(context.Background(), Request{URL: srv.checkURL()})
 	if err == nil || !strings.Contains(err.Error(), "past the time limit") {
 		t.Fatalf("error = %v", err)
 	}
-	if d := time.Since(start); d > time.Second || len(srv.requests()) != 1 {
-		t.Errorf("took %s and %d requests; want an immediate give-up", d, len(srv.requests()))
+	if n := len(srv.requests()); n != 1 {
+		t.Errorf("%d requests; want a give-up without waiting for a second", n)
 	}
 }
 
@@ -183,10 +176,14 @@ func TestPingCancelled(t *testing.T) {
 	p.InitialBackoff, p.MaxBackoff = 10*time.Second, 10*time.Second
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	start := time.Now()
 	_, err := (&Client{Retry: p}).Ping(ctx, Request{URL: srv.checkURL()})
-	if err == nil || time.Since(start) > 2*time.Second {
-		t.Fatalf("Ping = %v after %s", err, time.Since(start))
+	// The give-up comes from the context, not from running out of attempts
+	// after 10s waits.
+	if err == nil || !strings.Contains(err.Error(), "gave up after 1 attempts") {
+		t.Fatalf("Ping = %v; want a give-up during the first wait", err)
+	}
+	if n := len(srv.requests()); n != 1 {
+		t.Errorf("%d requests, want 1", n)
 	}
 }
 

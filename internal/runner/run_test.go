@@ -243,7 +243,6 @@ func TestRunCommandCannotStart(t *testing.T) {
 
 func TestRunMonitorUnreachable(t *testing.T) {
 	stdout, stderr := newSyncBuffer(""), newSyncBuffer("")
-	start := time.Now()
 	res, err := Run(context.Background(), RunConfig{
 		Client:   &Client{Retry: fastRetry},
 		CheckURL: closedURL(t) + "/ping/" + testCheck,
@@ -263,9 +262,6 @@ func TestRunMonitorUnreachable(t *testing.T) {
 		if !strings.Contains(stderr.String(), want) {
 			t.Errorf("stderr lacks %q:\n%s", want, stderr.String())
 		}
-	}
-	if d := time.Since(start); d > 3*time.Second {
-		t.Errorf("took %s", d)
 	}
 }
 
@@ -323,7 +319,7 @@ func TestRunInvalidConfig(t *testing.T) {
 
 // startSleeper runs `sh -c 'echo ready; sleep 30'` (or cfg.Command) and
 // returns once it runs.
-func startSleeper(t *testing.T, ctx context.Context, srv *pingServer, cfg RunConfig) (<-chan RunResult, time.Time) {
+func startSleeper(t *testing.T, ctx context.Context, srv *pingServer, cfg RunConfig) <-chan RunResult {
 	t.Helper()
 	stdout := newSyncBuffer("ready")
 	cfg.Client = &Client{Retry: fastRetry}
@@ -349,16 +345,16 @@ func startSleeper(t *testing.T, ctx context.Context, srv *pingServer, cfg RunCon
 	// forked shell still has its handlers, would be lost, and sh waits for
 	// a child that did not die of SIGINT.
 	time.Sleep(200 * time.Millisecond)
-	return done, time.Now()
+	return done
 }
 
-func waitResult(t *testing.T, done <-chan RunResult, since time.Time) RunResult {
+// waitResult waits for the command to stop. The exit code the callers
+// check tells a stop by signal from the sleeper ending on its own; the
+// limit only keeps a broken build from hanging.
+func waitResult(t *testing.T, done <-chan RunResult) RunResult {
 	t.Helper()
 	select {
 	case res := <-done:
-		if d := time.Since(since); d > 5*time.Second {
-			t.Errorf("the command took %s to stop", d)
-		}
 		return res
 	case <-time.After(20 * time.Second):
 		t.Fatal("the command did not stop")
@@ -385,9 +381,9 @@ func TestRunForwardsSignals(t *testing.T) {
 			t.Parallel()
 			srv := newPingServer(t, 0)
 			sigs := make(chan os.Signal, 1)
-			done, since := startSleeper(t, context.Background(), srv, RunConfig{Command: tt.command, Signals: sigs, NewProcessGroup: tt.group})
+			done := startSleeper(t, context.Background(), srv, RunConfig{Command: tt.command, Signals: sigs, NewProcessGroup: tt.group})
 			sigs <- tt.sig
-			res := waitResult(t, done, since)
+			res := waitResult(t, done)
 			if res.ExitCode != tt.wantCode {
 				t.Fatalf("exit code %d, want %d", res.ExitCode, tt.wantCode)
 			}
@@ -402,7 +398,7 @@ func TestRunForwardsSignals(t *testing.T) {
 func TestRunSharedGroupSkipsTerminalSignals(t *testing.T) {
 	srv := newPingServer(t, 0)
 	sigs := make(chan os.Signal, 2)
-	done, since := startSleeper(t, context.Background(), srv, RunConfig{Command: sh("echo ready; exec sleep 30"), Signals: sigs})
+	done := startSleeper(t, context.Background(), srv, RunConfig{Command: sh("echo ready; exec sleep 30"), Signals: sigs})
 	sigs <- syscall.SIGINT // the terminal would have delivered it: not forwarded
 	select {
 	case res := <-done:
@@ -410,7 +406,7 @@ func TestRunSharedGroupSkipsTerminalSignals(t *testing.T) {
 	case <-time.After(300 * time.Millisecond):
 	}
 	sigs <- syscall.SIGTERM
-	if res := waitResult(t, done, since); res.ExitCode != 143 {
+	if res := waitResult(t, done); res.ExitCode != 143 {
 		t.Fatalf("exit code %d, want 143", res.ExitCode)
 	}
 }
@@ -418,9 +414,9 @@ func TestRunSharedGroupSkipsTerminalSignals(t *testing.T) {
 func TestRunCancelTerminates(t *testing.T) {
 	srv := newPingServer(t, 0)
 	ctx, cancel := context.WithCancel(context.Background())
-	done, since := startSleeper(t, ctx, srv, RunConfig{NewProcessGroup: true})
+	done := startSleeper(t, ctx, srv, RunConfig{NewProcessGroup: true})
 	cancel()
-	res := waitResult(t, done, since)
+	res := waitResult(t, done)
 	if res.ExitCode != 143 || res.EndErr != nil {
 		t.Fatalf("result = %+v, want 143 reported", res)
 	}
@@ -432,12 +428,12 @@ func TestRunCancelTerminates(t *testing.T) {
 func TestRunCancelKillsAfterGrace(t *testing.T) {
 	srv := newPingServer(t, 0)
 	ctx, cancel := context.WithCancel(context.Background())
-	done, since := startSleeper(t, ctx, srv, RunConfig{
+	done := startSleeper(t, ctx, srv, RunConfig{
 		Command:         sh("trap '' TERM; echo ready; while :; do sleep 0.1; done"),
 		NewProcessGroup: true, KillGrace: 300 * time.Millisecond,
 	})
 	cancel()
-	if res := waitResult(t, done, since); res.ExitCode != 128+9 {
+	if res := waitResult(t, done); res.ExitCode != 128+9 {
 		t.Fatalf("exit code %d, want 137", res.ExitCode)
 	}
 }
@@ -449,21 +445,20 @@ func TestRunRealSignal(t *testing.T) {
 	signal.Notify(sigs, ForwardedSignals...)
 	defer signal.Stop(sigs)
 	srv := newPingServer(t, 0)
-	done, since := startSleeper(t, context.Background(), srv, RunConfig{Signals: sigs, NewProcessGroup: true})
+	done := startSleeper(t, context.Background(), srv, RunConfig{Signals: sigs, NewProcessGroup: true})
 	if err := syscall.Kill(os.Getpid(), syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
-	if res := waitResult(t, done, since); res.ExitCode != 143 {
+	if res := waitResult(t, done); res.ExitCode != 143 {
 		t.Fatalf("exit code %d, want 143", res.ExitCode)
 	}
 }
 
 func TestRunBackgroundProcessKeepsOutputOpen(t *testing.T) {
 	srv := newPingServer(t, 0)
-	start := time.Now()
 	res, _, stderr := runIn(t, srv, RunConfig{Command: sh("sleep 3 & echo done"), OutputGrace: 200 * time.Millisecond, NewProcessGroup: true})
-	if res.ExitCode != 0 || string(res.Body) != "done\n" || time.Since(start) > 5*time.Second {
-		t.Fatalf("exit %d, body %q after %s", res.ExitCode, res.Body, time.Since(start))
+	if res.ExitCode != 0 || string(res.Body) != "done\n" {
+		t.Fatalf("exit %d, body %q", res.ExitCode, res.Body)
 	}
 	if !strings.Contains(stderr.String(), "output stayed open") {
 		t.Errorf("stderr = %q", stderr.String())
