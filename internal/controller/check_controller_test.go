@@ -237,8 +237,9 @@ var _ = Describe("Check reconciler", func() {
 		Eventually(eventsFor(c, v1.ReasonInvalidSchedule)).Should(HaveLen(1))
 
 		cur := get(key)(Default)
-		cur.Spec.Schedule = str("0 * * * *")
-		Expect(k8sClient.Update(ctx, cur)).To(Succeed())
+		fixed := cur.DeepCopy()
+		fixed.Spec.Schedule = str("0 * * * *")
+		Expect(k8sClient.Patch(ctx, fixed, client.MergeFrom(cur))).To(Succeed())
 		Eventually(func(g Gomega) {
 			cur := get(key)(g)
 			g.Expect(cur.Status.ObservedGeneration).To(Equal(cur.Generation))

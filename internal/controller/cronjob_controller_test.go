@@ -63,8 +63,11 @@ var _ = Describe("CronJob monitoring", func() {
 		Expect(metav1.IsControlledBy(c, cj)).To(BeTrue(), "owned by the CronJob: deleted with it")
 
 		// A hand edit of the check's CronJob-managed fields is put back.
-		c.Spec.Grace = 120
-		Expect(k8sClient.Update(ctx, c)).To(Succeed())
+		// (A merge patch, as kubectl sends: the controller writes status
+		// meanwhile, which would fail an update of the version read above.)
+		edited := c.DeepCopy()
+		edited.Spec.Grace = 120
+		Expect(k8sClient.Patch(ctx, edited, client.MergeFrom(c))).To(Succeed())
 		Eventually(func(g Gomega) int64 { return checkFor(cj)(g).Spec.Grace }).Should(BeEquivalentTo(600))
 
 		// The CronJob changes; so does its check.
@@ -185,6 +188,13 @@ var _ = Describe("CronJob monitoring", func() {
 		Expect(last.Type).To(Equal(v1.PingFail))
 		Expect(last.Body).To(ContainSubstring("BackoffLimitExceeded"))
 		Expect(last.Body).To(ContainSubstring("Last lines of pod report-2-x7k2p, container job:\nconnecting to db\nERROR: report-2-x7k2p/job could not connect"))
+
+		// The controller did all this from Jobs cached without their spec.
+		cached := &batchv1.Job{}
+		Expect(managerCache.Get(ctx, client.ObjectKeyFromObject(bad), cached)).To(Succeed())
+		Expect(cached.Spec.Template.Spec.Containers).To(BeEmpty())
+		Expect(cached.ManagedFields).To(BeEmpty())
+		Expect(cached.Status.Conditions).To(HaveLen(2))
 
 		// A re-list (here: any change to the Jobs) records nothing twice.
 		for _, j := range []*batchv1.Job{ok, bad} {

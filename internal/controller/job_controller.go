@@ -11,8 +11,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/checkindex"
@@ -153,11 +155,30 @@ func (r *JobReconciler) record(ctx context.Context, check *v1.Check, job *batchv
 	return nil
 }
 
+// TrimJob is the cache transform for Jobs. The manager watches every Job
+// in the cluster, and the Job controller, their only reader, needs no more
+// than a Job's identity, owner and status: the spec, with its pod template,
+// and the managed fields are most of a Job's size, so the cache drops them.
+// Anything else that reads Jobs through the manager's cache sees them so.
+func TrimJob(obj any) (any, error) {
+	if job, ok := obj.(*batchv1.Job); ok {
+		job.Spec = batchv1.JobSpec{}
+		job.ManagedFields = nil
+	}
+	return obj, nil
+}
+
 // SetupWithManager registers the reconciler for Jobs.
 func (r *JobReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	// Only Jobs a CronJob controls can be owed pings: the rest, however
+	// busy, never reach Reconcile.
+	spawned := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		owner := metav1.GetControllerOf(o)
+		return owner != nil && owner.Kind == "CronJob"
+	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("job").
-		For(&batchv1.Job{}).
+		For(&batchv1.Job{}, builder.WithPredicates(spawned)).
 		WithOptions(controller.Options{RecoverPanic: ptr(true)}).
 		Complete(r)
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/checkindex"
 	"github.com/vigil-operator/vigil/internal/controller"
 	"github.com/vigil-operator/vigil/internal/history"
+	"github.com/vigil-operator/vigil/internal/manager"
 	pingrec "github.com/vigil-operator/vigil/internal/ping"
 	"github.com/vigil-operator/vigil/internal/testenv"
 )
@@ -32,6 +33,8 @@ var (
 	clk = testingclock.NewFakeClock(time.Now().UTC().Truncate(time.Second))
 	// histories is the history store the controllers share.
 	histories *history.Store
+	// managerCache is what the controllers read from.
+	managerCache client.Reader
 )
 
 func TestControllers(t *testing.T) {
@@ -52,8 +55,9 @@ var _ = BeforeSuite(func() {
 	k8sClient, err = client.New(cfg, client.Options{Scheme: env.Scheme})
 	Expect(err).NotTo(HaveOccurred())
 
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: env.Scheme, Metrics: metricsserver.Options{BindAddress: "0"}})
+	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: env.Scheme, Cache: manager.CacheOptions(nil), Metrics: metricsserver.Options{BindAddress: "0"}})
 	Expect(err).NotTo(HaveOccurred())
+	managerCache = mgr.GetCache()
 	Expect((&controller.ChannelReconciler{
 		Client: mgr.GetClient(), SecretReader: mgr.GetAPIReader(),
 		Recorder: mgr.GetEventRecorder("vigil-channel"), Recheck: time.Second,

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/kubernetes"
@@ -95,6 +96,31 @@ func (o *Options) defaults() {
 	}
 }
 
+// CacheOptions says what the manager caches, and how much of it: the
+// controller tests run under the same options.
+func CacheOptions(namespaces []string) cache.Options {
+	opts := cache.Options{
+		ByObject: map[client.Object]cache.ByObject{
+			// Only project Secrets: the cache must not hold every Secret in
+			// the cluster. Secrets that Channels reference are read uncached.
+			&corev1.Secret{}: {Label: labels.SelectorFromSet(labels.Set{project.SecretLabel: "true"})},
+			// Every Job in the cluster is watched; the cache keeps only
+			// what the Job controller reads of them.
+			&batchv1.Job{}: {Transform: controller.TrimJob},
+		},
+		// Nothing reads managed fields, and they are often half an
+		// object's size.
+		DefaultTransform: cache.TransformStripManagedFields(),
+	}
+	if len(namespaces) > 0 {
+		opts.DefaultNamespaces = map[string]cache.Config{}
+		for _, ns := range namespaces {
+			opts.DefaultNamespaces[ns] = cache.Config{}
+		}
+	}
+	return opts
+}
+
 // New builds a manager that is ready to Start.
 func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, error) {
 	metricsOpts := metricsserver.Options{BindAddress: opts.MetricsAddr, SecureServing: opts.MetricsSecure}
@@ -110,22 +136,9 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 		cfg.QPS, cfg.Burst = 200, 400
 	}
 
-	cacheOpts := cache.Options{
-		ByObject: map[client.Object]cache.ByObject{
-			// Only project Secrets: the cache must not hold every Secret in
-			// the cluster. Secrets that Channels reference are read uncached.
-			&corev1.Secret{}: {Label: labels.SelectorFromSet(labels.Set{project.SecretLabel: "true"})},
-		},
-	}
-	if len(opts.Namespaces) > 0 {
-		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
-		for _, ns := range opts.Namespaces {
-			cacheOpts.DefaultNamespaces[ns] = cache.Config{}
-		}
-	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme.New(),
-		Cache:                         cacheOpts,
+		Cache:                         CacheOptions(opts.Namespaces),
 		Client:                        client.Options{Cache: &client.CacheOptions{Unstructured: false}},
 		Metrics:                       metricsOpts,
 		HealthProbeBindAddress:        opts.ProbeAddr,
