@@ -85,6 +85,21 @@ func SetPingFacts(st *v1.CheckStatus, f monitor.Facts) {
 	}
 }
 
+// CatchUp replays onto f, the facts of a status that has counted seen
+// pings, the pings the history h holds beyond them, in order. History is
+// written before status, so it runs ahead after a crash between the two
+// writes, or while another writer's status write is on its way. Ignored and
+// log pings change nothing.
+func CatchUp(cfg monitor.Config, f monitor.Facts, seen int64, h *v1.CheckHistory) monitor.Facts {
+	for _, p := range h.Pings {
+		if p.N <= seen {
+			continue
+		}
+		f, _ = cfg.RecordPing(f, monitor.Ping{Kind: monitor.PingKind(p.Type), At: p.Date.Time, RID: p.RID})
+	}
+	return f
+}
+
 // SetPauseFacts writes the API's pause fields of f into st.
 func SetPauseFacts(st *v1.CheckStatus, f monitor.Facts) {
 	st.PausedAt = microPtr(f.PausedAt)

@@ -95,8 +95,11 @@ func (r *CheckReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resu
 	// again with the new facts.
 	// A flip is announced (Event, metrics, notifier) only once the status
 	// that shows it is stored: a reconcile working from a stale cache finds
-	// the same flip again, but its patch conflicts and it stays silent.
+	// the same flip again, but its patch conflicts and it stays silent. A
+	// flip this reconcile added to history but could not show in status is
+	// taken out of history again: the facts that won may not call for it.
 	var flipped *v1.FlipRecord
+	var appended bool // flipped is new in history, not found there
 	defer func() {
 		if equality.Semantic.DeepEqual(before.Status, check.Status) {
 			return
@@ -105,6 +108,11 @@ func (r *CheckReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resu
 		if err := r.Status().Patch(ctx, check, patch); err != nil {
 			if apierrors.IsConflict(err) {
 				result, retErr = ctrl.Result{RequeueAfter: conflictRetry}, nil
+				if appended {
+					if err := r.withdrawFlip(ctx, check, *flipped); err != nil {
+						retErr = fmt.Errorf("withdrawing a flip whose status write lost: %w", err)
+					}
+				}
 				return
 			}
 			retErr = errors.Join(retErr, fmt.Errorf("patching status: %w", err))
@@ -130,7 +138,7 @@ func (r *CheckReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resu
 		return ctrl.Result{}, reconcile.TerminalError(errors.New(problem.message))
 	}
 
-	if flipped, err = r.observe(ctx, check, cfg, now); err != nil {
+	if flipped, appended, err = r.observe(ctx, check, cfg, now); err != nil {
 		r.markReconciling(check, err)
 		return ctrl.Result{}, err
 	}
@@ -225,11 +233,21 @@ func (r *CheckReconciler) missingChannels(ctx context.Context, check *v1.Check) 
 
 // observe derives the state at now and, on a flip, records it in history
 // before the state reaches status: a crash in between repeats the same flip,
-// which history recognises and keeps once.
-func (r *CheckReconciler) observe(ctx context.Context, check *v1.Check, cfg monitor.Config, now time.Time) (*v1.FlipRecord, error) {
-	facts, flip := cfg.Observe(checkstate.Facts(&check.Status), now)
-	var flipped *v1.FlipRecord
-	if flip != nil {
+// which history recognises and keeps once. It returns the flip, and whether
+// this call appended it to history.
+//
+// History is where a flip and the pings meet in one order. A ping is written
+// there before its status, so a flip derived from a status that has not
+// counted every ping in history would contradict them: the status catches
+// up first, as the ping path's own catch-up does, and the state is derived
+// again.
+func (r *CheckReconciler) observe(ctx context.Context, check *v1.Check, cfg monitor.Config, now time.Time) (*v1.FlipRecord, bool, error) {
+	for range maxCatchUps {
+		facts, flip := cfg.Observe(checkstate.Facts(&check.Status), now)
+		if flip == nil {
+			r.setObserved(check, cfg, facts)
+			return nil, false, nil
+		}
 		record := v1.FlipRecord{
 			Flip: checkstate.FlipOf(flip),
 			From: v1.CheckState(flip.From),
@@ -239,28 +257,82 @@ func (r *CheckReconciler) observe(ctx context.Context, check *v1.Check, cfg moni
 		// flip: the outbox survives any restart.
 		channels, err := r.assignedChannels(ctx, check)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		for _, name := range channels {
 			record.Deliveries = append(record.Deliveries, v1.FlipDelivery{Channel: name, State: v1.DeliveryPending})
 		}
-		if _, err := r.History.Update(ctx, check, func(h *v1.CheckHistory) error {
+		var appended bool
+		var ahead *v1.CheckHistory
+		_, err = r.History.Update(ctx, check, func(h *v1.CheckHistory) error {
+			appended, ahead = false, nil
+			if h.LastN > check.Status.NPings {
+				ahead = h
+				return errPingsAhead
+			}
 			if n := len(h.Flips); n > 0 && h.Flips[n-1].Time.Equal(&record.Time) && h.Flips[n-1].Up == record.Up {
 				return nil // already recorded by an earlier attempt
 			}
 			h.Flips = append(h.Flips, record)
+			appended = true
 			return nil
-		}); err != nil {
-			return nil, err
+		})
+		if errors.Is(err, errPingsAhead) {
+			caughtUp := checkstate.CatchUp(cfg, checkstate.Facts(&check.Status), check.Status.NPings, ahead)
+			checkstate.SetPingFacts(&check.Status, caughtUp)
+			check.Status.NPings = ahead.LastN
+			continue
+		}
+		if err != nil {
+			return nil, false, err
 		}
 		check.Status.LastFlip = record.Flip.DeepCopy()
-		flipped = &record
+		r.setObserved(check, cfg, facts)
+		return &record, appended, nil
 	}
-	checkstate.SetObserved(&check.Status, facts)
+	return nil, false, fmt.Errorf("the ping log of %s/%s keeps running ahead of its status", check.Namespace, check.Name)
+}
 
+// maxCatchUps bounds how often one reconcile catches up with pings that
+// arrive while it derives the state.
+const maxCatchUps = 5
+
+// errPingsAhead stops a flip's history write: the history holds pings the
+// status it was derived from has not counted.
+var errPingsAhead = errors.New("the history holds pings the status has not counted")
+
+// setObserved stores the derived state and the next expected ping.
+func (r *CheckReconciler) setObserved(check *v1.Check, cfg monitor.Config, facts monitor.Facts) {
+	checkstate.SetObserved(&check.Status, facts)
 	next, ok := cfg.NextPing(facts)
 	checkstate.SetNextPing(&check.Status, next, ok)
-	return flipped, nil
+}
+
+// withdrawFlip removes from history a flip this reconcile appended and whose
+// status write then lost to another writer's (a ping's): the next reconcile
+// derives the state from the facts that won, and records the flip again if
+// they still call for it. Left in place, it would be a flip the status never
+// showed, and the dispatcher would still deliver its notifications. A flip
+// any of whose notifications has been attempted stays.
+func (r *CheckReconciler) withdrawFlip(ctx context.Context, check *v1.Check, f v1.FlipRecord) error {
+	_, err := r.History.Update(ctx, check, func(h *v1.CheckHistory) error {
+		n := len(h.Flips)
+		if n == 0 {
+			return nil
+		}
+		last := h.Flips[n-1]
+		if !last.Time.Equal(&f.Time) || last.Up != f.Up {
+			return nil
+		}
+		for _, d := range last.Deliveries {
+			if d.State != v1.DeliveryPending || d.Attempts > 0 {
+				return nil
+			}
+		}
+		h.Flips = h.Flips[:n-1]
+		return nil
+	})
+	return err
 }
 
 // assignedChannels are the existing Channels the check's spec assigns, by

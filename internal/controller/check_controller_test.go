@@ -18,6 +18,8 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/controller"
+	"github.com/vigil-operator/vigil/internal/monitor"
+	pingrec "github.com/vigil-operator/vigil/internal/ping"
 )
 
 var touches atomic.Int64
@@ -281,6 +283,82 @@ var _ = Describe("Check reconciler", func() {
 		Eventually(func(g Gomega) bool {
 			return meta.IsStatusConditionTrue(get(key)(g).Status.Conditions, v1.ConditionReady)
 		}).Should(BeTrue())
+	})
+
+	// The ping path writes history, then status; the controller writes a
+	// flip into history, then status. These two tests put the writes of a
+	// ping that arrives just as the deadline passes in the two orders
+	// that once left a down flip in history that status never showed,
+	// and whose notifications would still have gone out.
+	It("counts a ping already in history, but not yet in status, before taking a check down", func() {
+		ns := newNamespace()
+		t0 := clk.Now()
+		c := newCheck(ns, "ahead", v1.CheckSpec{Timeout: i64(60), Grace: 60})
+		key := client.ObjectKeyFromObject(c)
+		Eventually(stateOf(c)).Should(Equal(v1.CheckStateNew))
+		_, err := recorder.Record(ctx, get(key)(Default), pingrec.Ping{Kind: monitor.PingSuccess, At: t0})
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(stateOf(c)).Should(Equal(v1.CheckStateUp))
+
+		// The second ping's history write has landed, its status write not.
+		onTime := t0.Add(119 * time.Second).UTC().Truncate(time.Microsecond)
+		_, err = histories.Update(ctx, get(key)(Default), func(h *v1.CheckHistory) error {
+			h.LastN++
+			h.Pings = append(h.Pings, v1.PingRecord{N: h.LastN, Type: v1.PingSuccess, Date: metav1.NewMicroTime(onTime)})
+			return nil
+		})
+		Expect(err).NotTo(HaveOccurred())
+
+		clk.SetTime(t0.Add(125 * time.Second))
+		tick(get(key)(Default))
+		Eventually(func(g Gomega) {
+			cur := get(key)(g)
+			g.Expect(cur.Status.NPings).To(BeEquivalentTo(2))
+			g.Expect(cur.Status.LastPing.Time).To(BeTemporally("==", onTime))
+			g.Expect(cur.Status.ObservedGeneration).To(Equal(cur.Generation))
+			g.Expect(cur.Status.State).To(Equal(v1.CheckStateUp))
+		}).Should(Succeed())
+		Consistently(flipsOf(c), "500ms").Should(BeEmpty())
+	})
+
+	It("takes back a down flip whose status write lost to a ping", func() {
+		ns := newNamespace()
+		t0 := clk.Now()
+		c := newCheck(ns, "overtaken", v1.CheckSpec{Timeout: i64(60), Grace: 60})
+		key := client.ObjectKeyFromObject(c)
+		Eventually(stateOf(c)).Should(Equal(v1.CheckStateNew))
+		_, err := recorder.Record(ctx, get(key)(Default), pingrec.Ping{Kind: monitor.PingSuccess, At: t0})
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(stateOf(c)).Should(Equal(v1.CheckStateUp))
+
+		// Just before the controller stores "down", a ping is stored whole.
+		var fired atomic.Bool
+		pingErr := make(chan error, 1)
+		hook := func(cur *v1.Check) {
+			if cur.Namespace != ns || cur.Status.State != v1.CheckStateDown || !fired.CompareAndSwap(false, true) {
+				return
+			}
+			fresh := &v1.Check{}
+			err := k8sClient.Get(ctx, key, fresh)
+			if err == nil {
+				_, err = recorder.Record(ctx, fresh, pingrec.Ping{Kind: monitor.PingSuccess, At: clk.Now()})
+			}
+			pingErr <- err
+		}
+		beforeStatusPatch.Store(&hook)
+		DeferCleanup(func() { beforeStatusPatch.Store(nil) })
+
+		clk.SetTime(t0.Add(125 * time.Second))
+		tick(get(key)(Default))
+		Eventually(pingErr).Should(Receive(BeNil()))
+		Eventually(func(g Gomega) {
+			cur := get(key)(g)
+			g.Expect(cur.Status.NPings).To(BeEquivalentTo(2))
+			g.Expect(cur.Status.ObservedGeneration).To(Equal(cur.Generation))
+			g.Expect(cur.Status.State).To(Equal(v1.CheckStateUp))
+		}).Should(Succeed())
+		Consistently(flipsOf(c), "500ms").Should(BeEmpty())
+		Expect(eventsFor(c, v1.ReasonCheckDown)(Default)).To(BeEmpty())
 	})
 
 	It("lets kstatus call a reconciled check Current whether it is up or down", func() {

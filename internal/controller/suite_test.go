@@ -2,6 +2,7 @@ package controller_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/checkindex"
 	"github.com/vigil-operator/vigil/internal/controller"
 	"github.com/vigil-operator/vigil/internal/history"
@@ -35,6 +37,11 @@ var (
 	histories *history.Store
 	// managerCache is what the controllers read from.
 	managerCache client.Reader
+	// recorder records pings as the ping endpoint does.
+	recorder *pingrec.Recorder
+	// beforeStatusPatch, when set, is called with the check whose status the
+	// check controller is about to patch.
+	beforeStatusPatch atomic.Pointer[func(*v1.Check)]
 )
 
 func TestControllers(t *testing.T) {
@@ -64,7 +71,7 @@ var _ = BeforeSuite(func() {
 	}).SetupWithManager(mgr)).To(Succeed())
 	Expect(checkindex.Setup(ctx, mgr.GetFieldIndexer())).To(Succeed())
 	histories = &history.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Now: clk.Now}
-	recorder := &pingrec.Recorder{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), History: histories}
+	recorder = &pingrec.Recorder{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), History: histories}
 	Expect((&controller.CronJobReconciler{Client: mgr.GetClient(), Clock: clk, DefaultTimeZone: "UTC"}).SetupWithManager(mgr)).To(Succeed())
 	Expect((&controller.JobReconciler{
 		Client: mgr.GetClient(), Recorder: recorder, History: histories, Pods: mgr.GetAPIReader(),
@@ -73,8 +80,10 @@ var _ = BeforeSuite(func() {
 			return []byte("connecting to db\nERROR: " + pod + "/" + container + " could not connect\n"), nil
 		},
 	}).SetupWithManager(mgr)).To(Succeed())
+	// The check controller's status writes pass a hook first, so that a
+	// test can land a competing write just before one.
 	Expect((&controller.CheckReconciler{
-		Client:       mgr.GetClient(),
+		Client:       hookedClient{mgr.GetClient()},
 		History:      histories,
 		Clock:        clk,
 		Recorder:     mgr.GetEventRecorder("vigil-check"),
@@ -86,6 +95,22 @@ var _ = BeforeSuite(func() {
 		Expect(mgr.Start(ctx)).To(Succeed())
 	}()
 })
+
+// hookedClient calls beforeStatusPatch before each status patch of a check.
+type hookedClient struct{ client.Client }
+
+func (c hookedClient) Status() client.SubResourceWriter { return hookedStatus{c.Client.Status()} }
+
+type hookedStatus struct{ client.SubResourceWriter }
+
+func (w hookedStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+	if hook := beforeStatusPatch.Load(); hook != nil {
+		if check, ok := obj.(*v1.Check); ok {
+			(*hook)(check)
+		}
+	}
+	return w.SubResourceWriter.Patch(ctx, obj, patch, opts...)
+}
 
 var _ = AfterSuite(func() {
 	cancel()

@@ -236,7 +236,7 @@ func (r *Recorder) commit(ctx context.Context, q *checkQueue, batch []*pending) 
 	// The history as this process last wrote it saves a read; if someone
 	// wrote since, the write conflicts and UpdateFrom reads.
 	hist, err := r.History.UpdateFrom(ctx, check, r.recent.get(check.UID), func(h *v1.CheckHistory) error {
-		facts := catchUp(cfg, checkstate.Facts(&check.Status), check.Status.NPings, h)
+		facts := checkstate.CatchUp(cfg, checkstate.Facts(&check.Status), check.Status.NPings, h)
 		for i, pd := range batch {
 			p := pd.ping
 			var res monitor.PingResult
@@ -265,7 +265,7 @@ func (r *Recorder) commit(ctx context.Context, q *checkQueue, batch []*pending) 
 			return withVersion(recs, check.ResourceVersion), nil
 		}
 		updated := check.DeepCopy()
-		facts := catchUp(cfg, checkstate.Facts(&check.Status), check.Status.NPings, hist)
+		facts := checkstate.CatchUp(cfg, checkstate.Facts(&check.Status), check.Status.NPings, hist)
 		checkstate.SetPingFacts(&updated.Status, facts)
 		updated.Status.NPings = hist.LastN
 		next, ok := cfg.NextPing(facts)
@@ -301,17 +301,4 @@ func withVersion(recs []Recorded, version string) []Recorded {
 		recs[i].CheckVersion = version
 	}
 	return recs
-}
-
-// catchUp replays onto the status facts the pings history holds beyond the
-// count status has seen: after a crash between the two writes, or when
-// another replica wrote history last. Ignored and log pings change nothing.
-func catchUp(cfg monitor.Config, facts monitor.Facts, seen int64, h *v1.CheckHistory) monitor.Facts {
-	for _, p := range h.Pings {
-		if p.N <= seen {
-			continue
-		}
-		facts, _ = cfg.RecordPing(facts, monitor.Ping{Kind: monitor.PingKind(p.Type), At: p.Date.Time, RID: p.RID})
-	}
-	return facts
 }
