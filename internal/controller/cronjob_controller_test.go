@@ -1,6 +1,8 @@
 package controller_test
 
 import (
+	"context"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -9,10 +11,17 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/checkindex"
 	"github.com/vigil-operator/vigil/internal/controller"
+	"github.com/vigil-operator/vigil/internal/history"
+	"github.com/vigil-operator/vigil/internal/manager"
+	pingrec "github.com/vigil-operator/vigil/internal/ping"
 )
 
 var _ = Describe("CronJob monitoring", func() {
@@ -209,5 +218,52 @@ var _ = Describe("CronJob monitoring", func() {
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(c), cur)).To(Succeed())
 			return cur.Status.NPings
 		}).Should(BeEquivalentTo(4))
+
+		// A restarted manager, with nothing in memory, reconciles every
+		// Job again and records none of them twice.
+		reconciled := startJobController()
+		Eventually(reconciled).Should(ContainElements(client.ObjectKeyFromObject(ok), client.ObjectKeyFromObject(bad)))
+		Consistently(pings).WithTimeout(time.Second).Should(HaveLen(4))
 	})
 })
+
+// startJobController runs a Job controller in a manager of its own, as a
+// restarted Vigil would, until the spec ends. The function it returns lists
+// the Jobs reconciled so far.
+func startJobController() func() []client.ObjectKey {
+	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{Scheme: k8sClient.Scheme(), Cache: manager.CacheOptions(nil),
+		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
+	Expect(err).NotTo(HaveOccurred())
+	Expect(checkindex.Setup(ctx, mgr.GetFieldIndexer())).To(Succeed())
+	store := &history.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Now: clk.Now}
+	jobs := &controller.JobReconciler{
+		Client: mgr.GetClient(), History: store, Pods: mgr.GetAPIReader(),
+		Recorder: &pingrec.Recorder{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), History: store},
+		Logs: func(context.Context, string, string, string) ([]byte, error) {
+			return []byte("a log read again\n"), nil
+		},
+	}
+	var mu sync.Mutex
+	var done []client.ObjectKey
+	Expect(ctrl.NewControllerManagedBy(mgr).Named("job-after-restart").For(&batchv1.Job{}).
+		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+			res, err := jobs.Reconcile(ctx, req)
+			if err == nil {
+				mu.Lock()
+				done = append(done, req.NamespacedName)
+				mu.Unlock()
+			}
+			return res, err
+		}))).To(Succeed())
+	mctx, stop := context.WithCancel(ctx)
+	DeferCleanup(stop)
+	go func() {
+		defer GinkgoRecover()
+		Expect(mgr.Start(mctx)).To(Succeed())
+	}()
+	return func() []client.ObjectKey {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]client.ObjectKey(nil), done...)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	testingclock "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -35,6 +36,8 @@ var (
 	clk = testingclock.NewFakeClock(time.Now().UTC().Truncate(time.Second))
 	// histories is the history store the controllers share.
 	histories *history.Store
+	// restConfig reaches the test API server.
+	restConfig *rest.Config
 	// managerCache is what the controllers read from.
 	managerCache client.Reader
 	// recorder records pings as the ping endpoint does.
@@ -59,6 +62,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	cfg, err := env.Start()
 	Expect(err).NotTo(HaveOccurred())
+	restConfig = cfg
 	k8sClient, err = client.New(cfg, client.Options{Scheme: env.Scheme})
 	Expect(err).NotTo(HaveOccurred())
 
