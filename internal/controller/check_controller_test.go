@@ -107,6 +107,18 @@ func eventsFor(c *v1.Check, reason string) func(Gomega) []eventsv1.Event {
 	}
 }
 
+// upCheck is a new check, expecting a ping every minute with a minute's
+// grace, that the ping path has just brought up at the returned instant.
+func upCheck(name string) (*v1.Check, time.Time) {
+	t0 := clk.Now()
+	c := newCheck(newNamespace(), name, v1.CheckSpec{Timeout: i64(60), Grace: 60})
+	EventuallyWithOffset(1, stateOf(c)).Should(Equal(v1.CheckStateNew))
+	_, err := recorder.Record(ctx, get(client.ObjectKeyFromObject(c))(Default), pingrec.Ping{Kind: monitor.PingSuccess, At: t0})
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	EventuallyWithOffset(1, stateOf(c)).Should(Equal(v1.CheckStateUp))
+	return c, t0
+}
+
 func i64(v int64) *int64   { return &v }
 func str(s string) *string { return &s }
 
@@ -291,18 +303,12 @@ var _ = Describe("Check reconciler", func() {
 	// that once left a down flip in history that status never showed,
 	// and whose notifications would still have gone out.
 	It("counts a ping already in history, but not yet in status, before taking a check down", func() {
-		ns := newNamespace()
-		t0 := clk.Now()
-		c := newCheck(ns, "ahead", v1.CheckSpec{Timeout: i64(60), Grace: 60})
+		c, t0 := upCheck("ahead")
 		key := client.ObjectKeyFromObject(c)
-		Eventually(stateOf(c)).Should(Equal(v1.CheckStateNew))
-		_, err := recorder.Record(ctx, get(key)(Default), pingrec.Ping{Kind: monitor.PingSuccess, At: t0})
-		Expect(err).NotTo(HaveOccurred())
-		Eventually(stateOf(c)).Should(Equal(v1.CheckStateUp))
 
 		// The second ping's history write has landed, its status write not.
 		onTime := t0.Add(119 * time.Second).UTC().Truncate(time.Microsecond)
-		_, err = histories.Update(ctx, get(key)(Default), func(h *v1.CheckHistory) error {
+		_, err := histories.Update(ctx, get(key)(Default), func(h *v1.CheckHistory) error {
 			h.LastN++
 			h.Pings = append(h.Pings, v1.PingRecord{N: h.LastN, Type: v1.PingSuccess, Date: metav1.NewMicroTime(onTime)})
 			return nil
@@ -322,14 +328,9 @@ var _ = Describe("Check reconciler", func() {
 	})
 
 	It("takes back a down flip whose status write lost to a ping", func() {
-		ns := newNamespace()
-		t0 := clk.Now()
-		c := newCheck(ns, "overtaken", v1.CheckSpec{Timeout: i64(60), Grace: 60})
+		c, t0 := upCheck("overtaken")
 		key := client.ObjectKeyFromObject(c)
-		Eventually(stateOf(c)).Should(Equal(v1.CheckStateNew))
-		_, err := recorder.Record(ctx, get(key)(Default), pingrec.Ping{Kind: monitor.PingSuccess, At: t0})
-		Expect(err).NotTo(HaveOccurred())
-		Eventually(stateOf(c)).Should(Equal(v1.CheckStateUp))
+		ns := c.Namespace
 
 		// Just before the controller stores "down", a ping is stored whole.
 		var fired atomic.Bool
