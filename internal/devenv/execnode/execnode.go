@@ -63,6 +63,10 @@ type Node struct {
 	Programs map[string]string
 	// Log receives one line per pod event.
 	Log io.Writer
+	// RestartBackoff is the wait before a container of a restartPolicy
+	// OnFailure pod runs again, doubled after each failure up to five
+	// minutes, as a kubelet's crash-loop back-off; 10 s when zero.
+	RestartBackoff time.Duration
 
 	mu       sync.Mutex
 	running  map[types.UID]context.CancelFunc
@@ -254,7 +258,7 @@ func (n *Node) runPod(ctx context.Context, pod *corev1.Pod) {
 	results := make([]result, len(pod.Spec.Containers))
 	var wg sync.WaitGroup
 	for i, c := range pod.Spec.Containers {
-		wg.Go(func() { results[i] = n.runContainer(ctx, pod, c, mnt, dir) })
+		wg.Go(func() { results[i] = n.runRestarting(ctx, pod, c, mnt, dir) })
 	}
 	wg.Wait()
 	phase, reason, message := corev1.PodSucceeded, "", ""
@@ -272,11 +276,60 @@ func (n *Node) runPod(ctx context.Context, pod *corev1.Pod) {
 	})
 }
 
+// runRestarting runs a container, and for a restartPolicy OnFailure pod
+// runs it again after each non-zero exit, reporting the restart count and
+// the last termination as a kubelet does: the Job controller counts those
+// restarts against the Job's backoffLimit, and deletes the pod when it is
+// reached. A container that cannot start at all is not restarted.
+func (n *Node) runRestarting(ctx context.Context, pod *corev1.Pod, c corev1.Container, mnt mounts, dir string) result {
+	backoff := n.RestartBackoff
+	if backoff <= 0 {
+		backoff = 10 * time.Second
+	}
+	var restarts int32
+	var last corev1.ContainerState
+	for {
+		res := n.runContainer(ctx, pod, c, mnt, dir)
+		res.restarts, res.last = restarts, last
+		if res.code == 0 || res.err != nil || pod.Spec.RestartPolicy != corev1.RestartPolicyOnFailure || ctx.Err() != nil {
+			return res
+		}
+		restarts++
+		last = res.status(c).State
+		n.setStatus(ctx, pod, func(st *corev1.PodStatus) {
+			for i := range st.ContainerStatuses {
+				if cs := &st.ContainerStatuses[i]; cs.Name == c.Name {
+					cs.RestartCount, cs.LastTerminationState, cs.Ready, cs.Started = restarts, last, false, ptr(false)
+					cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
+						Message: fmt.Sprintf("back-off %s restarting failed container %s", backoff, c.Name)}}
+				}
+			}
+		})
+		fmt.Fprintf(n.Log, "exec node: pod %s/%s container %s restarts in %s (restart %d)\n", pod.Namespace, pod.Name, c.Name, backoff, restarts)
+		select {
+		case <-ctx.Done():
+			return res
+		case <-time.After(backoff):
+		}
+		backoff = min(2*backoff, 5*time.Minute)
+		n.setStatus(ctx, pod, func(st *corev1.PodStatus) {
+			for i := range st.ContainerStatuses {
+				if cs := &st.ContainerStatuses[i]; cs.Name == c.Name {
+					cs.Ready, cs.Started = true, ptr(true)
+					cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}
+				}
+			}
+		})
+	}
+}
+
 // result is how one container's process ended.
 type result struct {
 	code          int32
 	err           error // the process could not start
 	start, finish metav1.Time
+	restarts      int32
+	last          corev1.ContainerState // the termination before the last restart
 }
 
 func (r result) status(c corev1.Container) corev1.ContainerStatus {
@@ -288,9 +341,10 @@ func (r result) status(c corev1.Container) corev1.ContainerStatus {
 	if r.err != nil {
 		reason, msg = "StartError", r.err.Error()
 	}
-	return corev1.ContainerStatus{Name: c.Name, Image: c.Image, ImageID: c.Image, Started: ptr(false), State: corev1.ContainerState{
-		Terminated: &corev1.ContainerStateTerminated{ExitCode: r.code, Reason: reason, Message: msg, StartedAt: r.start, FinishedAt: r.finish},
-	}}
+	return corev1.ContainerStatus{Name: c.Name, Image: c.Image, ImageID: c.Image, Started: ptr(false),
+		RestartCount: r.restarts, LastTerminationState: r.last, State: corev1.ContainerState{
+			Terminated: &corev1.ContainerStateTerminated{ExitCode: r.code, Reason: reason, Message: msg, StartedAt: r.start, FinishedAt: r.finish},
+		}}
 }
 
 func (r result) message(c corev1.Container) string {

@@ -119,6 +119,27 @@ var _ = Describe("the exec node", Ordered, func() {
 		Expect(string(logs)).To(Equal("oops\n"))
 	})
 
+	It("restarts a failed container of a restartPolicy OnFailure pod, counting restarts as a kubelet does", func() {
+		// Fails on the first two runs, succeeds on the third: the pod's
+		// directory survives restarts, as an emptyDir does.
+		p := boundPod("flaky", nil, corev1.Container{Name: "main", Image: "busybox", VolumeMounts: mount,
+			Command: []string{"sh", "-c", `n=$(cat /opt/shared/runs 2>/dev/null || echo 0); n=$((n+1)); echo $n > /opt/shared/runs; echo "run $n"; [ $n -ge 3 ]`}})
+		p.Spec.RestartPolicy = corev1.RestartPolicyOnFailure
+		_, err := cs.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{})
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(finished("flaky")).WithTimeout(30 * time.Second).Should(And(
+			HaveField("Status.Phase", corev1.PodSucceeded),
+			HaveField("Status.ContainerStatuses", ConsistOf(And(
+				HaveField("RestartCount", int32(2)),
+				HaveField("LastTerminationState.Terminated.ExitCode", int32(1)),
+				HaveField("State.Terminated.ExitCode", int32(0)),
+			))),
+		))
+		logs, err := cs.CoreV1().Pods(ns).GetLogs("flaky", &corev1.PodLogOptions{Container: "main"}).DoRaw(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(logs)).To(Equal("run 1\nrun 2\nrun 3\n"))
+	})
+
 	It("fails a pod whose command it cannot run, saying why", func() {
 		_, err := cs.CoreV1().Pods(ns).Create(ctx, boundPod("no-command", nil,
 			corev1.Container{Name: "main", Image: "busybox"}), metav1.CreateOptions{})

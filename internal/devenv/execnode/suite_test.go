@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"testing"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -42,7 +43,8 @@ var _ = BeforeSuite(func() {
 	// prints its arguments, to check that programs given by name are used.
 	fake := dir + "/fake-vigil"
 	Expect(os.WriteFile(fake, []byte("#!/bin/sh\necho fake-vigil \"$@\"\ncp \"$0\" \"$2\"\n"), 0o755)).To(Succeed())
-	node := &execnode.Node{Client: cs, Name: "exec-test", Dir: dir, Programs: map[string]string{"vigil": fake}, Log: GinkgoWriter}
+	node := &execnode.Node{Client: cs, Name: "exec-test", Dir: dir, Programs: map[string]string{"vigil": fake}, Log: GinkgoWriter,
+		RestartBackoff: 100 * time.Millisecond}
 	go func() {
 		defer GinkgoRecover()
 		Expect(node.Run(ctx)).To(Succeed())
