@@ -207,15 +207,15 @@ func (c *Client) Ping(ctx context.Context, req Request) (*Response, error) {
 			if attempt == 1 {
 				return nil, lastErr
 			}
-			return nil, fmt.Errorf("gave up after %d attempts: %w", attempt, lastErr)
+			return nil, fmt.Errorf("gave up after %s: %w", attempts(attempt), lastErr)
 		}
 		wait := policy.backoff(attempt)
 		if retryAfter > wait {
 			wait = retryAfter
 		}
 		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < wait {
-			return nil, fmt.Errorf("gave up after %d attempts (the next one would be due in %s, past the time limit): %w",
-				attempt, wait.Round(time.Millisecond), lastErr)
+			return nil, fmt.Errorf("gave up after %s (the next one would be due in %s, past the time limit): %w",
+				attempts(attempt), wait.Round(time.Millisecond), lastErr)
 		}
 		if c.Log != nil {
 			fmt.Fprintf(c.Log, "vigil: ping attempt %d/%d failed: %v; retrying in %s\n",
@@ -231,12 +231,20 @@ func (c *Client) Ping(ctx context.Context, req Request) (*Response, error) {
 	}
 }
 
-func giveUp(ctx context.Context, attempts int, lastErr error) error {
+func giveUp(ctx context.Context, n int, lastErr error) error {
 	why := "cancelled"
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		why = "time limit reached"
 	}
-	return fmt.Errorf("gave up after %d attempts (%s): %w", attempts, why, lastErr)
+	return fmt.Errorf("gave up after %s (%s): %w", attempts(n), why, lastErr)
+}
+
+// attempts says "1 attempt", "2 attempts".
+func attempts(n int) string {
+	if n == 1 {
+		return "1 attempt"
+	}
+	return fmt.Sprintf("%d attempts", n)
 }
 
 // try sends one request. It returns the Retry-After delay of a retryable

@@ -179,7 +179,7 @@ func TestPingCancelled(t *testing.T) {
 	_, err := (&Client{Retry: p}).Ping(ctx, Request{URL: srv.checkURL()})
 	// The give-up comes from the context, not from running out of attempts
 	// after 10s waits.
-	if err == nil || !strings.Contains(err.Error(), "gave up after 1 attempts") {
+	if err == nil || !strings.Contains(err.Error(), "gave up after 1 attempt ") {
 		t.Fatalf("Ping = %v; want a give-up during the first wait", err)
 	}
 	if n := len(srv.requests()); n != 1 {
