@@ -201,7 +201,7 @@ func (s *Server) listFlips(w http.ResponseWriter, r *request) {
 		o.add("up", up)
 		out = append(out, o)
 	}
-	writeJSON(w, http.StatusOK, out)
+	writeRawJSON(w, http.StatusOK, arrayBytes(out))
 }
 
 type flipFilter struct {
