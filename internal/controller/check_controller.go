@@ -318,22 +318,29 @@ func (r *CheckReconciler) withdrawFlip(ctx context.Context, check *v1.Check, f v
 	_, err := r.History.Update(ctx, check, func(h *v1.CheckHistory) error {
 		n := len(h.Flips)
 		if n == 0 {
-			return nil
+			return errKeepFlip
 		}
 		last := h.Flips[n-1]
 		if !last.Time.Equal(&f.Time) || last.Up != f.Up {
-			return nil
+			return errKeepFlip
 		}
 		for _, d := range last.Deliveries {
 			if d.State != v1.DeliveryPending || d.Attempts > 0 {
-				return nil
+				return errKeepFlip
 			}
 		}
 		h.Flips = h.Flips[:n-1]
 		return nil
 	})
+	if errors.Is(err, errKeepFlip) {
+		return nil
+	}
 	return err
 }
+
+// errKeepFlip ends a withdrawal that finds nothing to take back, before it
+// writes.
+var errKeepFlip = errors.New("the flip stays")
 
 // assignedChannels are the existing Channels the check's spec assigns, by
 // object name; "*" is every Channel in the namespace.
