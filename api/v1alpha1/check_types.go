@@ -193,6 +193,13 @@ type Flip struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// Same reports whether o is the same flip: the same instant, the same
+// direction. A flip found again (after a crash, from a stale cache) is the
+// same flip.
+func (f *Flip) Same(o *Flip) bool {
+	return f.Time.Equal(&o.Time) && f.Up == o.Up
+}
+
 // CheckStatus is a small summary of a check's observed state. Its fields have
 // one writer each: the ping path writes the ping fields (nPings, lastPing,
 // lastPingType, lastStart, lastStartRID, lastDuration), the API writes the

@@ -307,7 +307,7 @@ func withPendingFlip(c *v1.Check, flips []v1.FlipRecord, now time.Time) []v1.Fli
 	}
 	pending := v1.FlipRecord{Flip: checkstate.FlipOf(f)}
 	for i := range flips {
-		if flips[i].Time.Equal(&pending.Time) && flips[i].Up == pending.Up {
+		if flips[i].Same(&pending.Flip) {
 			return flips
 		}
 	}

@@ -100,6 +100,16 @@ func CatchUp(cfg monitor.Config, f monitor.Facts, seen int64, h *v1.CheckHistory
 	return f
 }
 
+// CatchUpStatus brings st's ping fields and count up to the history h (as
+// CatchUp) and returns the facts it now holds. Both writers of ping facts,
+// the ping path and the controller, catch up through it.
+func CatchUpStatus(cfg monitor.Config, st *v1.CheckStatus, h *v1.CheckHistory) monitor.Facts {
+	f := CatchUp(cfg, Facts(st), st.NPings, h)
+	SetPingFacts(st, f)
+	st.NPings = h.LastN
+	return f
+}
+
 // SetPauseFacts writes the API's pause fields of f into st.
 func SetPauseFacts(st *v1.CheckStatus, f monitor.Facts) {
 	st.PausedAt = microPtr(f.PausedAt)

@@ -99,7 +99,7 @@ func (r *CheckReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resu
 	// flip this reconcile added to history but could not show in status is
 	// taken out of history again: the facts that won may not call for it.
 	var flipped *v1.FlipRecord
-	var appended bool // flipped is new in history, not found there
+	var appendedTo *v1.CheckHistory // the history written, when flipped is new there
 	defer func() {
 		if equality.Semantic.DeepEqual(before.Status, check.Status) {
 			return
@@ -108,8 +108,8 @@ func (r *CheckReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resu
 		if err := r.Status().Patch(ctx, check, patch); err != nil {
 			if apierrors.IsConflict(err) {
 				result, retErr = ctrl.Result{RequeueAfter: conflictRetry}, nil
-				if appended {
-					if err := r.withdrawFlip(ctx, check, *flipped); err != nil {
+				if appendedTo != nil {
+					if err := r.withdrawFlip(ctx, check, appendedTo, *flipped); err != nil {
 						retErr = fmt.Errorf("withdrawing a flip whose status write lost: %w", err)
 					}
 				}
@@ -138,7 +138,7 @@ func (r *CheckReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resu
 		return ctrl.Result{}, reconcile.TerminalError(errors.New(problem.message))
 	}
 
-	if flipped, appended, err = r.observe(ctx, check, cfg, now); err != nil {
+	if flipped, appendedTo, err = r.observe(ctx, check, cfg, now); err != nil {
 		r.markReconciling(check, err)
 		return ctrl.Result{}, err
 	}
@@ -233,20 +233,23 @@ func (r *CheckReconciler) missingChannels(ctx context.Context, check *v1.Check) 
 
 // observe derives the state at now and, on a flip, records it in history
 // before the state reaches status: a crash in between repeats the same flip,
-// which history recognises and keeps once. It returns the flip, and whether
-// this call appended it to history.
+// which history recognises and keeps once. It returns the flip and, when
+// this call appended it, the history it wrote.
 //
 // History is where a flip and the pings meet in one order. A ping is written
 // there before its status, so a flip derived from a status that has not
 // counted every ping in history would contradict them: the status catches
 // up first, as the ping path's own catch-up does, and the state is derived
 // again.
-func (r *CheckReconciler) observe(ctx context.Context, check *v1.Check, cfg monitor.Config, now time.Time) (*v1.FlipRecord, bool, error) {
+func (r *CheckReconciler) observe(ctx context.Context, check *v1.Check, cfg monitor.Config, now time.Time) (*v1.FlipRecord, *v1.CheckHistory, error) {
+	var channels []string
+	var listed bool
+	var base *v1.CheckHistory // the history as last read, once caught up with
 	for range maxCatchUps {
 		facts, flip := cfg.Observe(checkstate.Facts(&check.Status), now)
 		if flip == nil {
 			r.setObserved(check, cfg, facts)
-			return nil, false, nil
+			return nil, nil, nil
 		}
 		record := v1.FlipRecord{
 			Flip: checkstate.FlipOf(flip),
@@ -255,22 +258,25 @@ func (r *CheckReconciler) observe(ctx context.Context, check *v1.Check, cfg moni
 		}
 		// The notifications the flip owes go into the same write as the
 		// flip: the outbox survives any restart.
-		channels, err := r.assignedChannels(ctx, check)
-		if err != nil {
-			return nil, false, err
+		if !listed {
+			var err error
+			if channels, err = r.assignedChannels(ctx, check); err != nil {
+				return nil, nil, err
+			}
+			listed = true
 		}
 		for _, name := range channels {
 			record.Deliveries = append(record.Deliveries, v1.FlipDelivery{Channel: name, State: v1.DeliveryPending})
 		}
 		var appended bool
 		var ahead *v1.CheckHistory
-		_, err = r.History.Update(ctx, check, func(h *v1.CheckHistory) error {
+		written, err := r.History.UpdateFrom(ctx, check, base, func(h *v1.CheckHistory) error {
 			appended, ahead = false, nil
 			if h.LastN > check.Status.NPings {
 				ahead = h
 				return errPingsAhead
 			}
-			if n := len(h.Flips); n > 0 && h.Flips[n-1].Time.Equal(&record.Time) && h.Flips[n-1].Up == record.Up {
+			if n := len(h.Flips); n > 0 && h.Flips[n-1].Same(&record.Flip) {
 				return nil // already recorded by an earlier attempt
 			}
 			h.Flips = append(h.Flips, record)
@@ -278,19 +284,21 @@ func (r *CheckReconciler) observe(ctx context.Context, check *v1.Check, cfg moni
 			return nil
 		})
 		if errors.Is(err, errPingsAhead) {
-			caughtUp := checkstate.CatchUp(cfg, checkstate.Facts(&check.Status), check.Status.NPings, ahead)
-			checkstate.SetPingFacts(&check.Status, caughtUp)
-			check.Status.NPings = ahead.LastN
+			checkstate.CatchUpStatus(cfg, &check.Status, ahead)
+			base = ahead
 			continue
 		}
 		if err != nil {
-			return nil, false, err
+			return nil, nil, err
 		}
 		check.Status.LastFlip = record.Flip.DeepCopy()
 		r.setObserved(check, cfg, facts)
-		return &record, appended, nil
+		if !appended {
+			written = nil
+		}
+		return &record, written, nil
 	}
-	return nil, false, fmt.Errorf("the ping log of %s/%s keeps running ahead of its status", check.Namespace, check.Name)
+	return nil, nil, fmt.Errorf("the ping log of %s/%s keeps running ahead of its status", check.Namespace, check.Name)
 }
 
 // maxCatchUps bounds how often one reconcile catches up with pings that
@@ -314,17 +322,13 @@ func (r *CheckReconciler) setObserved(check *v1.Check, cfg monitor.Config, facts
 // they still call for it. Left in place, it would be a flip the status never
 // showed, and the dispatcher would still deliver its notifications. A flip
 // any of whose notifications has been attempted stays.
-func (r *CheckReconciler) withdrawFlip(ctx context.Context, check *v1.Check, f v1.FlipRecord) error {
-	_, err := r.History.Update(ctx, check, func(h *v1.CheckHistory) error {
+func (r *CheckReconciler) withdrawFlip(ctx context.Context, check *v1.Check, written *v1.CheckHistory, f v1.FlipRecord) error {
+	_, err := r.History.UpdateFrom(ctx, check, written, func(h *v1.CheckHistory) error {
 		n := len(h.Flips)
-		if n == 0 {
+		if n == 0 || !h.Flips[n-1].Same(&f.Flip) {
 			return errKeepFlip
 		}
-		last := h.Flips[n-1]
-		if !last.Time.Equal(&f.Time) || last.Up != f.Up {
-			return errKeepFlip
-		}
-		for _, d := range last.Deliveries {
+		for _, d := range h.Flips[n-1].Deliveries {
 			if d.State != v1.DeliveryPending || d.Attempts > 0 {
 				return errKeepFlip
 			}

@@ -292,7 +292,7 @@ func (d *Dispatcher) slots(uid types.UID) chan struct{} {
 func (d *Dispatcher) recordOutcome(h *v1.CheckHistory, flip v1.FlipRecord, a attempt, now time.Time) {
 	for i := range h.Flips {
 		f := &h.Flips[i]
-		if !f.Time.Equal(&flip.Time) || f.Up != flip.Up {
+		if !f.Same(&flip.Flip) {
 			continue
 		}
 		for j := range f.Deliveries {

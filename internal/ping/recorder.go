@@ -261,13 +261,10 @@ func (r *Recorder) commit(ctx context.Context, q *checkQueue, batch []*pending) 
 			// Another replica wrote the status from a history at least as
 			// new as ours, so it already counts this batch; writing ours
 			// would lower the count.
-			q.check = check
 			return withVersion(recs, check.ResourceVersion), nil
 		}
 		updated := check.DeepCopy()
-		facts := checkstate.CatchUp(cfg, checkstate.Facts(&check.Status), check.Status.NPings, hist)
-		checkstate.SetPingFacts(&updated.Status, facts)
-		updated.Status.NPings = hist.LastN
+		facts := checkstate.CatchUpStatus(cfg, &updated.Status, hist)
 		next, ok := cfg.NextPing(facts)
 		checkstate.SetNextPing(&updated.Status, next, ok)
 		err := r.Client.Status().Patch(ctx, updated, client.MergeFromWithOptions(check, client.MergeFromWithOptimisticLock{}))
