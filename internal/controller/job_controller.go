@@ -41,8 +41,8 @@ type JobReconciler struct {
 	Logs func(ctx context.Context, namespace, pod, container string) ([]byte, error)
 }
 
-// logTailBytes bounds the log tail a failure ping carries.
-const logTailBytes = 10_000
+// LogTailBytes bounds the log tail a failure ping carries: its last bytes.
+const LogTailBytes = 10_000
 
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list
@@ -57,8 +57,8 @@ func (r *JobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if err := r.Get(ctx, req.NamespacedName, job); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	owner := metav1.GetControllerOf(job)
-	if owner == nil || owner.Kind != "CronJob" || owner.APIVersion != batchv1.SchemeGroupVersion.String() {
+	owner := cronJobOf(job)
+	if owner == nil {
 		return ctrl.Result{}, nil
 	}
 	var checks v1.CheckList
@@ -155,6 +155,15 @@ func (r *JobReconciler) record(ctx context.Context, check *v1.Check, job *batchv
 	return nil
 }
 
+// cronJobOf is the CronJob that controls a Job, or nil.
+func cronJobOf(job metav1.Object) *metav1.OwnerReference {
+	owner := metav1.GetControllerOf(job)
+	if owner == nil || owner.Kind != "CronJob" || owner.APIVersion != batchv1.SchemeGroupVersion.String() {
+		return nil
+	}
+	return owner
+}
+
 // TrimJob is the cache transform for Jobs. The manager watches every Job
 // in the cluster, and the Job controller, their only reader, needs no more
 // than a Job's identity, owner and status: the spec, with its pod template,
@@ -172,10 +181,7 @@ func TrimJob(obj any) (any, error) {
 func (r *JobReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	// Only Jobs a CronJob controls can be owed pings: the rest, however
 	// busy, never reach Reconcile.
-	spawned := predicate.NewPredicateFuncs(func(o client.Object) bool {
-		owner := metav1.GetControllerOf(o)
-		return owner != nil && owner.Kind == "CronJob"
-	})
+	spawned := predicate.NewPredicateFuncs(func(o client.Object) bool { return cronJobOf(o) != nil })
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("job").
 		For(&batchv1.Job{}, builder.WithPredicates(spawned)).
@@ -215,8 +221,8 @@ func (r *JobReconciler) failedPodLog(ctx context.Context, job *batchv1.Job) []by
 	if err != nil || len(logs) == 0 {
 		return nil
 	}
-	if len(logs) > logTailBytes {
-		logs = logs[len(logs)-logTailBytes:]
+	if len(logs) > LogTailBytes {
+		logs = logs[len(logs)-LogTailBytes:]
 	}
 	return append([]byte(fmt.Sprintf("\n\nLast lines of pod %s, container %s:\n", failed.Name, container)), logs...)
 }

@@ -6,6 +6,7 @@ package manager
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -93,6 +94,11 @@ func (o *Options) defaults() {
 	}
 	if o.PingBodyLimit <= 0 {
 		o.PingBodyLimit = ping.DefaultBodyLimit
+	}
+	if o.SMTPDomain == "" {
+		if u, err := url.Parse(o.BaseURL); err == nil {
+			o.SMTPDomain = u.Hostname()
+		}
 	}
 }
 
@@ -250,14 +256,8 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 		Log:        log,
 	}
 	if opts.SMTPAddr != "" {
-		domain := opts.SMTPDomain
-		if domain == "" {
-			if u, err := url.Parse(opts.BaseURL); err == nil {
-				domain = u.Hostname()
-			}
-		}
 		if err := mgr.Add(&ping.EmailListener{
-			Addr: opts.SMTPAddr, Domain: domain, Client: mgr.GetClient(), Projects: projects, Recorder: recorder,
+			Addr: opts.SMTPAddr, Domain: opts.SMTPDomain, Client: mgr.GetClient(), Projects: projects, Recorder: recorder,
 			BodyLimit: opts.PingBodyLimit, Clock: opts.Clock, Log: ctrl.Log.WithName("smtp"),
 		}); err != nil {
 			return nil, err
@@ -285,13 +285,39 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 	return mgr.Start(ctx)
 }
 
-// podLogTail reads the last lines of a container's log through the API
-// server (which asks the kubelet).
+// podLogTail reads the last bytes of a container's log (at most
+// controller.LogTailBytes, from its last 200 lines) through the API server,
+// which asks the kubelet. The log's limitBytes would keep the first bytes
+// of those lines, not the last: the stream is read, keeping its end.
 func podLogTail(cs kubernetes.Interface) func(ctx context.Context, namespace, pod, container string) ([]byte, error) {
 	return func(ctx context.Context, namespace, pod, container string) ([]byte, error) {
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		lines, limit := int64(200), int64(64<<10)
-		return cs.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container, TailLines: &lines, LimitBytes: &limit}).DoRaw(ctx)
+		lines := int64(200)
+		rc, err := cs.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container, TailLines: &lines}).Stream(ctx)
+		if err != nil {
+			return nil, err
+		}
+		defer rc.Close()
+		return lastBytes(rc, controller.LogTailBytes)
+	}
+}
+
+// lastBytes reads r to its end and returns its last n bytes, holding no
+// more than about 2n at a time.
+func lastBytes(r io.Reader, n int) ([]byte, error) {
+	buf := make([]byte, 0, 2*n)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf[:0], buf[len(buf)-n:]...)
+		}
+		k, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+k]
+		if err == io.EOF {
+			return buf[max(0, len(buf)-n):], nil
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
 }
