@@ -75,7 +75,7 @@ func run(n, writes, concurrency int) error {
 		return err
 	}
 	secret := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vigil-project",
-		Labels: map[string]string{project.SecretLabel: "true"}, Annotations: map[string]string{project.AnnotationCheckLimit: "1000000"}}}
+		Labels: map[string]string{project.SecretLabel: "true"}}}
 	if err := c.Create(ctx, secret); err != nil {
 		return err
 	}
@@ -129,21 +129,8 @@ func run(n, writes, concurrency int) error {
 	// The controller reconciles every existing check once at start (status,
 	// conditions); measure after that, as a running cluster would be.
 	fmt.Println("waiting for the controller to reconcile every check...")
-	for {
-		var list v1.CheckList
-		if err := mgr.GetCache().List(ctx, &list, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
-			return err
-		}
-		done := 0
-		for i := range list.Items {
-			if list.Items[i].Status.ObservedGeneration == list.Items[i].Generation {
-				done++
-			}
-		}
-		if done >= n {
-			break
-		}
-		time.Sleep(500 * time.Millisecond)
+	if err := benchutil.WaitAll(ctx, mgr.GetCache(), ns, 0, benchutil.Reconciled); err != nil {
+		return err
 	}
 	if profile != "" {
 		f, err := os.Create(profile)

@@ -149,11 +149,10 @@ func run(n int, spread time.Duration) error {
 		late = append(late, d)
 	}
 	sort.Slice(late, func(i, j int) bool { return late[i] < late[j] })
-	pct := func(p int) time.Duration { return late[(len(late)-1)*p/100].Round(time.Millisecond) }
 	fmt.Printf("\n%d checks, deadlines spread over %v, GOMAXPROCS=%d\n", n, spread, runtime.GOMAXPROCS(0))
 	fmt.Printf("marked down: %d of %d (%d before their deadline)\n", len(late), n, early)
 	if len(late) > 0 {
-		fmt.Printf("lateness p50 %v  p99 %v  max %v  (cache poll every 20 ms included)\n", pct(50), pct(99), late[len(late)-1].Round(time.Millisecond))
+		fmt.Printf("lateness p50 %v  p99 %v  max %v  (cache poll every 20 ms included)\n", benchutil.Percentile(late, 50), benchutil.Percentile(late, 99), late[len(late)-1].Round(time.Millisecond))
 	}
 	fmt.Printf("manager heap: %.0f MiB before the checks, %.0f MiB with them (%.1f KiB per check)\n",
 		heapBefore, heapAfter, (heapAfter-heapBefore)*1024/float64(n))

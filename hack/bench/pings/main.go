@@ -124,9 +124,7 @@ func run(nChecks, nPings, concurrency int) error {
 	uuids := make([]string, nChecks)
 	objs := make([]*v1.Check, nChecks)
 	if err := benchutil.Parallel(nChecks, concurrency, func(i int) error {
-		timeout := int64(3600)
-		objs[i] = &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("c%05d", i)},
-			Spec: v1.CheckSpec{Timeout: &timeout, Grace: 3600, TZ: "UTC", UUID: fmt.Sprintf("00000000-0000-4000-8000-%012d", i)}}
+		objs[i] = newCheck(ns, fmt.Sprintf("c%05d", i), fmt.Sprintf("00000000-0000-4000-8000-%012d", i))
 		uuids[i] = objs[i].Spec.UUID
 		return c.Create(ctx, objs[i])
 	}); err != nil {
@@ -138,9 +136,7 @@ func run(nChecks, nPings, concurrency int) error {
 	// pings left it).
 	rawObjs := make([]*v1.Check, nChecks)
 	if err := benchutil.Parallel(nChecks, concurrency, func(i int) error {
-		timeout := int64(3600)
-		rawObjs[i] = &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("raw%05d", i)},
-			Spec: v1.CheckSpec{Timeout: &timeout, Grace: 3600, TZ: "UTC"}}
+		rawObjs[i] = newCheck(ns, fmt.Sprintf("raw%05d", i), "")
 		return c.Create(ctx, rawObjs[i])
 	}); err != nil {
 		return err
@@ -230,13 +226,13 @@ func run(nChecks, nPings, concurrency int) error {
 	// first ping moves new to up, which is the controller's write). Without
 	// this the measured phase pays for the manager's start.
 	fmt.Println("warming up: every check reconciled, pinged once and up...")
-	if err := waitAll(ctx, c, ns, func(o *v1.Check) bool { return o.Status.ObservedGeneration == o.Generation }); err != nil {
+	if err := benchutil.WaitAll(ctx, c, ns, 5*time.Minute, benchutil.Reconciled); err != nil {
 		return err
 	}
 	if err := benchutil.Parallel(nChecks, concurrency, func(i int) error { return ping(uuids[i]) }); err != nil {
 		return err
 	}
-	if err := waitAll(ctx, c, ns, func(o *v1.Check) bool { return o.Spec.UUID == "" || o.Status.State == v1.CheckStateUp }); err != nil {
+	if err := benchutil.WaitAll(ctx, c, ns, 5*time.Minute, func(o *v1.Check) bool { return o.Spec.UUID == "" || o.Status.State == v1.CheckStateUp }); err != nil {
 		return err
 	}
 	warmup := int64(nChecks)
@@ -307,28 +303,12 @@ func run(nChecks, nPings, concurrency int) error {
 	return nil
 }
 
-// waitAll waits until every check in ns satisfies ok.
-func waitAll(ctx context.Context, c client.Client, ns string, ok func(*v1.Check) bool) error {
-	deadline := time.Now().Add(5 * time.Minute)
-	for {
-		var list v1.CheckList
-		if err := c.List(ctx, &list, client.InNamespace(ns)); err != nil {
-			return err
-		}
-		waiting := 0
-		for i := range list.Items {
-			if !ok(&list.Items[i]) {
-				waiting++
-			}
-		}
-		if waiting == 0 {
-			return nil
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("%d checks still not ready after 5 minutes", waiting)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+// newCheck returns a check that stays up for an hour after a ping; uuid
+// may be empty.
+func newCheck(ns, name, uuid string) *v1.Check {
+	timeout := int64(3600)
+	return &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1.CheckSpec{Timeout: &timeout, Grace: 3600, TZ: "UTC", UUID: uuid}}
 }
 
 // requestCounts reads the API server's write counters by verb and resource.

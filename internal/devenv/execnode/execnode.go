@@ -15,6 +15,7 @@ package execnode
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -37,6 +38,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/retry"
+	"k8s.io/utils/ptr"
 )
 
 // Label and taint that select the node: a pod runs here only with
@@ -69,13 +71,17 @@ type Node struct {
 	RestartBackoff time.Duration
 
 	mu       sync.Mutex
-	running  map[types.UID]context.CancelFunc
+	running  map[types.UID]context.CancelCauseFunc // the pods whose processes run, by UID
 	logsPort int32
 }
 
+// errDeleted is the cause a running pod's context is cancelled with when
+// the pod is deleted: once its processes have stopped, the node removes it.
+var errDeleted = errors.New("pod deleted")
+
 // Run registers the node and runs its pods until ctx ends.
 func (n *Node) Run(ctx context.Context) error {
-	n.running = map[types.UID]context.CancelFunc{}
+	n.running = map[types.UID]context.CancelCauseFunc{}
 	if n.Log == nil {
 		n.Log = io.Discard
 	}
@@ -171,29 +177,36 @@ func (n *Node) sync(ctx context.Context, obj any) {
 	}
 	n.mu.Lock()
 	cancel, running := n.running[pod.UID]
+	if running && pod.DeletionTimestamp != nil {
+		// Under the lock: the pod's goroutine leaves running under it
+		// too, so it either sees this cause or has already left, and then
+		// the pod is removed below.
+		cancel(errDeleted)
+	}
 	n.mu.Unlock()
 	switch {
 	case pod.DeletionTimestamp != nil:
 		// A kubelet stops the containers and then removes the pod for
-		// good; until it does, the pod stays Terminating.
-		if running {
-			cancel()
+		// good; until it does, the pod stays Terminating. A running pod
+		// is removed by its goroutine once its processes have stopped.
+		if !running {
+			go n.remove(ctx, pod)
 		}
-		go n.remove(ctx, pod)
 	case running:
 	case pod.Status.Phase == corev1.PodPending || pod.Status.Phase == "":
-		podCtx, cancel := context.WithCancel(ctx)
+		podCtx, cancel := context.WithCancelCause(ctx)
 		n.mu.Lock()
 		n.running[pod.UID] = cancel
 		n.mu.Unlock()
 		go func() {
-			defer func() {
-				n.mu.Lock()
-				delete(n.running, pod.UID)
-				n.mu.Unlock()
-				cancel()
-			}()
+			defer cancel(nil)
 			n.runPod(podCtx, pod.DeepCopy())
+			n.mu.Lock()
+			delete(n.running, pod.UID)
+			n.mu.Unlock()
+			if errors.Is(context.Cause(podCtx), errDeleted) {
+				n.remove(ctx, pod)
+			}
 		}()
 	case pod.Status.Phase == corev1.PodRunning:
 		// Running, but not by this process: vigil dev restarted under it.
@@ -219,7 +232,7 @@ func (n *Node) runPod(ctx context.Context, pod *corev1.Pod) {
 		n.finish(ctx, pod, corev1.PodFailed, "PodDirectory", err.Error(), nil)
 		return
 	}
-	mnt, err := n.volumes(pod, dir)
+	mnt, err := volumes(pod, dir)
 	if err != nil {
 		n.finish(ctx, pod, corev1.PodFailed, "UnsupportedVolume", err.Error(), nil)
 		return
@@ -246,10 +259,9 @@ func (n *Node) runPod(ctx context.Context, pod *corev1.Pod) {
 		st.InitContainerStatuses = inits
 		st.ContainerStatuses = nil
 		for _, c := range pod.Spec.Containers {
-			st.ContainerStatuses = append(st.ContainerStatuses, corev1.ContainerStatus{
-				Name: c.Name, Image: c.Image, ImageID: c.Image, Ready: true, Started: ptr(true),
-				State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}},
-			})
+			cs := corev1.ContainerStatus{Name: c.Name, Image: c.Image, ImageID: c.Image}
+			setRunning(&cs)
+			st.ContainerStatuses = append(st.ContainerStatuses, cs)
 		}
 		setCondition(st, corev1.PodInitialized, corev1.ConditionTrue)
 		setCondition(st, corev1.PodReady, corev1.ConditionTrue)
@@ -296,14 +308,10 @@ func (n *Node) runRestarting(ctx context.Context, pod *corev1.Pod, c corev1.Cont
 		}
 		restarts++
 		last = res.status(c).State
-		n.setStatus(ctx, pod, func(st *corev1.PodStatus) {
-			for i := range st.ContainerStatuses {
-				if cs := &st.ContainerStatuses[i]; cs.Name == c.Name {
-					cs.RestartCount, cs.LastTerminationState, cs.Ready, cs.Started = restarts, last, false, ptr(false)
-					cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
-						Message: fmt.Sprintf("back-off %s restarting failed container %s", backoff, c.Name)}}
-				}
-			}
+		n.setContainer(ctx, pod, c.Name, func(cs *corev1.ContainerStatus) {
+			cs.RestartCount, cs.LastTerminationState, cs.Ready, cs.Started = restarts, last, false, ptr.To(false)
+			cs.State = corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "CrashLoopBackOff",
+				Message: fmt.Sprintf("back-off %s restarting failed container %s", backoff, c.Name)}}
 		})
 		fmt.Fprintf(n.Log, "exec node: pod %s/%s container %s restarts in %s (restart %d)\n", pod.Namespace, pod.Name, c.Name, backoff, restarts)
 		select {
@@ -312,15 +320,14 @@ func (n *Node) runRestarting(ctx context.Context, pod *corev1.Pod, c corev1.Cont
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, 5*time.Minute)
-		n.setStatus(ctx, pod, func(st *corev1.PodStatus) {
-			for i := range st.ContainerStatuses {
-				if cs := &st.ContainerStatuses[i]; cs.Name == c.Name {
-					cs.Ready, cs.Started = true, ptr(true)
-					cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}
-				}
-			}
-		})
+		n.setContainer(ctx, pod, c.Name, setRunning)
 	}
+}
+
+// setRunning marks a container started, ready and running since now.
+func setRunning(cs *corev1.ContainerStatus) {
+	cs.Ready, cs.Started = true, ptr.To(true)
+	cs.State = corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.Now()}}
 }
 
 // result is how one container's process ended.
@@ -341,7 +348,7 @@ func (r result) status(c corev1.Container) corev1.ContainerStatus {
 	if r.err != nil {
 		reason, msg = "StartError", r.err.Error()
 	}
-	return corev1.ContainerStatus{Name: c.Name, Image: c.Image, ImageID: c.Image, Started: ptr(false),
+	return corev1.ContainerStatus{Name: c.Name, Image: c.Image, ImageID: c.Image, Started: ptr.To(false),
 		RestartCount: r.restarts, LastTerminationState: r.last, State: corev1.ContainerState{
 			Terminated: &corev1.ContainerStateTerminated{ExitCode: r.code, Reason: reason, Message: msg, StartedAt: r.start, FinishedAt: r.finish},
 		}}
@@ -357,7 +364,7 @@ func (r result) message(c corev1.Container) string {
 // volumes makes each emptyDir volume a directory under dir and returns the
 // mounts of every container by mount path. Other kinds of volume would
 // need a kubelet.
-func (n *Node) volumes(pod *corev1.Pod, dir string) (mounts, error) {
+func volumes(pod *corev1.Pod, dir string) (mounts, error) {
 	byVolume := map[string]string{}
 	for _, v := range pod.Spec.Volumes {
 		if v.EmptyDir == nil {
@@ -555,7 +562,7 @@ func (s *envSources) key(kind, name, key string, optional *bool) (string, error)
 		return "", err
 	}
 	v, ok := data[key]
-	if !ok && !isTrue(optional) {
+	if !ok && !ptr.Deref(optional, false) {
 		return "", fmt.Errorf("%s %s has no key %s", kind, name, key)
 	}
 	return v, nil
@@ -711,6 +718,17 @@ func (n *Node) setStatus(ctx context.Context, pod *corev1.Pod, set func(*corev1.
 	}
 }
 
+// setContainer updates the status of the pod's container of that name.
+func (n *Node) setContainer(ctx context.Context, pod *corev1.Pod, name string, f func(*corev1.ContainerStatus)) {
+	n.setStatus(ctx, pod, func(st *corev1.PodStatus) {
+		for i := range st.ContainerStatuses {
+			if cs := &st.ContainerStatuses[i]; cs.Name == name {
+				f(cs)
+			}
+		}
+	})
+}
+
 func setCondition(st *corev1.PodStatus, t corev1.PodConditionType, s corev1.ConditionStatus) {
 	for i := range st.Conditions {
 		if st.Conditions[i].Type == t {
@@ -723,12 +741,8 @@ func setCondition(st *corev1.PodStatus, t corev1.PodConditionType, s corev1.Cond
 	st.Conditions = append(st.Conditions, corev1.PodCondition{Type: t, Status: s, LastTransitionTime: metav1.Now()})
 }
 
-func isTrue(b *bool) bool { return b != nil && *b }
-
 // missingOptional tells whether err is an optional source not being there,
 // which a kubelet ignores.
 func missingOptional(err error, optional *bool) bool {
-	return err != nil && apierrors.IsNotFound(err) && isTrue(optional)
+	return err != nil && apierrors.IsNotFound(err) && ptr.Deref(optional, false)
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -1,5 +1,6 @@
 // Package benchutil holds what the benchmark programs under hack/bench
-// share: running operations on concurrent workers and timing them.
+// share: running operations on concurrent workers and timing them, and
+// waiting for the controller to bring checks to a state.
 package benchutil
 
 import (
