@@ -87,7 +87,13 @@ var _ = BeforeSuite(func() {
 	// The check controller's status writes pass a hook first, so that a
 	// test can land a competing write just before one.
 	Expect((&controller.CheckReconciler{
-		Client:       hookedClient{mgr.GetClient()},
+		Client: testenv.BeforeStatusPatch(mgr.GetClient(), func(o client.Object) {
+			if hook := beforeStatusPatch.Load(); hook != nil {
+				if check, ok := o.(*v1.Check); ok {
+					(*hook)(check)
+				}
+			}
+		}),
 		History:      histories,
 		Clock:        clk,
 		Recorder:     mgr.GetEventRecorder("vigil-check"),
@@ -99,22 +105,6 @@ var _ = BeforeSuite(func() {
 		Expect(mgr.Start(ctx)).To(Succeed())
 	}()
 })
-
-// hookedClient calls beforeStatusPatch before each status patch of a check.
-type hookedClient struct{ client.Client }
-
-func (c hookedClient) Status() client.SubResourceWriter { return hookedStatus{c.Client.Status()} }
-
-type hookedStatus struct{ client.SubResourceWriter }
-
-func (w hookedStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	if hook := beforeStatusPatch.Load(); hook != nil {
-		if check, ok := obj.(*v1.Check); ok {
-			(*hook)(check)
-		}
-	}
-	return w.SubResourceWriter.Patch(ctx, obj, patch, opts...)
-}
 
 var _ = AfterSuite(func() {
 	cancel()

@@ -93,29 +93,9 @@ func newRecorder(beforeStatusPatch func()) *ping.Recorder {
 		Limits: func(string) history.Limits { return history.DefaultLimits() }}
 	writer := c
 	if beforeStatusPatch != nil {
-		writer = hookClient{Client: c, hook: beforeStatusPatch}
+		writer = testenv.BeforeStatusPatch(c, func(client.Object) { beforeStatusPatch() })
 	}
 	return &ping.Recorder{Client: writer, Reader: c, History: store}
-}
-
-// hookClient runs hook before every status patch.
-type hookClient struct {
-	client.Client
-	hook func()
-}
-
-func (c hookClient) Status() client.SubResourceWriter {
-	return hookStatus{SubResourceWriter: c.Client.Status(), hook: c.hook}
-}
-
-type hookStatus struct {
-	client.SubResourceWriter
-	hook func()
-}
-
-func (s hookStatus) Patch(ctx context.Context, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
-	s.hook()
-	return s.SubResourceWriter.Patch(ctx, obj, patch, opts...)
 }
 
 // newReplica serves pings the way another replica of the manager would,
