@@ -71,17 +71,28 @@ func Start(opts manager.Options) *Harness {
 		gomega.Expect(h.Manager.Start(ctx)).To(gomega.Succeed())
 	}()
 	gomega.Eventually(func() error {
-		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, h.BaseURL+"/api/v3/checks/", nil)
-		if err != nil {
-			return err
-		}
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return err
-		}
-		return resp.Body.Close()
+		_, err := h.listChecks("")
+		return err
 	}).Should(gomega.Succeed())
 	return h
+}
+
+// listChecks asks the API for the checks the key sees, for the answer's
+// status code.
+func (h *Harness) listChecks(key string) (int, error) {
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, h.BaseURL+"/api/v3/checks/", nil)
+	if err != nil {
+		return 0, err
+	}
+	if key != "" {
+		req.Header.Set("X-Api-Key", key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode, nil
 }
 
 // Stop stops the manager and the control plane.
@@ -115,19 +126,7 @@ func (h *Harness) NewProject(prefix string) Project {
 	data, err := project.EnsureProjectSecret(ctx, h.Client, n.Name)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	p := Project{Namespace: n.Name, ReadWrite: rw, ReadOnly: ro, PingKey: string(data[project.DataPingKey])}
-	gomega.Eventually(func() (int, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, h.BaseURL+"/api/v3/checks/", nil)
-		if err != nil {
-			return 0, err
-		}
-		req.Header.Set("X-Api-Key", p.ReadOnly)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return 0, err
-		}
-		defer resp.Body.Close()
-		return resp.StatusCode, nil
-	}).Should(gomega.Equal(http.StatusOK))
+	gomega.Eventually(func() (int, error) { return h.listChecks(p.ReadOnly) }).Should(gomega.Equal(http.StatusOK))
 	return p
 }
 
