@@ -132,12 +132,11 @@ func (s *Server) createCheck(w http.ResponseWriter, r *request) {
 	}
 	// Unsorted: the oldest match is found in one pass, and the limit only
 	// needs the count.
-	var list v1.CheckList
-	if err := s.Client.List(r.Context(), &list, client.InNamespace(r.namespace), client.UnsafeDisableDeepCopy); err != nil {
+	checks, err := s.projectChecks(r.Context(), r.namespace)
+	if err != nil {
 		s.internalError(w, r, "listing checks", err)
 		return
 	}
-	checks := list.Items
 	if in.UniqueLookup() {
 		oldest := checkindex.Oldest(checks, func(c *v1.Check) bool { return in.Matches(c.Spec) })
 		if oldest != nil {

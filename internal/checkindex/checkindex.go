@@ -135,29 +135,22 @@ func BySlug(ctx context.Context, r client.Reader, namespace, slug string) ([]v1.
 	return list.Items, nil
 }
 
-// SortOldestFirst orders checks by creation, then name: the reference's
-// insertion order, which API listings and upsert matching follow.
+// SortOldestFirst orders checks by creation, then name, then namespace
+// (compareOldest): the reference's insertion order, which API listings and
+// upsert matching follow. Checks that compare equal keep their order.
 //
-// It sorts indices and moves each check once: a Check is a large struct, and
-// sorting thousands of them in place spent most of an API request moving
-// them around.
+// It sorts pointers and moves each check once: a Check is a large struct,
+// and sorting thousands of them in place spent most of an API request
+// moving them around.
 func SortOldestFirst(checks []v1.Check) {
-	type key struct {
-		created int64
-		name    string
-		ns      string
-		i       int
-	}
-	keys := make([]key, len(checks))
+	order := make([]*v1.Check, len(checks))
 	for i := range checks {
-		keys[i] = key{checks[i].CreationTimestamp.UnixNano(), checks[i].Name, checks[i].Namespace, i}
+		order[i] = &checks[i]
 	}
-	slices.SortFunc(keys, func(a, b key) int {
-		return cmp.Or(cmp.Compare(a.created, b.created), strings.Compare(a.name, b.name), strings.Compare(a.ns, b.ns), cmp.Compare(a.i, b.i))
-	})
+	slices.SortStableFunc(order, compareOldest)
 	sorted := make([]v1.Check, len(checks))
-	for i, k := range keys {
-		sorted[i] = checks[k.i]
+	for i, c := range order {
+		sorted[i] = *c
 	}
 	copy(checks, sorted)
 }
@@ -208,21 +201,19 @@ func Oldest(items []v1.Check, match func(*v1.Check) bool) *v1.Check {
 	var best *v1.Check
 	for i := range items {
 		c := &items[i]
-		if (match == nil || match(c)) && (best == nil || olderThan(c, best)) {
+		if (match == nil || match(c)) && (best == nil || compareOldest(c, best) < 0) {
 			best = c
 		}
 	}
 	return best
 }
 
-// olderThan is SortOldestFirst's order: creation time, then name, then
+// compareOldest is SortOldestFirst's order: creation time, then name, then
 // namespace.
-func olderThan(a, b *v1.Check) bool {
-	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
-		return a.CreationTimestamp.Before(&b.CreationTimestamp)
-	}
-	if a.Name != b.Name {
-		return a.Name < b.Name
-	}
-	return a.Namespace < b.Namespace
+func compareOldest(a, b *v1.Check) int {
+	return cmp.Or(
+		a.CreationTimestamp.Time.Compare(b.CreationTimestamp.Time),
+		strings.Compare(a.Name, b.Name),
+		strings.Compare(a.Namespace, b.Namespace),
+	)
 }

@@ -13,6 +13,7 @@ import (
 	"net"
 	"net/mail"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/emersion/go-smtp"
@@ -21,7 +22,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
-	"github.com/vigil-operator/vigil/internal/checkindex"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/project"
 )
@@ -43,7 +43,7 @@ type EmailListener struct {
 	Projects *project.Registry
 	// Recorder stores the pings.
 	Recorder *Recorder
-	// BodyLimit bounds the stored message (default 100,000 bytes).
+	// BodyLimit bounds the stored message (DefaultBodyLimit when 0).
 	BodyLimit int
 	// Clock stamps the pings.
 	Clock clock.PassiveClock
@@ -117,11 +117,9 @@ func (s *emailSession) Data(r io.Reader) error {
 		return err
 	}
 	ctx := context.Background()
-	msg := parseEmail(raw)
-	limit := s.l.BodyLimit
-	if limit <= 0 {
-		limit = 100_000
-	}
+	// Parsed only for a check that filters on the subject or body.
+	msg := sync.OnceValue(func() email { return parseEmail(raw) })
+	limit := bodyLimitOr(s.l.BodyLimit)
 	body := raw
 	if len(body) > limit {
 		body = body[:limit]
@@ -146,18 +144,13 @@ func (e *EmailListener) resolve(ctx context.Context, address string) (*v1.Check,
 		return nil, errors.New("no such check")
 	}
 	local = strings.ToLower(local)
+	t := Target{UUID: local}
 	if key, slug, ok := strings.Cut(local, "+"); ok {
-		info, found := e.Projects.ByPingKey(key)
-		if !found {
-			return nil, errors.New("no such check")
-		}
-		checks, err := checkindex.BySlug(ctx, e.Client, info.Namespace, slug)
-		if err != nil || len(checks) != 1 {
-			return nil, errors.New("no such check")
-		}
-		return &checks[0], nil
+		t = Target{PingKey: key, Slug: slug}
 	}
-	check, err := checkindex.ByUUID(ctx, e.Client, local)
+	// Whatever the lookup's failure (an ambiguous slug included), the
+	// address names no check.
+	check, _, err := lookupCheck(ctx, e.Client, e.Projects, t)
 	if err != nil {
 		return nil, errors.New("no such check")
 	}
@@ -170,11 +163,13 @@ type email struct {
 	bodies  []string // text/plain and text/html parts, decoded
 }
 
-// emailKind classifies an email for a check.
-func emailKind(spec *v1.CheckSpec, m email) monitor.PingKind {
+// emailKind classifies an email for a check; parsed is only called when the
+// check filters on the subject or body.
+func emailKind(spec *v1.CheckSpec, parsed func() email) monitor.PingKind {
 	if !spec.FilterSubject && !spec.FilterBody {
 		return monitor.PingSuccess
 	}
+	m := parsed()
 	var texts []string
 	if spec.FilterSubject {
 		texts = append(texts, m.subject)

@@ -57,9 +57,13 @@ type Handler struct {
 	CacheWatch *cachewait.Watcher
 }
 
-func (h *Handler) bodyLimit() int {
-	if h.BodyLimit > 0 {
-		return h.BodyLimit
+func (h *Handler) bodyLimit() int { return bodyLimitOr(h.BodyLimit) }
+
+// bodyLimitOr is a configured body limit, or DefaultBodyLimit when it is not
+// positive.
+func bodyLimitOr(limit int) int {
+	if limit > 0 {
+		return limit
 	}
 	return DefaultBodyLimit
 }
@@ -139,32 +143,26 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // ?create=1. It returns the check or the status and body to answer.
 func (h *Handler) resolve(r *http.Request, t Target) (check *v1.Check, created bool, status int, msg string) {
 	ctx := r.Context()
-	if t.UUID != "" {
-		c, err := checkindex.ByUUID(ctx, h.Client, t.UUID)
-		if err != nil {
+	c, namespace, err := lookupCheck(ctx, h.Client, h.Projects, t)
+	switch {
+	case err == nil:
+		return c, false, 0, ""
+	case errors.Is(err, errSlugAmbiguous):
+		return nil, false, http.StatusConflict, msgAmbiguousSlug
+	case errors.Is(err, errNoSlugMatch):
+		if r.URL.Query().Get("create") != "1" {
 			return nil, false, http.StatusNotFound, msgNotFound
 		}
-		return c, false, 0, ""
-	}
-	info, ok := h.Projects.ByPingKey(t.PingKey)
-	if !ok {
+		// ?create=1: provision it below.
+	case errors.Is(err, errNoCheck):
 		return nil, false, http.StatusNotFound, msgNotFound
-	}
-	checks, err := checkindex.BySlug(ctx, h.Client, info.Namespace, t.Slug)
-	switch {
-	case err != nil:
+	default:
 		return nil, false, http.StatusServiceUnavailable, "try again"
-	case len(checks) > 1:
-		return nil, false, http.StatusConflict, msgAmbiguousSlug
-	case len(checks) == 1:
-		return &checks[0], false, 0, ""
-	case r.URL.Query().Get("create") != "1":
-		return nil, false, http.StatusNotFound, msgNotFound
 	}
-	c, err := h.provision(ctx, info.Namespace, t.Slug)
+	c, err = h.provision(ctx, namespace, t.Slug)
 	if err != nil {
 		if !errors.Is(err, errOverLimit) {
-			h.Log.Error(err, "auto-provisioning a check", "namespace", info.Namespace, "slug", t.Slug)
+			h.Log.Error(err, "auto-provisioning a check", "namespace", namespace, "slug", t.Slug)
 		}
 		return nil, false, http.StatusNotFound, msgNotFound
 	}

@@ -26,7 +26,6 @@ var errNoOccurrence = errors.New("no occurrence after 2000-01-01 00:00 UTC")
 // The expression is not to be used when the error is not nil.
 func parseExpression(expr string) (expression, Kind, error) {
 	kind := KindOf(expr)
-	var e expression
 	switch kind {
 	case KindCron:
 		// cron.Parse already rejects an expression with no occurrence
@@ -41,9 +40,8 @@ func parseExpression(expr string) (expression, Kind, error) {
 		if err != nil {
 			return nil, kind, &ExpressionError{Kind: kind, Expr: expr, Err: err}
 		}
-		e = o
+		return o, kind, checkOccurrence(o, kind, expr)
 	}
-	return e, kind, checkOccurrence(e, kind, expr)
 }
 
 // checkOccurrence rejects an OnCalendar expression without an occurrence

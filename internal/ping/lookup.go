@@ -1,0 +1,54 @@
+package ping
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/checkindex"
+	"github.com/vigil-operator/vigil/internal/project"
+)
+
+// What lookupCheck finds when it finds no single check. Callers map them to
+// their protocol's answers.
+var (
+	// errNoCheck: no check has the UUID, no project has the ping key, or
+	// the project has no check with the slug.
+	errNoCheck = errors.New("no such check")
+	// errNoSlugMatch is the last case of errNoCheck (which it matches): the
+	// project exists, so a slug ping may create the check.
+	errNoSlugMatch = fmt.Errorf("%w with the slug", errNoCheck)
+	// errSlugAmbiguous: several of the project's checks have the slug.
+	errSlugAmbiguous = errors.New("ambiguous slug")
+)
+
+// lookupCheck finds the check t names: by UUID when t.UUID is set, else by
+// the project t.PingKey names and t.Slug. Any error looking the UUID up is
+// errNoCheck; an error listing the project's checks by slug is returned as
+// it is. namespace is the project's namespace once the ping key is known.
+func lookupCheck(ctx context.Context, r client.Reader, projects *project.Registry, t Target) (check *v1.Check, namespace string, err error) {
+	if t.UUID != "" {
+		c, err := checkindex.ByUUID(ctx, r, t.UUID)
+		if err != nil {
+			return nil, "", errNoCheck
+		}
+		return c, "", nil
+	}
+	info, ok := projects.ByPingKey(t.PingKey)
+	if !ok {
+		return nil, "", errNoCheck
+	}
+	checks, err := checkindex.BySlug(ctx, r, info.Namespace, t.Slug)
+	switch {
+	case err != nil:
+		return nil, info.Namespace, err
+	case len(checks) > 1:
+		return nil, info.Namespace, errSlugAmbiguous
+	case len(checks) == 0:
+		return nil, info.Namespace, errNoSlugMatch
+	}
+	return &checks[0], info.Namespace, nil
+}
