@@ -212,7 +212,7 @@ func Oldest(items []v1.Check, match func(*v1.Check) bool) *v1.Check {
 // namespace.
 func compareOldest(a, b *v1.Check) int {
 	return cmp.Or(
-		a.CreationTimestamp.Time.Compare(b.CreationTimestamp.Time),
+		a.CreationTimestamp.Compare(b.CreationTimestamp.Time),
 		strings.Compare(a.Name, b.Name),
 		strings.Compare(a.Namespace, b.Namespace),
 	)
