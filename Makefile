@@ -23,6 +23,7 @@ CONTROLLER_TOOLS_VERSION := $(call modversion,hack/tools/go.mod,sigs.k8s.io/cont
 KUSTOMIZE_VERSION := $(call modversion,hack/tools/go.mod,sigs.k8s.io/kustomize/kustomize/v5)
 GOLANGCI_LINT_VERSION := $(call modversion,hack/tools/lint/go.mod,github.com/golangci/golangci-lint/v2)
 KWOK_VERSION := $(call modversion,hack/tools/kwok/go.mod,sigs.k8s.io/kwok)
+HELM_VERSION := $(call modversion,hack/tools/helm/go.mod,helm.sh/helm/v4)
 
 KUBE_BIN := $(BIN)/k8s/$(KUBE_VERSION)
 KWOK := $(BIN)/kwok/$(KWOK_VERSION)/kwok
@@ -32,6 +33,7 @@ ENVTEST_ASSETS := $(BIN)/envtest/k8s-$(KUBE_VERSION)-etcd-$(ETCD_VERSION)
 CONTROLLER_GEN := $(BIN)/tools/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 KUSTOMIZE := $(BIN)/tools/kustomize-$(KUSTOMIZE_VERSION)
 GOLANGCI_LINT := $(BIN)/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
+HELM := $(BIN)/tools/helm-$(HELM_VERSION)
 
 ##@ General
 
@@ -42,13 +44,19 @@ help: ## Show the targets.
 ##@ Development
 
 .PHONY: dev
-dev: envtest $(KWOK) build ## Run Vigil locally: control plane, a simulated node and one that runs pods as local processes, CRDs, demo project and key, manager on 127.0.0.1:8000.
+dev: envtest manifests $(KWOK) build ## Run Vigil locally: control plane, a simulated node and one that runs pods as local processes, CRDs, demo project and key, manager on 127.0.0.1:8000.
 	@echo ">> starting Vigil (control-plane binaries from $(ENVTEST_ASSETS))"
 	$(BIN)/vigil dev --assets $(ENVTEST_ASSETS) --kwok $(KWOK)
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Generate the CRDs and RBAC from the Go types and markers.
-	$(CONTROLLER_GEN) rbac:roleName=manager-role crd paths="./api/...;./internal/controller/...;./internal/manager/..." output:crd:artifacts:config=config/crd/bases
+manifests: $(CONTROLLER_GEN) $(KUSTOMIZE) ## Generate the CRDs and RBAC from the Go types and markers, and dist/install.yaml.
+	$(CONTROLLER_GEN) crd paths="./api/..." output:crd:artifacts:config=config/crd/bases
+	$(CONTROLLER_GEN) rbac:roleName=manager-role paths="./internal/rbac/manager" output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=cronjobs paths="./internal/rbac/cronjobs" output:rbac:artifacts:config=config/rbac/cronjobs
+	$(CONTROLLER_GEN) rbac:roleName=ping-url-secrets paths="./internal/rbac/pingurlsecrets" output:rbac:artifacts:config=config/rbac/pingurlsecrets
+	@mkdir -p dist charts/vigil/crds
+	cp config/crd/bases/*.yaml charts/vigil/crds/
+	$(KUSTOMIZE) build config/default > dist/install.yaml
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate DeepCopy methods and the time-zone validation rule.
@@ -65,15 +73,16 @@ vet: ## Run go vet.
 	$(GO) vet ./...
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) ## Check formatting, go vet and golangci-lint.
+lint: $(GOLANGCI_LINT) $(HELM) ## Check formatting, go vet, golangci-lint and the Helm chart.
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GOLANGCI_LINT) run ./...
+	$(HELM) lint --strict charts/vigil
 
 .PHONY: tidy
 tidy: ## Tidy every go.mod.
 	$(GO) mod tidy
-	for d in hack/tools hack/tools/kube hack/tools/etcd hack/tools/lint hack/tools/kwok; do (cd $$d && $(GO) mod tidy); done
+	for d in hack/tools hack/tools/kube hack/tools/etcd hack/tools/lint hack/tools/kwok hack/tools/helm; do (cd $$d && $(GO) mod tidy); done
 
 .PHONY: verify
 verify: fmt vet manifests generate tidy ## Fail if formatting or generation changes the tree (what CI runs before the tests).
@@ -84,8 +93,8 @@ verify: fmt vet manifests generate tidy ## Fail if formatting or generation chan
 ##@ Test
 
 .PHONY: test
-test: envtest manifests generate ## Run every test (unit, envtest, interop) offline.
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) test ./... -count=1 -timeout 30m
+test: envtest manifests generate $(HELM) ## Run every test (unit, envtest, interop, the install end to end) offline.
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) KUSTOMIZE=$(KUSTOMIZE) HELM=$(HELM) $(GO) test ./... -count=1 -timeout 30m
 
 .PHONY: bench-lateness
 bench-lateness: envtest ## Measure how late checks are marked down, and the manager's heap, with 1,000 and 10,000 checks.
@@ -133,6 +142,10 @@ $(CONTROLLER_GEN):
 $(KUSTOMIZE):
 	@echo ">> building kustomize $(KUSTOMIZE_VERSION)"
 	cd hack/tools && $(GO) build -o $@ sigs.k8s.io/kustomize/kustomize/v5
+
+$(HELM):
+	@echo ">> building helm $(HELM_VERSION) from helm.sh/helm/v4 (first run only)"
+	cd hack/tools/helm && $(GO) build -o $@ helm.sh/helm/v4/cmd/helm
 
 $(GOLANGCI_LINT):
 	@echo ">> building golangci-lint $(GOLANGCI_LINT_VERSION) (first run only; a few minutes)"

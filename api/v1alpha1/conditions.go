@@ -38,6 +38,10 @@ const (
 	// belongs to something else; the check is monitored, the URL not
 	// published.
 	ReasonPingURLSecretTaken = "PingURLSecretTaken"
+	// ReasonPingURLSecretForbidden: spec.pingURLSecret is set, but the
+	// check's namespace has not bound the vigil-ping-url-secrets role to the
+	// manager; the check is monitored, the URL not published.
+	ReasonPingURLSecretForbidden = "PingURLSecretForbidden"
 
 	// ReasonCheckUp: the check came up (Event) or is up (Up condition).
 	ReasonCheckUp = "CheckUp"

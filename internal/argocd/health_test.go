@@ -2,64 +2,18 @@ package argocd
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"testing"
-
-	lua "github.com/yuin/gopher-lua"
 )
 
-// runHealth runs config/argocd/health.lua on obj the way Argo CD does: the
-// object is the global `obj` and the script returns {status, message}.
+// runHealth runs config/argocd/health.lua on obj.
 func runHealth(t *testing.T, obj map[string]any) (status, message string) {
 	t.Helper()
-	script, err := os.ReadFile(filepath.Join("..", "..", "config", "argocd", "health.lua"))
+	status, message, err := Health(filepath.Join("..", "..", HealthScript), obj)
 	if err != nil {
 		t.Fatal(err)
 	}
-	L := lua.NewState()
-	defer L.Close()
-	L.SetGlobal("obj", toLua(L, obj))
-	fn, err := L.LoadString(string(script))
-	if err != nil {
-		t.Fatalf("health.lua does not load: %v", err)
-	}
-	L.Push(fn)
-	if err := L.PCall(0, 1, nil); err != nil {
-		t.Fatalf("health.lua failed: %v", err)
-	}
-	hs, ok := L.Get(-1).(*lua.LTable)
-	if !ok {
-		t.Fatalf("health.lua returned %v, want a table", L.Get(-1))
-	}
-	return lua.LVAsString(hs.RawGetString("status")), lua.LVAsString(hs.RawGetString("message"))
-}
-
-// toLua converts decoded JSON to Lua values as Argo CD's Lua VM sees them.
-func toLua(state *lua.LState, v any) lua.LValue {
-	switch v := v.(type) {
-	case nil:
-		return lua.LNil
-	case bool:
-		return lua.LBool(v)
-	case float64:
-		return lua.LNumber(v)
-	case string:
-		return lua.LString(v)
-	case []any:
-		t := state.NewTable()
-		for _, e := range v {
-			t.Append(toLua(state, e))
-		}
-		return t
-	case map[string]any:
-		t := state.NewTable()
-		for k, e := range v {
-			t.RawSetString(k, toLua(state, e))
-		}
-		return t
-	}
-	panic("unexpected JSON value")
+	return status, message
 }
 
 func check(t *testing.T, manifest string) map[string]any {

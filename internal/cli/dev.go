@@ -16,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vigil-operator/vigil/internal/devenv"
@@ -26,9 +27,9 @@ import (
 )
 
 type devOptions struct {
-	dir, assets, crdDir, namespace, httpAddr string
-	kwok, kwokStages                         string
-	apiServerPort                            int
+	dir, assets, crdDir, install, namespace, httpAddr string
+	kwok, kwokStages                                  string
+	apiServerPort                                     int
 }
 
 func newDevCmd() *cobra.Command {
@@ -39,8 +40,11 @@ func newDevCmd() *cobra.Command {
 		Long: `dev starts etcd, kube-apiserver and kube-controller-manager on this machine
 (data kept in --dir, so a restart loses nothing), installs Vigil's CRDs, creates
 a demo namespace with API keys, and runs the manager with its HTTP server.
-It writes a kubeconfig and a shell-sourceable env file into --dir. Ctrl-C stops
-everything. ` + "`make dev`" + ` builds the binaries it needs and runs it.`,
+The manager runs as the install's ServiceAccount (vigil-system/vigil-manager)
+under the RBAC of --install, which is applied except for its Deployment (there
+is no container runtime): what runs here is allowed what it is allowed in a
+cluster. It writes a kubeconfig and a shell-sourceable env file into --dir.
+Ctrl-C stops everything. ` + "`make dev`" + ` builds the binaries it needs and runs it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runDev(cmd.Context(), cmd.OutOrStdout(), o) },
 	}
@@ -48,6 +52,7 @@ everything. ` + "`make dev`" + ` builds the binaries it needs and runs it.`,
 	f.StringVar(&o.dir, "dir", "bin/dev", "directory for etcd data, certificates, kubeconfig, env file and logs")
 	f.StringVar(&o.assets, "assets", os.Getenv("KUBEBUILDER_ASSETS"), "directory holding etcd, kube-apiserver, kube-controller-manager and kubectl (default $KUBEBUILDER_ASSETS)")
 	f.StringVar(&o.crdDir, "crd-dir", "config/crd/bases", "directory of the CRDs to install")
+	f.StringVar(&o.install, "install", "dist/install.yaml", "the one-file install whose ServiceAccount and RBAC the manager runs under")
 	f.StringVar(&o.kwok, "kwok", "", "kwok binary: simulate a node so that pods run and Jobs end (make dev sets it)")
 	f.StringVar(&o.kwokStages, "kwok-stages", "config/dev/kwok-stages.yaml", "kwok's stage configuration")
 	f.StringVar(&o.namespace, "namespace", "demo", "namespace of the demo project")
@@ -110,14 +115,46 @@ func runDev(ctx context.Context, out io.Writer, o devOptions) error {
 	if err := writeEnvFile(envFile, vars); err != nil {
 		return err
 	}
+	managerCfg, err := runAsInstalled(ctx, out, cp, o.install, dir)
+	if err != nil {
+		return err
+	}
 	printNextSteps(out, envFile, o.namespace, baseURL, keys)
 
-	return manager.Run(ctx, cp.Config, manager.Options{
+	return manager.Run(ctx, managerCfg, manager.Options{
 		HTTPAddr:    o.httpAddr,
 		BaseURL:     baseURL,
 		MetricsAddr: "127.0.0.1:8080",
 		ProbeAddr:   "127.0.0.1:8081",
 	})
+}
+
+// runAsInstalled applies the one-file install except its workload, and
+// returns a config that reaches the API server as the manager's
+// ServiceAccount, with a token from the TokenRequest API kept fresh in dir.
+func runAsInstalled(ctx context.Context, out io.Writer, cp *devenv.ControlPlane, install, dir string) (*rest.Config, error) {
+	data, err := os.ReadFile(install)
+	if err != nil {
+		return nil, fmt.Errorf("reading the install (make manifests writes it): %w", err)
+	}
+	objs, err := devenv.DecodeObjects(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", install, err)
+	}
+	c, err := client.New(cp.Config, client.Options{})
+	if err != nil {
+		return nil, err
+	}
+	if err := devenv.Apply(ctx, c, objs, devenv.IsWorkload); err != nil {
+		return nil, fmt.Errorf("applying %s: %w", install, err)
+	}
+	cfg, err := devenv.ServiceAccountConfig(ctx, cp.Config, devenv.ManagerNamespace, devenv.ManagerServiceAccount, dir)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(out, "applied %s (all but the Deployment); the manager runs as ServiceAccount %s/%s\n",
+		install, devenv.ManagerNamespace, devenv.ManagerServiceAccount)
+	return cfg, nil
 }
 
 // startExecNode registers the node that runs the pods bound to it as

@@ -2,17 +2,21 @@ package cli
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/vigil-operator/vigil/internal/heartbeat"
 	"github.com/vigil-operator/vigil/internal/manager"
 	"github.com/vigil-operator/vigil/internal/ping"
 	"github.com/vigil-operator/vigil/internal/project"
+	"github.com/vigil-operator/vigil/internal/runner"
 )
 
 func newManagerCmd(g *globals) *cobra.Command {
 	opts := manager.Options{}
 	var trustedProxies string
+	var cronJobs bool
 	cmd := &cobra.Command{
 		Use:   "manager",
 		Short: "Run the controllers and the HTTP server (what the Deployment runs)",
@@ -25,6 +29,15 @@ func newManagerCmd(g *globals) *cobra.Command {
 			if opts.TrustedProxies, err = ping.ParseTrustedProxies(trustedProxies); err != nil {
 				return fmt.Errorf("--trusted-proxies: %w", err)
 			}
+			opts.DisableCronJobs = !cronJobs
+			if opts.HeartbeatURL == "" {
+				opts.HeartbeatURL = os.Getenv("VIGIL_HEARTBEAT_URL")
+			}
+			if opts.HeartbeatURL != "" {
+				if _, err := runner.ResolveURL(opts.HeartbeatURL, ""); err != nil {
+					return fmt.Errorf("--heartbeat-url: %w", err)
+				}
+			}
 			return manager.Run(cmd.Context(), cfg, opts)
 		},
 	}
@@ -36,13 +49,18 @@ func newManagerCmd(g *globals) *cobra.Command {
 	f.BoolVar(&opts.MetricsSecure, "metrics-secure", true, "serve metrics over HTTPS with Kubernetes authentication and authorization")
 	f.StringVar(&opts.ProbeAddr, "health-probe-bind-address", ":8081", "address of /healthz and /readyz")
 	f.BoolVar(&opts.LeaderElection, "leader-elect", true, "run the controllers in one replica at a time")
-	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", "", "namespace of the leader-election lease (default: the manager's own)")
+	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", os.Getenv("POD_NAMESPACE"),
+		"namespace of the leader-election lease (default: $POD_NAMESPACE, which the install sets to the manager's own)")
 	f.IntVar(&opts.CheckLimit, "check-limit", 20, "checks a project may hold (the project Secret's "+project.AnnotationCheckLimit+" annotation overrides it)")
 	f.IntVar(&opts.PingLogLimit, "ping-log-limit", 100, "pings each check keeps (the project Secret's "+project.AnnotationPingLogLimit+" annotation overrides it)")
 	f.IntVar(&opts.PingBodyLimit, "ping-body-limit", ping.DefaultBodyLimit, "bytes of a ping's body that are stored; the rest is dropped")
 	f.StringVar(&trustedProxies, "trusted-proxies", "", "comma-separated CIDRs or addresses of proxies whose X-Forwarded-For names the client")
 	f.StringVar(&opts.SMTPAddr, "smtp-bind-address", "", `address to take email pings on, such as ":2525" (off when empty)`)
 	f.StringVar(&opts.SMTPDomain, "smtp-domain", "", "domain of email ping addresses, <uuid>@<domain> (default: the host of --base-url)")
+	f.BoolVar(&cronJobs, "cronjobs", true, "monitor annotated CronJobs and turn their Jobs into pings (needs the cronjobs role)")
+	f.StringVar(&opts.HeartbeatURL, "heartbeat-url", "",
+		"an external Healthchecks-compatible ping URL the leader pings while healthy, so that something outside the cluster notices when Vigil stops (default $VIGIL_HEARTBEAT_URL)")
+	f.DurationVar(&opts.HeartbeatInterval, "heartbeat-interval", heartbeat.DefaultInterval, "how often the heartbeat is sent")
 	f.StringVar(&opts.CronJobTimeZone, "cronjob-time-zone", "UTC", "time zone of CronJobs without spec.timeZone (kube-controller-manager's zone)")
 	f.IntVar(&opts.Delivery.MaxAttempts, "notify-max-attempts", 10, "attempts per notification before it is given up")
 	return cmd

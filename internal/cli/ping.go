@@ -154,9 +154,5 @@ func pingCheckURL(check, baseURL string) (string, error) {
 }
 
 func newPingClient(p runner.RetryPolicy, log io.Writer) *runner.Client {
-	ua := "vigil"
-	if v := version.Get(); v != "" {
-		ua += "/" + v
-	}
-	return &runner.Client{Retry: p, UserAgent: ua, Log: log}
+	return &runner.Client{Retry: p, UserAgent: version.UserAgent(), Log: log}
 }

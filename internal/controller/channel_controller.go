@@ -37,10 +37,6 @@ type ChannelReconciler struct {
 	Recheck time.Duration
 }
 
-// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=channels,verbs=get;list;watch
-// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=channels/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
-
 // Reconcile validates one Channel and records the result in its status.
 func (r *ChannelReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	ch := &v1.Channel{}

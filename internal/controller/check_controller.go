@@ -69,13 +69,6 @@ const duplicateRecheck = time.Minute
 // again: long enough for the cache to see the write that won.
 const conflictRetry = 100 * time.Millisecond
 
-// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=checks,verbs=get;list;watch
-// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=checks/status,verbs=get;update;patch
-// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=checks/finalizers,verbs=update
-// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=checkhistories,verbs=get;create;update;delete
-// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
-// +kubebuilder:rbac:groups="",resources=secrets,verbs=create;update
-
 // Reconcile brings one Check's status up to date.
 func (r *CheckReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, retErr error) {
 	check := &v1.Check{}
@@ -143,13 +136,13 @@ func (r *CheckReconciler) Reconcile(ctx context.Context, req ctrl.Request) (resu
 		return ctrl.Result{}, err
 	}
 	if err := r.publishPingURL(ctx, check); err != nil {
-		var taken *secretTakenError
-		if !errors.As(err, &taken) {
+		publishProblem := pingURLSecretProblem(check, err)
+		if publishProblem == nil {
 			r.markReconciling(check, err)
 			return ctrl.Result{}, err
 		}
 		if problem == nil {
-			problem = &specProblem{reason: v1.ReasonPingURLSecretTaken, message: err.Error(), recheck: duplicateRecheck}
+			problem = publishProblem
 		}
 	}
 	r.markReady(check, problem)
@@ -495,6 +488,24 @@ func (r *CheckReconciler) publishPingURL(ctx context.Context, check *v1.Check) e
 	}
 	secret.Data = data
 	return r.Update(ctx, secret)
+}
+
+// pingURLSecretProblem says what a failed publishPingURL means for the
+// check: a Secret that belongs to something else, or a namespace that has not
+// let the manager write Secrets (internal/rbac/pingurlsecrets), are
+// problems the user fixes; nil means an error to retry.
+func pingURLSecretProblem(check *v1.Check, err error) *specProblem {
+	var taken *secretTakenError
+	switch {
+	case errors.As(err, &taken):
+		return &specProblem{reason: v1.ReasonPingURLSecretTaken, message: err.Error(), recheck: duplicateRecheck}
+	case apierrors.IsForbidden(err):
+		return &specProblem{reason: v1.ReasonPingURLSecretForbidden, recheck: duplicateRecheck, message: fmt.Sprintf(
+			"the ping URL is not published in Secret %q: %v; to allow it, bind the ClusterRole vigil-ping-url-secrets "+
+				"to the manager's ServiceAccount with a RoleBinding in this namespace (docs/install.md)",
+			check.Spec.PingURLSecret.Name, err)}
+	}
+	return nil
 }
 
 // secretTakenError: the Secret to publish the ping URL in belongs to

@@ -9,6 +9,8 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	eventsv1 "k8s.io/api/events/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -20,6 +22,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/controller"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	pingrec "github.com/vigil-operator/vigil/internal/ping"
+	"github.com/vigil-operator/vigil/internal/testenv"
 )
 
 var touches atomic.Int64
@@ -395,8 +398,31 @@ func toUnstructured(c *v1.Check) *unstructured.Unstructured {
 }
 
 var _ = Describe("Ping URL publishing", func() {
+	It("writes no Secret in a namespace that has not bound the ping-url-secrets role, and says how to allow it", func() {
+		ns := newNamespace()
+		// The one request this test provokes on purpose.
+		forbidden.Allow("POST", "/api/v1/namespaces/"+ns+"/secrets")
+		c := newCheck(ns, "unpublished", v1.CheckSpec{Timeout: i64(3600), Grace: 60, TZ: "UTC",
+			PingURLSecret: &v1.LocalObjectReference{Name: "unpublished-ping"}})
+		Eventually(func(g Gomega) *metav1.Condition {
+			return meta.FindStatusCondition(get(client.ObjectKeyFromObject(c))(g).Status.Conditions, v1.ConditionReady)
+		}).Should(And(HaveField("Status", metav1.ConditionFalse), HaveField("Reason", v1.ReasonPingURLSecretForbidden),
+			HaveField("Message", ContainSubstring("bind the ClusterRole vigil-ping-url-secrets"))))
+		Expect(apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "unpublished-ping"}, &corev1.Secret{}))).To(BeTrue())
+
+		// Bound as docs/install.md says, the Secret is published when the
+		// check is next looked at (within a minute; here, at once).
+		allowPingURLSecrets(ns)
+		tick(get(client.ObjectKeyFromObject(c))(Default))
+		Eventually(func(g Gomega) {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "unpublished-ping"}, &corev1.Secret{})).To(Succeed())
+			g.Expect(meta.IsStatusConditionTrue(get(client.ObjectKeyFromObject(c))(g).Status.Conditions, v1.ConditionReady)).To(BeTrue())
+		}).Should(Succeed())
+	})
+
 	It("keeps the ping URL in a Secret the check owns, and leaves other Secrets alone", func() {
 		ns := newNamespace()
+		allowPingURLSecrets(ns)
 		c := newCheck(ns, "published", v1.CheckSpec{Timeout: i64(3600), Grace: 60, TZ: "UTC",
 			PingURLSecret: &v1.LocalObjectReference{Name: "published-ping"}})
 		Eventually(func(g Gomega) {
@@ -420,3 +446,13 @@ var _ = Describe("Ping URL publishing", func() {
 		Expect(s.Data).To(Equal(map[string][]byte{"x": []byte("y")}))
 	})
 })
+
+// allowPingURLSecrets binds the vigil-ping-url-secrets role to the manager in
+// ns, as a namespace that uses spec.pingURLSecret does.
+func allowPingURLSecrets(ns string) {
+	Expect(k8sClient.Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "vigil-ping-url-secrets"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "vigil-ping-url-secrets"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: testenv.ManagerNamespace, Name: testenv.ManagerServiceAccount}},
+	})).To(Succeed())
+}

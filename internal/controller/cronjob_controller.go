@@ -60,9 +60,6 @@ type CronJobReconciler struct {
 	DefaultTimeZone string
 }
 
-// +kubebuilder:rbac:groups=batch,resources=cronjobs,verbs=get;list;watch
-// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=checks,verbs=create;update;patch;delete
-
 // Reconcile brings the CronJob's Check in step with the CronJob.
 func (r *CronJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	cj := &batchv1.CronJob{}

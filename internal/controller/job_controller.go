@@ -44,10 +44,6 @@ type JobReconciler struct {
 // LogTailBytes bounds the log tail a failure ping carries: its last bytes.
 const LogTailBytes = 10_000
 
-// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=get;list;watch
-// +kubebuilder:rbac:groups="",resources=pods,verbs=list
-// +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
-
 // jobPingUA is the user agent of the pings a Job produces.
 const jobPingUA = "vigil (Kubernetes Job)"
 

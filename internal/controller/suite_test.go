@@ -45,6 +45,9 @@ var (
 	// beforeStatusPatch, when set, is called with the check whose status the
 	// check controller is about to patch.
 	beforeStatusPatch atomic.Pointer[func(*v1.Check)]
+	// forbidden records what the API server refused the controllers, which
+	// run as the manager's ServiceAccount under the shipped RBAC.
+	forbidden *testenv.Forbidden
 )
 
 func TestControllers(t *testing.T) {
@@ -66,7 +69,10 @@ var _ = BeforeSuite(func() {
 	k8sClient, err = client.New(cfg, client.Options{Scheme: env.Scheme})
 	Expect(err).NotTo(HaveOccurred())
 
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{Scheme: env.Scheme, Cache: manager.CacheOptions(nil), Metrics: metricsserver.Options{BindAddress: "0"}})
+	managerCfg, forbiddenReqs, err := testenv.AsManager(ctx, cfg)
+	Expect(err).NotTo(HaveOccurred())
+	forbidden = forbiddenReqs
+	mgr, err := ctrl.NewManager(managerCfg, ctrl.Options{Scheme: env.Scheme, Cache: manager.CacheOptions(nil), Metrics: metricsserver.Options{BindAddress: "0"}})
 	Expect(err).NotTo(HaveOccurred())
 	managerCache = mgr.GetCache()
 	Expect((&controller.ChannelReconciler{
@@ -108,6 +114,7 @@ var _ = BeforeSuite(func() {
 
 var _ = AfterSuite(func() {
 	cancel()
+	Expect(forbidden.Requests()).To(BeEmpty(), "the controllers made calls the shipped RBAC does not allow")
 	if env != nil {
 		Expect(env.Stop()).To(Succeed())
 	}

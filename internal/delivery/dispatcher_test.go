@@ -140,7 +140,7 @@ var _ = Describe("Dispatcher", func() {
 
 	// run starts a dispatcher, as a manager does, and returns its stop.
 	run := func(opts delivery.Options) (stop func()) {
-		d := &delivery.Dispatcher{Client: k8sClient, Reader: k8sClient, History: store, Clock: clock.RealClock{}, Recorder: rec, Options: opts}
+		d := &delivery.Dispatcher{Client: managerClient, Reader: managerReader, History: store, Clock: clock.RealClock{}, Recorder: rec, Options: opts}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- d.Start(ctx) }()

@@ -8,6 +8,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -20,6 +21,14 @@ var (
 	env       *envtest.Environment
 	cfg       *rest.Config
 	k8sClient client.Client
+	// managerClient and managerReader are the manager's, cached and not:
+	// its ServiceAccount under the shipped RBAC, with what the API server
+	// forbade it recorded in forbidden.
+	managerClient client.Client
+	managerReader client.Reader
+	forbidden     *testenv.Forbidden
+	// stopInformers stops the manager's cache, before the API server.
+	stopInformers context.CancelFunc
 )
 
 func TestDelivery(t *testing.T) {
@@ -38,9 +47,32 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	k8sClient, err = client.New(cfg, client.Options{Scheme: env.Scheme})
 	Expect(err).NotTo(HaveOccurred())
+	managerCfg, f, err := testenv.AsManager(context.Background(), cfg)
+	Expect(err).NotTo(HaveOccurred())
+	forbidden = f
+	// The manager reads Checks and Channels from its informer cache: so
+	// does the dispatcher here, and the shipped RBAC allows just that.
+	informers, err := cache.New(managerCfg, cache.Options{Scheme: env.Scheme})
+	Expect(err).NotTo(HaveOccurred())
+	var ctx context.Context
+	ctx, stopInformers = context.WithCancel(context.Background())
+	go func() {
+		defer GinkgoRecover()
+		Expect(informers.Start(ctx)).To(Succeed())
+	}()
+	managerClient, err = client.New(managerCfg, client.Options{Scheme: env.Scheme, Cache: &client.CacheOptions{Reader: informers}})
+	Expect(err).NotTo(HaveOccurred())
+	managerReader, err = client.New(managerCfg, client.Options{Scheme: env.Scheme})
+	Expect(err).NotTo(HaveOccurred())
 })
 
 var _ = AfterSuite(func() {
+	if stopInformers != nil {
+		stopInformers()
+	}
+	if forbidden != nil {
+		Expect(forbidden.Requests()).To(BeEmpty(), "the dispatcher made calls the shipped RBAC does not allow")
+	}
 	if env != nil {
 		Expect(env.Stop()).To(Succeed())
 	}

@@ -30,11 +30,14 @@ import (
 	"github.com/vigil-operator/vigil/internal/checkindex"
 	"github.com/vigil-operator/vigil/internal/controller"
 	"github.com/vigil-operator/vigil/internal/delivery"
+	"github.com/vigil-operator/vigil/internal/heartbeat"
 	"github.com/vigil-operator/vigil/internal/history"
 	"github.com/vigil-operator/vigil/internal/httpserver"
 	"github.com/vigil-operator/vigil/internal/ping"
 	"github.com/vigil-operator/vigil/internal/project"
+	"github.com/vigil-operator/vigil/internal/runner"
 	"github.com/vigil-operator/vigil/internal/scheme"
+	"github.com/vigil-operator/vigil/internal/version"
 )
 
 // Options configure the manager. The zero value of a field means its default.
@@ -58,7 +61,7 @@ type Options struct {
 	// Namespaces restricts the manager to these namespaces; empty means all.
 	Namespaces []string
 	// Clock is the controllers' clock; nil means the real one.
-	Clock clock.Clock
+	Clock clock.WithTicker
 
 	// CheckLimit is a project's default check limit (annotations on the
 	// project Secret override it); default 20, as the reference.
@@ -76,6 +79,13 @@ type Options struct {
 	// SMTPDomain is the domain of ping addresses (<uuid>@<domain>); default
 	// the host of BaseURL.
 	SMTPDomain string
+	// DisableCronJobs turns the CronJob feature off: no CronJob or Job is
+	// watched, and the manager needs none of internal/rbac/cronjobs.
+	DisableCronJobs bool
+	// HeartbeatURL, when set, is an external check the leader pings every
+	// HeartbeatInterval while it is healthy (package heartbeat).
+	HeartbeatURL      string
+	HeartbeatInterval time.Duration
 	// CronJobTimeZone is the zone of CronJobs without spec.timeZone, as
 	// kube-controller-manager evaluates them; default UTC.
 	CronJobTimeZone string
@@ -211,20 +221,10 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 	}
 
 	recorder := &ping.Recorder{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), History: histories}
-	if err := (&controller.CronJobReconciler{
-		Client: mgr.GetClient(), Clock: opts.Clock, DefaultTimeZone: opts.CronJobTimeZone,
-	}).SetupWithManager(mgr); err != nil {
-		return nil, fmt.Errorf("setting up the CronJob controller: %w", err)
-	}
-	clientset, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return nil, err
-	}
-	if err := (&controller.JobReconciler{
-		Client: mgr.GetClient(), Recorder: recorder, History: histories,
-		Pods: mgr.GetAPIReader(), Logs: podLogTail(clientset),
-	}).SetupWithManager(mgr); err != nil {
-		return nil, fmt.Errorf("setting up the Job controller: %w", err)
+	if !opts.DisableCronJobs {
+		if err := setupCronJobs(mgr, cfg, opts, recorder, histories); err != nil {
+			return nil, err
+		}
 	}
 
 	log := ctrl.Log.WithName("http")
@@ -267,6 +267,16 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 	if err := mgr.Add(server); err != nil {
 		return nil, err
 	}
+	if opts.HeartbeatURL != "" {
+		if err := mgr.Add(&heartbeat.Heartbeat{
+			URL: opts.HeartbeatURL, Interval: opts.HeartbeatInterval,
+			Healthy: func() error { return server.ReadyCheck()(nil) },
+			Client:  &runner.Client{UserAgent: version.UserAgent()},
+			Clock:   opts.Clock, Log: ctrl.Log.WithName("heartbeat"),
+		}); err != nil {
+			return nil, err
+		}
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, err
 	}
@@ -283,6 +293,27 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 		return err
 	}
 	return mgr.Start(ctx)
+}
+
+// setupCronJobs adds the CronJob feature: a Check for every annotated
+// CronJob, and pings from its Jobs (permissions: internal/rbac/cronjobs).
+func setupCronJobs(mgr ctrl.Manager, cfg *rest.Config, opts Options, recorder *ping.Recorder, histories *history.Store) error {
+	if err := (&controller.CronJobReconciler{
+		Client: mgr.GetClient(), Clock: opts.Clock, DefaultTimeZone: opts.CronJobTimeZone,
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the CronJob controller: %w", err)
+	}
+	clientset, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	if err := (&controller.JobReconciler{
+		Client: mgr.GetClient(), Recorder: recorder, History: histories,
+		Pods: mgr.GetAPIReader(), Logs: podLogTail(clientset),
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the Job controller: %w", err)
+	}
+	return nil
 }
 
 // podLogTail reads the last bytes of a container's log (at most

@@ -21,3 +21,12 @@ var Get = sync.OnceValue(func() string {
 	}
 	return ""
 })
+
+// UserAgent is the User-Agent of Vigil's own pings: "vigil/<version>", or
+// "vigil" for a development build.
+func UserAgent() string {
+	if v := Get(); v != "" {
+		return "vigil/" + v
+	}
+	return "vigil"
+}

@@ -87,7 +87,7 @@ var _ = AfterSuite(func() { harness.Stop() })
 // server. beforeStatusPatch, when set, runs before each of its status
 // writes, to interleave another replica's writes deterministically.
 func newRecorder(beforeStatusPatch func()) *ping.Recorder {
-	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	c, err := client.New(harness.ManagerConfig, client.Options{Scheme: env.Scheme})
 	Expect(err).NotTo(HaveOccurred())
 	store := &history.Store{Client: c, Reader: c, Now: time.Now,
 		Limits: func(string) history.Limits { return history.DefaultLimits() }}

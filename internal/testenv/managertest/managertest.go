@@ -26,10 +26,18 @@ import (
 
 // Harness is a running control plane and manager.
 type Harness struct {
-	Env     *envtest.Environment
-	Config  *rest.Config
-	Client  client.Client
-	Manager ctrl.Manager
+	Env *envtest.Environment
+	// Config and Client are a cluster administrator's, for the test's own
+	// objects.
+	Config *rest.Config
+	Client client.Client
+	// ManagerConfig is the manager's: its ServiceAccount, bound to the
+	// roles the install ships.
+	ManagerConfig *rest.Config
+	// Forbidden records what the API server refused the manager; Stop
+	// fails the suite if it refused anything.
+	Forbidden *testenv.Forbidden
+	Manager   ctrl.Manager
 	// BaseURL is the manager's HTTP server, such as http://127.0.0.1:34567.
 	BaseURL string
 
@@ -37,7 +45,9 @@ type Harness struct {
 }
 
 // Start starts envtest and a manager with opts, on a free loopback port
-// unless opts names one, and returns once its HTTP server answers.
+// unless opts names one, and returns once its HTTP server answers. The
+// manager runs as its ServiceAccount under the shipped RBAC, not as an
+// administrator.
 func Start(opts manager.Options) *Harness {
 	h := &Harness{}
 	var err error
@@ -46,6 +56,8 @@ func Start(opts manager.Options) *Harness {
 	h.Config, err = h.Env.Start()
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	h.Client, err = client.New(h.Config, client.Options{Scheme: h.Env.Scheme})
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	h.ManagerConfig, h.Forbidden, err = testenv.AsManager(context.Background(), h.Config)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 
 	if opts.HTTPAddr == "" {
@@ -64,7 +76,7 @@ func Start(opts manager.Options) *Harness {
 	h.BaseURL = opts.BaseURL
 	var ctx context.Context
 	ctx, h.cancel = context.WithCancel(context.Background())
-	h.Manager, err = manager.New(ctx, h.Config, opts)
+	h.Manager, err = manager.New(ctx, h.ManagerConfig, opts)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	go func() {
 		defer ginkgo.GinkgoRecover()
@@ -95,13 +107,17 @@ func (h *Harness) listChecks(key string) (int, error) {
 	return resp.StatusCode, nil
 }
 
-// Stop stops the manager and the control plane.
+// Stop stops the manager and the control plane, and fails if the API
+// server forbade the manager anything.
 func (h *Harness) Stop() {
 	if h == nil {
 		return
 	}
 	if h.cancel != nil {
 		h.cancel()
+	}
+	if h.Forbidden != nil {
+		gomega.Expect(h.Forbidden.Requests()).To(gomega.BeEmpty(), "the manager made calls its RBAC does not allow")
 	}
 	if h.Env != nil {
 		gomega.Expect(h.Env.Stop()).To(gomega.Succeed())

@@ -1,0 +1,26 @@
+// Package cronjobs holds the RBAC markers of the CronJob feature (on unless
+// the manager runs with --cronjobs=false): a Check for every annotated
+// CronJob, and start, success and fail pings from its Jobs. `make
+// manifests` turns them into the ClusterRole cronjobs (vigil-cronjobs once installed)
+// (config/rbac/cronjobs/role.yaml).
+package cronjobs
+
+// CronJobs are watched for the monitoring.vigil.dev/check annotation and
+// their schedule, time zone and suspension.
+// +kubebuilder:rbac:groups=batch,resources=cronjobs,verbs=list;watch
+
+// The Check made for a CronJob is owned by it, so it goes when the CronJob
+// goes. Where the OwnerReferencesPermissionEnforcement admission plugin
+// runs, blockOwnerDeletion on that reference needs update on the CronJob's
+// finalizers.
+// +kubebuilder:rbac:groups=batch,resources=cronjobs/finalizers,verbs=update
+
+// Jobs: their start, completion and failure become pings. The cache keeps
+// only their identity, owner and status (manager.CacheOptions).
+// +kubebuilder:rbac:groups=batch,resources=jobs,verbs=list;watch
+
+// A failed Job's fail ping carries the tail of its failed pod's log: the
+// pods are listed by job-name label, uncached, and one log read, only when
+// a failure is about to be recorded.
+// +kubebuilder:rbac:groups="",resources=pods,verbs=list
+// +kubebuilder:rbac:groups="",resources=pods/log,verbs=get

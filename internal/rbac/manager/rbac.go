@@ -1,0 +1,50 @@
+// Package manager holds the RBAC markers of what every Vigil manager does,
+// one rule per reason. `make manifests` turns them into the ClusterRole
+// manager-role (config/rbac/role.yaml).
+package manager
+
+// Checks: the controllers, the Management API and the ping path read them
+// from the informer cache (list, watch). The API and the ping path re-read
+// one uncached after a write lost a race (get). The API creates checks,
+// changes them (pause, update: merge patches) and deletes them; ping
+// auto-provisioning (?create=1) creates them.
+// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=checks,verbs=get;list;watch;create;patch;delete
+
+// Check status: the check controller, the ping path and the API (pause and
+// resume) patch it; nothing replaces it whole.
+// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=checks/status,verbs=patch
+
+// CheckHistory: each check's ping log, flips and pending deliveries. Read
+// uncached (they are large), created with the check, updated by every ping
+// and flip, deleted when stale; the notifier lists those with pending
+// deliveries when it starts.
+// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=checkhistories,verbs=get;list;create;update;delete
+
+// A history is owned by its check (garbage-collected with it). Where the
+// OwnerReferencesPermissionEnforcement admission plugin runs (OpenShift,
+// hardened clusters), setting blockOwnerDeletion on that reference needs
+// update on the owner's finalizers.
+// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=checks/finalizers,verbs=update
+
+// Channels: read from the cache by the check controller, the API (the
+// channels endpoint) and the notifier; their status shows validation and
+// the last delivery.
+// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=channels,verbs=list;watch
+// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=channels/status,verbs=patch
+
+// Secrets, read only:
+//   - list and watch: the cache holds the project Secrets (label
+//     monitoring.vigil.dev/project=true) with the hashed API keys, the ping
+//     key and the badge key; RBAC cannot select by label, so the selector
+//     is in the cache's options (manager.CacheOptions).
+//   - get: a Channel's credentials (Slack webhook URLs, tokens, SMTP
+//     passwords) are read uncached from the Secret it names in its own
+//     namespace, when it is validated and when a notification is sent.
+//
+// The manager never creates or changes a Secret here: API keys are written
+// by `vigil keys` with the user's own credentials.
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+
+// Events: CheckDown, CheckUp, DeliveryFailed and validation problems, on
+// the object concerned, for `kubectl describe`.
+// +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

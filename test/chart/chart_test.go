@@ -1,0 +1,1072 @@
+// Package chart_test renders charts/vigil with the project's helm (and
+// config/default with its kustomize) and checks what an install would get:
+// the restricted Pod Security Standard, RBAC identical to the generated
+// roles, manager flags that exist, and each value doing what it says.
+//
+// `make test` builds helm and kustomize from Go modules and passes them in
+// $HELM and $KUSTOMIZE; run alone, the tests use the newest bin/tools/*.
+package chart_test
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	networkingv1 "k8s.io/api/networking/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	psapi "k8s.io/pod-security-admission/api"
+	"k8s.io/pod-security-admission/policy"
+	"sigs.k8s.io/yaml"
+
+	"github.com/vigil-operator/vigil/internal/cli"
+	"github.com/vigil-operator/vigil/internal/devenv"
+	"github.com/vigil-operator/vigil/internal/testenv"
+)
+
+const (
+	chartDir  = "charts/vigil"
+	release   = "vigil"
+	namespace = "vigil-system"
+	// allFeatures turns every optional feature of the chart on.
+	allFeatures = "testdata/all-features.yaml"
+)
+
+// objects is a rendered install.
+type objects []unstructured.Unstructured
+
+func helmTemplate(t *testing.T, args ...string) objects {
+	t.Helper()
+	return helmTemplateAs(t, release, args...)
+}
+
+func helmTemplateAs(t *testing.T, name string, args ...string) objects {
+	t.Helper()
+	objs, err := testenv.HelmTemplate(t.Context(), chartDir, name, namespace, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+func kustomizeDefault(t *testing.T) objects {
+	t.Helper()
+	objs, err := testenv.KustomizeBuild(t.Context(), "config/default")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return objs
+}
+
+// get returns the object of kind and name (in any namespace), or nil.
+func (o objects) get(kind, name string) *unstructured.Unstructured {
+	for i := range o {
+		if o[i].GetKind() == kind && o[i].GetName() == name {
+			return &o[i]
+		}
+	}
+	return nil
+}
+
+func (o objects) ofKind(kind string) objects {
+	var out objects
+	for _, u := range o {
+		if u.GetKind() == kind {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+func (o objects) must(t *testing.T, kind, name string) *unstructured.Unstructured {
+	t.Helper()
+	u := o.get(kind, name)
+	if u == nil {
+		t.Fatalf("no %s %s among %s", kind, name, o)
+	}
+	return u
+}
+
+func (o objects) String() string {
+	var s []string
+	for _, u := range o {
+		id := u.GetKind() + " " + u.GetName()
+		if u.GetNamespace() != "" {
+			id += " (" + u.GetNamespace() + ")"
+		}
+		s = append(s, id)
+	}
+	return "[" + strings.Join(s, ", ") + "]"
+}
+
+func convert[T any](t *testing.T, u *unstructured.Unstructured) *T {
+	t.Helper()
+	out := new(T)
+	if err := runtime.DefaultUnstructuredConverter.FromUnstructuredWithValidation(u.Object, out, true); err != nil {
+		t.Fatalf("%s %s: %v", u.GetKind(), u.GetName(), err)
+	}
+	return out
+}
+
+// deployment returns the manager's Deployment, which both installs name
+// vigil-manager.
+func (o objects) deployment(t *testing.T) *appsv1.Deployment {
+	t.Helper()
+	deps := o.ofKind("Deployment")
+	if len(deps) != 1 {
+		t.Fatalf("want one Deployment, got %s", deps)
+	}
+	return convert[appsv1.Deployment](t, &deps[0])
+}
+
+func manager(t *testing.T, d *appsv1.Deployment) corev1.Container {
+	t.Helper()
+	for _, c := range d.Spec.Template.Spec.Containers {
+		if c.Name == "manager" {
+			return c
+		}
+	}
+	t.Fatalf("Deployment %s has no container named manager", d.Name)
+	return corev1.Container{}
+}
+
+func args(t *testing.T, o objects) []string {
+	t.Helper()
+	return manager(t, o.deployment(t)).Args
+}
+
+// flag returns the value of --name=value in args, and whether it is there.
+func flag(args []string, name string) (string, bool) {
+	for _, a := range args {
+		if v, ok := strings.CutPrefix(a, "--"+name+"="); ok {
+			return v, true
+		}
+		if a == "--"+name {
+			return "true", true
+		}
+	}
+	return "", false
+}
+
+func wantFlag(t *testing.T, args []string, name, want string) {
+	t.Helper()
+	got, ok := flag(args, name)
+	switch {
+	case !ok:
+		t.Errorf("no --%s in %q", name, args)
+	case got != want:
+		t.Errorf("--%s=%s, want %s", name, got, want)
+	}
+}
+
+func noFlag(t *testing.T, args []string, name string) {
+	t.Helper()
+	if v, ok := flag(args, name); ok {
+		t.Errorf("--%s=%s is set, want it absent: %q", name, v, args)
+	}
+}
+
+func TestDefaultValues(t *testing.T) {
+	objs := helmTemplate(t)
+	for _, want := range []struct{ kind, name string }{
+		{"ServiceAccount", "vigil-manager"},
+		{"ClusterRole", "vigil-manager-role"},
+		{"ClusterRole", "vigil-cronjobs"},
+		{"ClusterRole", "vigil-ping-url-secrets"},
+		{"ClusterRole", "vigil-metrics-auth-role"},
+		{"ClusterRole", "vigil-metrics-reader"},
+		{"ClusterRole", "vigil-check-editor-role"},
+		{"ClusterRole", "vigil-check-viewer-role"},
+		{"ClusterRoleBinding", "vigil-manager-rolebinding"},
+		{"ClusterRoleBinding", "vigil-cronjobs-rolebinding"},
+		{"ClusterRoleBinding", "vigil-metrics-auth-rolebinding"},
+		{"Role", "vigil-leader-election-role"},
+		{"RoleBinding", "vigil-leader-election-rolebinding"},
+		{"Deployment", "vigil-manager"},
+		{"Service", "vigil"},
+		{"Service", "vigil-metrics"},
+	} {
+		objs.must(t, want.kind, want.name)
+	}
+	for _, kind := range []string{"Ingress", "ServiceMonitor", "PrometheusRule", "NetworkPolicy", "PodDisruptionBudget", "Namespace", "CustomResourceDefinition"} {
+		if got := objs.ofKind(kind); len(got) > 0 {
+			t.Errorf("default values render %s", got)
+		}
+	}
+	// Namespaced objects land in the release namespace.
+	for _, u := range objs {
+		if ns := u.GetNamespace(); ns != "" && ns != namespace {
+			t.Errorf("%s %s is in namespace %s, want %s", u.GetKind(), u.GetName(), ns, namespace)
+		}
+	}
+	// ping-url-secrets is bound by no one.
+	for _, kind := range []string{"RoleBinding", "ClusterRoleBinding"} {
+		for _, u := range objs.ofKind(kind) {
+			if b := convert[rbacv1.RoleBinding](t, &u); b.RoleRef.Name == "vigil-ping-url-secrets" {
+				t.Errorf("%s %s binds vigil-ping-url-secrets", kind, u.GetName())
+			}
+		}
+	}
+
+	d := objs.deployment(t)
+	if d.Spec.Replicas == nil || *d.Spec.Replicas != 2 {
+		t.Errorf("replicas %v, want 2", d.Spec.Replicas)
+	}
+	c := manager(t, d)
+	chart := readChart(t)
+	if want := "ghcr.io/vigil-operator/vigil:" + chart.AppVersion; c.Image != want {
+		t.Errorf("image %s, want %s", c.Image, want)
+	}
+	if len(c.Args) == 0 || c.Args[0] != "manager" {
+		t.Errorf("args %q do not start with the manager command", c.Args)
+	}
+	wantFlag(t, c.Args, "base-url", "http://vigil.vigil-system.svc")
+	wantFlag(t, c.Args, "leader-elect", "true")
+	wantFlag(t, c.Args, "check-limit", "20")
+	wantFlag(t, c.Args, "ping-log-limit", "100")
+	wantFlag(t, c.Args, "ping-body-limit", "100000")
+	wantFlag(t, c.Args, "notify-max-attempts", "10")
+	wantFlag(t, c.Args, "cronjob-time-zone", "UTC")
+	wantFlag(t, c.Args, "zap-log-level", "info")
+	for _, name := range []string{"namespaces", "cronjobs", "trusted-proxies", "smtp-bind-address", "smtp-domain", "heartbeat-url", "heartbeat-interval"} {
+		noFlag(t, c.Args, name)
+	}
+	if d.Spec.Template.Spec.ServiceAccountName != "vigil-manager" {
+		t.Errorf("serviceAccountName %q", d.Spec.Template.Spec.ServiceAccountName)
+	}
+	// The http Service is what the default base URL names.
+	svc := convert[corev1.Service](t, objs.must(t, "Service", "vigil"))
+	if len(svc.Spec.Ports) != 1 || svc.Spec.Ports[0].Port != 80 || svc.Spec.Ports[0].TargetPort.StrVal != "http" {
+		t.Errorf("Service vigil ports %+v, want 80 -> http", svc.Spec.Ports)
+	}
+	for _, s := range []*corev1.Service{svc, convert[corev1.Service](t, objs.must(t, "Service", "vigil-metrics"))} {
+		if !selects(s.Spec.Selector, d.Spec.Template.Labels) {
+			t.Errorf("Service %s selector %v does not select the manager's pods %v", s.Name, s.Spec.Selector, d.Spec.Template.Labels)
+		}
+	}
+}
+
+type chartMeta struct {
+	APIVersion string `json:"apiVersion"`
+	Name       string `json:"name"`
+	Version    string `json:"version"`
+	AppVersion string `json:"appVersion"`
+}
+
+func readChart(t *testing.T) chartMeta {
+	t.Helper()
+	var c chartMeta
+	if err := yaml.Unmarshal(readRepoFile(t, chartDir+"/Chart.yaml"), &c); err != nil {
+		t.Fatal(err)
+	}
+	if c.APIVersion != "v2" || c.Name != "vigil" || c.AppVersion == "" {
+		t.Fatalf("Chart.yaml: %+v", c)
+	}
+	return c
+}
+
+func readRepoFile(t *testing.T, path string) []byte {
+	t.Helper()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(root, path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func selects(selector, labels map[string]string) bool {
+	if len(selector) == 0 {
+		return false
+	}
+	for k, v := range selector {
+		if labels[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
+func TestHelmLint(t *testing.T) {
+	helm, err := testenv.Tool("helm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, extra := range map[string][]string{
+		"default":      nil,
+		"all features": {"--values", allFeatures},
+	} {
+		t.Run(name, func(t *testing.T) {
+			argv := append([]string{"lint", "--strict", filepath.Join(root, chartDir)}, extra...)
+			out, err := exec.CommandContext(t.Context(), helm, argv...).CombinedOutput()
+			if err != nil {
+				t.Fatalf("helm %s: %v\n%s", strings.Join(argv, " "), err, out)
+			}
+		})
+	}
+}
+
+// TestCRDsAreGenerated: the chart's crds/ are what `make manifests` copies
+// from config/crd/bases.
+func TestCRDsAreGenerated(t *testing.T) {
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bases, err := filepath.Glob(filepath.Join(root, "config/crd/bases/*.yaml"))
+	if err != nil || len(bases) == 0 {
+		t.Fatalf("no CRDs in config/crd/bases: %v", err)
+	}
+	chartCRDs, _ := filepath.Glob(filepath.Join(root, chartDir, "crds/*.yaml"))
+	if len(chartCRDs) != len(bases) {
+		t.Errorf("%s/crds has %d files, config/crd/bases %d: run make manifests", chartDir, len(chartCRDs), len(bases))
+	}
+	for _, base := range bases {
+		want, _ := os.ReadFile(base)
+		got, err := os.ReadFile(filepath.Join(root, chartDir, "crds", filepath.Base(base)))
+		if err != nil || string(got) != string(want) {
+			t.Errorf("%s/crds/%s differs from config/crd/bases: run make manifests", chartDir, filepath.Base(base))
+		}
+	}
+}
+
+// TestPodSecurityRestricted evaluates the manager's pod, from the chart and
+// from config/default, with the Pod Security Admission library at level
+// restricted, latest version: what a namespace labelled
+// pod-security.kubernetes.io/enforce=restricted admits.
+func TestPodSecurityRestricted(t *testing.T) {
+	evaluator, err := policy.NewEvaluator(policy.DefaultChecks(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	restricted := psapi.LevelVersion{Level: psapi.LevelRestricted, Version: psapi.LatestVersion()}
+	evaluate := func(d *appsv1.Deployment) policy.AggregateCheckResult {
+		return policy.AggregateCheckResults(evaluator.EvaluatePod(restricted, &d.Spec.Template.ObjectMeta, &d.Spec.Template.Spec))
+	}
+
+	for _, tc := range []struct {
+		name   string
+		render func(t *testing.T) objects
+	}{
+		{"chart default", func(t *testing.T) objects { return helmTemplate(t) }},
+		{"chart all features", func(t *testing.T) objects { return helmTemplate(t, "--values", allFeatures) }},
+		{"kustomize config/default", kustomizeDefault},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := tc.render(t)
+			d := objs.deployment(t)
+			if res := evaluate(d); !res.Allowed {
+				t.Fatalf("the manager's pod violates the restricted Pod Security Standard: %s", res.ForbiddenDetail())
+			}
+			spec := d.Spec.Template.Spec
+			if spec.AutomountServiceAccountToken != nil && !*spec.AutomountServiceAccountToken {
+				t.Error("automountServiceAccountToken is false; the manager needs its token")
+			}
+			c := manager(t, d)
+			if c.SecurityContext == nil || c.SecurityContext.ReadOnlyRootFilesystem == nil || !*c.SecurityContext.ReadOnlyRootFilesystem {
+				t.Error("the manager's root filesystem is not read-only")
+			}
+			if !strings.HasPrefix(tc.name, "chart") {
+				return
+			}
+			if sa := convert[corev1.ServiceAccount](t, objs.must(t, "ServiceAccount", "vigil-manager")); sa.AutomountServiceAccountToken != nil && !*sa.AutomountServiceAccountToken {
+				t.Error("ServiceAccount vigil-manager does not mount its token")
+			}
+			psc := spec.SecurityContext
+			if psc == nil || psc.RunAsUser == nil || *psc.RunAsUser != 65532 || psc.RunAsGroup == nil || *psc.RunAsGroup != 65532 {
+				t.Errorf("pod securityContext %+v, want runAsUser and runAsGroup 65532", psc)
+			}
+		})
+	}
+
+	// The evaluation is not vacuous: the chart's pod without each of its
+	// securityContext settings is refused.
+	for _, tc := range []struct {
+		set    string
+		reason string
+	}{
+		{"securityContext.allowPrivilegeEscalation=null", "allowPrivilegeEscalation != false"},
+		{"securityContext.capabilities=null", "unrestricted capabilities"},
+		{"podSecurityContext.seccompProfile=null", "seccompProfile"},
+		{"podSecurityContext.runAsNonRoot=null,securityContext.runAsNonRoot=null", "runAsNonRoot != true"},
+		{"podSecurityContext.runAsUser=0", "runAsUser=0"},
+	} {
+		t.Run("without "+tc.set, func(t *testing.T) {
+			res := evaluate(helmTemplate(t, "--set", tc.set).deployment(t))
+			if res.Allowed || !strings.Contains(res.ForbiddenDetail(), tc.reason) {
+				t.Errorf("--set %s: allowed=%v %q, want refused for %q", tc.set, res.Allowed, res.ForbiddenDetail(), tc.reason)
+			}
+		})
+	}
+}
+
+// normalize makes rules comparable regardless of order.
+func normalize(rules []rbacv1.PolicyRule) []string {
+	sorted := func(s []string) []string {
+		s = slices.Clone(s)
+		slices.Sort(s)
+		return s
+	}
+	out := make([]string, 0, len(rules))
+	for _, r := range rules {
+		out = append(out, fmt.Sprintf("apiGroups=%q resources=%q resourceNames=%q nonResourceURLs=%q verbs=%q",
+			sorted(r.APIGroups), sorted(r.Resources), sorted(r.ResourceNames), sorted(r.NonResourceURLs), sorted(r.Verbs)))
+	}
+	slices.Sort(out)
+	return out
+}
+
+func rulesEqual(t *testing.T, what string, got, want []rbacv1.PolicyRule) {
+	t.Helper()
+	g, w := normalize(got), normalize(want)
+	if slices.Equal(g, w) {
+		return
+	}
+	var diff []string
+	for _, r := range w {
+		if !slices.Contains(g, r) {
+			diff = append(diff, "missing: "+r)
+		}
+	}
+	for _, r := range g {
+		if !slices.Contains(w, r) {
+			diff = append(diff, "extra:   "+r)
+		}
+	}
+	if len(diff) == 0 { // the same rules, some of them repeated
+		diff = append(diff, fmt.Sprintf("%d rules, want %d", len(g), len(w)))
+	}
+	t.Errorf("%s: rules differ\n%s", what, strings.Join(diff, "\n"))
+}
+
+// TestRBACMatchesGeneratedRoles: the chart's roles have exactly the rules
+// `make manifests` generates from the markers in internal/rbac.
+func TestRBACMatchesGeneratedRoles(t *testing.T) {
+	objs := helmTemplate(t)
+	for file, name := range map[string]string{
+		"config/rbac/role.yaml":                "vigil-manager-role",
+		"config/rbac/cronjobs/role.yaml":       "vigil-cronjobs",
+		"config/rbac/pingurlsecrets/role.yaml": "vigil-ping-url-secrets",
+	} {
+		t.Run(name, func(t *testing.T) {
+			generated, err := devenv.DecodeObjects(readRepoFile(t, file))
+			if err != nil || len(generated) != 1 || generated[0].GetKind() != "ClusterRole" {
+				t.Fatalf("%s: want one ClusterRole, got %d objects (%v)", file, len(generated), err)
+			}
+			want := convert[rbacv1.ClusterRole](t, &generated[0])
+			got := convert[rbacv1.ClusterRole](t, objs.must(t, "ClusterRole", name))
+			rulesEqual(t, name+" vs "+file, got.Rules, want.Rules)
+		})
+	}
+}
+
+// TestRBACMatchesKustomize: with default values the chart has the roles and
+// bindings of config/default, by name, with the same rules, aggregation
+// labels, role references and subjects.
+func TestRBACMatchesKustomize(t *testing.T) {
+	chart, kust := helmTemplate(t), kustomizeDefault(t)
+	rbacKinds := []string{"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding", "ServiceAccount"}
+	ids := func(o objects) []string {
+		var s []string
+		for _, u := range o {
+			if slices.Contains(rbacKinds, u.GetKind()) {
+				s = append(s, u.GetKind()+" "+u.GetNamespace()+"/"+u.GetName())
+			}
+		}
+		slices.Sort(s)
+		return s
+	}
+	if g, w := ids(chart), ids(kust); !slices.Equal(g, w) {
+		t.Errorf("RBAC objects differ\nchart:     %q\nkustomize: %q", g, w)
+	}
+	for _, k := range kust {
+		c := chart.get(k.GetKind(), k.GetName())
+		if c == nil {
+			continue // reported above
+		}
+		switch k.GetKind() {
+		case "Role", "ClusterRole":
+			want, got := convert[rbacv1.ClusterRole](t, &k), convert[rbacv1.ClusterRole](t, c)
+			rulesEqual(t, k.GetKind()+" "+k.GetName(), got.Rules, want.Rules)
+			for l, v := range want.Labels {
+				if strings.HasPrefix(l, "rbac.authorization.k8s.io/") && got.Labels[l] != v {
+					t.Errorf("%s %s: label %s=%q, want %q", k.GetKind(), k.GetName(), l, got.Labels[l], v)
+				}
+			}
+		case "RoleBinding", "ClusterRoleBinding":
+			want, got := convert[rbacv1.RoleBinding](t, &k), convert[rbacv1.RoleBinding](t, c)
+			if got.RoleRef != want.RoleRef {
+				t.Errorf("%s %s: roleRef %+v, want %+v", k.GetKind(), k.GetName(), got.RoleRef, want.RoleRef)
+			}
+			if !slices.Equal(got.Subjects, want.Subjects) {
+				t.Errorf("%s %s: subjects %+v, want %+v", k.GetKind(), k.GetName(), got.Subjects, want.Subjects)
+			}
+		}
+	}
+}
+
+// managerFlags are the flags `vigil manager` accepts, read from its help.
+var managerFlags = sync.OnceValues(func() (map[string]bool, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan []byte)
+	go func() {
+		b, _ := io.ReadAll(r)
+		out <- b
+	}()
+	stdout := os.Stdout
+	os.Stdout = w
+	code := cli.Main([]string{"manager", "--help"})
+	os.Stdout = stdout
+	w.Close()
+	help := <-out
+	if code != 0 {
+		return nil, fmt.Errorf("vigil manager --help: exit code %d\n%s", code, help)
+	}
+	flags := map[string]bool{}
+	for _, m := range regexp.MustCompile(`(?m)^\s+(?:-[A-Za-z], )?--([a-z0-9][a-z0-9-]*)`).FindAllSubmatch(help, -1) {
+		flags[string(m[1])] = true
+	}
+	if !flags["base-url"] || !flags["zap-log-level"] {
+		return nil, fmt.Errorf("no --base-url or --zap-log-level in vigil manager --help:\n%s", help)
+	}
+	return flags, nil
+})
+
+// TestArgsAreManagerFlags: every argument the Deployments pass is a flag
+// `vigil manager` has, so the manager does not refuse to start.
+func TestArgsAreManagerFlags(t *testing.T) {
+	flags, err := managerFlags()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		render func(t *testing.T) objects
+	}{
+		{"chart default", func(t *testing.T) objects { return helmTemplate(t) }},
+		{"chart all features", func(t *testing.T) objects { return helmTemplate(t, "--values", allFeatures) }},
+		{"chart cronJobs disabled", func(t *testing.T) objects { return helmTemplate(t, "--set", "cronJobs.enabled=false") }},
+		{"chart heartbeat from a Secret", func(t *testing.T) objects {
+			return helmTemplate(t, "--set", "heartbeat.existingSecret=hb,heartbeat.interval=2m")
+		}},
+		{"kustomize config/default", kustomizeDefault},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := args(t, tc.render(t))
+			if len(args) == 0 || args[0] != "manager" {
+				t.Fatalf("args %q do not start with the manager command", args)
+			}
+			for _, a := range args[1:] {
+				name, ok := strings.CutPrefix(a, "--")
+				name, _, _ = strings.Cut(name, "=")
+				if !ok || !flags[name] {
+					t.Errorf("argument %q is not a flag of vigil manager", a)
+				}
+			}
+		})
+	}
+}
+
+// TestPortsAndProbes: the container ports are the addresses the manager
+// binds, the probes hit /healthz and /readyz on the probes port, and
+// POD_NAMESPACE comes from the downward API, in both installs.
+func TestPortsAndProbes(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		render func(t *testing.T) objects
+	}{
+		{"chart", func(t *testing.T) objects { return helmTemplate(t) }},
+		{"kustomize config/default", kustomizeDefault},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := manager(t, tc.render(t).deployment(t))
+			ports := map[string]int32{}
+			for _, p := range c.Ports {
+				ports[p.Name] = p.ContainerPort
+			}
+			for port, bind := range map[string]string{"http": "http-bind-address", "metrics": "metrics-bind-address", "probes": "health-probe-bind-address"} {
+				wantFlag(t, c.Args, bind, fmt.Sprintf(":%d", ports[port]))
+			}
+			if ports["http"] != 8000 || ports["metrics"] != 8443 || ports["probes"] != 8081 {
+				t.Errorf("ports %v, want http 8000, metrics 8443, probes 8081", ports)
+			}
+			for _, p := range []struct {
+				kind  string
+				probe *corev1.Probe
+				path  string
+			}{{"liveness", c.LivenessProbe, "/healthz"}, {"readiness", c.ReadinessProbe, "/readyz"}} {
+				if p.probe == nil || p.probe.HTTPGet == nil {
+					t.Errorf("no HTTP %s probe", p.kind)
+					continue
+				}
+				if g := p.probe.HTTPGet; g.Path != p.path || g.Port.String() != "probes" {
+					t.Errorf("%s probe %s on port %s, want %s on probes", p.kind, g.Path, g.Port.String(), p.path)
+				}
+			}
+			var podNS *corev1.EnvVar
+			for i := range c.Env {
+				if c.Env[i].Name == "POD_NAMESPACE" {
+					podNS = &c.Env[i]
+				}
+			}
+			if podNS == nil || podNS.ValueFrom == nil || podNS.ValueFrom.FieldRef == nil || podNS.ValueFrom.FieldRef.FieldPath != "metadata.namespace" {
+				t.Errorf("POD_NAMESPACE %+v, want metadata.namespace from the downward API", podNS)
+			}
+		})
+	}
+}
+
+// bindingsTo returns the bindings of kind whose roleRef is the ClusterRole
+// role, by namespace ("" for a ClusterRoleBinding).
+func bindingsTo(t *testing.T, objs objects, kind, role string) map[string]*rbacv1.RoleBinding {
+	t.Helper()
+	out := map[string]*rbacv1.RoleBinding{}
+	for _, u := range objs.ofKind(kind) {
+		b := convert[rbacv1.RoleBinding](t, &u)
+		if b.RoleRef.Kind == "ClusterRole" && b.RoleRef.Name == role {
+			out[b.Namespace] = b
+		}
+	}
+	return out
+}
+
+var managerSubject = []rbacv1.Subject{{Kind: "ServiceAccount", Name: "vigil-manager", Namespace: namespace}}
+
+func TestWatchNamespaces(t *testing.T) {
+	t.Run("all by default", func(t *testing.T) {
+		objs := helmTemplate(t)
+		noFlag(t, args(t, objs), "namespaces")
+		for _, role := range []string{"vigil-manager-role", "vigil-cronjobs"} {
+			if crb := bindingsTo(t, objs, "ClusterRoleBinding", role); len(crb) != 1 || !slices.Equal(crb[""].Subjects, managerSubject) {
+				t.Errorf("%s: ClusterRoleBindings %v, want one to the manager", role, crb)
+			}
+			if rb := bindingsTo(t, objs, "RoleBinding", role); len(rb) != 0 {
+				t.Errorf("%s: RoleBindings in %v", role, keys(rb))
+			}
+		}
+	})
+	t.Run("a and b", func(t *testing.T) {
+		objs := helmTemplate(t, "--set", "watchNamespaces={a,b}")
+		wantFlag(t, args(t, objs), "namespaces", "a,b")
+		for _, role := range []string{"vigil-manager-role", "vigil-cronjobs"} {
+			if crb := bindingsTo(t, objs, "ClusterRoleBinding", role); len(crb) != 0 {
+				t.Errorf("%s: a ClusterRoleBinding with watchNamespaces set", role)
+			}
+			rb := bindingsTo(t, objs, "RoleBinding", role)
+			if got := keys(rb); !slices.Equal(got, []string{"a", "b"}) {
+				t.Errorf("%s: RoleBindings in %v, want a and b", role, got)
+			}
+			for ns, b := range rb {
+				if !slices.Equal(b.Subjects, managerSubject) {
+					t.Errorf("%s: RoleBinding in %s has subjects %+v", role, ns, b.Subjects)
+				}
+			}
+		}
+		// Leader election and metrics authentication are unaffected.
+		objs.must(t, "RoleBinding", "vigil-leader-election-rolebinding")
+		if len(bindingsTo(t, objs, "ClusterRoleBinding", "vigil-metrics-auth-role")) != 1 {
+			t.Error("no ClusterRoleBinding for vigil-metrics-auth-role")
+		}
+	})
+}
+
+func keys[V any](m map[string]V) []string {
+	var k []string
+	for s := range m {
+		k = append(k, s)
+	}
+	slices.Sort(k)
+	return k
+}
+
+func TestCronJobsDisabled(t *testing.T) {
+	objs := helmTemplate(t, "--set", "cronJobs.enabled=false")
+	if objs.get("ClusterRole", "vigil-cronjobs") != nil {
+		t.Error("ClusterRole vigil-cronjobs rendered with cronJobs.enabled=false")
+	}
+	for _, kind := range []string{"ClusterRoleBinding", "RoleBinding"} {
+		if b := bindingsTo(t, objs, kind, "vigil-cronjobs"); len(b) != 0 {
+			t.Errorf("%s to vigil-cronjobs rendered with cronJobs.enabled=false", kind)
+		}
+	}
+	a := args(t, objs)
+	wantFlag(t, a, "cronjobs", "false")
+	noFlag(t, a, "cronjob-time-zone")
+	// With watchNamespaces too, no RoleBinding to the cronjobs role.
+	if b := bindingsTo(t, helmTemplate(t, "--set", "cronJobs.enabled=false,watchNamespaces={a}"), "RoleBinding", "vigil-cronjobs"); len(b) != 0 {
+		t.Errorf("RoleBindings to vigil-cronjobs in %v with cronJobs.enabled=false", keys(b))
+	}
+}
+
+func TestManagerSettings(t *testing.T) {
+	a := args(t, helmTemplate(t, "--set", strings.Join([]string{
+		"baseURL=https://hc.example.com/",
+		"checkLimit=500",
+		"pingLogLimit=1000",
+		"pingBodyLimit=2000000",
+		"trustedProxies={10.0.0.0/8,192.168.0.1}",
+		"notify.maxAttempts=3",
+		"cronJobs.timeZone=Europe/Riga",
+		"logLevel=debug",
+	}, ","), "--set-json", `extraArgs=["--metrics-secure=false"]`))
+	for name, want := range map[string]string{
+		"base-url":            "https://hc.example.com",
+		"check-limit":         "500",
+		"ping-log-limit":      "1000",
+		"ping-body-limit":     "2000000",
+		"trusted-proxies":     "10.0.0.0/8,192.168.0.1",
+		"notify-max-attempts": "3",
+		"cronjob-time-zone":   "Europe/Riga",
+		"zap-log-level":       "debug",
+		"metrics-secure":      "false",
+	} {
+		wantFlag(t, a, name, want)
+	}
+}
+
+// TestPodValues: image, replicas and scheduling values reach the pod.
+func TestPodValues(t *testing.T) {
+	d := helmTemplate(t, "--values", allFeatures, "--set", "replicaCount=3,image.repository=registry.example.com/vigil,image.tag=v9,image.pullPolicy=Always").deployment(t)
+	spec := d.Spec.Template.Spec
+	c := manager(t, d)
+	if *d.Spec.Replicas != 3 || c.Image != "registry.example.com/vigil:v9" || c.ImagePullPolicy != corev1.PullAlways {
+		t.Errorf("replicas %d image %s pullPolicy %s", *d.Spec.Replicas, c.Image, c.ImagePullPolicy)
+	}
+	if len(spec.ImagePullSecrets) != 1 || spec.ImagePullSecrets[0].Name != "regcred" {
+		t.Errorf("imagePullSecrets %v", spec.ImagePullSecrets)
+	}
+	if d.Spec.Template.Annotations["example.com/a"] != "1" || d.Spec.Template.Labels["team"] != "platform" {
+		t.Errorf("pod annotations %v labels %v", d.Spec.Template.Annotations, d.Spec.Template.Labels)
+	}
+	if !selects(d.Spec.Selector.MatchLabels, d.Spec.Template.Labels) {
+		t.Errorf("selector %v does not select the pod labels %v", d.Spec.Selector.MatchLabels, d.Spec.Template.Labels)
+	}
+	if spec.NodeSelector["kubernetes.io/os"] != "linux" || len(spec.Tolerations) != 1 || spec.Affinity == nil || spec.Affinity.PodAntiAffinity == nil ||
+		spec.PriorityClassName != "system-cluster-critical" {
+		t.Errorf("scheduling: nodeSelector %v tolerations %v affinity %v priorityClassName %q", spec.NodeSelector, spec.Tolerations, spec.Affinity, spec.PriorityClassName)
+	}
+	if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool { return e.Name == "GOMEMLIMIT" && e.Value == "400MiB" }) {
+		t.Errorf("extraEnv missing from %v", c.Env)
+	}
+}
+
+// TestNames: release "vigil" names objects as the kustomize install does;
+// another release name prefixes them, the usual Helm convention.
+func TestNames(t *testing.T) {
+	for _, tc := range []struct {
+		release string
+		args    []string
+		prefix  string
+	}{
+		{"vigil", nil, "vigil"},
+		{"prod", nil, "prod-vigil"},
+		{"prod", []string{"--set", "fullnameOverride=monitor"}, "monitor"},
+	} {
+		t.Run(tc.prefix, func(t *testing.T) {
+			objs := helmTemplateAs(t, tc.release, tc.args...)
+			objs.must(t, "Deployment", tc.prefix+"-manager")
+			objs.must(t, "ServiceAccount", tc.prefix+"-manager")
+			objs.must(t, "ClusterRole", tc.prefix+"-manager-role")
+			objs.must(t, "ClusterRole", tc.prefix+"-cronjobs")
+			objs.must(t, "ClusterRole", tc.prefix+"-ping-url-secrets")
+			objs.must(t, "Service", tc.prefix)
+			wantFlag(t, args(t, objs), "base-url", "http://"+tc.prefix+".vigil-system.svc")
+		})
+	}
+	wantFlag(t, args(t, helmTemplate(t, "--set", "service.port=8080")), "base-url", "http://vigil.vigil-system.svc:8080")
+}
+
+func TestHeartbeat(t *testing.T) {
+	env := func(c corev1.Container) *corev1.EnvVar {
+		for i := range c.Env {
+			if c.Env[i].Name == "VIGIL_HEARTBEAT_URL" {
+				return &c.Env[i]
+			}
+		}
+		return nil
+	}
+	t.Run("url", func(t *testing.T) {
+		c := manager(t, helmTemplate(t, "--set", "heartbeat.url=https://hc-ping.com/abc,heartbeat.interval=30s").deployment(t))
+		wantFlag(t, c.Args, "heartbeat-url", "https://hc-ping.com/abc")
+		wantFlag(t, c.Args, "heartbeat-interval", "30s")
+		if e := env(c); e != nil {
+			t.Errorf("VIGIL_HEARTBEAT_URL set with heartbeat.url: %+v", e)
+		}
+	})
+	t.Run("existing Secret", func(t *testing.T) {
+		c := manager(t, helmTemplate(t, "--set", "heartbeat.existingSecret=vigil-heartbeat,heartbeat.secretKey=ping-url").deployment(t))
+		noFlag(t, c.Args, "heartbeat-url")
+		e := env(c)
+		if e == nil || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil ||
+			e.ValueFrom.SecretKeyRef.Name != "vigil-heartbeat" || e.ValueFrom.SecretKeyRef.Key != "ping-url" {
+			t.Errorf("VIGIL_HEARTBEAT_URL %+v, want from Secret vigil-heartbeat key ping-url", e)
+		}
+	})
+	t.Run("off", func(t *testing.T) {
+		c := manager(t, helmTemplate(t, "--set", "heartbeat.interval=30s").deployment(t))
+		noFlag(t, c.Args, "heartbeat-url")
+		noFlag(t, c.Args, "heartbeat-interval")
+		if e := env(c); e != nil {
+			t.Errorf("VIGIL_HEARTBEAT_URL set without a heartbeat: %+v", e)
+		}
+	})
+}
+
+// TestOptionalObjects: each optional feature renders its objects when on,
+// and none when off.
+func TestOptionalObjects(t *testing.T) {
+	for _, tc := range []struct {
+		feature string
+		on, off []string
+		kind    string
+	}{
+		{"ingress", []string{"--set", "ingress.enabled=true"}, nil, "Ingress"},
+		{"serviceMonitor", []string{"--set", "serviceMonitor.enabled=true"}, nil, "ServiceMonitor"},
+		{"prometheusRule", []string{"--set", "prometheusRule.enabled=true"}, nil, "PrometheusRule"},
+		{"networkPolicy", []string{"--set", "networkPolicy.enabled=true"}, nil, "NetworkPolicy"},
+		{"podDisruptionBudget", []string{"--set", "podDisruptionBudget.enabled=true"}, []string{"--set", "podDisruptionBudget.enabled=true,replicaCount=1"}, "PodDisruptionBudget"},
+	} {
+		t.Run(tc.feature, func(t *testing.T) {
+			if got := helmTemplate(t, tc.on...).ofKind(tc.kind); len(got) != 1 {
+				t.Errorf("%v: want one %s, got %s", tc.on, tc.kind, got)
+			}
+			if got := helmTemplate(t, tc.off...).ofKind(tc.kind); len(got) != 0 {
+				t.Errorf("%v: want no %s, got %s", tc.off, tc.kind, got)
+			}
+		})
+	}
+}
+
+func TestIngress(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		args    []string
+		baseURL string
+	}{
+		{"http", []string{"--set", "ingress.enabled=true,ingress.className=nginx"}, "http://vigil.example.com"},
+		{"tls", []string{"--set", "ingress.enabled=true,ingress.className=nginx", "--set-json", `ingress.tls=[{"secretName":"vigil-tls","hosts":["vigil.example.com"]}]`}, "https://vigil.example.com"},
+		{"baseURL wins", []string{"--set", "ingress.enabled=true,baseURL=https://other.example.com"}, "https://other.example.com"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := helmTemplate(t, tc.args...)
+			wantFlag(t, args(t, objs), "base-url", tc.baseURL)
+			ing := convert[networkingv1.Ingress](t, objs.must(t, "Ingress", "vigil"))
+			if len(ing.Spec.Rules) != 1 || ing.Spec.Rules[0].Host != "vigil.example.com" || ing.Spec.Rules[0].HTTP == nil {
+				t.Fatalf("rules %+v", ing.Spec.Rules)
+			}
+			for _, p := range ing.Spec.Rules[0].HTTP.Paths {
+				if b := p.Backend.Service; b == nil || b.Name != "vigil" || b.Port.Name != "http" {
+					t.Errorf("path %s backend %+v, want Service vigil port http", p.Path, p.Backend)
+				}
+			}
+			if tc.name == "tls" && (len(ing.Spec.TLS) != 1 || ing.Spec.TLS[0].SecretName != "vigil-tls") {
+				t.Errorf("tls %+v", ing.Spec.TLS)
+			}
+		})
+	}
+}
+
+func TestServiceMonitor(t *testing.T) {
+	objs := helmTemplate(t, "--set", "serviceMonitor.enabled=true,serviceMonitor.labels.release=prometheus")
+	sm := objs.must(t, "ServiceMonitor", "vigil-metrics")
+	if sm.GetAPIVersion() != "monitoring.coreos.com/v1" || sm.GetLabels()["release"] != "prometheus" {
+		t.Errorf("apiVersion %s labels %v", sm.GetAPIVersion(), sm.GetLabels())
+	}
+	endpoints, _, _ := unstructured.NestedSlice(sm.Object, "spec", "endpoints")
+	if len(endpoints) != 1 {
+		t.Fatalf("endpoints %v", endpoints)
+	}
+	ep := endpoints[0].(map[string]any)
+	skip, _, _ := unstructured.NestedBool(ep, "tlsConfig", "insecureSkipVerify")
+	if ep["scheme"] != "https" || ep["port"] != "https" || ep["path"] != "/metrics" ||
+		ep["bearerTokenFile"] != "/var/run/secrets/kubernetes.io/serviceaccount/token" || !skip {
+		t.Errorf("endpoint %v", ep)
+	}
+	// It selects the metrics Service, and only it.
+	sel, _, _ := unstructured.NestedStringMap(sm.Object, "spec", "selector", "matchLabels")
+	metrics := convert[corev1.Service](t, objs.must(t, "Service", "vigil-metrics"))
+	if !selects(sel, metrics.Labels) || selects(sel, objs.must(t, "Service", "vigil").GetLabels()) {
+		t.Errorf("selector %v must select Service vigil-metrics %v and not vigil", sel, metrics.Labels)
+	}
+	if !slices.ContainsFunc(metrics.Spec.Ports, func(p corev1.ServicePort) bool { return p.Name == "https" && p.Port == 8443 }) {
+		t.Errorf("Service vigil-metrics ports %+v, want https 8443", metrics.Spec.Ports)
+	}
+}
+
+// TestPrometheusRule checks the alerts' shape. That every series they read
+// is one the manager exports is checked against a live manager's /metrics in
+// test/e2e.
+func TestPrometheusRule(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		job  string
+	}{
+		{"default job", nil, "vigil-metrics"},
+		{"custom job", []string{"--set", "prometheusRule.job=vigil-custom"}, "vigil-custom"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := helmTemplate(t, append([]string{"--set", "prometheusRule.enabled=true"}, tc.args...)...)
+			pr := objs.must(t, "PrometheusRule", "vigil")
+			groups, _, _ := unstructured.NestedSlice(pr.Object, "spec", "groups")
+			alerts := map[string]map[string]any{}
+			for _, g := range groups {
+				rules, _, _ := unstructured.NestedSlice(g.(map[string]any), "rules")
+				for _, r := range rules {
+					r := r.(map[string]any)
+					alerts[r["alert"].(string)] = r
+				}
+			}
+			if got := keys(alerts); !slices.Equal(got, []string{"VigilCheckDown", "VigilDown", "VigilNoLeader"}) {
+				t.Fatalf("alerts %v", got)
+			}
+			down := alerts["VigilDown"]
+			if want := fmt.Sprintf(`absent(up{job=%q, namespace=%q} == 1)`, tc.job, namespace); down["expr"] != want || down["for"] != "5m" {
+				t.Errorf("VigilDown expr %q for %v, want %q for 5m", down["expr"], down["for"], want)
+			}
+			noLeader := alerts["VigilNoLeader"]
+			if want := fmt.Sprintf(`max(leader_election_master_status{job=%q, namespace=%q, name="vigil.monitoring.vigil.dev"}) < 1`, tc.job, namespace); noLeader["expr"] != want {
+				t.Errorf("VigilNoLeader expr %q, want %q", noLeader["expr"], want)
+			}
+			checkDown, _ := alerts["VigilCheckDown"]["expr"].(string)
+			if !strings.Contains(checkDown, `vigil_checks{`) || !strings.Contains(checkDown, `state="down"`) || !strings.Contains(checkDown, fmt.Sprintf("job=%q", tc.job)) {
+				t.Errorf("VigilCheckDown expr %q", checkDown)
+			}
+			for _, a := range alerts {
+				desc, _, _ := unstructured.NestedString(a, "annotations", "description")
+				if strings.Contains(desc, "{{") && !strings.Contains(desc, "$labels") && !strings.Contains(desc, "$value") {
+					t.Errorf("alert %s description %q", a["alert"], desc)
+				}
+			}
+			// The default job is the name Prometheus gives the metrics Service.
+			if tc.job == "vigil-metrics" {
+				objs.must(t, "Service", tc.job)
+			}
+		})
+	}
+}
+
+func TestNetworkPolicy(t *testing.T) {
+	ports := func(r networkingv1.NetworkPolicyIngressRule) []string {
+		var s []string
+		for _, p := range r.Ports {
+			s = append(s, p.Port.String())
+		}
+		return s
+	}
+	rule := func(np *networkingv1.NetworkPolicy, port string) *networkingv1.NetworkPolicyIngressRule {
+		for i, r := range np.Spec.Ingress {
+			if slices.Contains(ports(r), port) {
+				return &np.Spec.Ingress[i]
+			}
+		}
+		return nil
+	}
+	t.Run("default", func(t *testing.T) {
+		objs := helmTemplate(t, "--set", "networkPolicy.enabled=true")
+		np := convert[networkingv1.NetworkPolicy](t, objs.must(t, "NetworkPolicy", "vigil-manager"))
+		if !selects(np.Spec.PodSelector.MatchLabels, objs.deployment(t).Spec.Template.Labels) {
+			t.Errorf("podSelector %v does not select the manager", np.Spec.PodSelector.MatchLabels)
+		}
+		if !slices.Equal(np.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}) {
+			t.Errorf("policyTypes %v: egress must stay open by default", np.Spec.PolicyTypes)
+		}
+		for _, port := range []string{"http", "probes"} {
+			if r := rule(np, port); r == nil || len(r.From) != 0 {
+				t.Errorf("port %s: rule %+v, want open to anywhere", port, r)
+			}
+		}
+		if r := rule(np, "metrics"); r != nil {
+			t.Errorf("metrics open without metricsFrom: %+v", r)
+		}
+	})
+	t.Run("peers and egress", func(t *testing.T) {
+		objs := helmTemplate(t, "--set", "networkPolicy.enabled=true,networkPolicy.egress.restrict=true,smtp.enabled=true",
+			"--set-json", `networkPolicy.httpFrom=[{"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"ingress-nginx"}}}]`,
+			"--set-json", `networkPolicy.metricsFrom=[{"namespaceSelector":{"matchLabels":{"kubernetes.io/metadata.name":"monitoring"}}}]`,
+			"--set-json", `networkPolicy.egress.rules=[{"ports":[{"port":443,"protocol":"TCP"}]}]`)
+		np := convert[networkingv1.NetworkPolicy](t, objs.must(t, "NetworkPolicy", "vigil-manager"))
+		for port, ns := range map[string]string{"http": "ingress-nginx", "smtp": "ingress-nginx", "metrics": "monitoring"} {
+			r := rule(np, port)
+			if r == nil || len(r.From) != 1 || r.From[0].NamespaceSelector == nil || r.From[0].NamespaceSelector.MatchLabels["kubernetes.io/metadata.name"] != ns {
+				t.Errorf("port %s: rule %+v, want from namespace %s", port, r, ns)
+			}
+		}
+		if r := rule(np, "probes"); r == nil || len(r.From) != 0 {
+			t.Errorf("probes: rule %+v, want open to anywhere", r)
+		}
+		if !slices.Contains(np.Spec.PolicyTypes, networkingv1.PolicyTypeEgress) || len(np.Spec.Egress) != 2 {
+			t.Errorf("policyTypes %v egress %+v, want DNS and the given rule", np.Spec.PolicyTypes, np.Spec.Egress)
+		}
+	})
+}
+
+func TestPodDisruptionBudget(t *testing.T) {
+	objs := helmTemplate(t, "--set", "podDisruptionBudget.enabled=true")
+	pdb := objs.must(t, "PodDisruptionBudget", "vigil-manager")
+	min, _, _ := unstructured.NestedFieldNoCopy(pdb.Object, "spec", "minAvailable")
+	sel, _, _ := unstructured.NestedStringMap(pdb.Object, "spec", "selector", "matchLabels")
+	if fmt.Sprint(min) != "1" || !selects(sel, objs.deployment(t).Spec.Template.Labels) {
+		t.Errorf("minAvailable %v selector %v", min, sel)
+	}
+}
+
+func TestSMTP(t *testing.T) {
+	smtpPort := func(objs objects) (*corev1.ContainerPort, *corev1.ServicePort) {
+		var cp *corev1.ContainerPort
+		var sp *corev1.ServicePort
+		c := manager(t, objs.deployment(t))
+		for i := range c.Ports {
+			if c.Ports[i].Name == "smtp" {
+				cp = &c.Ports[i]
+			}
+		}
+		svc := convert[corev1.Service](t, objs.must(t, "Service", "vigil"))
+		for i := range svc.Spec.Ports {
+			if svc.Spec.Ports[i].Name == "smtp" {
+				sp = &svc.Spec.Ports[i]
+			}
+		}
+		return cp, sp
+	}
+	t.Run("on", func(t *testing.T) {
+		objs := helmTemplate(t, "--set", "smtp.enabled=true,smtp.domain=hc.example.com")
+		a := args(t, objs)
+		wantFlag(t, a, "smtp-bind-address", ":2525")
+		wantFlag(t, a, "smtp-domain", "hc.example.com")
+		cp, sp := smtpPort(objs)
+		if cp == nil || cp.ContainerPort != 2525 {
+			t.Errorf("container port %+v, want smtp 2525", cp)
+		}
+		if sp == nil || sp.Port != 25 || sp.TargetPort.String() != "smtp" {
+			t.Errorf("Service port %+v, want smtp 25 -> smtp", sp)
+		}
+	})
+	t.Run("off", func(t *testing.T) {
+		objs := helmTemplate(t)
+		noFlag(t, args(t, objs), "smtp-bind-address")
+		if cp, sp := smtpPort(objs); cp != nil || sp != nil {
+			t.Errorf("smtp ports without smtp.enabled: %+v %+v", cp, sp)
+		}
+	})
+}

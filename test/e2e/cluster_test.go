@@ -1,0 +1,343 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/vigil-operator/vigil/internal/devenv"
+	"github.com/vigil-operator/vigil/internal/scheme"
+	"github.com/vigil-operator/vigil/internal/testenv"
+)
+
+// cluster is a control plane with Vigil installed from rendered manifests
+// and its manager running as a process.
+type cluster struct {
+	env   *envtest.Environment
+	admin *rest.Config
+	// c is a cluster administrator's client, for what users do.
+	c client.Client
+	// adminKubeconfig is for kubectl and `vigil keys`, run as the user.
+	adminKubeconfig string
+	kubectlBin      string
+	dir             string
+
+	// The manager: its workload, process and addresses.
+	workload   *unstructured.Unstructured
+	manager    *managerProcess
+	httpURL    string
+	metricsURL string
+	probeURL   string
+}
+
+// startCluster starts a control plane without Vigil's CRDs, creates
+// namespace unless it is empty (as `helm install --create-namespace` does),
+// applies objs (the rendered install) except the workload, and returns the
+// cluster. The CRDs come from the install, as they would in a cluster.
+func startCluster(namespace string, objs []unstructured.Unstructured) *cluster {
+	cl := &cluster{dir: GinkgoT().TempDir()}
+	var err error
+	cl.env, err = testenv.New()
+	Expect(err).NotTo(HaveOccurred())
+	cl.env.CRDDirectoryPaths, cl.env.ErrorIfCRDPathMissing = nil, false
+	cl.admin, err = cl.env.Start()
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(cl.env.Stop)
+	cl.kubectlBin = filepath.Join(cl.env.BinaryAssetsDirectory, "kubectl")
+	cl.c, err = client.New(cl.admin, client.Options{Scheme: e2eScheme()})
+	Expect(err).NotTo(HaveOccurred())
+	cl.adminKubeconfig = filepath.Join(cl.dir, "admin.kubeconfig")
+	writeKubeconfig(cl.adminKubeconfig, cl.admin)
+
+	ctx := context.Background()
+	if namespace != "" {
+		Expect(cl.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace}})).To(Succeed())
+	}
+	Expect(devenv.Apply(ctx, cl.c, objs, devenv.IsWorkload)).To(Succeed())
+	var workloads int
+	for i := range objs {
+		if devenv.IsWorkload(&objs[i]) {
+			cl.workload = &objs[i]
+			workloads++
+		}
+	}
+	Expect(workloads).To(Equal(1), "the install runs the manager in one workload")
+	// Wait until the API server serves the CRDs the install applied.
+	Eventually(func(g Gomega) {
+		for _, name := range []string{"checks.monitoring.vigil.dev", "channels.monitoring.vigil.dev"} {
+			crd := &apiextensionsv1.CustomResourceDefinition{}
+			g.Expect(cl.c.Get(ctx, client.ObjectKey{Name: name}, crd)).To(Succeed())
+			established := false
+			for _, cond := range crd.Status.Conditions {
+				established = established || (cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue)
+			}
+			g.Expect(established).To(BeTrue(), name)
+		}
+	}).Should(Succeed())
+	// A new client, so that its REST mapper knows the CRDs.
+	cl.c, err = client.New(cl.admin, client.Options{Scheme: e2eScheme()})
+	Expect(err).NotTo(HaveOccurred())
+	return cl
+}
+
+// e2eScheme is Vigil's scheme and CRDs, to watch the install's CRDs arrive.
+func e2eScheme() *runtime.Scheme {
+	s := scheme.New()
+	Expect(apiextensionsv1.AddToScheme(s)).To(Succeed())
+	return s
+}
+
+// managerContainer is the workload's manager container.
+func (cl *cluster) managerContainer() corev1.Container {
+	var spec corev1.PodTemplateSpec
+	raw, found, err := unstructured.NestedMap(cl.workload.Object, "spec", "template")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(found).To(BeTrue())
+	Expect(fromUnstructured(raw, &spec)).To(Succeed())
+	for _, c := range spec.Spec.Containers {
+		if c.Name == "manager" {
+			return c
+		}
+	}
+	Fail("the workload has no container named manager")
+	return corev1.Container{}
+}
+
+// serviceAccount is the workload's ServiceAccount.
+func (cl *cluster) serviceAccount() string {
+	sa, _, err := unstructured.NestedString(cl.workload.Object, "spec", "template", "spec", "serviceAccountName")
+	Expect(err).NotTo(HaveOccurred())
+	Expect(sa).NotTo(BeEmpty(), "the manager must run as its own ServiceAccount")
+	return sa
+}
+
+// startManager runs `vigil` with the manager container's arguments and
+// environment, as the workload's ServiceAccount. Listen addresses become
+// free loopback ports (there is one machine, not a pod network) and
+// --base-url the address tests reach; every other flag is the manifest's.
+func (cl *cluster) startManager() {
+	ctx := context.Background()
+	container := cl.managerContainer()
+	Expect(container.Command).To(Or(BeEmpty(), Equal([]string{"/vigil"})), "the image's entrypoint is /vigil")
+
+	addr := func() string {
+		a, err := testenv.FreeAddr(ctx)
+		Expect(err).NotTo(HaveOccurred())
+		return a
+	}
+	httpAddr, metricsAddr, probeAddr := addr(), addr(), addr()
+	cl.httpURL, cl.metricsURL, cl.probeURL = "http://"+httpAddr, "https://"+metricsAddr, "http://"+probeAddr
+	overrides := map[string]string{
+		"--http-bind-address":         httpAddr,
+		"--metrics-bind-address":      metricsAddr,
+		"--health-probe-bind-address": probeAddr,
+		"--base-url":                  cl.httpURL,
+	}
+	args := rewriteFlags(container.Args, overrides)
+
+	ns := cl.workload.GetNamespace()
+	saConfig, _, err := testenv.ServiceAccountConfig(ctx, cl.admin, ns, cl.serviceAccount())
+	Expect(err).NotTo(HaveOccurred())
+	kubeconfig := filepath.Join(cl.dir, "manager.kubeconfig")
+	writeKubeconfig(kubeconfig, saConfig)
+
+	env := []string{"KUBECONFIG=" + kubeconfig, "PATH=" + os.Getenv("PATH"), "HOME=" + cl.dir}
+	for _, e := range container.Env {
+		env = append(env, e.Name+"="+cl.envValue(ns, e))
+	}
+	cl.manager = startProcess(vigilBin, args, env, filepath.Join(cl.dir, "manager.log"))
+	DeferCleanup(cl.stopManager)
+	Eventually(func() (int, error) { return httpStatus(cl.probeURL + "/readyz") }).
+		WithTimeout(60*time.Second).Should(Equal(http.StatusOK), "the manager never became ready:\n%s", cl.manager.output())
+}
+
+// envValue resolves an environment variable of the manager container as
+// the kubelet would.
+func (cl *cluster) envValue(ns string, e corev1.EnvVar) string {
+	switch {
+	case e.ValueFrom == nil:
+		return e.Value
+	case e.ValueFrom.FieldRef != nil:
+		switch e.ValueFrom.FieldRef.FieldPath {
+		case "metadata.namespace":
+			return ns
+		case "metadata.name":
+			return "vigil-manager-e2e"
+		}
+	case e.ValueFrom.SecretKeyRef != nil:
+		s := &corev1.Secret{}
+		Expect(cl.c.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: e.ValueFrom.SecretKeyRef.Name}, s)).To(Succeed())
+		return string(s.Data[e.ValueFrom.SecretKeyRef.Key])
+	}
+	Fail(fmt.Sprintf("environment variable %s: this suite cannot resolve %+v", e.Name, e.ValueFrom))
+	return ""
+}
+
+// stopManager stops the manager as the kubelet does (SIGTERM) and expects
+// a clean exit.
+func (cl *cluster) stopManager() {
+	if cl.manager == nil {
+		return
+	}
+	Expect(cl.manager.stop()).To(Succeed(), "the manager did not stop cleanly:\n%s", cl.manager.output())
+}
+
+// expectHealthyManager fails when the manager exited or logged a request
+// the API server forbade.
+func (cl *cluster) expectHealthyManager() {
+	GinkgoHelper()
+	if cl == nil || cl.manager == nil {
+		return // it did not start: the failure that stopped it is reported
+	}
+	Expect(cl.manager.exited()).To(BeFalse(), "the manager exited:\n%s", cl.manager.output())
+	for _, line := range strings.Split(cl.manager.output(), "\n") {
+		Expect(strings.ToLower(line)).NotTo(ContainSubstring("forbidden"), "the manager was refused a call by its RBAC")
+	}
+}
+
+// rewriteFlags returns args with the flags in overrides set to their
+// values, added when missing.
+func rewriteFlags(args []string, overrides map[string]string) []string {
+	out := make([]string, 0, len(args)+len(overrides))
+	seen := map[string]bool{}
+	for i := 0; i < len(args); i++ {
+		name, _, hasValue := strings.Cut(args[i], "=")
+		v, ok := overrides[name]
+		if !ok {
+			out = append(out, args[i])
+			continue
+		}
+		seen[name] = true
+		out = append(out, name+"="+v)
+		if !hasValue && i+1 < len(args) && !strings.HasPrefix(args[i+1], "-") {
+			i++ // the value was the next argument
+		}
+	}
+	for name, v := range overrides {
+		if !seen[name] {
+			out = append(out, name+"="+v)
+		}
+	}
+	return out
+}
+
+func writeKubeconfig(path string, cfg *rest.Config) {
+	kc := clientcmdapi.NewConfig()
+	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
+	kc.AuthInfos["user"] = &clientcmdapi.AuthInfo{Token: cfg.BearerToken, ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
+	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "user"}
+	kc.CurrentContext = "envtest"
+	Expect(clientcmd.WriteToFile(*kc, path)).To(Succeed())
+}
+
+// managerProcess is the running manager binary, its output kept.
+type managerProcess struct {
+	cmd  *exec.Cmd
+	out  *syncBuffer
+	done chan struct{}
+	err  error
+}
+
+func startProcess(bin string, args, env []string, logPath string) *managerProcess {
+	logf, err := os.Create(logPath)
+	Expect(err).NotTo(HaveOccurred())
+	p := &managerProcess{out: &syncBuffer{}, done: make(chan struct{})}
+	p.cmd = exec.CommandContext(context.Background(), bin, args...)
+	p.cmd.Env = env
+	w := io.MultiWriter(p.out, logf, GinkgoWriter)
+	p.cmd.Stdout, p.cmd.Stderr = w, w
+	Expect(p.cmd.Start()).To(Succeed())
+	go func() {
+		p.err = p.cmd.Wait()
+		_ = logf.Close()
+		close(p.done)
+	}()
+	return p
+}
+
+func (p *managerProcess) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+func (p *managerProcess) output() string { return p.out.String() }
+
+// stop sends SIGTERM and waits for a clean exit.
+func (p *managerProcess) stop() error {
+	if p.exited() {
+		return fmt.Errorf("it had already exited: %w", p.err)
+	}
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		return err
+	}
+	select {
+	case <-p.done:
+		return p.err
+	case <-time.After(30 * time.Second):
+		_ = p.cmd.Process.Kill()
+		return fmt.Errorf("still running 30 s after SIGTERM")
+	}
+}
+
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// insecureHTTP reaches the manager's metrics endpoint, whose certificate
+// the manager generates itself.
+var insecureHTTP = &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{
+	TLSClientConfig: &tls.Config{InsecureSkipVerify: true}, //nolint:gosec // self-signed, loopback
+}}
+
+func httpStatus(url string) (int, error) {
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, url, nil)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	return resp.StatusCode, nil
+}
