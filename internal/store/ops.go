@@ -1,0 +1,373 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/vigil-operator/vigil/internal/monitor"
+)
+
+// defaultPingLog is a check's ping log length when its Target does not say.
+const defaultPingLog = 100
+
+// pruneEvery is how often (in pings) a check's ping log is cut back to its
+// limit: readers ask for at most the limit, so the log may run a few over.
+const pruneEvery = 16
+
+// RecordPing stores a ping and returns once it is durable: the ping in the
+// check's log, the state transition it causes and the flip with its pending
+// deliveries, in one transaction. A deadline the check missed before the
+// ping arrived is recorded first, as the down it was.
+func (s *Store) RecordPing(ctx context.Context, tg Target, p Ping) (Recorded, error) {
+	o := &pingOp{target: tg, ping: p, done: make(chan struct{})}
+	if err := s.submit(ctx, o, o.done, true); err != nil {
+		return Recorded{}, err
+	}
+	return o.rec, o.err
+}
+
+type pingOp struct {
+	target Target
+	ping   Ping
+	rec    Recorded
+	err    error
+	done   chan struct{}
+}
+
+func (o *pingOp) queuedBytes() int64 { return int64(len(o.ping.Body)) }
+
+func (o *pingOp) finish(err error) {
+	if err != nil {
+		o.err = err
+	}
+	close(o.done)
+}
+
+func (o *pingOp) apply(t *txn) error {
+	tg, p := &o.target, o.ping
+	r, err := t.load(tg)
+	if err != nil {
+		return err
+	}
+	at := Truncate(p.At)
+	if _, err := t.observe(r, tg, at); err != nil {
+		return err
+	}
+	facts, res := tg.Config.RecordPing(r.Facts, monitor.Ping{Kind: p.Kind, At: at, RID: p.RID})
+	r.Facts = facts
+	r.NPings++
+	r.dirty = true
+	o.rec = Recorded{N: r.NPings, Kind: res.Kind}
+	var exit any
+	if p.ExitStatus != nil {
+		exit = *p.ExitStatus
+	}
+	var body any
+	if len(p.Body) > 0 {
+		body = p.Body
+		r.bodyBytes += int64(len(p.Body))
+	}
+	if _, err := t.exec(sqlInsertPing,
+		string(r.UID), r.NPings, string(res.Kind), Truncate(res.At).UnixMicro(), p.Scheme, p.RemoteAddr, p.Method, p.UA, p.RID, exit, body); err != nil {
+		return fmt.Errorf("logging a ping of %s/%s: %w", r.Namespace, r.Name, err)
+	}
+	if o.rec.Flip, err = t.observe(r, tg, Truncate(res.At)); err != nil {
+		return err
+	}
+	limit := int64(tg.PingLogLimit)
+	if limit <= 0 {
+		limit = defaultPingLog
+	}
+	if r.NPings%pruneEvery == 0 && r.NPings > limit {
+		if err := t.prunePings(r, r.NPings-limit); err != nil {
+			return err
+		}
+	}
+	if r.bodyBytes > t.s.opts.BodyBudget {
+		return t.dropBodies(r)
+	}
+	return nil
+}
+
+// prunePings deletes the pings numbered upto and below.
+func (t *txn) prunePings(r *row, upto int64) error {
+	rows, err := t.query(`DELETE FROM pings WHERE check_uid = ? AND n <= ? RETURNING COALESCE(length(body), 0)`,
+		string(r.UID), upto)
+	if err != nil {
+		return fmt.Errorf("trimming the ping log of %s/%s: %w", r.Namespace, r.Name, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var size int64
+		if err := rows.Scan(&size); err != nil {
+			return err
+		}
+		r.bodyBytes -= size
+	}
+	return rows.Err()
+}
+
+// dropBodies drops the oldest bodies of the check's pings until the rest
+// fit its body budget; the pings stay, marked as having had one.
+func (t *txn) dropBodies(r *row) error {
+	rows, err := t.query(`SELECT n, length(body) FROM pings WHERE check_uid = ? AND body IS NOT NULL ORDER BY n`, string(r.UID))
+	if err != nil {
+		return err
+	}
+	var drop []int64
+	excess := r.bodyBytes - t.s.opts.BodyBudget
+	for rows.Next() && excess > 0 {
+		var n, size int64
+		if err := rows.Scan(&n, &size); err != nil {
+			_ = rows.Close()
+			return err
+		}
+		drop = append(drop, n)
+		excess -= size
+		r.bodyBytes -= size
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	for _, n := range drop {
+		if _, err := t.exec(`UPDATE pings SET body = NULL, body_dropped = TRUE WHERE check_uid = ? AND n = ?`, string(r.UID), n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Observe records what time has done to each check by now: a deadline
+// passed is a down flip (at the deadline), with its pending deliveries; a
+// due time passed moves an up check to grace. It also creates the rows of
+// checks the store has not seen. The deadline loop calls it for due checks,
+// the check controller when a spec changes. It returns the flips recorded,
+// by check.
+func (s *Store) Observe(ctx context.Context, targets []Target, now time.Time) (map[types.UID]*Flip, error) {
+	o := &observeOp{targets: targets, now: Truncate(now), flips: map[types.UID]*Flip{}, done: make(chan struct{})}
+	if err := s.submit(ctx, o, o.done, false); err != nil {
+		return nil, err
+	}
+	return o.flips, o.err
+}
+
+type observeOp struct {
+	targets []Target
+	now     time.Time
+	flips   map[types.UID]*Flip
+	err     error
+	done    chan struct{}
+}
+
+func (o *observeOp) queuedBytes() int64 { return 0 }
+
+func (o *observeOp) finish(err error) {
+	if err != nil {
+		o.err = err
+	}
+	close(o.done)
+}
+
+func (o *observeOp) apply(t *txn) error {
+	for i := range o.targets {
+		tg := &o.targets[i]
+		r, err := t.load(tg)
+		if err != nil {
+			return err
+		}
+		f, err := t.observe(r, tg, o.now)
+		if err != nil {
+			return err
+		}
+		if f != nil {
+			o.flips[tg.UID] = f
+		}
+	}
+	return nil
+}
+
+// Pause pauses the check at now (a check already paused stays as it is) and
+// returns what the store then knows of it. Pausing records no flip.
+func (s *Store) Pause(ctx context.Context, tg Target, now time.Time) (Check, error) {
+	return s.pauseOrResume(ctx, tg, now, false)
+}
+
+// Resume resumes a paused check at now; it returns monitor.ErrNotPaused
+// for a check that is not paused. Resuming records no flip.
+func (s *Store) Resume(ctx context.Context, tg Target, now time.Time) (Check, error) {
+	return s.pauseOrResume(ctx, tg, now, true)
+}
+
+func (s *Store) pauseOrResume(ctx context.Context, tg Target, now time.Time, resume bool) (Check, error) {
+	o := &pauseOp{target: tg, now: Truncate(now), resume: resume, done: make(chan struct{})}
+	if err := s.submit(ctx, o, o.done, false); err != nil {
+		return Check{}, err
+	}
+	return o.check, o.err
+}
+
+type pauseOp struct {
+	target Target
+	now    time.Time
+	resume bool
+	check  Check
+	err    error
+	done   chan struct{}
+}
+
+func (o *pauseOp) queuedBytes() int64 { return 0 }
+
+func (o *pauseOp) finish(err error) {
+	if err != nil {
+		o.err = err
+	}
+	close(o.done)
+}
+
+func (o *pauseOp) apply(t *txn) error {
+	tg := &o.target
+	r, err := t.load(tg)
+	if err != nil {
+		return err
+	}
+	if _, err := t.observe(r, tg, o.now); err != nil {
+		return err
+	}
+	// Resuming a check that is not paused is refused (the caller's answer,
+	// ErrNotPaused); the transaction goes on.
+	var facts monitor.Facts
+	if o.resume {
+		facts, o.err = tg.Config.Resume(r.Facts, o.now)
+	} else {
+		facts = tg.Config.Pause(r.Facts, o.now)
+	}
+	if o.err == nil {
+		r.Facts, r.dirty = facts, true
+		if _, err := t.observe(r, tg, o.now); err != nil {
+			return err
+		}
+	}
+	o.check = r.Check
+	return nil
+}
+
+// Forget deletes everything the store holds of the checks with these UIDs:
+// their rows, pings, flips and deliveries.
+func (s *Store) Forget(ctx context.Context, uids ...types.UID) error {
+	if len(uids) == 0 {
+		return nil
+	}
+	o := &forgetOp{uids: uids, done: make(chan struct{})}
+	if err := s.submit(ctx, o, o.done, false); err != nil {
+		return err
+	}
+	return o.err
+}
+
+type forgetOp struct {
+	uids []types.UID
+	err  error
+	done chan struct{}
+}
+
+func (o *forgetOp) queuedBytes() int64 { return 0 }
+
+func (o *forgetOp) finish(err error) {
+	o.err = err
+	close(o.done)
+}
+
+func (o *forgetOp) apply(t *txn) error {
+	for _, uid := range o.uids {
+		delete(t.rows, uid)
+		for _, table := range []string{"pings", "flips", "deliveries"} {
+			if _, err := t.exec(`DELETE FROM `+table+` WHERE check_uid = ?`, string(uid)); err != nil {
+				return fmt.Errorf("forgetting check %s: %w", uid, err)
+			}
+		}
+		if _, err := t.exec(`DELETE FROM checks WHERE uid = ?`, string(uid)); err != nil {
+			return fmt.Errorf("forgetting check %s: %w", uid, err)
+		}
+	}
+	return nil
+}
+
+// RecordOutcomes records the results of delivery attempts.
+func (s *Store) RecordOutcomes(ctx context.Context, outcomes []Outcome) error {
+	if len(outcomes) == 0 {
+		return nil
+	}
+	o := &outcomeOp{outcomes: outcomes, done: make(chan struct{})}
+	if err := s.submit(ctx, o, o.done, false); err != nil {
+		return err
+	}
+	return o.err
+}
+
+type outcomeOp struct {
+	outcomes []Outcome
+	err      error
+	done     chan struct{}
+}
+
+func (o *outcomeOp) queuedBytes() int64 { return 0 }
+
+func (o *outcomeOp) finish(err error) {
+	o.err = err
+	close(o.done)
+}
+
+func (o *outcomeOp) apply(t *txn) error {
+	for _, oc := range o.outcomes {
+		attempted := 0
+		if oc.Attempted {
+			attempted = 1
+		}
+		if _, err := t.exec(`UPDATE deliveries SET state = ?, attempts = attempts + ?, next_attempt = ?, last_error = ?
+			WHERE check_uid = ? AND flip_n = ? AND channel = ? AND state = ?`,
+			string(oc.State), attempted, oc.NextAttempt.UnixMicro(), oc.LastError,
+			string(oc.CheckUID), oc.FlipN, oc.Channel, string(DeliveryPending)); err != nil {
+			return fmt.Errorf("recording a delivery: %w", err)
+		}
+	}
+	return nil
+}
+
+// Prune deletes flips recorded before cutoff, except those with
+// notifications still pending, and their deliveries.
+func (s *Store) Prune(ctx context.Context, cutoff time.Time) error {
+	o := &pruneOp{cutoff: cutoff, done: make(chan struct{})}
+	if err := s.submit(ctx, o, o.done, false); err != nil {
+		return err
+	}
+	return o.err
+}
+
+type pruneOp struct {
+	cutoff time.Time
+	err    error
+	done   chan struct{}
+}
+
+func (o *pruneOp) queuedBytes() int64 { return 0 }
+
+func (o *pruneOp) finish(err error) {
+	o.err = err
+	close(o.done)
+}
+
+func (o *pruneOp) apply(t *txn) error {
+	if _, err := t.exec(`DELETE FROM flips WHERE created < ? AND NOT EXISTS (
+		SELECT 1 FROM deliveries d WHERE d.check_uid = flips.check_uid AND d.flip_n = flips.n AND d.state = ?)`,
+		o.cutoff.UnixMicro(), string(DeliveryPending)); err != nil {
+		return fmt.Errorf("pruning flips: %w", err)
+	}
+	if _, err := t.exec(`DELETE FROM deliveries WHERE NOT EXISTS (
+		SELECT 1 FROM flips f WHERE f.check_uid = deliveries.check_uid AND f.n = deliveries.flip_n)`); err != nil {
+		return fmt.Errorf("pruning deliveries: %w", err)
+	}
+	return nil
+}

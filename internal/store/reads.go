@@ -1,0 +1,325 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/vigil-operator/vigil/internal/monitor"
+)
+
+// Check returns what the store knows of one check, with its newest flip. A
+// check the store has never seen is the zero Check (new) and found false.
+func (s *Store) Check(ctx context.Context, uid types.UID) (Check, bool, error) {
+	r, err := scanCheck(s.ro.QueryRowContext(ctx, `SELECT `+checkColumns+` FROM checks WHERE uid = ?`, string(uid)))
+	if errors.Is(err, sql.ErrNoRows) {
+		return Check{UID: uid}, false, nil
+	}
+	if err != nil {
+		return Check{}, false, fmt.Errorf("reading check %s: %w", uid, err)
+	}
+	if r.nFlips > 0 {
+		flips, err := s.flips(ctx, `SELECT n, created, up, from_state, to_state, reason FROM flips WHERE check_uid = ? ORDER BY n DESC LIMIT 1`, string(uid))
+		if err != nil {
+			return Check{}, false, err
+		}
+		if len(flips) > 0 {
+			r.LastFlip = &flips[0]
+		}
+	}
+	return r.Check, true, nil
+}
+
+// ChecksIn returns what the store knows of the checks of a namespace, by
+// UID (without their flips). Checks it has not seen are absent: new.
+func (s *Store) ChecksIn(ctx context.Context, namespace string) (map[types.UID]Check, error) {
+	rows, err := s.ro.QueryContext(ctx, `SELECT `+checkColumns+` FROM checks WHERE namespace = ?`, namespace)
+	if err != nil {
+		return nil, fmt.Errorf("reading the checks of %s: %w", namespace, err)
+	}
+	defer rows.Close()
+	out := map[types.UID]Check{}
+	for rows.Next() {
+		r, err := scanCheck(rows)
+		if err != nil {
+			return nil, err
+		}
+		out[r.UID] = r.Check
+	}
+	return out, rows.Err()
+}
+
+// Pings returns the newest limit pings of a check, newest first.
+func (s *Store) Pings(ctx context.Context, uid types.UID, limit int) ([]LoggedPing, error) {
+	rows, err := s.ro.QueryContext(ctx, `SELECT n, kind, created, scheme, remote_addr, method, ua, rid, exit_status,
+		COALESCE(length(body), 0), body_dropped FROM pings WHERE check_uid = ? ORDER BY n DESC LIMIT ?`, string(uid), limit)
+	if err != nil {
+		return nil, fmt.Errorf("reading the ping log: %w", err)
+	}
+	defer rows.Close()
+	var out []LoggedPing
+	for rows.Next() {
+		var p LoggedPing
+		var kind string
+		var created int64
+		var exit sql.NullInt64
+		if err := rows.Scan(&p.N, &kind, &created, &p.Scheme, &p.RemoteAddr, &p.Method, &p.UA, &p.RID, &exit, &p.BodySize, &p.BodyDropped); err != nil {
+			return nil, err
+		}
+		p.Kind, p.At = monitor.PingKind(kind), time.UnixMicro(created).UTC()
+		if exit.Valid {
+			e := int(exit.Int64)
+			p.ExitStatus = &e
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// PingBody returns the body of ping n of a check; found is false when the
+// log does not hold that ping. A ping without a body has a nil body.
+func (s *Store) PingBody(ctx context.Context, uid types.UID, n int64) (body []byte, found bool, err error) {
+	err = s.ro.QueryRowContext(ctx, `SELECT body FROM pings WHERE check_uid = ? AND n = ?`, string(uid), n).Scan(&body)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("reading a ping body: %w", err)
+	}
+	return body, true, nil
+}
+
+// LastResult returns the body and exit status of the check's newest
+// success or fail ping, for notifications: what the job said.
+func (s *Store) LastResult(ctx context.Context, uid types.UID) (body []byte, exit *int, err error) {
+	var e sql.NullInt64
+	err = s.ro.QueryRowContext(ctx, `SELECT body, exit_status FROM pings WHERE check_uid = ? AND kind IN (?, ?) ORDER BY n DESC LIMIT 1`,
+		string(uid), string(monitor.PingSuccess), string(monitor.PingFail)).Scan(&body, &e)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading the last ping: %w", err)
+	}
+	if e.Valid {
+		v := int(e.Int64)
+		exit = &v
+	}
+	return body, exit, nil
+}
+
+// Flips returns a check's flips, newest first.
+func (s *Store) Flips(ctx context.Context, uid types.UID) ([]Flip, error) {
+	return s.flips(ctx, `SELECT n, created, up, from_state, to_state, reason FROM flips WHERE check_uid = ? ORDER BY n DESC`, string(uid))
+}
+
+func (s *Store) flips(ctx context.Context, query string, args ...any) ([]Flip, error) {
+	rows, err := s.ro.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("reading flips: %w", err)
+	}
+	defer rows.Close()
+	var out []Flip
+	for rows.Next() {
+		f, err := scanFlip(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, rows.Err()
+}
+
+func scanFlip(sc interface{ Scan(...any) error }, more ...any) (Flip, error) {
+	var f Flip
+	var created int64
+	var from, to, reason string
+	if err := sc.Scan(append([]any{&f.N, &created, &f.Up, &from, &to, &reason}, more...)...); err != nil {
+		return f, err
+	}
+	f.At = time.UnixMicro(created).UTC()
+	f.From, f.To, f.Reason = monitor.Status(from), monitor.Status(to), monitor.Reason(reason)
+	return f, nil
+}
+
+// RunKinds returns the kinds of the pings with run id rid that a check's
+// log holds, and the instant of the oldest ping it holds when older ones
+// have been trimmed away (zero when the log is whole): a ping older than
+// that may have been recorded and trimmed.
+func (s *Store) RunKinds(ctx context.Context, uid types.UID, rid string) (kinds map[monitor.PingKind]bool, horizon time.Time, err error) {
+	rows, err := s.ro.QueryContext(ctx, `SELECT kind FROM pings WHERE check_uid = ? AND rid = ?`, string(uid), rid)
+	if err != nil {
+		return nil, time.Time{}, fmt.Errorf("reading a run's pings: %w", err)
+	}
+	defer rows.Close()
+	kinds = map[monitor.PingKind]bool{}
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, time.Time{}, err
+		}
+		kinds[monitor.PingKind(k)] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, time.Time{}, err
+	}
+	var oldest sql.NullInt64
+	var first sql.NullInt64
+	if err := s.ro.QueryRowContext(ctx, `SELECT MIN(n), MIN(created) FROM pings WHERE check_uid = ?`, string(uid)).Scan(&first, &oldest); err != nil {
+		return nil, time.Time{}, err
+	}
+	if first.Valid && first.Int64 > 1 {
+		horizon = fromMicros(oldest)
+	}
+	return kinds, horizon, nil
+}
+
+// Due returns checks whose next change is at or before now, earliest
+// first, at most limit: the deadline loop's work.
+func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]Change, error) {
+	rows, err := s.ro.QueryContext(ctx, `SELECT uid, namespace, name, state, version FROM checks
+		WHERE next_change IS NOT NULL AND next_change <= ? ORDER BY next_change LIMIT ?`, now.UnixMicro(), limit)
+	if err != nil {
+		return nil, fmt.Errorf("finding due checks: %w", err)
+	}
+	return scanChanges(rows)
+}
+
+// Changes returns the checks written after change number after, in the
+// order of their last write, at most limit: the projection's feed.
+func (s *Store) Changes(ctx context.Context, after int64, limit int) ([]Change, error) {
+	rows, err := s.ro.QueryContext(ctx, `SELECT uid, namespace, name, state, version FROM checks
+		WHERE version > ? ORDER BY version LIMIT ?`, after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("reading store changes: %w", err)
+	}
+	return scanChanges(rows)
+}
+
+func scanChanges(rows *sql.Rows) ([]Change, error) {
+	defer rows.Close()
+	var out []Change
+	for rows.Next() {
+		var c Change
+		var state string
+		if err := rows.Scan(&c.UID, &c.Namespace, &c.Name, &state, &c.Version); err != nil {
+			return nil, err
+		}
+		c.State = monitor.Status(state)
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
+
+// UIDs returns the UIDs of every check the store holds, for finding those
+// whose Check objects are gone.
+func (s *Store) UIDs(ctx context.Context) ([]types.UID, error) {
+	rows, err := s.ro.QueryContext(ctx, `SELECT uid FROM checks`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []types.UID
+	for rows.Next() {
+		var uid types.UID
+		if err := rows.Scan(&uid); err != nil {
+			return nil, err
+		}
+		out = append(out, uid)
+	}
+	return out, rows.Err()
+}
+
+// DueDeliveries returns pending deliveries whose next attempt has come, at
+// most limit, earliest first. A channel hears of a check's flips in order:
+// a delivery waits while an older one of the same check to the same
+// channel is pending.
+func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]Delivery, error) {
+	rows, err := s.ro.QueryContext(ctx, `SELECT f.n, f.created, f.up, f.from_state, f.to_state, f.reason,
+			d.check_uid, c.namespace, c.name, d.channel, d.state, d.attempts, d.next_attempt, d.last_error
+		FROM deliveries d
+		JOIN flips f ON f.check_uid = d.check_uid AND f.n = d.flip_n
+		JOIN checks c ON c.uid = d.check_uid
+		WHERE d.state = ? AND d.next_attempt <= ? AND NOT EXISTS (
+			SELECT 1 FROM deliveries o WHERE o.check_uid = d.check_uid AND o.channel = d.channel
+				AND o.state = ? AND o.flip_n < d.flip_n)
+		ORDER BY d.next_attempt LIMIT ?`,
+		string(DeliveryPending), now.UnixMicro(), string(DeliveryPending), limit)
+	if err != nil {
+		return nil, fmt.Errorf("finding due notifications: %w", err)
+	}
+	defer rows.Close()
+	var out []Delivery
+	for rows.Next() {
+		var d Delivery
+		var state string
+		var next int64
+		f, err := scanFlip(rows, &d.CheckUID, &d.Namespace, &d.Name, &d.Channel, &state, &d.Attempts, &next, &d.LastError)
+		if err != nil {
+			return nil, err
+		}
+		d.Flip, d.State, d.NextAttempt = f, DeliveryState(state), time.UnixMicro(next).UTC()
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// NextDelivery returns when the earliest pending delivery that no older
+// one waits in front of is due (zero: none pending).
+func (s *Store) NextDelivery(ctx context.Context) (time.Time, error) {
+	var next sql.NullInt64
+	if err := s.ro.QueryRowContext(ctx, `SELECT MIN(d.next_attempt) FROM deliveries d WHERE d.state = ? AND NOT EXISTS (
+			SELECT 1 FROM deliveries o WHERE o.check_uid = d.check_uid AND o.channel = d.channel
+				AND o.state = ? AND o.flip_n < d.flip_n)`, string(DeliveryPending), string(DeliveryPending)).Scan(&next); err != nil {
+		return time.Time{}, err
+	}
+	return fromMicros(next), nil
+}
+
+// Deliveries returns the deliveries of a check's flip n, by channel.
+func (s *Store) Deliveries(ctx context.Context, uid types.UID, flipN int64) (map[string]Delivery, error) {
+	rows, err := s.ro.QueryContext(ctx, `SELECT channel, state, attempts, next_attempt, last_error FROM deliveries
+		WHERE check_uid = ? AND flip_n = ?`, string(uid), flipN)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]Delivery{}
+	for rows.Next() {
+		d := Delivery{CheckUID: uid}
+		var state string
+		var next int64
+		if err := rows.Scan(&d.Channel, &state, &d.Attempts, &next, &d.LastError); err != nil {
+			return nil, err
+		}
+		d.State, d.NextAttempt, d.Flip.N = DeliveryState(state), time.UnixMicro(next).UTC(), flipN
+		out[d.Channel] = d
+	}
+	return out, rows.Err()
+}
+
+// StateCounts counts checks by namespace and recorded state, for metrics.
+func (s *Store) StateCounts(ctx context.Context) (map[[2]string]int, error) {
+	rows, err := s.ro.QueryContext(ctx, `SELECT namespace, state, COUNT(*) FROM checks GROUP BY namespace, state`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[[2]string]int{}
+	for rows.Next() {
+		var ns, state string
+		var n int
+		if err := rows.Scan(&ns, &state, &n); err != nil {
+			return nil, err
+		}
+		if state == "" {
+			state = string(monitor.StatusNew)
+		}
+		out[[2]string{ns, state}] += n
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,245 @@
+// Package store is Vigil's ping store: everything observed about checks
+// (pings and their bodies, the facts of the state machine, deadlines, flips
+// and the notification outbox) in one transactional database, the one
+// source of truth for it. Check and Channel objects hold what users want;
+// this package holds what happened.
+//
+// Every write goes through the store's one writer, which commits whatever
+// is queued when it gets to it in one transaction (group commit): pings for
+// any checks, each with the state transition it causes, the flip and that
+// flip's pending deliveries. A caller hears back only once the transaction
+// is durable. Reads go straight to the database.
+//
+// One schema and one SQL dialect serve both backends (migrations/): the
+// embedded SQLite file (WAL, synchronous=FULL, one writer) and, later,
+// PostgreSQL.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pressly/goose/v3"
+	_ "modernc.org/sqlite" // the embedded backend's driver, "sqlite"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Options tune a store.
+type Options struct {
+	// MaxQueued bounds the writes waiting for the writer; past it a ping is
+	// refused with ErrOverloaded (default 10,000).
+	MaxQueued int
+	// MaxQueuedBytes bounds the ping bodies waiting for the writer (default
+	// 64 MiB).
+	MaxQueuedBytes int64
+	// MaxBatch bounds the writes one transaction commits (default 1,000).
+	MaxBatch int
+	// BodyBudget bounds the ping body bytes one check keeps; the oldest
+	// bodies are dropped first (default 256 KiB).
+	BodyBudget int64
+	// OnCommit, when set, is called after each commit with what it did.
+	OnCommit func(Committed)
+}
+
+func (o *Options) defaults() {
+	if o.MaxQueued <= 0 {
+		o.MaxQueued = 10_000
+	}
+	if o.MaxQueuedBytes <= 0 {
+		o.MaxQueuedBytes = 64 << 20
+	}
+	if o.MaxBatch <= 0 {
+		o.MaxBatch = 1000
+	}
+	if o.BodyBudget <= 0 {
+		o.BodyBudget = 256 << 10
+	}
+}
+
+// Committed is what one transaction did, for those who act on it (the
+// notifier wakes for new flips, the projection for changed checks).
+type Committed struct {
+	Writes int
+	Flips  int
+}
+
+// ErrOverloaded means the writer's queue is full: answer 503 with
+// Retry-After rather than queue without bound.
+var ErrOverloaded = errors.New("too many writes waiting for the ping store")
+
+// ErrClosed means the store was closed.
+var ErrClosed = errors.New("the ping store is closed")
+
+// Store is an open ping store.
+type Store struct {
+	opts    Options
+	backend string
+	// db is the writer's connection; ro serves reads.
+	db, ro *sql.DB
+	path   string // the SQLite file
+
+	stmts map[string]*sql.Stmt // the writer's prepared statements, read-only once open
+
+	ops         chan op
+	queuedBytes atomic.Int64
+	stop        chan struct{}
+	stopped     chan struct{}
+	closeOnce   sync.Once
+}
+
+// Open opens (creating and migrating as needed) the store that dsn names:
+// "sqlite:<path>" for the embedded SQLite file. It starts the writer.
+func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
+	opts.defaults()
+	s := &Store{opts: opts, ops: make(chan op, opts.MaxQueued), stop: make(chan struct{}), stopped: make(chan struct{})}
+	switch {
+	case strings.HasPrefix(dsn, "sqlite:"):
+		if err := s.openSQLite(ctx, strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "//")); err != nil {
+			return nil, err
+		}
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		return nil, errors.New("--store: the PostgreSQL backend is not in this build yet; use sqlite:<path>")
+	default:
+		return nil, fmt.Errorf("--store %q: want sqlite:<path>", dsn)
+	}
+	if err := s.migrate(ctx); err != nil {
+		_ = s.closeDBs()
+		return nil, err
+	}
+	if err := s.prepare(ctx); err != nil {
+		_ = s.closeDBs()
+		return nil, err
+	}
+	go s.write()
+	return s, nil
+}
+
+// openSQLite opens the file in WAL mode with synchronous=FULL, so that a
+// commit is on disk (fsync) before it returns. One connection writes; a few
+// read alongside (WAL lets readers run during a write). Temporary tables
+// live in memory: the root filesystem of the manager's pod is read-only.
+func (s *Store) openSQLite(ctx context.Context, path string) error {
+	if path == "" {
+		return errors.New("--store sqlite: needs a file path, such as sqlite:/var/lib/vigil/vigil.db")
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
+		return fmt.Errorf("creating the store's directory: %w", err)
+	}
+	s.backend, s.path = "sqlite", path
+	pragmas := "_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_pragma=temp_store(MEMORY)"
+	var err error
+	if s.db, err = sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_txlock=immediate"); err != nil {
+		return err
+	}
+	s.db.SetMaxOpenConns(1)
+	s.db.SetConnMaxIdleTime(0)
+	if s.ro, err = sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_pragma=query_only(1)"); err != nil {
+		_ = s.db.Close()
+		return err
+	}
+	s.ro.SetMaxOpenConns(4)
+	if err := s.db.PingContext(ctx); err != nil {
+		_ = s.closeDBs()
+		return fmt.Errorf("opening the store %s: %w", path, err)
+	}
+	return nil
+}
+
+// migrate brings the schema to the newest version (goose, from the
+// embedded migrations/).
+func (s *Store) migrate(ctx context.Context) error {
+	fsys, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return err
+	}
+	p, err := goose.NewProvider(goose.DialectSQLite3, s.db, fsys, goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		return fmt.Errorf("preparing the store's migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrating the store: %w", err)
+	}
+	return nil
+}
+
+// Close stops the writer, failing what is still queued, and closes the
+// database.
+func (s *Store) Close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		close(s.stop)
+		<-s.stopped
+		err = s.closeDBs()
+	})
+	return err
+}
+
+func (s *Store) closeDBs() error {
+	var errs []error
+	if s.ro != nil {
+		errs = append(errs, s.ro.Close())
+	}
+	if s.db != nil {
+		errs = append(errs, s.db.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// Size is the store's size in bytes: the database file and its write-ahead
+// log.
+func (s *Store) Size(ctx context.Context) (int64, error) {
+	var pages, pageSize int64
+	if err := s.ro.QueryRowContext(ctx, "PRAGMA page_count").Scan(&pages); err != nil {
+		return 0, err
+	}
+	if err := s.ro.QueryRowContext(ctx, "PRAGMA page_size").Scan(&pageSize); err != nil {
+		return 0, err
+	}
+	size := pages * pageSize
+	if st, err := os.Stat(s.path + "-wal"); err == nil {
+		size += st.Size()
+	}
+	return size, nil
+}
+
+// Ready reports whether the store answers.
+func (s *Store) Ready(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	return s.ro.PingContext(ctx)
+}
+
+// micros and fromMicros convert instants to the stored form.
+func micros(t time.Time) sql.NullInt64 {
+	if t.IsZero() {
+		return sql.NullInt64{}
+	}
+	return sql.NullInt64{Int64: t.UnixMicro(), Valid: true}
+}
+
+func fromMicros(v sql.NullInt64) time.Time {
+	if !v.Valid {
+		return time.Time{}
+	}
+	return time.UnixMicro(v.Int64).UTC()
+}
+
+// Truncate is an instant as the store keeps it: UTC, in microseconds.
+func Truncate(t time.Time) time.Time {
+	if t.IsZero() {
+		return t
+	}
+	return t.UTC().Truncate(time.Microsecond)
+}

@@ -1,0 +1,383 @@
+// Package storetest is the contract of the ping store: what every backend
+// must do, as tests. A backend's test calls Run with a function that opens
+// a fresh, empty store.
+package storetest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/vigil-operator/vigil/internal/monitor"
+	"github.com/vigil-operator/vigil/internal/store"
+)
+
+// Opener opens a fresh, empty store with opts; the test closes it.
+type Opener func(t *testing.T, opts store.Options) *store.Store
+
+// t0 is the instant the tests start at.
+var t0 = time.Date(2026, 11, 24, 3, 0, 0, 0, time.UTC)
+
+// simple is a check expecting a ping every minute, with a minute's grace.
+func simple(uid string, channels ...string) store.Target {
+	return store.Target{
+		UID: types.UID(uid), Namespace: "team-a", Name: "check-" + uid,
+		Config:   monitor.Config{Timeout: time.Minute, Grace: time.Minute},
+		Channels: func() []string { return channels },
+	}
+}
+
+func ping(kind monitor.PingKind, at time.Time) store.Ping {
+	return store.Ping{Kind: kind, At: at, Scheme: "http", Method: "GET", RemoteAddr: "10.0.0.1", UA: "curl"}
+}
+
+// Run runs the contract against the stores open returns.
+func Run(t *testing.T, open Opener) {
+	ctx := context.Background()
+	tests := map[string]func(t *testing.T, s *store.Store){
+		"serial numbers, kinds and the ping log, newest first": func(t *testing.T, s *store.Store) {
+			tg := simple("a")
+			for i, k := range []monitor.PingKind{monitor.PingStart, monitor.PingSuccess, monitor.PingLog, monitor.PingIgnored} {
+				rec, err := s.RecordPing(ctx, tg, ping(k, t0.Add(time.Duration(i)*time.Second)))
+				must(t, err)
+				if rec.N != int64(i+1) || rec.Kind != k {
+					t.Fatalf("ping %d recorded as n=%d kind=%s", i+1, rec.N, rec.Kind)
+				}
+			}
+			pings, err := s.Pings(ctx, tg.UID, 10)
+			must(t, err)
+			if got := kindsOf(pings); fmt.Sprint(got) != "[ign log success start]" {
+				t.Fatalf("log = %v", got)
+			}
+			if pings[3].At != t0 || pings[3].Method != "GET" || pings[3].RemoteAddr != "10.0.0.1" || pings[3].UA != "curl" {
+				t.Errorf("oldest ping = %+v", pings[3])
+			}
+			c, found, err := s.Check(ctx, tg.UID)
+			must(t, err)
+			if !found || c.NPings != 4 || c.Facts.State != monitor.StatusUp || !c.Facts.LastPing.Equal(t0.Add(time.Second)) {
+				t.Errorf("check = %+v", c)
+			}
+			if c.Facts.LastDuration != time.Second {
+				t.Errorf("a success after a start lasted %v, want 1s", c.Facts.LastDuration)
+			}
+		},
+		"a fail ping is a down flip with its deliveries, in the same write": func(t *testing.T, s *store.Store) {
+			tg := simple("b", "ops", "pager")
+			_, err := s.RecordPing(ctx, tg, ping(monitor.PingSuccess, t0))
+			must(t, err)
+			rec, err := s.RecordPing(ctx, tg, ping(monitor.PingFail, t0.Add(time.Second)))
+			must(t, err)
+			if rec.Flip == nil || rec.Flip.Up || rec.Flip.Reason != monitor.ReasonFail || !rec.Flip.At.Equal(t0.Add(time.Second)) {
+				t.Fatalf("flip = %+v", rec.Flip)
+			}
+			due, err := s.DueDeliveries(ctx, t0.Add(time.Hour), 10)
+			must(t, err)
+			if len(due) != 2 || due[0].Flip.N != 1 || due[0].Namespace != "team-a" || due[0].Name != "check-b" {
+				t.Fatalf("due deliveries = %+v", due)
+			}
+			rec, err = s.RecordPing(ctx, tg, ping(monitor.PingSuccess, t0.Add(2*time.Second)))
+			must(t, err)
+			if rec.Flip == nil || !rec.Flip.Up || rec.Flip.N != 2 {
+				t.Fatalf("flip = %+v", rec.Flip)
+			}
+			flips, err := s.Flips(ctx, tg.UID)
+			must(t, err)
+			if len(flips) != 2 || !flips[0].Up || flips[1].Up {
+				t.Fatalf("flips = %+v", flips)
+			}
+			c, _, err := s.Check(ctx, tg.UID)
+			must(t, err)
+			if c.LastFlip == nil || c.LastFlip.N != 2 {
+				t.Errorf("last flip = %+v", c.LastFlip)
+			}
+		},
+		"time: grace at the due time, down at the deadline, however late it is noticed": func(t *testing.T, s *store.Store) {
+			tg := simple("c", "ops")
+			_, err := s.RecordPing(ctx, tg, ping(monitor.PingSuccess, t0))
+			must(t, err)
+			due, err := s.Due(ctx, t0.Add(59*time.Second), 10)
+			must(t, err)
+			if len(due) != 0 {
+				t.Fatalf("due before the due time: %+v", due)
+			}
+			due, err = s.Due(ctx, t0.Add(time.Minute), 10)
+			must(t, err)
+			if len(due) != 1 || due[0].UID != tg.UID {
+				t.Fatalf("due at the due time: %+v", due)
+			}
+			flips, err := s.Observe(ctx, []store.Target{tg}, t0.Add(time.Minute))
+			must(t, err)
+			c, _, err := s.Check(ctx, tg.UID)
+			must(t, err)
+			if len(flips) != 0 || c.Facts.State != monitor.StatusGrace || !c.NextChange.Equal(t0.Add(2*time.Minute)) {
+				t.Fatalf("after the due time: flips %v, check %+v", flips, c)
+			}
+			flips, err = s.Observe(ctx, []store.Target{tg}, t0.Add(10*time.Minute))
+			must(t, err)
+			f := flips[tg.UID]
+			if f == nil || f.Up || f.Reason != monitor.ReasonTimeout || !f.At.Equal(t0.Add(2*time.Minute)) {
+				t.Fatalf("down flip = %+v, want at the deadline", f)
+			}
+			c, _, err = s.Check(ctx, tg.UID)
+			must(t, err)
+			if c.Facts.State != monitor.StatusDown || !c.NextChange.IsZero() {
+				t.Fatalf("down check = %+v", c)
+			}
+			if due, _ := s.Due(ctx, t0.Add(time.Hour), 10); len(due) != 0 {
+				t.Errorf("a down check is still due: %+v", due)
+			}
+		},
+		"a ping after a missed deadline records the down, then the up": func(t *testing.T, s *store.Store) {
+			tg := simple("d", "ops")
+			_, err := s.RecordPing(ctx, tg, ping(monitor.PingSuccess, t0))
+			must(t, err)
+			rec, err := s.RecordPing(ctx, tg, ping(monitor.PingSuccess, t0.Add(5*time.Minute)))
+			must(t, err)
+			flips, err := s.Flips(ctx, tg.UID)
+			must(t, err)
+			if len(flips) != 2 || flips[1].Up || !flips[1].At.Equal(t0.Add(2*time.Minute)) || !flips[0].Up || rec.Flip == nil || !rec.Flip.Up {
+				t.Fatalf("flips = %+v, recorded %+v", flips, rec.Flip)
+			}
+		},
+		"pause and resume record no flip": func(t *testing.T, s *store.Store) {
+			tg := simple("e", "ops")
+			_, err := s.RecordPing(ctx, tg, ping(monitor.PingSuccess, t0))
+			must(t, err)
+			if _, err := s.Resume(ctx, tg, t0.Add(time.Second)); !errors.Is(err, monitor.ErrNotPaused) {
+				t.Fatalf("resuming an unpaused check: %v", err)
+			}
+			c, err := s.Pause(ctx, tg, t0.Add(time.Second))
+			must(t, err)
+			if c.Facts.State != monitor.StatusPaused || !c.NextChange.IsZero() {
+				t.Fatalf("paused check = %+v", c)
+			}
+			c, err = s.Resume(ctx, tg, t0.Add(time.Hour))
+			must(t, err)
+			if c.Facts.State != monitor.StatusNew {
+				t.Fatalf("resumed check = %+v", c)
+			}
+			if flips, _ := s.Flips(ctx, tg.UID); len(flips) != 0 {
+				t.Errorf("flips = %+v", flips)
+			}
+		},
+		"the ping log keeps its limit and the body budget, oldest first": func(t *testing.T, s *store.Store) {
+			tg := simple("f")
+			tg.PingLogLimit = 20
+			for i := range 40 {
+				p := ping(monitor.PingSuccess, t0.Add(time.Duration(i)*time.Second))
+				p.Body = []byte(fmt.Sprintf("%08d", i))
+				_, err := s.RecordPing(ctx, tg, p)
+				must(t, err)
+			}
+			pings, err := s.Pings(ctx, tg.UID, 1000)
+			must(t, err)
+			if len(pings) < 20 || len(pings) >= 20+16 || pings[0].N != 40 {
+				t.Fatalf("log holds %d pings, newest %d; want the newest 20 (give or take a pruning step)", len(pings), pings[0].N)
+			}
+			body, found, err := s.PingBody(ctx, tg.UID, 40)
+			must(t, err)
+			if !found || string(body) != "00000039" {
+				t.Fatalf("body of ping 40 = %q, %v", body, found)
+			}
+			if _, found, _ := s.PingBody(ctx, tg.UID, 1); found {
+				t.Error("ping 1 is still in the log")
+			}
+		},
+		"bodies beyond the budget are dropped, oldest first": func(t *testing.T, s *store.Store) {
+			tg := simple("g")
+			for i := range 5 {
+				p := ping(monitor.PingSuccess, t0.Add(time.Duration(i)*time.Second))
+				p.Body = make([]byte, 400) // the budget is 1000 bytes
+				_, err := s.RecordPing(ctx, tg, p)
+				must(t, err)
+			}
+			pings, err := s.Pings(ctx, tg.UID, 10)
+			must(t, err)
+			var kept, dropped int
+			for _, p := range pings {
+				if p.BodySize > 0 {
+					kept++
+				}
+				if p.BodyDropped {
+					dropped++
+				}
+			}
+			if kept != 2 || dropped != 3 || pings[0].BodySize != 400 || !pings[4].BodyDropped {
+				t.Fatalf("kept %d bodies, dropped %d: %+v", kept, dropped, pings)
+			}
+		},
+		"concurrent pings to many checks: every one counted once, serials gap-free": func(t *testing.T, s *store.Store) {
+			const checks, each = 50, 20
+			var wg sync.WaitGroup
+			for c := range checks {
+				for i := range each {
+					wg.Go(func() {
+						_, err := s.RecordPing(ctx, simple(fmt.Sprint("h", c)), ping(monitor.PingSuccess, t0.Add(time.Duration(i)*time.Millisecond)))
+						if err != nil {
+							t.Error(err)
+						}
+					})
+				}
+			}
+			wg.Wait()
+			for c := range checks {
+				uid := types.UID(fmt.Sprint("h", c))
+				pings, err := s.Pings(ctx, uid, 1000)
+				must(t, err)
+				var ns []int64
+				for _, p := range pings {
+					ns = append(ns, p.N)
+				}
+				sort.Slice(ns, func(i, j int) bool { return ns[i] < ns[j] })
+				for i, n := range ns {
+					if n != int64(i+1) {
+						t.Fatalf("check %s: serials %v", uid, ns)
+					}
+				}
+				chk, _, err := s.Check(ctx, uid)
+				must(t, err)
+				if chk.NPings != each || len(ns) != each {
+					t.Fatalf("check %s: n_pings %d, %d logged, want %d", uid, chk.NPings, len(ns), each)
+				}
+			}
+		},
+		"the changes feed lists checks in the order of their writes": func(t *testing.T, s *store.Store) {
+			_, err := s.RecordPing(ctx, simple("i1"), ping(monitor.PingSuccess, t0))
+			must(t, err)
+			_, err = s.RecordPing(ctx, simple("i2"), ping(monitor.PingFail, t0))
+			must(t, err)
+			all, err := s.Changes(ctx, 0, 100)
+			must(t, err)
+			if len(all) != 2 || all[0].UID != "i1" || all[1].UID != "i2" || all[1].State != monitor.StatusDown || all[0].Version >= all[1].Version {
+				t.Fatalf("changes = %+v", all)
+			}
+			_, err = s.RecordPing(ctx, simple("i1"), ping(monitor.PingSuccess, t0.Add(time.Second)))
+			must(t, err)
+			later, err := s.Changes(ctx, all[1].Version, 100)
+			must(t, err)
+			if len(later) != 1 || later[0].UID != "i1" {
+				t.Fatalf("changes after %d = %+v", all[1].Version, later)
+			}
+		},
+		"a channel hears a check's flips in order, and outcomes are kept": func(t *testing.T, s *store.Store) {
+			tg := simple("j", "ops")
+			_, err := s.RecordPing(ctx, tg, ping(monitor.PingFail, t0))
+			must(t, err)
+			_, err = s.RecordPing(ctx, tg, ping(monitor.PingSuccess, t0.Add(time.Second)))
+			must(t, err)
+			due, err := s.DueDeliveries(ctx, t0.Add(time.Hour), 10)
+			must(t, err)
+			if len(due) != 1 || due[0].Flip.N != 1 || due[0].Flip.Up {
+				t.Fatalf("due = %+v, want only the down", due)
+			}
+			retry := t0.Add(2 * time.Hour)
+			must(t, s.RecordOutcomes(ctx, []store.Outcome{{CheckUID: tg.UID, FlipN: 1, Channel: "ops", State: store.DeliveryPending,
+				NextAttempt: retry, LastError: "503", Attempted: true}}))
+			if due, _ := s.DueDeliveries(ctx, t0.Add(time.Hour), 10); len(due) != 0 {
+				t.Fatalf("due while the down waits for its retry: %+v", due)
+			}
+			next, err := s.NextDelivery(ctx)
+			must(t, err)
+			if !next.Equal(retry) {
+				t.Errorf("next delivery at %v, want %v", next, retry)
+			}
+			must(t, s.RecordOutcomes(ctx, []store.Outcome{{CheckUID: tg.UID, FlipN: 1, Channel: "ops", State: store.DeliveryDelivered, Attempted: true}}))
+			due, err = s.DueDeliveries(ctx, t0.Add(time.Hour), 10)
+			must(t, err)
+			if len(due) != 1 || !due[0].Flip.Up {
+				t.Fatalf("due after the down was delivered = %+v", due)
+			}
+			dl, err := s.Deliveries(ctx, tg.UID, 1)
+			must(t, err)
+			if dl["ops"].State != store.DeliveryDelivered || dl["ops"].Attempts != 2 {
+				t.Errorf("delivery of the down = %+v", dl["ops"])
+			}
+		},
+		"forget removes everything of a check": func(t *testing.T, s *store.Store) {
+			tg := simple("k", "ops")
+			_, err := s.RecordPing(ctx, tg, ping(monitor.PingFail, t0))
+			must(t, err)
+			must(t, s.Forget(ctx, tg.UID))
+			if _, found, _ := s.Check(ctx, tg.UID); found {
+				t.Error("the check is still there")
+			}
+			if pings, _ := s.Pings(ctx, tg.UID, 10); len(pings) != 0 {
+				t.Error("its pings are still there")
+			}
+			if due, _ := s.DueDeliveries(ctx, t0.Add(time.Hour), 10); len(due) != 0 {
+				t.Error("its deliveries are still there")
+			}
+		},
+		"old flips go, unless they owe notifications": func(t *testing.T, s *store.Store) {
+			quiet, loud := simple("l1"), simple("l2", "ops")
+			for _, tg := range []store.Target{quiet, loud} {
+				_, err := s.RecordPing(ctx, tg, ping(monitor.PingFail, t0))
+				must(t, err)
+			}
+			must(t, s.Prune(ctx, t0.Add(time.Hour)))
+			if f, _ := s.Flips(ctx, quiet.UID); len(f) != 0 {
+				t.Errorf("an old flip stayed: %+v", f)
+			}
+			if f, _ := s.Flips(ctx, loud.UID); len(f) != 1 {
+				t.Errorf("a flip that owes a notification went: %+v", f)
+			}
+		},
+		"a run's pings are found by its run id": func(t *testing.T, s *store.Store) {
+			tg := simple("m")
+			p := ping(monitor.PingStart, t0)
+			p.RID = "job-1"
+			_, err := s.RecordPing(ctx, tg, p)
+			must(t, err)
+			p.Kind, p.At = monitor.PingSuccess, t0.Add(time.Second)
+			_, err = s.RecordPing(ctx, tg, p)
+			must(t, err)
+			kinds, horizon, err := s.RunKinds(ctx, tg.UID, "job-1")
+			must(t, err)
+			if !kinds[monitor.PingStart] || !kinds[monitor.PingSuccess] || len(kinds) != 2 || !horizon.IsZero() {
+				t.Fatalf("kinds %v horizon %v", kinds, horizon)
+			}
+		},
+		"a body larger than the queue's byte bound is refused at once": func(t *testing.T, s *store.Store) {
+			p := ping(monitor.PingSuccess, t0)
+			p.Body = make([]byte, 2<<20) // the bound is 1 MiB
+			if _, err := s.RecordPing(ctx, simple("n"), p); !errors.Is(err, store.ErrOverloaded) {
+				t.Fatalf("err = %v, want ErrOverloaded", err)
+			}
+			if _, err := s.RecordPing(ctx, simple("n"), ping(monitor.PingSuccess, t0)); err != nil {
+				t.Fatalf("a small ping after it: %v", err)
+			}
+		},
+	}
+	names := make([]string, 0, len(tests))
+	for name := range tests {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			s := open(t, store.Options{BodyBudget: 1000, MaxQueuedBytes: 1 << 20})
+			tests[name](t, s)
+		})
+	}
+}
+
+func kindsOf(pings []store.LoggedPing) []monitor.PingKind {
+	var out []monitor.PingKind
+	for _, p := range pings {
+		out = append(out, p.Kind)
+	}
+	return out
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}

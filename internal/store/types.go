@@ -1,0 +1,138 @@
+package store
+
+import (
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/vigil-operator/vigil/internal/monitor"
+)
+
+// Target is a check as a write needs it: its identity, from the Check
+// object, and how it is monitored, from its spec. The store keeps no copy
+// of the spec: the Kubernetes API is where it lives.
+type Target struct {
+	UID             types.UID
+	Namespace, Name string
+	Config          monitor.Config
+	// Channels are the names of the Channels a flip notifies; called only
+	// when a flip is recorded (nil: none).
+	Channels func() []string
+	// PingLogLimit is how many pings the check keeps (the project's limit;
+	// 100 when not positive).
+	PingLogLimit int
+}
+
+// Ping is one ping to record.
+type Ping struct {
+	// Kind is the classified signal (after URL, exit status, methods and
+	// keyword rules).
+	Kind       monitor.PingKind
+	At         time.Time
+	RID        string
+	ExitStatus *int
+	Scheme     string
+	RemoteAddr string
+	Method     string
+	UA         string
+	Body       []byte
+}
+
+// Recorded is what recording a ping did.
+type Recorded struct {
+	// N is the ping's serial number within the check.
+	N int64
+	// Kind is the kind logged: "ign" when the check ignored the ping.
+	Kind monitor.PingKind
+	// Flip is the flip the ping caused, if any.
+	Flip *Flip
+}
+
+// Check is what the store knows of a check. The zero Check (a check never
+// pinged, paused or observed) is a new one.
+type Check struct {
+	UID             types.UID
+	Namespace, Name string
+	Facts           monitor.Facts
+	NPings          int64
+	// NextChange is when time alone changes the recorded state (zero:
+	// never); the deadline loop acts then.
+	NextChange time.Time
+	// LastFlip is the newest flip (nil: none).
+	LastFlip *Flip
+	// Version is the change number of the check's last write.
+	Version int64
+}
+
+// LoggedPing is one entry of a check's ping log.
+type LoggedPing struct {
+	N          int64
+	Kind       monitor.PingKind
+	At         time.Time
+	Scheme     string
+	RemoteAddr string
+	Method     string
+	UA         string
+	RID        string
+	ExitStatus *int
+	// BodySize is the stored body's length (0: none, or dropped).
+	BodySize    int
+	BodyDropped bool
+}
+
+// Flip is a change of a check's state between up and down.
+type Flip struct {
+	// N is the flip's serial number within the check.
+	N int64
+	// At is when the state changed: the fail ping, the missed deadline (not
+	// when it was noticed), or the ping that ended the down.
+	At     time.Time
+	Up     bool
+	From   monitor.Status
+	To     monitor.Status
+	Reason monitor.Reason
+}
+
+// DeliveryState is where one notification stands.
+type DeliveryState string
+
+// The delivery states.
+const (
+	DeliveryPending   DeliveryState = "pending"
+	DeliveryDelivered DeliveryState = "delivered"
+	DeliveryFailed    DeliveryState = "failed"
+)
+
+// Delivery is the notification of one flip to one channel.
+type Delivery struct {
+	CheckUID        types.UID
+	Namespace, Name string
+	Flip            Flip
+	Channel         string
+	State           DeliveryState
+	Attempts        int
+	NextAttempt     time.Time
+	LastError       string
+}
+
+// Outcome is the result of one delivery attempt.
+type Outcome struct {
+	CheckUID types.UID
+	FlipN    int64
+	Channel  string
+	// State is the delivery's new state; Pending retries at NextAttempt.
+	State       DeliveryState
+	NextAttempt time.Time
+	LastError   string
+	// Attempted is false when the attempt did not happen (the channel was
+	// busy): Attempts is not counted.
+	Attempted bool
+}
+
+// Change is a check whose row changed, from the changes feed.
+type Change struct {
+	UID             types.UID
+	Namespace, Name string
+	State           monitor.Status
+	Version         int64
+}

@@ -1,0 +1,352 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/vigil-operator/vigil/internal/monitor"
+)
+
+// op is one write. apply runs inside the writer's transaction and returns an
+// error only when the database fails; what the write means to its caller
+// (its result, or an error such as ErrNotPaused) the op keeps itself and
+// hands over in finish, which runs once the transaction committed (nil) or
+// failed.
+type op interface {
+	apply(t *txn) error
+	finish(err error)
+	// queuedBytes is what the op holds in memory while it waits (a body).
+	queuedBytes() int64
+}
+
+// submit queues o for the writer and waits for its transaction. Pings are
+// refused at once when the queue is full (shed load, answer 503); other
+// writes wait for room.
+func (s *Store) submit(ctx context.Context, o op, done <-chan struct{}, shed bool) error {
+	if b := o.queuedBytes(); b > 0 {
+		if s.queuedBytes.Add(b) > s.opts.MaxQueuedBytes && shed {
+			s.queuedBytes.Add(-b)
+			return ErrOverloaded
+		}
+	}
+	if shed {
+		select {
+		case s.ops <- o:
+		case <-s.stop:
+			s.queuedBytes.Add(-o.queuedBytes())
+			return ErrClosed
+		default:
+			s.queuedBytes.Add(-o.queuedBytes())
+			return ErrOverloaded
+		}
+	} else {
+		select {
+		case s.ops <- o:
+		case <-s.stop:
+			s.queuedBytes.Add(-o.queuedBytes())
+			return ErrClosed
+		case <-ctx.Done():
+			s.queuedBytes.Add(-o.queuedBytes())
+			return ctx.Err()
+		}
+	}
+	// Once queued, the write happens whether or not the caller still waits:
+	// a client that gave up may still have its ping stored.
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// write is the writer: it takes whatever is queued, up to MaxBatch, and
+// commits it in one transaction. While a commit waits for the disk, the
+// next batch queues up, so the batch grows with the load and the cost of a
+// commit (one fsync) is shared by everything in it.
+func (s *Store) write() {
+	defer close(s.stopped)
+	for {
+		var first op
+		select {
+		case first = <-s.ops:
+		case <-s.stop:
+			s.failQueued()
+			return
+		}
+		batch := []op{first}
+	fill:
+		for len(batch) < s.opts.MaxBatch {
+			select {
+			case o := <-s.ops:
+				batch = append(batch, o)
+			default:
+				break fill
+			}
+		}
+		s.commit(batch)
+		for _, o := range batch {
+			s.queuedBytes.Add(-o.queuedBytes())
+		}
+	}
+}
+
+func (s *Store) failQueued() {
+	for {
+		select {
+		case o := <-s.ops:
+			s.queuedBytes.Add(-o.queuedBytes())
+			o.finish(ErrClosed)
+		default:
+			return
+		}
+	}
+}
+
+// commit runs a batch in one transaction. If the transaction fails, each
+// write is tried again in a transaction of its own, so that one bad write
+// fails alone.
+func (s *Store) commit(batch []op) {
+	c, err := s.runTx(batch)
+	if err != nil && len(batch) > 1 {
+		for _, o := range batch {
+			c1, err := s.runTx([]op{o})
+			o.finish(err)
+			if err == nil && s.opts.OnCommit != nil {
+				s.opts.OnCommit(c1)
+			}
+		}
+		return
+	}
+	for _, o := range batch {
+		o.finish(err)
+	}
+	if err == nil && s.opts.OnCommit != nil {
+		s.opts.OnCommit(c)
+	}
+}
+
+func (s *Store) runTx(batch []op) (Committed, error) {
+	ctx := context.Background()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return Committed{}, fmt.Errorf("beginning a store transaction: %w", err)
+	}
+	t := &txn{s: s, tx: tx, ctx: ctx, rows: map[types.UID]*row{}}
+	for _, o := range batch {
+		if err := o.apply(t); err != nil {
+			_ = tx.Rollback()
+			return Committed{}, err
+		}
+	}
+	if err := t.flush(); err != nil {
+		_ = tx.Rollback()
+		return Committed{}, err
+	}
+	if err := tx.Commit(); err != nil {
+		return Committed{}, fmt.Errorf("committing to the store: %w", err)
+	}
+	return Committed{Writes: len(batch), Flips: t.flips}, nil
+}
+
+// txn is one transaction of the writer. It keeps the check rows it read, so
+// that several writes for one check in a batch read it once and write it
+// once.
+type txn struct {
+	s     *Store
+	tx    *sql.Tx
+	ctx   context.Context
+	rows  map[types.UID]*row
+	flips int
+}
+
+// exec, query and queryRow run a statement in the transaction, prepared
+// for the writer's connection when it is one the writer runs often (see
+// prepare): parsing SQL is most of the cost of a small statement.
+func (t *txn) exec(query string, args ...any) (sql.Result, error) {
+	if st := t.s.stmts[query]; st != nil {
+		return t.tx.StmtContext(t.ctx, st).ExecContext(t.ctx, args...)
+	}
+	return t.tx.ExecContext(t.ctx, query, args...)
+}
+
+func (t *txn) query(query string, args ...any) (*sql.Rows, error) {
+	if st := t.s.stmts[query]; st != nil {
+		return t.tx.StmtContext(t.ctx, st).QueryContext(t.ctx, args...)
+	}
+	return t.tx.QueryContext(t.ctx, query, args...)
+}
+
+func (t *txn) queryRow(query string, args ...any) *sql.Row {
+	if st := t.s.stmts[query]; st != nil {
+		return t.tx.StmtContext(t.ctx, st).QueryRowContext(t.ctx, args...)
+	}
+	return t.tx.QueryRowContext(t.ctx, query, args...)
+}
+
+// The statements of the ping path, prepared when the store opens.
+const (
+	sqlSelectCheck = `SELECT ` + checkColumns + ` FROM checks WHERE uid = ?`
+	sqlNextChange  = `UPDATE changes SET value = value + 1 WHERE id = 1 RETURNING value`
+	sqlUpsertCheck = `INSERT INTO checks (` + checkColumns + `)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (uid) DO UPDATE SET namespace = excluded.namespace, name = excluded.name,
+			n_pings = excluded.n_pings, n_flips = excluded.n_flips, last_ping = excluded.last_ping,
+			last_ping_failed = excluded.last_ping_failed, last_start = excluded.last_start,
+			last_start_rid = excluded.last_start_rid, last_duration = excluded.last_duration,
+			paused_at = excluded.paused_at, resumed_at = excluded.resumed_at, state = excluded.state,
+			state_since = excluded.state_since, next_change = excluded.next_change,
+			body_bytes = excluded.body_bytes, version = excluded.version`
+	sqlInsertPing = `INSERT INTO pings (check_uid, n, kind, created, scheme, remote_addr, method, ua, rid, exit_status, body)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlInsertFlip = `INSERT INTO flips (check_uid, n, created, up, from_state, to_state, reason)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`
+	sqlInsertDelivery = `INSERT INTO deliveries (check_uid, flip_n, channel, state, next_attempt)
+		VALUES (?, ?, ?, ?, ?)`
+)
+
+// prepare prepares the writer's frequent statements, before the writer
+// starts (it holds the one connection while it writes).
+func (s *Store) prepare(ctx context.Context) error {
+	s.stmts = map[string]*sql.Stmt{}
+	for _, q := range []string{sqlSelectCheck, sqlNextChange, sqlUpsertCheck, sqlInsertPing, sqlInsertFlip, sqlInsertDelivery} {
+		st, err := s.db.PrepareContext(ctx, q)
+		if err != nil {
+			return fmt.Errorf("preparing a store statement: %w", err)
+		}
+		s.stmts[q] = st
+	}
+	return nil
+}
+
+// row is a check's row as the transaction sees it.
+type row struct {
+	Check
+	nFlips    int64
+	bodyBytes int64
+	stored    bool // the row exists in the database
+	dirty     bool // changed in this transaction
+}
+
+const checkColumns = `uid, namespace, name, n_pings, n_flips, last_ping, last_ping_failed, last_start, last_start_rid,
+	last_duration, paused_at, resumed_at, state, state_since, next_change, body_bytes, version`
+
+// scanCheck reads a checks row selected with checkColumns.
+func scanCheck(sc interface{ Scan(...any) error }) (*row, error) {
+	r := &row{stored: true}
+	var lastPing, lastStart, pausedAt, resumedAt, stateSince, nextChange sql.NullInt64
+	var lastDuration int64
+	var state string
+	err := sc.Scan(&r.UID, &r.Namespace, &r.Name, &r.NPings, &r.nFlips, &lastPing, &r.Facts.LastPingFailed, &lastStart,
+		&r.Facts.LastStartRID, &lastDuration, &pausedAt, &resumedAt, &state, &stateSince, &nextChange, &r.bodyBytes, &r.Version)
+	if err != nil {
+		return nil, err
+	}
+	r.Facts.LastPing, r.Facts.LastStart = fromMicros(lastPing), fromMicros(lastStart)
+	r.Facts.LastDuration = time.Duration(lastDuration) * time.Microsecond
+	r.Facts.PausedAt, r.Facts.ResumedAt = fromMicros(pausedAt), fromMicros(resumedAt)
+	r.Facts.State, r.Facts.StateSince = monitor.Status(state), fromMicros(stateSince)
+	r.NextChange = fromMicros(nextChange)
+	return r, nil
+}
+
+// load returns the check's row, a new one when the store has none.
+func (t *txn) load(tg *Target) (*row, error) {
+	if r, ok := t.rows[tg.UID]; ok {
+		return r, nil
+	}
+	r, err := scanCheck(t.queryRow(sqlSelectCheck, string(tg.UID)))
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		r = &row{Check: Check{UID: tg.UID}, dirty: true}
+	case err != nil:
+		return nil, fmt.Errorf("reading check %s/%s from the store: %w", tg.Namespace, tg.Name, err)
+	}
+	r.Namespace, r.Name = tg.Namespace, tg.Name
+	t.rows[tg.UID] = r
+	return r, nil
+}
+
+// flush writes the rows the transaction changed, each with this
+// transaction's change number. The number is taken under the counter row's
+// lock, held to the commit, so change numbers follow commit order.
+func (t *txn) flush() error {
+	var version int64
+	for _, r := range t.rows {
+		if !r.dirty {
+			continue
+		}
+		if version == 0 {
+			if err := t.queryRow(sqlNextChange).Scan(&version); err != nil {
+				return fmt.Errorf("numbering a store change: %w", err)
+			}
+		}
+		r.Version = version
+		f := r.Facts
+		_, err := t.exec(sqlUpsertCheck,
+			string(r.UID), r.Namespace, r.Name, r.NPings, r.nFlips, micros(f.LastPing), f.LastPingFailed, micros(f.LastStart),
+			f.LastStartRID, f.LastDuration.Microseconds(), micros(f.PausedAt), micros(f.ResumedAt), string(f.State),
+			micros(f.StateSince), micros(r.NextChange), r.bodyBytes, version)
+		if err != nil {
+			return fmt.Errorf("writing check %s/%s to the store: %w", r.Namespace, r.Name, err)
+		}
+		r.stored, r.dirty = true, false
+	}
+	return nil
+}
+
+// observe records what time has done to the check by at (a missed deadline
+// is a down flip at the deadline, however late it is noticed), then moves
+// the check's next change.
+func (t *txn) observe(r *row, tg *Target, at time.Time) (*Flip, error) {
+	facts, flip := tg.Config.Observe(r.Facts, at)
+	if facts != r.Facts {
+		r.Facts, r.dirty = facts, true
+	}
+	var recorded *Flip
+	if flip != nil {
+		var err error
+		if recorded, err = t.addFlip(r, tg, flip); err != nil {
+			return nil, err
+		}
+	}
+	t.setNextChange(r, tg, at)
+	return recorded, nil
+}
+
+func (t *txn) setNextChange(r *row, tg *Target, at time.Time) {
+	next, ok := tg.Config.NextChange(r.Facts, at)
+	if !ok {
+		next = time.Time{}
+	}
+	next = Truncate(next)
+	if !next.Equal(r.NextChange) {
+		r.NextChange, r.dirty = next, true
+	}
+}
+
+// addFlip records a flip with one pending delivery per channel the check
+// notifies: the outbox is written in the same transaction as the flip.
+func (t *txn) addFlip(r *row, tg *Target, f *monitor.Flip) (*Flip, error) {
+	r.nFlips++
+	r.dirty = true
+	fl := &Flip{N: r.nFlips, At: Truncate(f.At), Up: f.Up(), From: f.From, To: f.To, Reason: f.Reason}
+	r.LastFlip = fl
+	if _, err := t.exec(sqlInsertFlip, string(r.UID), fl.N, fl.At.UnixMicro(), fl.Up, string(fl.From), string(fl.To), string(fl.Reason)); err != nil {
+		return nil, fmt.Errorf("recording a flip of %s/%s: %w", r.Namespace, r.Name, err)
+	}
+	if tg.Channels != nil {
+		for _, ch := range tg.Channels() {
+			if _, err := t.exec(sqlInsertDelivery, string(r.UID), fl.N, ch, string(DeliveryPending), fl.At.UnixMicro()); err != nil {
+				return nil, fmt.Errorf("queueing a notification of %s/%s: %w", r.Namespace, r.Name, err)
+			}
+		}
+	}
+	t.flips++
+	return fl, nil
+}
