@@ -200,11 +200,13 @@ func (f *Flip) Same(o *Flip) bool {
 	return f.Time.Equal(&o.Time) && f.Up == o.Up
 }
 
-// CheckStatus is a small summary of a check's observed state. Its fields have
-// one writer each: the ping path writes the ping fields (nPings, lastPing,
-// lastPingType, lastStart, lastStartRID, lastDuration), the API writes the
-// pause fields (pausedAt, resumedAt), and the controller writes the rest. The
-// ping log and the flips live in the check's CheckHistory, not here.
+// CheckStatus is what Kubernetes tools see of a check: the controller's
+// verdict on the spec (conditions, observedGeneration, the ping URL) and a
+// projection of the check's observed state, which lives in Vigil's ping
+// store. The leader writes it within a budget of status writes per second
+// (state changes first), so the ping fields can lag the store by a few
+// seconds under load; lastSyncTime says when they were taken from it. The
+// Management API reads the store and is always exact.
 type CheckStatus struct {
 	// ObservedGeneration is the generation of the spec the controller last
 	// reconciled successfully.
@@ -231,11 +233,11 @@ type CheckStatus struct {
 	// +optional
 	PingURL string `json:"pingURL,omitempty"`
 
-	// State is the monitoring state the controller last recorded.
+	// State is the monitoring state recorded in the ping store.
 	// +optional
 	State CheckState `json:"state,omitempty"`
 
-	// StateSince is when the check entered its recorded state.
+	// StateSince is when the check entered its state.
 	// +optional
 	StateSince *metav1.MicroTime `json:"stateSince,omitempty"`
 
@@ -260,27 +262,20 @@ type CheckStatus struct {
 	// +optional
 	LastPingType PingType `json:"lastPingType,omitempty"`
 
-	// LastStart is when the outstanding start signal arrived; unset when no
-	// run is in progress.
-	// +optional
-	LastStart *metav1.MicroTime `json:"lastStart,omitempty"`
-
-	// LastStartRID is the run identifier the outstanding start carried.
-	// +optional
-	LastStartRID string `json:"lastStartRID,omitempty"`
-
 	// LastDuration is how long the last completed run took, from its start
 	// signal to its success or failure.
 	// +optional
 	LastDuration *metav1.Duration `json:"lastDuration,omitempty"`
 
-	// PausedAt is when the check was last paused.
+	// Started is true while a run is in progress: a start signal that no
+	// success or failure has ended yet.
 	// +optional
-	PausedAt *metav1.MicroTime `json:"pausedAt,omitempty"`
+	Started bool `json:"started,omitempty"`
 
-	// ResumedAt is when the check was last resumed.
+	// LastSyncTime is when the state and ping fields above were taken from
+	// the ping store.
 	// +optional
-	ResumedAt *metav1.MicroTime `json:"resumedAt,omitempty"`
+	LastSyncTime *metav1.Time `json:"lastSyncTime,omitempty"`
 }
 
 // Check is a recurring job Vigil monitors. The job reports by calling the
@@ -298,6 +293,7 @@ type CheckStatus struct {
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`,priority=1
 // +kubebuilder:printcolumn:name="Pings",type=integer,JSONPath=`.status.nPings`,priority=1
 // +kubebuilder:printcolumn:name="UUID",type=string,JSONPath=`.status.uuid`,priority=1
+// +kubebuilder:printcolumn:name="Synced",type=date,JSONPath=`.status.lastSyncTime`,priority=1,description="When the status was last taken from the ping store (the Management API is exact)"
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Check struct {
 	metav1.TypeMeta   `json:",inline"`

@@ -1,7 +1,8 @@
 // Package v1alpha1 contains the API types of the monitoring.vigil.dev group:
-// Check (a recurring job that is expected to ping Vigil), Channel (where
-// Vigil sends a notification when a check goes down or comes back up) and
-// CheckHistory (a check's ping and flip log).
+// Check (a recurring job that is expected to ping Vigil) and Channel (where
+// Vigil sends a notification when a check goes down or comes back up). What
+// happens to checks (pings, flips, deliveries) lives in Vigil's ping store,
+// not in the Kubernetes API.
 //
 // +kubebuilder:object:generate=true
 // +groupName=monitoring.vigil.dev
@@ -25,7 +26,6 @@ func addKnownTypes(s *runtime.Scheme) error {
 	s.AddKnownTypes(GroupVersion,
 		&Check{}, &CheckList{},
 		&Channel{}, &ChannelList{},
-		&CheckHistory{}, &CheckHistoryList{},
 	)
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil

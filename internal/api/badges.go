@@ -78,13 +78,18 @@ func (s *Server) serveProjectBadge(w http.ResponseWriter, r *http.Request, rest 
 		writeError(w, http.StatusServiceUnavailable, "try again")
 		return
 	}
+	observed, err := s.Store.ChecksIn(r.Context(), info.Namespace)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "try again")
+		return
+	}
 	now := s.now()
 	statuses := func(yield func(badge.Status) bool) {
 		for i := range checks {
 			if req.Tag != badge.AllTag && !badge.Matches(tagList(checks[i].Spec.Tags), req.Tag) {
 				continue
 			}
-			if !yield(badge.Status(viewOf(&checks[i], now).status)) {
+			if !yield(badge.Status(viewOf(&checks[i], observed[checks[i].UID], now).status)) {
 				return
 			}
 		}
@@ -109,7 +114,12 @@ func (s *Server) serveCheckBadge(w http.ResponseWriter, r *http.Request, rest st
 		writeError(w, http.StatusServiceUnavailable, "try again")
 		return
 	}
-	res := badge.CheckBadge(badge.Status(viewOf(c, s.now()).status), req.ThreeState)
+	obs, _, err := s.Store.Check(r.Context(), c.UID)
+	if err != nil {
+		writeError(w, http.StatusServiceUnavailable, "try again")
+		return
+	}
+	res := badge.CheckBadge(badge.Status(viewOf(c, obs, s.now()).status), req.ThreeState)
 	label := badge.CheckLabel(c.Spec.Name, checkindex.UUIDOf(c))
 	writeBadge(w, req.Format, req.Format.Render(label, res))
 }

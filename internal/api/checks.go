@@ -18,6 +18,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/checkindex"
 	"github.com/vigil-operator/vigil/internal/checkstate"
 	"github.com/vigil-operator/vigil/internal/monitor"
+	"github.com/vigil-operator/vigil/internal/store"
 )
 
 // projectChecks lists a project's checks, in no particular order.
@@ -61,13 +62,18 @@ func (s *Server) listChecks(w http.ResponseWriter, r *request) {
 			return
 		}
 	}
+	observed, err := s.Store.ChecksIn(r.Context(), r.namespace)
+	if err != nil {
+		s.internalError(w, r, "reading the ping store", err)
+		return
+	}
 	out := make([]*object, 0, len(checks))
 	for i := range checks {
 		c := &checks[i]
 		if !hasAllTags(c.Spec.Tags, tags) {
 			continue
 		}
-		out = append(out, s.renderCheck(c, r, channels))
+		out = append(out, s.renderCheck(c, observed[c.UID], r, channels))
 	}
 	resp := &object{}
 	resp.add("checks", out)
@@ -111,6 +117,16 @@ func (s *Server) getCheck(w http.ResponseWriter, r *request) {
 }
 
 func (s *Server) respondCheck(w http.ResponseWriter, r *request, status int, c *v1.Check) {
+	obs, _, err := s.Store.Check(r.Context(), c.UID)
+	if err != nil {
+		s.internalError(w, r, "reading the ping store", err)
+		return
+	}
+	s.respondObserved(w, r, status, c, obs)
+}
+
+// respondObserved answers with the check as the store observed it.
+func (s *Server) respondObserved(w http.ResponseWriter, r *request, status int, c *v1.Check, obs store.Check) {
 	var channels []v1.Channel
 	if !r.readOnly() {
 		var err error
@@ -119,7 +135,7 @@ func (s *Server) respondCheck(w http.ResponseWriter, r *request, status int, c *
 			return
 		}
 	}
-	writeRawJSON(w, status, s.renderCheck(c, r, channels).bytes())
+	writeRawJSON(w, status, s.renderCheck(c, obs, r, channels).bytes())
 }
 
 // createCheck answers POST /checks/: create, or update the oldest check that
@@ -266,6 +282,11 @@ func (s *Server) deleteCheck(w http.ResponseWriter, r *request) {
 	if !ok {
 		return
 	}
+	obs, _, err := s.Store.Check(r.Context(), c.UID)
+	if err != nil {
+		s.internalError(w, r, "reading the ping store", err)
+		return
+	}
 	uid := c.UID
 	if err := s.Client.Delete(r.Context(), c, client.Preconditions{UID: &uid}); err != nil {
 		s.writeFailed(w, r, "deleting the check", err)
@@ -273,35 +294,30 @@ func (s *Server) deleteCheck(w http.ResponseWriter, r *request) {
 	}
 	s.waitForGone(r.Context(), c)
 	// The reference answers with the check as it was, its channel links
-	// already gone.
-	writeRawJSON(w, http.StatusOK, s.renderCheck(c, r, nil).bytes())
+	// already gone. Its rows in the store go when the controller sees the
+	// deletion.
+	writeRawJSON(w, http.StatusOK, s.renderCheck(c, obs, r, nil).bytes())
 }
 
 // pauseCheck answers POST /checks/<uuid>/pause. Pausing a paused check
 // changes nothing.
 func (s *Server) pauseCheck(w http.ResponseWriter, r *request) {
-	s.changePause(w, r, func(cfg monitor.Config, f monitor.Facts, now time.Time) (monitor.Facts, error) {
-		return cfg.Pause(f, now), nil
-	})
+	s.changePause(w, r, s.Store.Pause)
 }
 
 // resumeCheck answers POST /checks/<uuid>/resume: 409 unless paused.
 func (s *Server) resumeCheck(w http.ResponseWriter, r *request) {
-	s.changePause(w, r, func(cfg monitor.Config, f monitor.Facts, now time.Time) (monitor.Facts, error) {
-		return cfg.Resume(f, now)
-	})
+	s.changePause(w, r, s.Store.Resume)
 }
 
-// changePause applies pause or resume to the API's own status fields only
-// (pausedAt, resumedAt): never spec, which belongs to the user.
-func (s *Server) changePause(w http.ResponseWriter, r *request, change func(monitor.Config, monitor.Facts, time.Time) (monitor.Facts, error)) {
+// changePause pauses or resumes in the ping store: observed state, never
+// spec, which belongs to the user.
+func (s *Server) changePause(w http.ResponseWriter, r *request, change func(context.Context, store.Target, time.Time) (store.Check, error)) {
 	c, ok := s.lookupCheck(w, r)
 	if !ok {
 		return
 	}
-	cfg, _ := checkstate.Config(&c.Spec) // a broken schedule pauses as a simple check
-	facts := checkstate.Facts(&c.Status)
-	next, err := change(cfg, facts, s.now())
+	obs, err := change(r.Context(), checkstate.Target(c, s.Client, s.pingLogLimit(c.Namespace)), s.now())
 	if errors.Is(err, monitor.ErrNotPaused) {
 		writeError(w, http.StatusConflict, "check is not paused")
 		return
@@ -310,18 +326,7 @@ func (s *Server) changePause(w http.ResponseWriter, r *request, change func(moni
 		s.internalError(w, r, "changing the pause state", err)
 		return
 	}
-	if next.PausedAt.Equal(facts.PausedAt) && next.ResumedAt.Equal(facts.ResumedAt) {
-		s.respondCheck(w, r, http.StatusOK, c)
-		return
-	}
-	updated := c.DeepCopy()
-	checkstate.SetPauseFacts(&updated.Status, next)
-	if err := s.Client.Status().Patch(r.Context(), updated, client.MergeFrom(c)); err != nil {
-		s.writeFailed(w, r, "changing the pause state", err)
-		return
-	}
-	s.waitForCache(r.Context(), updated)
-	s.respondCheck(w, r, http.StatusOK, updated)
+	s.respondObserved(w, r, http.StatusOK, c, obs)
 }
 
 // waitForCache waits, briefly, until the informer cache holds obj at least

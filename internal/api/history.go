@@ -11,7 +11,8 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/checkindex"
-	"github.com/vigil-operator/vigil/internal/checkstate"
+	"github.com/vigil-operator/vigil/internal/monitor"
+	"github.com/vigil-operator/vigil/internal/store"
 )
 
 // lookupCheck finds the check the path names, answering 404 (no such check)
@@ -60,30 +61,25 @@ func (s *Server) listPings(w http.ResponseWriter, r *request) {
 	if !ok {
 		return
 	}
-	h, err := s.History.Get(r.Context(), c)
+	pings, err := s.Store.Pings(r.Context(), c.UID, s.pingLogLimit(c.Namespace))
 	if err != nil {
 		s.internalError(w, r, "reading the ping log", err)
 		return
 	}
-	pings := h.Pings
-	if limit := s.pingLogLimit(c.Namespace); len(pings) > limit {
-		pings = pings[len(pings)-limit:]
-	}
 	durations := pairDurations(pings)
 	uuid := checkindex.UUIDOf(c)
 	out := make([]*object, 0, len(pings))
-	for i := len(pings) - 1; i >= 0; i-- {
-		p := pings[i]
+	for i, p := range pings {
 		o := &object{}
-		o.add("type", string(p.Type))
-		o.add("date", isoMicro(p.Date.Time))
+		o.add("type", string(p.Kind))
+		o.add("date", isoMicro(p.At))
 		o.add("n", p.N)
 		o.add("scheme", p.Scheme)
 		o.add("remote_addr", nullIfEmpty(p.RemoteAddr))
 		o.add("method", p.Method)
 		o.add("ua", p.UA)
 		o.add("rid", nullIfEmpty(p.RID))
-		if len(p.Body) > 0 {
+		if p.BodySize > 0 {
 			o.add("body_url", s.BaseURL+apiPrefix(r.version)+"checks/"+uuid+"/pings/"+strconv.FormatInt(p.N, 10)+"/body")
 		} else {
 			o.add("body_url", nil)
@@ -101,21 +97,22 @@ func (s *Server) listPings(w http.ResponseWriter, r *request) {
 // maxRunGap bounds how far back a completion is paired with its start.
 const maxRunGap = 72 * time.Hour
 
-// pairDurations computes, for each success or fail ping (by index, oldest
-// first), the time since the latest earlier start with the same run id (an
-// empty id matches an empty id), provided no other success or fail with that
-// id lies between them and the gap is under 72 hours. Log and ignored pings
-// do not interrupt a run.
-func pairDurations(pings []v1.PingRecord) map[int]time.Duration {
+// pairDurations computes, for each success or fail ping (by index in pings,
+// newest first), the time since the latest earlier start with the same run
+// id (an empty id matches an empty id), provided no other success or fail
+// with that id lies between them and the gap is under 72 hours. Log and
+// ignored pings do not interrupt a run.
+func pairDurations(pings []store.LoggedPing) map[int]time.Duration {
 	out := map[int]time.Duration{}
 	open := map[string]time.Time{} // rid -> start of the run still open
-	for i, p := range pings {
-		switch p.Type {
-		case v1.PingStart:
-			open[p.RID] = p.Date.Time
-		case v1.PingSuccess, v1.PingFail:
+	for i := len(pings) - 1; i >= 0; i-- {
+		p := pings[i]
+		switch p.Kind {
+		case monitor.PingStart:
+			open[p.RID] = p.At
+		case monitor.PingSuccess, monitor.PingFail:
 			if start, ok := open[p.RID]; ok {
-				if gap := p.Date.Sub(start); gap >= 0 && gap < maxRunGap {
+				if gap := p.At.Sub(start); gap >= 0 && gap < maxRunGap {
 					out[i] = gap
 				}
 				delete(open, p.RID)
@@ -142,30 +139,29 @@ func (s *Server) pingBody(w http.ResponseWriter, r *request) {
 	if !ok {
 		return
 	}
-	h, err := s.History.Get(r.Context(), c)
+	obs, _, err := s.Store.Check(r.Context(), c.UID)
 	if err != nil {
 		s.internalError(w, r, "reading the ping log", err)
 		return
 	}
-	if r.n <= h.LastN-int64(s.pingLogLimit(c.Namespace)) {
+	if r.n <= obs.NPings-int64(s.pingLogLimit(c.Namespace)) {
 		writeError(w, http.StatusNotFound, "ping is older than the ping log keeps")
 		return
 	}
-	for _, p := range h.Pings {
-		if p.N != r.n {
-			continue
-		}
-		if len(p.Body) == 0 {
-			writeError(w, http.StatusNotFound, "ping has no body")
-			return
-		}
+	body, found, err := s.Store.PingBody(r.Context(), c.UID, r.n)
+	switch {
+	case err != nil:
+		s.internalError(w, r, "reading the ping log", err)
+	case !found:
+		writeError(w, http.StatusNotFound, "ping not found")
+	case len(body) == 0:
+		writeError(w, http.StatusNotFound, "ping has no body")
+	default:
 		w.Header().Set("Content-Type", "text/plain")
-		w.Header().Set("Content-Length", strconv.Itoa(len(p.Body)))
+		w.Header().Set("Content-Length", strconv.Itoa(len(body)))
 		w.WriteHeader(http.StatusOK)
-		_, _ = w.Write(p.Body)
-		return
+		_, _ = w.Write(body)
 	}
-	writeError(w, http.StatusNotFound, "ping not found")
 }
 
 // listFlips answers GET /checks/<uuid or unique_key>/flips/ with a bare
@@ -180,20 +176,18 @@ func (s *Server) listFlips(w http.ResponseWriter, r *request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	h, err := s.History.Get(r.Context(), c)
+	flips, err := s.Store.Flips(r.Context(), c.UID)
 	if err != nil {
 		s.internalError(w, r, "reading the flips", err)
 		return
 	}
-	flips := withPendingFlip(c, h.Flips, s.now())
 	out := make([]*object, 0, len(flips))
-	for i := len(flips) - 1; i >= 0; i-- {
-		f := flips[i]
-		if !filter.keep(f.Time.Time) {
+	for _, f := range flips {
+		if !filter.keep(f.At) {
 			continue
 		}
 		o := &object{}
-		o.add("timestamp", isoSeconds(f.Time.Time))
+		o.add("timestamp", isoSeconds(f.At))
 		up := 0
 		if f.Up {
 			up = 1
@@ -288,28 +282,4 @@ func parsePythonInt(s string, allowPointZero bool) (int64, error) {
 		return 0, errors.New("not an integer")
 	}
 	return sign * n, nil
-}
-
-// withPendingFlip adds the flip the controller is about to record, if one
-// is due: a fail ping makes a check down at once (the status the API shows
-// is computed at read time), and a client that reads the flips right after
-// must see that flip too, as the reference records it with the ping. The
-// controller records the same flip (same instant, same direction), so it
-// is never listed twice.
-func withPendingFlip(c *v1.Check, flips []v1.FlipRecord, now time.Time) []v1.FlipRecord {
-	cfg, err := checkstate.Config(&c.Spec)
-	if err != nil {
-		return flips
-	}
-	_, f := cfg.Observe(checkstate.Facts(&c.Status), now)
-	if f == nil {
-		return flips
-	}
-	pending := v1.FlipRecord{Flip: checkstate.FlipOf(f)}
-	for i := range flips {
-		if flips[i].Same(&pending.Flip) {
-			return flips
-		}
-	}
-	return append(flips[:len(flips):len(flips)], pending)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/checkindex"
 	"github.com/vigil-operator/vigil/internal/checkstate"
 	"github.com/vigil-operator/vigil/internal/monitor"
+	"github.com/vigil-operator/vigil/internal/store"
 )
 
 // view is what the API shows of a check at an instant.
@@ -20,20 +21,21 @@ type view struct {
 	nextPing  time.Time
 	hasNext   bool
 	lastDur   time.Duration
+	nPings    int64
 	scheduled bool
 }
 
-// viewOf computes a check's status at now from its facts, as the reference
-// computes status at read time: a check reads down as soon as its deadline
-// passes, before the controller records it.
-func viewOf(c *v1.Check, now time.Time) view {
-	facts := checkstate.Facts(&c.Status)
+// viewOf computes a check's status at now from the facts the ping store
+// holds, as the reference computes status at read time: a check reads down
+// as soon as its deadline passes, before the deadline loop records it.
+func viewOf(c *v1.Check, obs store.Check, now time.Time) view {
+	facts := obs.Facts
 	v := view{scheduled: c.Spec.Schedule != nil, lastDur: facts.LastDuration, started: facts.Started(),
-		lastPing: facts.DisplayedLastPing()}
+		lastPing: facts.DisplayedLastPing(), nPings: obs.NPings}
 	cfg, err := checkstate.Config(&c.Spec)
 	if err != nil {
 		// The controller reports the spec error; show the recorded state.
-		v.status = monitor.Status(c.Status.State)
+		v.status = facts.State
 		if v.status == "" {
 			v.status = monitor.StatusNew
 		}
@@ -68,8 +70,8 @@ func channelIDs(spec *v1.CheckSpec, channels []v1.Channel) string {
 
 // renderCheck is the check's JSON, keys in the reference's order: the
 // read-write form, or for read-only keys the form without secrets.
-func (s *Server) renderCheck(c *v1.Check, r *request, channels []v1.Channel) *object {
-	v := viewOf(c, s.now())
+func (s *Server) renderCheck(c *v1.Check, obs store.Check, r *request, channels []v1.Channel) *object {
+	v := viewOf(c, obs, s.now())
 	uuid := checkindex.UUIDOf(c)
 	subject, subjectFail := checkinput.SubjectFields(c.Spec)
 	o := &object{}
@@ -78,7 +80,7 @@ func (s *Server) renderCheck(c *v1.Check, r *request, channels []v1.Channel) *ob
 	o.add("tags", c.Spec.Tags)
 	o.add("desc", c.Spec.Desc)
 	o.add("grace", c.Spec.Grace)
-	o.add("n_pings", c.Status.NPings)
+	o.add("n_pings", v.nPings)
 	o.add("status", v.apiStatus(r.version))
 	o.add("started", v.started)
 	o.add("last_ping", optionalTime(v.lastPing, true))

@@ -2,9 +2,11 @@
 // Check and Channel objects, so existing Healthchecks clients work against
 // Vigil unchanged while kubectl and the API always agree.
 //
-// Reads come from the manager's informer cache; writes go to the Kubernetes
-// API, and a handler that wrote waits until the cache has seen its write, so
-// a client reading right after writing sees what it wrote. Behaviour follows
+// A check's spec comes from the manager's informer cache and its observed
+// state (pings, flips, status, pause) from the ping store. Spec writes go to
+// the Kubernetes API, and a handler that wrote waits until the cache has
+// seen its write, so a client reading right after writing sees what it
+// wrote; pause and resume are store writes. Behaviour follows
 // the contract (shared/spec/management-api-v3.md) where it speaks and the
 // reference service's where it is silent; docs/api.md lists the differences.
 package api
@@ -22,8 +24,8 @@ import (
 
 	"github.com/vigil-operator/vigil/internal/api/checkinput"
 	"github.com/vigil-operator/vigil/internal/cachewait"
-	"github.com/vigil-operator/vigil/internal/history"
 	"github.com/vigil-operator/vigil/internal/project"
+	"github.com/vigil-operator/vigil/internal/store"
 )
 
 // Limits returns a project's limits.
@@ -43,8 +45,8 @@ type Server struct {
 	APIReader client.Reader
 	// Projects authenticates API keys and knows each project's keys.
 	Projects *project.Registry
-	// History reads ping logs and flips.
-	History *history.Store
+	// Store holds what the checks observed: pings, flips, state.
+	Store *store.Store
 	// Limits are per-project limits.
 	Limits Limits
 	// BaseURL is the site root used in returned URLs, such as

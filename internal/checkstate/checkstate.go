@@ -1,17 +1,21 @@
-// Package checkstate translates between a Check object and the monitoring
-// core: the Config its spec describes and the Facts its status stores. The
-// controller, the ping path and the API all convert through it, so the three
-// writers agree on what each status field means.
+// Package checkstate translates a Check object into what the monitoring core
+// and the ping store need: the Config its spec describes, and the store
+// Target that identifies it. The ping path, the API, the deadline loop and
+// the controller all convert through it, so they agree on what a spec
+// means.
 package checkstate
 
 import (
+	"context"
+	"sort"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/schedule"
+	"github.com/vigil-operator/vigil/internal/store"
 )
 
 // DefaultTimeout is a Simple check's period when the spec sets neither
@@ -49,110 +53,33 @@ func Config(spec *v1.CheckSpec) (monitor.Config, error) {
 	return cfg, nil
 }
 
-// Facts returns the facts a status stores.
-func Facts(st *v1.CheckStatus) monitor.Facts {
-	f := monitor.Facts{
-		LastPing:       micro(st.LastPing),
-		LastPingFailed: st.LastPingType == v1.PingFail,
-		LastStart:      micro(st.LastStart),
-		LastStartRID:   st.LastStartRID,
-		PausedAt:       micro(st.PausedAt),
-		ResumedAt:      micro(st.ResumedAt),
-		State:          monitor.Status(st.State),
-		StateSince:     micro(st.StateSince),
+// Target is the check as the store's writes need it. channels reads the
+// Channels of the check's namespace (the informer cache), only when a flip
+// is recorded; pingLogLimit is the project's ping-log limit.
+func Target(c *v1.Check, channels client.Reader, pingLogLimit int) store.Target {
+	cfg, _ := Config(&c.Spec) // a broken spec is monitored as a simple check; the controller reports it
+	return store.Target{
+		UID: c.UID, Namespace: c.Namespace, Name: c.Name, Config: cfg, PingLogLimit: pingLogLimit,
+		Channels: func() ([]string, error) { return AssignedChannels(context.Background(), channels, c) },
 	}
-	if st.LastDuration != nil {
-		f.LastDuration = st.LastDuration.Duration
-	}
-	return f
 }
 
-// SetPingFacts writes the ping path's fields of f into st.
-func SetPingFacts(st *v1.CheckStatus, f monitor.Facts) {
-	st.LastPing = microPtr(f.LastPing)
-	st.LastPingType = ""
-	if !f.LastPing.IsZero() {
-		st.LastPingType = v1.PingSuccess
-		if f.LastPingFailed {
-			st.LastPingType = v1.PingFail
+// AssignedChannels are the existing Channels the check's spec assigns, by
+// object name, sorted; "*" is every Channel in the namespace.
+func AssignedChannels(ctx context.Context, r client.Reader, c *v1.Check) ([]string, error) {
+	if len(c.Spec.Channels) == 0 || r == nil {
+		return nil, nil
+	}
+	var list v1.ChannelList
+	if err := r.List(ctx, &list, client.InNamespace(c.Namespace)); err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, ch := range list.Items {
+		if c.Spec.Assigns(ch.Name) {
+			names = append(names, ch.Name)
 		}
 	}
-	st.LastStart = microPtr(f.LastStart)
-	st.LastStartRID = f.LastStartRID
-	st.LastDuration = nil
-	if f.LastDuration > 0 {
-		st.LastDuration = &metav1.Duration{Duration: f.LastDuration}
-	}
-}
-
-// CatchUp replays onto f, the facts of a status that has counted seen
-// pings, the pings the history h holds beyond them, in order. History is
-// written before status, so it runs ahead after a crash between the two
-// writes, or while another writer's status write is on its way. Ignored and
-// log pings change nothing.
-func CatchUp(cfg monitor.Config, f monitor.Facts, seen int64, h *v1.CheckHistory) monitor.Facts {
-	for _, p := range h.Pings {
-		if p.N <= seen {
-			continue
-		}
-		f, _ = cfg.RecordPing(f, monitor.Ping{Kind: monitor.PingKind(p.Type), At: p.Date.Time, RID: p.RID})
-	}
-	return f
-}
-
-// CatchUpStatus brings st's ping fields and count up to the history h (as
-// CatchUp) and returns the facts it now holds. Both writers of ping facts,
-// the ping path and the controller, catch up through it.
-func CatchUpStatus(cfg monitor.Config, st *v1.CheckStatus, h *v1.CheckHistory) monitor.Facts {
-	f := CatchUp(cfg, Facts(st), st.NPings, h)
-	SetPingFacts(st, f)
-	st.NPings = h.LastN
-	return f
-}
-
-// SetPauseFacts writes the API's pause fields of f into st.
-func SetPauseFacts(st *v1.CheckStatus, f monitor.Facts) {
-	st.PausedAt = microPtr(f.PausedAt)
-	st.ResumedAt = microPtr(f.ResumedAt)
-}
-
-// SetObserved writes the reconciler's recorded state of f into st.
-func SetObserved(st *v1.CheckStatus, f monitor.Facts) {
-	st.State = v1.CheckState(f.State)
-	st.StateSince = microPtr(f.StateSince)
-}
-
-func micro(t *metav1.MicroTime) time.Time {
-	if t == nil {
-		return time.Time{}
-	}
-	return t.Time
-}
-
-// microPtr stores an instant with the microsecond precision the API server
-// keeps, so that a fact read back compares equal to the one written.
-func microPtr(t time.Time) *metav1.MicroTime {
-	if t.IsZero() {
-		return nil
-	}
-	m := metav1.NewMicroTime(t.UTC().Truncate(time.Microsecond))
-	return &m
-}
-
-// FlipOf is the record of a flip the monitoring core reports, with the
-// microsecond precision the API server keeps: the controller stores it,
-// and the API recognises it by comparing with what was stored.
-func FlipOf(f *monitor.Flip) v1.Flip {
-	return v1.Flip{Time: metav1.NewMicroTime(f.At.UTC().Truncate(time.Microsecond)), Up: f.Up(), Reason: string(f.Reason)}
-}
-
-// SetNextPing records when the next ping is due, in whole seconds: that is
-// all the serialized status keeps, so a writer comparing its result with
-// what it read back does not see a difference that is not there.
-func SetNextPing(s *v1.CheckStatus, next time.Time, ok bool) {
-	s.NextPing = nil
-	if ok {
-		t := metav1.NewTime(next.Truncate(time.Second))
-		s.NextPing = &t
-	}
+	sort.Strings(names)
+	return names, nil
 }

@@ -73,6 +73,9 @@ func runDev(ctx context.Context, out io.Writer, o devOptions) error {
 	if err != nil {
 		return err
 	}
+	if err := resetOldDevData(out, dir); err != nil {
+		return err
+	}
 	cp, err := devenv.Start(ctx, devenv.Options{
 		Dir: dir, Assets: assets, CRDDir: o.crdDir, APIServerPort: o.apiServerPort,
 		Namespace: o.namespace, Progress: out, Kwok: o.kwok, KwokStages: o.kwokStages,
@@ -122,11 +125,40 @@ func runDev(ctx context.Context, out io.Writer, o devOptions) error {
 	printNextSteps(out, envFile, o.namespace, baseURL, keys)
 
 	return manager.Run(ctx, managerCfg, manager.Options{
+		Store:       "sqlite:" + filepath.Join(dir, "vigil.db"),
 		HTTPAddr:    o.httpAddr,
 		BaseURL:     baseURL,
 		MetricsAddr: "127.0.0.1:8080",
 		ProbeAddr:   "127.0.0.1:8081",
 	})
+}
+
+// devLayout names the layout of the dev data directory: "store" since
+// observed state moved from CheckHistory objects in etcd into the ping store
+// (bin/dev/vigil.db).
+const devLayout = "store"
+
+// resetOldDevData starts the dev data directory afresh when an older
+// build made it: its etcd holds CheckHistory objects this build has no CRD
+// for, and pings that belong in the store.
+func resetOldDevData(out io.Writer, dir string) error {
+	marker := filepath.Join(dir, "layout")
+	if b, err := os.ReadFile(marker); err == nil && strings.TrimSpace(string(b)) == devLayout {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(dir, "etcd")); err == nil {
+		fmt.Fprintf(out, "%s was made by an older Vigil, which kept pings and flips in etcd (CheckHistory objects); "+
+			"this one keeps them in a ping store. Starting it afresh: the demo project and its keys are made again.\n", dir)
+		for _, sub := range []string{"etcd", "pki", "exec", "logs", "env", "kubeconfig", "lock", "vigil-manager.token"} {
+			if err := os.RemoveAll(filepath.Join(dir, sub)); err != nil {
+				return err
+			}
+		}
+	}
+	if err := os.MkdirAll(dir, 0o750); err != nil {
+		return err
+	}
+	return os.WriteFile(marker, []byte(devLayout+"\n"), 0o644)
 }
 
 // runAsInstalled applies the one-file install except its workload, and

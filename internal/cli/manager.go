@@ -10,6 +10,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/manager"
 	"github.com/vigil-operator/vigil/internal/ping"
 	"github.com/vigil-operator/vigil/internal/project"
+	"github.com/vigil-operator/vigil/internal/projection"
 	"github.com/vigil-operator/vigil/internal/runner"
 )
 
@@ -43,6 +44,10 @@ func newManagerCmd(g *globals) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.HTTPAddr, "http-bind-address", ":8000", "address of the Management API, ping and badge server")
+	f.StringVar(&opts.Store, "store", envOr("VIGIL_STORE", "sqlite:/var/lib/vigil/vigil.db"),
+		"the ping store, where pings, flips and notifications are kept: sqlite:<path> (default $VIGIL_STORE)")
+	f.Float64Var(&opts.StatusBudget, "status-writes-per-second", projection.DefaultBudget,
+		"Check status writes per second, cluster-wide: state changes first, then ping statistics, oldest first")
 	f.StringVar(&opts.BaseURL, "base-url", "http://localhost:8000", "URL clients reach the HTTP server at, used in returned ping, API and badge URLs")
 	f.StringSliceVar(&opts.Namespaces, "namespaces", nil, "namespaces (projects) to serve and monitor; default all")
 	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8443", `address of the metrics endpoint ("0" disables it)`)
@@ -64,4 +69,12 @@ func newManagerCmd(g *globals) *cobra.Command {
 	f.StringVar(&opts.CronJobTimeZone, "cronjob-time-zone", "UTC", "time zone of CronJobs without spec.timeZone (kube-controller-manager's zone)")
 	f.IntVar(&opts.Delivery.MaxAttempts, "notify-max-attempts", 10, "attempts per notification before it is given up")
 	return cmd
+}
+
+// envOr is the environment variable's value, or def when it is empty.
+func envOr(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
 }

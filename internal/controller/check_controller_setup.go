@@ -21,17 +21,15 @@ const channelsField = "vigil.spec.channels"
 // CheckOptions tune the check controller.
 type CheckOptions struct {
 	// MaxConcurrentReconciles bounds parallel reconciles (default 16: a
-	// reconcile mostly waits for the API server, and a wave of deadlines
-	// needs many in flight).
+	// reconcile mostly waits for the store's commit, and parallel ones
+	// share it).
 	MaxConcurrentReconciles int
 }
 
-// SetupWithManager registers the reconciler: it watches Checks, and
-// Channels so that a check naming a Channel that appears later recovers.
+// SetupWithManager registers the reconciler: it watches Checks (their spec
+// and metadata, not the status the projector writes), and Channels so that
+// a check naming a Channel that appears later recovers.
 func (r *CheckReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts CheckOptions) error {
-	if r.Notifier == nil {
-		r.Notifier = NopNotifier{}
-	}
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1.Check{}, channelsField, func(o client.Object) []string {
 		return o.(*v1.Check).Spec.Channels
 	}); err != nil {
@@ -41,7 +39,8 @@ func (r *CheckReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager
 		opts.MaxConcurrentReconciles = 16
 	}
 	return ctrl.NewControllerManagedBy(mgr).
-		For(&v1.Check{}).
+		For(&v1.Check{}, builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{},
+			predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		// Only a Channel appearing or going changes what a check that
 		// names it reports; its status changes with every delivery.
 		Watches(&v1.Channel{}, handler.EnqueueRequestsFromMapFunc(r.checksNaming),

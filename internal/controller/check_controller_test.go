@@ -19,17 +19,17 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/checkstate"
 	"github.com/vigil-operator/vigil/internal/controller"
 	"github.com/vigil-operator/vigil/internal/monitor"
-	pingrec "github.com/vigil-operator/vigil/internal/ping"
+	"github.com/vigil-operator/vigil/internal/store"
 	"github.com/vigil-operator/vigil/internal/testenv"
 )
 
 var touches atomic.Int64
 
-// tick makes the controller look at a check now: after the test moves the
-// fake clock, a metadata change (which does not bump the generation)
-// triggers a reconcile, as the requeue for the real deadline would.
+// tick makes the controller look at a check now: a metadata change (which
+// does not bump the generation) triggers a reconcile.
 func tick(c *v1.Check) {
 	patch := client.MergeFrom(c.DeepCopy())
 	if c.Annotations == nil {
@@ -39,25 +39,15 @@ func tick(c *v1.Check) {
 	ExpectWithOffset(1, k8sClient.Patch(ctx, c, patch)).To(Succeed())
 }
 
-// ping records a ping's facts in status the way the ping path does.
-func ping(c *v1.Check, at time.Time, failed bool) {
-	patch := client.MergeFrom(c.DeepCopy())
-	t := metav1.NewMicroTime(at)
-	c.Status.LastPing = &t
-	c.Status.LastPingType = v1.PingSuccess
+// ping records a ping as the ping path does, and returns what it recorded.
+func ping(c *v1.Check, at time.Time, failed bool) store.Recorded {
+	kind := monitor.PingSuccess
 	if failed {
-		c.Status.LastPingType = v1.PingFail
+		kind = monitor.PingFail
 	}
-	c.Status.NPings++
-	ExpectWithOffset(1, k8sClient.Status().Patch(ctx, c, patch)).To(Succeed())
-}
-
-// pause records a pause the way the API does.
-func pause(c *v1.Check, at time.Time) {
-	patch := client.MergeFrom(c.DeepCopy())
-	t := metav1.NewMicroTime(at)
-	c.Status.PausedAt = &t
-	ExpectWithOffset(1, k8sClient.Status().Patch(ctx, c, patch)).To(Succeed())
+	rec, err := recorder.Record(ctx, c, store.Ping{Kind: kind, At: at})
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return rec
 }
 
 // get returns the current check.
@@ -69,8 +59,8 @@ func get(key client.ObjectKey) func(Gomega) *v1.Check {
 	}
 }
 
-// reconciledState waits until the controller has reconciled the latest
-// touch and returns the state it recorded.
+// stateOf is the state a check's status shows, once it shows the latest
+// spec.
 func stateOf(c *v1.Check) func(Gomega) v1.CheckState {
 	key := client.ObjectKeyFromObject(c)
 	return func(g Gomega) v1.CheckState {
@@ -86,13 +76,15 @@ func newCheck(ns, name string, spec v1.CheckSpec) *v1.Check {
 	return c
 }
 
-func flipsOf(c *v1.Check) func(Gomega) []v1.FlipRecord {
-	return func(g Gomega) []v1.FlipRecord {
-		var h v1.CheckHistory
-		if err := k8sClient.Get(ctx, client.ObjectKeyFromObject(c), &h); err != nil {
-			return nil
+// flipsOf are the check's flips in the ping store, oldest first.
+func flipsOf(c *v1.Check) func(Gomega) []store.Flip {
+	return func(g Gomega) []store.Flip {
+		flips, err := st.Flips(ctx, c.UID)
+		g.Expect(err).NotTo(HaveOccurred())
+		for i, j := 0, len(flips)-1; i < j; i, j = i+1, j-1 {
+			flips[i], flips[j] = flips[j], flips[i]
 		}
-		return h.Flips
+		return flips
 	}
 }
 
@@ -110,18 +102,6 @@ func eventsFor(c *v1.Check, reason string) func(Gomega) []eventsv1.Event {
 	}
 }
 
-// upCheck is a new check, expecting a ping every minute with a minute's
-// grace, that the ping path has just brought up at the returned instant.
-func upCheck(name string) (*v1.Check, time.Time) {
-	t0 := clk.Now()
-	c := newCheck(newNamespace(), name, v1.CheckSpec{Timeout: i64(60), Grace: 60})
-	EventuallyWithOffset(1, stateOf(c)).Should(Equal(v1.CheckStateNew))
-	_, err := recorder.Record(ctx, get(client.ObjectKeyFromObject(c))(Default), pingrec.Ping{Kind: monitor.PingSuccess, At: t0})
-	ExpectWithOffset(1, err).NotTo(HaveOccurred())
-	EventuallyWithOffset(1, stateOf(c)).Should(Equal(v1.CheckStateUp))
-	return c, t0
-}
-
 func i64(v int64) *int64   { return &v }
 func str(s string) *string { return &s }
 
@@ -133,35 +113,31 @@ var _ = Describe("Check reconciler", func() {
 		key := client.ObjectKeyFromObject(c)
 		Eventually(stateOf(c)).Should(Equal(v1.CheckStateNew))
 
-		c = get(key)(Default)
-		ping(c, t0, false)
+		ping(get(key)(Default), t0, false)
 		Eventually(stateOf(c)).Should(Equal(v1.CheckStateUp))
 		Eventually(func(g Gomega) time.Time {
 			return get(key)(g).Status.NextPing.Time
 		}).Should(BeTemporally("==", t0.Add(60*time.Second).Truncate(time.Second)))
 
+		// The deadline loop looks at due checks each time the clock moves.
 		clk.SetTime(t0.Add(59 * time.Second))
-		tick(get(key)(Default))
 		Consistently(stateOf(c), "300ms").Should(Equal(v1.CheckStateUp))
 
 		clk.SetTime(t0.Add(60 * time.Second))
-		tick(get(key)(Default))
 		Eventually(stateOf(c)).Should(Equal(v1.CheckStateGrace))
 
 		clk.SetTime(t0.Add(120*time.Second - time.Microsecond))
-		tick(get(key)(Default))
 		Consistently(stateOf(c), "300ms").Should(Equal(v1.CheckStateGrace))
 
 		// Noticed late: the flip is still at the deadline itself.
 		clk.SetTime(t0.Add(125 * time.Second))
-		tick(get(key)(Default))
 		Eventually(stateOf(c)).Should(Equal(v1.CheckStateDown))
 
 		Eventually(flipsOf(c)).Should(HaveLen(1))
 		f := flipsOf(c)(Default)[0]
 		Expect(f.Up).To(BeFalse())
-		Expect(f.Reason).To(Equal("timeout"))
-		Expect(f.Time.Time).To(BeTemporally("==", t0.Add(120*time.Second).UTC().Truncate(time.Microsecond)))
+		Expect(f.Reason).To(Equal(monitor.ReasonTimeout))
+		Expect(f.At).To(BeTemporally("==", t0.Add(120*time.Second).UTC().Truncate(time.Microsecond)))
 		Eventually(eventsFor(c, v1.ReasonCheckDown)).Should(HaveLen(1))
 		Expect(eventsFor(c, v1.ReasonCheckDown)(Default)[0].Type).To(Equal("Warning"))
 
@@ -174,36 +150,35 @@ var _ = Describe("Check reconciler", func() {
 
 		// Looking again changes nothing: no second flip or Event.
 		tick(cur)
+		clk.Step(time.Minute)
 		Consistently(flipsOf(c), "300ms").Should(HaveLen(1))
 		Expect(eventsFor(c, v1.ReasonCheckDown)(Default)).To(HaveLen(1))
 
-		// A ping brings it back up with an up flip at the ping.
-		back := t0.Add(130 * time.Second)
-		clk.SetTime(back)
-		ping(get(key)(Default), back, false)
+		// A ping brings it back up with an up flip at the ping, recorded
+		// with the ping.
+		back := clk.Now()
+		rec := ping(get(key)(Default), back, false)
+		Expect(rec.Flip).NotTo(BeNil())
+		Expect(rec.Flip.Up).To(BeTrue())
+		Expect(flipsOf(c)(Default)).To(HaveLen(2))
 		Eventually(stateOf(c)).Should(Equal(v1.CheckStateUp))
-		Eventually(flipsOf(c)).Should(HaveLen(2))
-		Expect(flipsOf(c)(Default)[1].Up).To(BeTrue())
 		Eventually(eventsFor(c, v1.ReasonCheckUp)).Should(HaveLen(1))
 	})
 
-	It("takes a failure ping down at once, with the flip at the ping", func() {
+	It("records a failure ping's down flip with the ping", func() {
 		ns := newNamespace()
 		c := newCheck(ns, "failing", v1.CheckSpec{Timeout: i64(3600), Grace: 60})
 		Eventually(stateOf(c)).Should(Equal(v1.CheckStateNew))
-		at := clk.Now()
-		ping(get(client.ObjectKeyFromObject(c))(Default), at, true)
+		rec := ping(get(client.ObjectKeyFromObject(c))(Default), clk.Now(), true)
+		Expect(rec.Flip).NotTo(BeNil())
+		Expect(flipsOf(c)(Default)).To(ConsistOf(And(HaveField("Reason", monitor.ReasonFail), HaveField("From", monitor.StatusNew))))
 		Eventually(stateOf(c)).Should(Equal(v1.CheckStateDown))
-		Eventually(flipsOf(c)).Should(HaveLen(1))
-		Expect(flipsOf(c)(Default)[0].Reason).To(Equal("fail"))
-		Expect(flipsOf(c)(Default)[0].From).To(Equal(v1.CheckStateNew))
 	})
 
 	It("never takes a brand-new check down", func() {
 		c := newCheck(newNamespace(), "idle", v1.CheckSpec{Timeout: i64(60), Grace: 60})
 		Eventually(stateOf(c)).Should(Equal(v1.CheckStateNew))
 		clk.Step(48 * time.Hour)
-		tick(get(client.ObjectKeyFromObject(c))(Default))
 		Consistently(stateOf(c), "300ms").Should(Equal(v1.CheckStateNew))
 		Expect(get(client.ObjectKeyFromObject(c))(Default).Status.NextPing).To(BeNil())
 	})
@@ -212,28 +187,66 @@ var _ = Describe("Check reconciler", func() {
 		ns := newNamespace()
 		c := newCheck(ns, "paused", v1.CheckSpec{Timeout: i64(60), Grace: 60})
 		key := client.ObjectKeyFromObject(c)
+		Eventually(stateOf(c)).Should(Equal(v1.CheckStateNew))
 		ping(get(key)(Default), clk.Now(), false)
 		Eventually(stateOf(c)).Should(Equal(v1.CheckStateUp))
 		clk.Step(time.Second)
-		pause(get(key)(Default), clk.Now())
+		_, err := st.Pause(ctx, checkstate.Target(get(key)(Default), k8sClient, 0), clk.Now())
+		Expect(err).NotTo(HaveOccurred())
 		Eventually(stateOf(c)).Should(Equal(v1.CheckStatePaused))
 		clk.Step(time.Hour)
-		tick(get(key)(Default))
 		Consistently(stateOf(c), "300ms").Should(Equal(v1.CheckStatePaused))
 		Expect(flipsOf(c)(Default)).To(BeEmpty())
 		Expect(meta.FindStatusCondition(get(key)(Default).Status.Conditions, v1.ConditionUp).Status).
 			To(Equal(metav1.ConditionUnknown))
 	})
 
-	It("gives the history an owner reference, so deleting the check deletes its history", func() {
-		c := newCheck(newNamespace(), "owned", v1.CheckSpec{Timeout: i64(60), Grace: 60})
-		ping(get(client.ObjectKeyFromObject(c))(Default), clk.Now(), true)
-		Eventually(flipsOf(c)).Should(HaveLen(1))
-		var h v1.CheckHistory
-		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(c), &h)).To(Succeed())
+	It("moves the deadline when the spec changes, and records the down a shorter timeout has already missed", func() {
+		c := newCheck(newNamespace(), "respec", v1.CheckSpec{Timeout: i64(3600), Grace: 60})
+		key := client.ObjectKeyFromObject(c)
+		Eventually(stateOf(c)).Should(Equal(v1.CheckStateNew))
+		ping(get(key)(Default), clk.Now(), false)
+		Eventually(stateOf(c)).Should(Equal(v1.CheckStateUp))
+		clk.Step(5 * time.Minute)
+		Consistently(stateOf(c), "300ms").Should(Equal(v1.CheckStateUp))
+
+		cur := get(key)(Default)
+		shorter := cur.DeepCopy()
+		shorter.Spec.Timeout = i64(60)
+		Expect(k8sClient.Patch(ctx, shorter, client.MergeFrom(cur))).To(Succeed())
+		Eventually(stateOf(c)).Should(Equal(v1.CheckStateDown))
+		Expect(flipsOf(c)(Default)).To(ConsistOf(HaveField("Reason", monitor.ReasonTimeout)))
+	})
+
+	It("forgets a deleted check's pings and flips", func() {
+		c := newCheck(newNamespace(), "deleted", v1.CheckSpec{Timeout: i64(60), Grace: 60})
+		Eventually(stateOf(c)).Should(Equal(v1.CheckStateNew))
 		cur := get(client.ObjectKeyFromObject(c))(Default)
-		Expect(h.OwnerReferences).To(ConsistOf(HaveField("UID", cur.UID)))
-		// envtest runs no garbage collector; `make dev` does (see the README).
+		ping(cur, clk.Now(), true)
+		Expect(k8sClient.Delete(ctx, cur)).To(Succeed())
+		Eventually(func() (bool, error) {
+			_, found, err := st.Check(ctx, cur.UID)
+			return found, err
+		}).Should(BeFalse())
+		Expect(flipsOf(cur)(Default)).To(BeEmpty())
+	})
+
+	It("forgets the pings of checks whose objects are gone, as after a deletion while no manager ran", func() {
+		// Rows of a check the cluster no longer has, as a manager that was
+		// down while the check was deleted finds them.
+		ns := newNamespace()
+		ghost := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ghost", UID: "00000000-0000-4000-8000-00000000dead"},
+			Spec: v1.CheckSpec{Timeout: i64(60), Grace: 60}}
+		ping(ghost, clk.Now(), false)
+		_, found, err := st.Check(ctx, ghost.UID)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(found).To(BeTrue())
+		// Housekeeping runs at start and then every minute.
+		clk.Step(time.Minute)
+		Eventually(func() (bool, error) {
+			_, found, err := st.Check(ctx, ghost.UID)
+			return found, err
+		}).Should(BeFalse())
 	})
 
 	It("reports a bad cron expression as Ready=False and Stalled, and recovers when it is fixed", func() {
@@ -298,71 +311,6 @@ var _ = Describe("Check reconciler", func() {
 		Eventually(func(g Gomega) bool {
 			return meta.IsStatusConditionTrue(get(key)(g).Status.Conditions, v1.ConditionReady)
 		}).Should(BeTrue())
-	})
-
-	// The ping path writes history, then status; the controller writes a
-	// flip into history, then status. These two tests put the writes of a
-	// ping that arrives just as the deadline passes in the two orders
-	// that once left a down flip in history that status never showed,
-	// and whose notifications would still have gone out.
-	It("counts a ping already in history, but not yet in status, before taking a check down", func() {
-		c, t0 := upCheck("ahead")
-		key := client.ObjectKeyFromObject(c)
-
-		// The second ping's history write has landed, its status write not.
-		onTime := t0.Add(119 * time.Second).UTC().Truncate(time.Microsecond)
-		_, err := histories.Update(ctx, get(key)(Default), func(h *v1.CheckHistory) error {
-			h.LastN++
-			h.Pings = append(h.Pings, v1.PingRecord{N: h.LastN, Type: v1.PingSuccess, Date: metav1.NewMicroTime(onTime)})
-			return nil
-		})
-		Expect(err).NotTo(HaveOccurred())
-
-		clk.SetTime(t0.Add(125 * time.Second))
-		tick(get(key)(Default))
-		Eventually(func(g Gomega) {
-			cur := get(key)(g)
-			g.Expect(cur.Status.NPings).To(BeEquivalentTo(2))
-			g.Expect(cur.Status.LastPing.Time).To(BeTemporally("==", onTime))
-			g.Expect(cur.Status.ObservedGeneration).To(Equal(cur.Generation))
-			g.Expect(cur.Status.State).To(Equal(v1.CheckStateUp))
-		}).Should(Succeed())
-		Consistently(flipsOf(c), "500ms").Should(BeEmpty())
-	})
-
-	It("takes back a down flip whose status write lost to a ping", func() {
-		c, t0 := upCheck("overtaken")
-		key := client.ObjectKeyFromObject(c)
-		ns := c.Namespace
-
-		// Just before the controller stores "down", a ping is stored whole.
-		var fired atomic.Bool
-		pingErr := make(chan error, 1)
-		hook := func(cur *v1.Check) {
-			if cur.Namespace != ns || cur.Status.State != v1.CheckStateDown || !fired.CompareAndSwap(false, true) {
-				return
-			}
-			fresh := &v1.Check{}
-			err := k8sClient.Get(ctx, key, fresh)
-			if err == nil {
-				_, err = recorder.Record(ctx, fresh, pingrec.Ping{Kind: monitor.PingSuccess, At: clk.Now()})
-			}
-			pingErr <- err
-		}
-		beforeStatusPatch.Store(&hook)
-		DeferCleanup(func() { beforeStatusPatch.Store(nil) })
-
-		clk.SetTime(t0.Add(125 * time.Second))
-		tick(get(key)(Default))
-		Eventually(pingErr).Should(Receive(BeNil()))
-		Eventually(func(g Gomega) {
-			cur := get(key)(g)
-			g.Expect(cur.Status.NPings).To(BeEquivalentTo(2))
-			g.Expect(cur.Status.ObservedGeneration).To(Equal(cur.Generation))
-			g.Expect(cur.Status.State).To(Equal(v1.CheckStateUp))
-		}).Should(Succeed())
-		Consistently(flipsOf(c), "500ms").Should(BeEmpty())
-		Expect(eventsFor(c, v1.ReasonCheckDown)(Default)).To(BeEmpty())
 	})
 
 	It("lets kstatus call a reconciled check Current whether it is up or down", func() {

@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/checkstate"
 	"github.com/vigil-operator/vigil/internal/monitor"
+	"github.com/vigil-operator/vigil/internal/store"
 )
 
 // Annotations on a CronJob that ask Vigil to monitor it.
@@ -58,6 +60,8 @@ type CronJobReconciler struct {
 	// DefaultTimeZone is the zone of CronJobs without spec.timeZone: the
 	// zone kube-controller-manager runs in (UTC in most clusters).
 	DefaultTimeZone string
+	// Store pauses and resumes checks whose CronJob is suspended.
+	Store *store.Store
 }
 
 // Reconcile brings the CronJob's Check in step with the CronJob.
@@ -187,7 +191,9 @@ func parseGrace(s string) time.Duration {
 }
 
 // followSuspend pauses the check while the CronJob is suspended and
-// resumes it, if it paused it, when the CronJob is resumed.
+// resumes it, if it paused it, when the CronJob is resumed. Pausing is
+// observed state: it goes to the ping store, and an annotation on the
+// check remembers who paused it.
 func (r *CronJobReconciler) followSuspend(ctx context.Context, cj *batchv1.CronJob, c *v1.Check) error {
 	suspended := cj.Spec.Suspend != nil && *cj.Spec.Suspend
 	cfg, cfgErr := checkstate.Config(&c.Spec)
@@ -196,27 +202,27 @@ func (r *CronJobReconciler) followSuspend(ctx context.Context, cj *batchv1.CronJ
 		// the check, and pausing it would change nothing.
 		return nil //nolint:nilerr // reported elsewhere
 	}
-	facts := checkstate.Facts(&c.Status)
+	obs, _, err := r.Store.Check(ctx, c.UID)
+	if err != nil {
+		return err
+	}
 	now := r.Clock.Now()
-	paused := cfg.Status(facts, now) == monitor.StatusPaused
-	var next monitor.Facts
+	paused := cfg.Status(obs.Facts, now) == monitor.StatusPaused
+	tg := checkstate.Target(c, r.Client, 0)
 	switch {
 	case suspended && !paused:
-		next = cfg.Pause(facts, now)
+		_, err = r.Store.Pause(ctx, tg, now)
 	case !suspended && paused && c.Annotations[annotationPausedBySuspend] == "true":
-		var resumeErr error
-		if next, resumeErr = cfg.Resume(facts, now); resumeErr != nil {
-			return nil //nolint:nilerr // not paused after all: nothing to resume
+		if _, err = r.Store.Resume(ctx, tg, now); errors.Is(err, monitor.ErrNotPaused) {
+			err = nil // not paused after all: nothing to resume
 		}
 	default:
 		return nil
 	}
-	updated := c.DeepCopy()
-	checkstate.SetPauseFacts(&updated.Status, next)
-	if err := r.Status().Patch(ctx, updated, client.MergeFrom(c)); err != nil {
+	if err != nil {
 		return err
 	}
-	marked := updated.DeepCopy()
+	marked := c.DeepCopy()
 	if suspended {
 		if marked.Annotations == nil {
 			marked.Annotations = map[string]string{}
@@ -225,7 +231,7 @@ func (r *CronJobReconciler) followSuspend(ctx context.Context, cj *batchv1.CronJ
 	} else {
 		delete(marked.Annotations, annotationPausedBySuspend)
 	}
-	return r.Patch(ctx, marked, client.MergeFrom(updated))
+	return r.Patch(ctx, marked, client.MergeFrom(c))
 }
 
 // SetupWithManager registers the reconciler: CronJobs, and the Checks they

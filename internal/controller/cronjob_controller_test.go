@@ -19,9 +19,10 @@ import (
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/checkindex"
 	"github.com/vigil-operator/vigil/internal/controller"
-	"github.com/vigil-operator/vigil/internal/history"
 	"github.com/vigil-operator/vigil/internal/manager"
+	"github.com/vigil-operator/vigil/internal/monitor"
 	pingrec "github.com/vigil-operator/vigil/internal/ping"
+	"github.com/vigil-operator/vigil/internal/store"
 )
 
 var _ = Describe("CronJob monitoring", func() {
@@ -150,14 +151,16 @@ var _ = Describe("CronJob monitoring", func() {
 		ok.Status.Active = 1
 		Expect(k8sClient.Status().Update(ctx, ok)).To(Succeed())
 
-		pings := func(g Gomega) []v1.PingRecord {
-			cur := &v1.Check{}
-			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(c), cur)).To(Succeed())
-			h, err := histories.Get(ctx, cur)
+		// The check's ping log, oldest first.
+		pings := func(g Gomega) []store.LoggedPing {
+			logged, err := st.Pings(ctx, c.UID, 100)
 			g.Expect(err).NotTo(HaveOccurred())
-			return h.Pings
+			for i, j := 0, len(logged)-1; i < j; i, j = i+1, j-1 {
+				logged[i], logged[j] = logged[j], logged[i]
+			}
+			return logged
 		}
-		Eventually(pings).Should(ConsistOf(And(HaveField("Type", v1.PingStart), HaveField("RID", string(ok.UID)))))
+		Eventually(pings).Should(ConsistOf(And(HaveField("Kind", monitor.PingStart), HaveField("RID", string(ok.UID)))))
 
 		done := metav1.NewTime(started.Add(42 * time.Second))
 		ok.Status.Active, ok.Status.Succeeded = 0, 1
@@ -169,9 +172,9 @@ var _ = Describe("CronJob monitoring", func() {
 		Expect(k8sClient.Status().Update(ctx, ok)).To(Succeed())
 		Eventually(pings).Should(HaveLen(2))
 		success := pings(Default)[1]
-		Expect(success.Type).To(Equal(v1.PingSuccess))
+		Expect(success.Kind).To(Equal(monitor.PingSuccess))
 		Expect(success.RID).To(Equal(string(ok.UID)))
-		Expect(success.Date.Time).To(BeTemporally("==", done.Time))
+		Expect(success.At).To(BeTemporally("==", done.Time))
 
 		bad := newJob("report-2")
 		// The Job's failed pod, whose log tail goes into the failure ping.
@@ -194,9 +197,11 @@ var _ = Describe("CronJob monitoring", func() {
 		Expect(k8sClient.Status().Update(ctx, bad)).To(Succeed())
 		Eventually(pings).Should(HaveLen(4))
 		last := pings(Default)[3]
-		Expect(last.Type).To(Equal(v1.PingFail))
-		Expect(last.Body).To(ContainSubstring("BackoffLimitExceeded"))
-		Expect(last.Body).To(ContainSubstring("Last lines of pod report-2-x7k2p, container job:\nconnecting to db\nERROR: report-2-x7k2p/job could not connect"))
+		Expect(last.Kind).To(Equal(monitor.PingFail))
+		body, _, err := st.PingBody(ctx, c.UID, last.N)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(string(body)).To(ContainSubstring("BackoffLimitExceeded"))
+		Expect(string(body)).To(ContainSubstring("Last lines of pod report-2-x7k2p, container job:\nconnecting to db\nERROR: report-2-x7k2p/job could not connect"))
 
 		// The controller did all this from Jobs cached without their spec.
 		cached := &batchv1.Job{}
@@ -231,14 +236,13 @@ var _ = Describe("CronJob monitoring", func() {
 // restarted Vigil would, until the spec ends. The function it returns lists
 // the Jobs reconciled so far.
 func startJobController() func() []client.ObjectKey {
-	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{Scheme: k8sClient.Scheme(), Cache: manager.CacheOptions(nil),
+	mgr, err := ctrl.NewManager(managerConfig, ctrl.Options{Scheme: k8sClient.Scheme(), Cache: manager.CacheOptions(nil),
 		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
 	Expect(err).NotTo(HaveOccurred())
 	Expect(checkindex.Setup(ctx, mgr.GetFieldIndexer())).To(Succeed())
-	store := &history.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Now: clk.Now}
 	jobs := &controller.JobReconciler{
-		Client: mgr.GetClient(), History: store, Pods: mgr.GetAPIReader(),
-		Recorder: &pingrec.Recorder{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), History: store},
+		Client: mgr.GetClient(), Store: st, Pods: mgr.GetAPIReader(),
+		Recorder: &pingrec.Recorder{Store: st, Channels: mgr.GetClient()},
 		Logs: func(context.Context, string, string, string) ([]byte, error) {
 			return []byte("a log read again\n"), nil
 		},

@@ -18,22 +18,22 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/checkindex"
-	"github.com/vigil-operator/vigil/internal/history"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/ping"
+	"github.com/vigil-operator/vigil/internal/store"
 )
 
 // JobReconciler turns the Jobs of monitored CronJobs into pings: a start
 // when the Job starts (its UID as the run id), then a success or a failure
 // when it ends, at the Job's own times so durations are the Job's. Each
-// Job's pings are recorded once: before recording, the check's history is
+// Job's pings are recorded once: before recording, the check's ping log is
 // read for pings of that run, so a restart or a re-list repeats nothing.
 type JobReconciler struct {
 	client.Client
 	// Recorder stores pings as the ping endpoint does.
 	Recorder *ping.Recorder
-	// History reads what has been recorded.
-	History *history.Store
+	// Store reads what has been recorded.
+	Store *store.Store
 	// Pods lists a failed Job's pods, uncached (nil: no pod logs).
 	Pods client.Reader
 	// Logs returns the tail of a container's log; nil, or an error (no
@@ -77,11 +77,11 @@ func (r *JobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 }
 
 // jobPings are the pings a Job's status calls for, oldest first.
-func jobPings(job *batchv1.Job) []ping.Ping {
+func jobPings(job *batchv1.Job) []store.Ping {
 	rid := string(job.UID)
-	var out []ping.Ping
+	var out []store.Ping
 	if job.Status.StartTime != nil {
-		out = append(out, ping.Ping{Kind: monitor.PingStart, At: job.Status.StartTime.Time, RID: rid})
+		out = append(out, store.Ping{Kind: monitor.PingStart, At: job.Status.StartTime.Time, RID: rid})
 	}
 	for _, c := range job.Status.Conditions {
 		if c.Status != corev1.ConditionTrue {
@@ -93,10 +93,10 @@ func jobPings(job *batchv1.Job) []ping.Ping {
 			if job.Status.CompletionTime != nil {
 				at = job.Status.CompletionTime.Time
 			}
-			out = append(out, ping.Ping{Kind: monitor.PingSuccess, At: at, RID: rid,
+			out = append(out, store.Ping{Kind: monitor.PingSuccess, At: at, RID: rid,
 				Body: []byte(fmt.Sprintf("Job %s completed (%d succeeded)", job.Name, job.Status.Succeeded))})
 		case batchv1.JobFailed:
-			out = append(out, ping.Ping{Kind: monitor.PingFail, At: c.LastTransitionTime.Time, RID: rid,
+			out = append(out, store.Ping{Kind: monitor.PingFail, At: c.LastTransitionTime.Time, RID: rid,
 				Body: []byte(fmt.Sprintf("Job %s failed: %s: %s", job.Name, c.Reason, c.Message))})
 		}
 	}
@@ -107,35 +107,26 @@ func jobPings(job *batchv1.Job) []ping.Ping {
 	return out
 }
 
-// record stores the Job's pings the check's history does not yet hold; a
-// fail ping's body ends with logTail().
-func (r *JobReconciler) record(ctx context.Context, check *v1.Check, job *batchv1.Job, pings []ping.Ping, logTail func() []byte) error {
+// record stores the Job's pings the check's log does not yet hold; a fail
+// ping's body ends with logTail().
+func (r *JobReconciler) record(ctx context.Context, check *v1.Check, job *batchv1.Job, pings []store.Ping, logTail func() []byte) error {
 	if len(pings) == 0 {
 		return nil
 	}
-	h, err := r.History.Get(ctx, check)
+	seen, horizon, err := r.Store.RunKinds(ctx, check.UID, string(job.UID))
 	if err != nil {
 		return err
 	}
-	seen := map[v1.PingType]bool{}
-	for _, p := range h.Pings {
-		if p.RID == string(job.UID) {
-			seen[p.Type] = true
-		}
-	}
-	ended := seen[v1.PingSuccess] || seen[v1.PingFail]
-	// Once the log has been trimmed, a ping older than everything it keeps
-	// may have been recorded and trimmed away: never record it again.
-	var horizon time.Time
-	if len(h.Pings) > 0 && h.LastN > int64(len(h.Pings)) {
-		horizon = h.Pings[0].Date.Time
-	}
+	ended := seen[monitor.PingSuccess] || seen[monitor.PingFail]
 	for _, p := range pings {
-		if seen[v1.PingType(p.Kind)] || (p.Kind == monitor.PingStart && ended) {
+		// Once the log has been trimmed, a ping older than everything it
+		// keeps may have been recorded and trimmed away: never record it
+		// again.
+		if seen[p.Kind] || (p.Kind == monitor.PingStart && ended) || (!horizon.IsZero() && p.At.Before(horizon)) {
 			continue
 		}
 		// A Job that started before the check existed says nothing about it.
-		if p.At.Before(check.CreationTimestamp.Add(-time.Second)) || p.At.Before(horizon) {
+		if p.At.Before(check.CreationTimestamp.Add(-time.Second)) {
 			continue
 		}
 		if p.Kind == monitor.PingFail {

@@ -2,7 +2,7 @@ package controller_test
 
 import (
 	"context"
-	"sync/atomic"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -18,12 +18,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
-	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/checkindex"
 	"github.com/vigil-operator/vigil/internal/controller"
-	"github.com/vigil-operator/vigil/internal/history"
+	"github.com/vigil-operator/vigil/internal/deadline"
 	"github.com/vigil-operator/vigil/internal/manager"
 	pingrec "github.com/vigil-operator/vigil/internal/ping"
+	"github.com/vigil-operator/vigil/internal/projection"
+	"github.com/vigil-operator/vigil/internal/store"
 	"github.com/vigil-operator/vigil/internal/testenv"
 )
 
@@ -32,22 +33,20 @@ var (
 	k8sClient client.Client
 	ctx       context.Context
 	cancel    context.CancelFunc
-	// clk is the controllers' clock; tests move it instead of sleeping.
+	// clk is the clock of the controllers, the deadline loop and the
+	// projector; tests move it instead of sleeping, and the deadline loop
+	// looks at due checks each time it moves.
 	clk = testingclock.NewFakeClock(time.Now().UTC().Truncate(time.Second))
-	// histories is the history store the controllers share.
-	histories *history.Store
-	// restConfig reaches the test API server.
-	restConfig *rest.Config
+	// st is the ping store.
+	st *store.Store
 	// managerCache is what the controllers read from.
 	managerCache client.Reader
 	// recorder records pings as the ping endpoint does.
 	recorder *pingrec.Recorder
-	// beforeStatusPatch, when set, is called with the check whose status the
-	// check controller is about to patch.
-	beforeStatusPatch atomic.Pointer[func(*v1.Check)]
-	// forbidden records what the API server refused the controllers, which
-	// run as the manager's ServiceAccount under the shipped RBAC.
-	forbidden *testenv.Forbidden
+	// managerConfig reaches the API server as the manager's ServiceAccount,
+	// under the shipped RBAC; forbidden records what it was refused.
+	managerConfig *rest.Config
+	forbidden     *testenv.Forbidden
 )
 
 func TestControllers(t *testing.T) {
@@ -65,46 +64,43 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	cfg, err := env.Start()
 	Expect(err).NotTo(HaveOccurred())
-	restConfig = cfg
 	k8sClient, err = client.New(cfg, client.Options{Scheme: env.Scheme})
 	Expect(err).NotTo(HaveOccurred())
-
-	managerCfg, forbiddenReqs, err := testenv.AsManager(ctx, cfg)
+	managerConfig, forbidden, err = testenv.AsManager(ctx, cfg)
 	Expect(err).NotTo(HaveOccurred())
-	forbidden = forbiddenReqs
-	mgr, err := ctrl.NewManager(managerCfg, ctrl.Options{Scheme: env.Scheme, Cache: manager.CacheOptions(nil), Metrics: metricsserver.Options{BindAddress: "0"}})
+
+	mgr, err := ctrl.NewManager(managerConfig, ctrl.Options{Scheme: env.Scheme, Cache: manager.CacheOptions(nil), Metrics: metricsserver.Options{BindAddress: "0"}})
 	Expect(err).NotTo(HaveOccurred())
 	managerCache = mgr.GetCache()
+	Expect(checkindex.Setup(ctx, mgr.GetFieldIndexer())).To(Succeed())
+
+	// The leader's loops, wired as the manager wires them.
+	projector := &projection.Projector{Client: mgr.GetClient(), Clock: clk, Budget: 1000,
+		Recorder: mgr.GetEventRecorder("vigil-check"), Log: GinkgoLogr}
+	st, err = store.Open(ctx, "sqlite:"+filepath.Join(GinkgoT().TempDir(), "vigil.db"),
+		store.Options{OnCommit: func(store.Committed) { projector.Wake() }})
+	Expect(err).NotTo(HaveOccurred())
+	projector.Store = st
+	Expect(mgr.Add(projector)).To(Succeed())
+	Expect(mgr.Add(&deadline.Loop{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Store: st, Clock: clk,
+		OnDeleted: projector.Forget, Log: GinkgoLogr})).To(Succeed())
+
+	recorder = &pingrec.Recorder{Store: st, Channels: mgr.GetClient()}
 	Expect((&controller.ChannelReconciler{
 		Client: mgr.GetClient(), SecretReader: mgr.GetAPIReader(),
 		Recorder: mgr.GetEventRecorder("vigil-channel"), Recheck: time.Second,
 	}).SetupWithManager(mgr)).To(Succeed())
-	Expect(checkindex.Setup(ctx, mgr.GetFieldIndexer())).To(Succeed())
-	histories = &history.Store{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Now: clk.Now}
-	recorder = &pingrec.Recorder{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), History: histories}
-	Expect((&controller.CronJobReconciler{Client: mgr.GetClient(), Clock: clk, DefaultTimeZone: "UTC"}).SetupWithManager(mgr)).To(Succeed())
+	Expect((&controller.CronJobReconciler{Client: mgr.GetClient(), Clock: clk, DefaultTimeZone: "UTC", Store: st}).SetupWithManager(mgr)).To(Succeed())
 	Expect((&controller.JobReconciler{
-		Client: mgr.GetClient(), Recorder: recorder, History: histories, Pods: mgr.GetAPIReader(),
+		Client: mgr.GetClient(), Recorder: recorder, Store: st, Pods: mgr.GetAPIReader(),
 		// envtest runs no kubelet: the test's pods "logged" this.
 		Logs: func(_ context.Context, _, pod, container string) ([]byte, error) {
 			return []byte("connecting to db\nERROR: " + pod + "/" + container + " could not connect\n"), nil
 		},
 	}).SetupWithManager(mgr)).To(Succeed())
-	// The check controller's status writes pass a hook first, so that a
-	// test can land a competing write just before one.
 	Expect((&controller.CheckReconciler{
-		Client: testenv.BeforeStatusPatch(mgr.GetClient(), func(o client.Object) {
-			if hook := beforeStatusPatch.Load(); hook != nil {
-				if check, ok := o.(*v1.Check); ok {
-					(*hook)(check)
-				}
-			}
-		}),
-		History:      histories,
-		Clock:        clk,
-		Recorder:     mgr.GetEventRecorder("vigil-check"),
-		BaseURL:      "http://vigil.test",
-		SecretReader: mgr.GetAPIReader(),
+		Client: mgr.GetClient(), Store: st, Projector: projector, Clock: clk,
+		BaseURL: "http://vigil.test", SecretReader: mgr.GetAPIReader(),
 	}).SetupWithManager(ctx, mgr, controller.CheckOptions{})).To(Succeed())
 	go func() {
 		defer GinkgoRecover()
@@ -114,6 +110,9 @@ var _ = BeforeSuite(func() {
 
 var _ = AfterSuite(func() {
 	cancel()
+	if st != nil {
+		Expect(st.Close()).To(Succeed())
+	}
 	Expect(forbidden.Requests()).To(BeEmpty(), "the controllers made calls the shipped RBAC does not allow")
 	if env != nil {
 		Expect(env.Stop()).To(Succeed())

@@ -1,18 +1,17 @@
 // Package delivery delivers the notifications flips owe, at least once,
 // across manager restarts.
 //
-// The controller records each flip in the check's history together with one
-// Pending delivery per channel assigned to the check: the outbox is part of
-// the same write as the flip, so nothing owed is lost if the manager stops.
-// The Dispatcher (leader only) finds histories with pending deliveries (a
-// labelled list at start, then the controller's hand-over), sends through
-// the channel, and records the outcome back into the history: Delivered,
-// Pending with the next attempt after an exponential backoff, or Failed
-// after the retry limit or an error retrying cannot fix. A delivery is
-// recorded after it is sent, so a crash in between repeats it: at least
-// once. Each channel has its own concurrency limit, and a busy channel makes
-// its deliveries wait without holding a worker, so one slow endpoint cannot
-// stall the others.
+// The ping store records each flip together with one pending delivery per
+// channel assigned to the check, in the transaction that records the flip:
+// the outbox. The Dispatcher (leader only) takes the deliveries that are due
+// from the store, sends them through their channels, and records each
+// outcome back: delivered, pending with the next attempt after an
+// exponential backoff, or failed after the retry limit or an error retrying
+// cannot fix. A delivery is recorded after it is sent, so a crash in between
+// sends it again: at least once. A channel hears of a check's flips in
+// order (down before the up that followed it). Each channel has its own
+// concurrency limit, and a busy channel makes its deliveries wait without
+// holding a worker, so one slow endpoint cannot stall the others.
 package delivery
 
 import (
@@ -28,15 +27,15 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/util/workqueue"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
-	"github.com/vigil-operator/vigil/internal/history"
+	"github.com/vigil-operator/vigil/internal/checkindex"
 	"github.com/vigil-operator/vigil/internal/notify"
+	"github.com/vigil-operator/vigil/internal/store"
 )
 
 // Options tune delivery.
@@ -49,8 +48,11 @@ type Options struct {
 	// PerChannel is how many deliveries one channel may have in flight
 	// (default 4).
 	PerChannel int
-	// Workers is how many checks are processed at once (default 8).
+	// Workers is how many deliveries are sent at once (default 8).
 	Workers int
+	// Poll is how often the store is asked for due deliveries when nothing
+	// wakes the dispatcher (default 1 s).
+	Poll time.Duration
 	// HTTP is the client senders use (default: 10 s timeout).
 	HTTP *http.Client
 }
@@ -71,36 +73,45 @@ func (o *Options) defaults() {
 	if o.Workers <= 0 {
 		o.Workers = 8
 	}
+	if o.Poll <= 0 {
+		o.Poll = time.Second
+	}
 }
 
 // Dispatcher delivers pending notifications. It is a leader-elected
-// manager.Runnable and the controller's Notifier.
+// manager.Runnable.
 type Dispatcher struct {
-	// Client reads checks and channels (cached) and writes channel status.
+	// Client reads Checks and Channels from the informer cache and writes
+	// Channel status.
 	Client client.Client
-	// Reader reads Secrets and the pending histories, uncached.
-	Reader client.Reader
-	// History updates deliveries.
-	History *history.Store
-	// Clock tells the time.
-	Clock clock.PassiveClock
+	// Secrets reads the Secrets channels reference, uncached.
+	Secrets client.Reader
+	Store   *store.Store
+	Clock   clock.WithTicker
 	// Recorder emits DeliveryFailed Events on Channels.
 	Recorder recorder.EventRecorder
-	// Options tune retries and concurrency.
+	// BaseURL builds the ping URL messages show.
+	BaseURL string
 	Options Options
 
-	once  sync.Once
-	queue workqueue.TypedRateLimitingInterface[types.NamespacedName]
-	mu    sync.Mutex
-	busy  map[types.UID]chan struct{} // per-channel slots
+	once     sync.Once
+	wake     chan struct{}
+	mu       sync.Mutex
+	inflight map[deliveryKey]bool
+	busy     map[types.UID]chan struct{} // per-channel slots
+}
+
+type deliveryKey struct {
+	check   types.UID
+	flip    int64
+	channel string
 }
 
 func (d *Dispatcher) init() {
 	d.once.Do(func() {
 		d.Options.defaults()
-		d.queue = workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.DefaultTypedControllerRateLimiter[types.NamespacedName](),
-			workqueue.TypedRateLimitingQueueConfig[types.NamespacedName]{Name: "vigil-delivery"})
+		d.wake = make(chan struct{}, 1)
+		d.inflight = map[deliveryKey]bool{}
 		d.busy = map[types.UID]chan struct{}{}
 	})
 }
@@ -108,171 +119,121 @@ func (d *Dispatcher) init() {
 // NeedLeaderElection reports true: one replica delivers.
 func (d *Dispatcher) NeedLeaderElection() bool { return true }
 
-// Record is the controller's hand-over of a freshly recorded flip.
-func (d *Dispatcher) Record(_ context.Context, check *v1.Check, _ v1.FlipRecord) {
+// Wake makes the dispatcher look for due deliveries now (after a flip was
+// committed).
+func (d *Dispatcher) Wake() {
 	d.init()
-	d.queue.Add(types.NamespacedName{Namespace: check.Namespace, Name: check.Name})
+	select {
+	case d.wake <- struct{}{}:
+	default:
+	}
 }
 
-// Start finds what earlier runs left pending and delivers until ctx ends.
+// Start delivers until ctx ends; what earlier runs left pending is due at
+// once.
 func (d *Dispatcher) Start(ctx context.Context) error {
 	d.init()
-	logger := log.FromContext(ctx).WithName("delivery")
-	ctx = log.IntoContext(ctx, logger)
-	var pending v1.CheckHistoryList
-	if err := d.Reader.List(ctx, &pending, client.HasLabels{history.PendingLabel}); err != nil {
-		return fmt.Errorf("listing pending notifications: %w", err)
-	}
-	for _, h := range pending.Items {
-		d.queue.Add(types.NamespacedName{Namespace: h.Namespace, Name: h.Name})
-	}
-	if len(pending.Items) > 0 {
-		logger.Info("resuming pending notifications", "checks", len(pending.Items))
-	}
+	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithName("delivery"))
+	workers := make(chan struct{}, d.Options.Workers)
 	var wg sync.WaitGroup
-	for i := 0; i < d.Options.Workers; i++ {
-		wg.Go(func() {
-			for d.processNext(ctx) {
-			}
-		})
-	}
-	<-ctx.Done()
-	d.queue.ShutDownWithDrain()
-	wg.Wait()
-	return nil
-}
-
-func (d *Dispatcher) processNext(ctx context.Context) bool {
-	key, shutdown := d.queue.Get()
-	if shutdown {
-		return false
-	}
-	defer d.queue.Done(key)
-	next, err := d.process(ctx, key)
-	switch {
-	case err != nil:
-		log.FromContext(ctx).Error(err, "delivering notifications", "check", key)
-		d.queue.AddRateLimited(key)
-	case next > 0:
-		d.queue.Forget(key)
-		d.queue.AddAfter(key, next)
-	default:
-		d.queue.Forget(key)
-	}
-	return true
-}
-
-// attempt is one delivery due now.
-type attempt struct {
-	flip    int // index in history.Flips
-	channel string
-	err     error
-	skipped bool // the channel was busy: try again shortly, no attempt used
-}
-
-// process delivers what one check owes now and records the outcomes. It
-// returns when to look again (0: nothing left pending).
-func (d *Dispatcher) process(ctx context.Context, key types.NamespacedName) (time.Duration, error) {
-	check := &v1.Check{}
-	if err := d.Client.Get(ctx, key, check); err != nil {
-		if apierrors.IsNotFound(err) {
-			return 0, nil // deleted: its history goes with it
+	defer wg.Wait()
+	poll := d.Clock.NewTicker(d.Options.Poll)
+	defer poll.Stop()
+	for {
+		due, err := d.Store.DueDeliveries(ctx, d.Clock.Now(), 4*d.Options.Workers)
+		if err != nil && ctx.Err() == nil {
+			log.FromContext(ctx).Error(err, "finding due notifications")
 		}
-		return 0, err
+		for _, dl := range due {
+			key := deliveryKey{dl.CheckUID, dl.Flip.N, dl.Channel}
+			d.mu.Lock()
+			taken := d.inflight[key]
+			d.inflight[key] = true
+			d.mu.Unlock()
+			if taken {
+				continue
+			}
+			select {
+			case workers <- struct{}{}:
+			case <-ctx.Done():
+				return nil
+			}
+			wg.Go(func() {
+				defer func() { <-workers }()
+				d.deliver(ctx, dl)
+				d.mu.Lock()
+				delete(d.inflight, key)
+				d.mu.Unlock()
+				d.Wake() // the next of the check's flips may be due now
+			})
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-d.wake:
+		case <-poll.C():
+		}
 	}
-	h, err := d.History.Get(ctx, check)
-	if err != nil {
-		return 0, err
-	}
+}
+
+// deliver sends one notification, unless its channel is busy, and records
+// the outcome.
+func (d *Dispatcher) deliver(ctx context.Context, dl store.Delivery) {
 	now := d.Clock.Now()
-	due := dueAttempts(h, now)
-	if len(due) == 0 {
-		return nextDue(h, now), nil
-	}
-
-	var wg sync.WaitGroup
-	for i := range due {
-		wg.Go(func() { d.deliver(ctx, check, h, &due[i]) })
-	}
-	wg.Wait()
-
-	// Starting from h saves reading the history again; if it changed
-	// meanwhile (a new flip), the write conflicts and UpdateFrom reads.
-	updated, err := d.History.UpdateFrom(ctx, check, h, func(fresh *v1.CheckHistory) error {
-		for _, a := range due {
-			d.recordOutcome(fresh, h.Flips[a.flip], a, now)
-		}
-		return nil
-	})
-	if err != nil {
-		return 0, err
-	}
-	return nextDue(updated, d.Clock.Now()), nil
-}
-
-// dueAttempts lists the pending deliveries whose time has come, oldest flip
-// first; a channel's newer flip waits while an older one is pending, so a
-// channel hears "down" before "up".
-func dueAttempts(h *v1.CheckHistory, now time.Time) []attempt {
-	var due []attempt
-	blocked := map[string]bool{}
-	for i, f := range h.Flips {
-		for _, dl := range f.Deliveries {
-			if dl.State != v1.DeliveryPending || blocked[dl.Channel] {
-				continue
-			}
-			blocked[dl.Channel] = true
-			if dl.NextAttempt == nil || !dl.NextAttempt.After(now) {
-				due = append(due, attempt{flip: i, channel: dl.Channel})
-			}
-		}
-	}
-	return due
-}
-
-// nextDue is how long until the earliest pending delivery is due.
-func nextDue(h *v1.CheckHistory, now time.Time) time.Duration {
-	var next time.Duration
-	for _, f := range h.Flips {
-		for _, dl := range f.Deliveries {
-			if dl.State != v1.DeliveryPending {
-				continue
-			}
-			wait := time.Second
-			if dl.NextAttempt != nil && dl.NextAttempt.After(now) {
-				wait = dl.NextAttempt.Sub(now)
-			}
-			if next == 0 || wait < next {
-				next = wait
-			}
-		}
-	}
-	return next
-}
-
-// deliver sends one flip through one channel, unless the channel is busy.
-func (d *Dispatcher) deliver(ctx context.Context, check *v1.Check, h *v1.CheckHistory, a *attempt) {
-	ch := &v1.Channel{}
-	if err := d.Client.Get(ctx, client.ObjectKey{Namespace: check.Namespace, Name: a.channel}, ch); err != nil {
-		if apierrors.IsNotFound(err) {
-			a.err = notify.Permanent(fmt.Errorf("channel %q no longer exists", a.channel))
+	oc := store.Outcome{CheckUID: dl.CheckUID, FlipN: dl.Flip.N, Channel: dl.Channel}
+	err := d.send(ctx, dl)
+	switch {
+	case errors.Is(err, errBusy):
+		oc.State, oc.NextAttempt = store.DeliveryPending, now.Add(time.Second)
+	case err == nil:
+		oc.State, oc.Attempted = store.DeliveryDelivered, true
+	default:
+		oc.Attempted, oc.LastError = true, truncate(err.Error(), 512)
+		if notify.IsPermanent(err) || dl.Attempts+1 >= d.Options.MaxAttempts {
+			oc.State = store.DeliveryFailed
 		} else {
-			a.err = err
+			oc.State, oc.NextAttempt = store.DeliveryPending, now.Add(d.backoff(dl.Attempts+1, err))
 		}
-		return
+	}
+	if err := d.Store.RecordOutcomes(ctx, []store.Outcome{oc}); err != nil && ctx.Err() == nil {
+		log.FromContext(ctx).Error(err, "recording a delivery", "check", dl.Namespace+"/"+dl.Name, "channel", dl.Channel)
+	}
+}
+
+// errBusy: the channel has as many deliveries in flight as it may.
+var errBusy = errors.New("channel busy")
+
+func (d *Dispatcher) send(ctx context.Context, dl store.Delivery) error {
+	check := &v1.Check{}
+	err := d.Client.Get(ctx, types.NamespacedName{Namespace: dl.Namespace, Name: dl.Name}, check)
+	if apierrors.IsNotFound(err) || (err == nil && check.UID != dl.CheckUID) {
+		return notify.Permanent(errors.New("the check no longer exists"))
+	}
+	if err != nil {
+		return err
+	}
+	ch := &v1.Channel{}
+	if err := d.Client.Get(ctx, types.NamespacedName{Namespace: dl.Namespace, Name: dl.Channel}, ch); err != nil {
+		if apierrors.IsNotFound(err) {
+			return notify.Permanent(fmt.Errorf("channel %q no longer exists", dl.Channel))
+		}
+		return err
 	}
 	slots := d.slots(ch.UID)
 	select {
 	case slots <- struct{}{}:
 		defer func() { <-slots }()
 	default:
-		a.skipped = true
-		return
+		return errBusy
 	}
-	flip := h.Flips[a.flip]
-	msg := notify.Message{Check: checkInfo(check, h), Up: flip.Up, Time: flip.Time.Time, Reason: flip.Reason}
-	a.err = notify.Send(ctx, notify.Delivery{Channel: ch, Message: msg, Secret: notify.SecretsIn(d.Reader, ch.Namespace), HTTP: d.Options.HTTP})
-	d.recordOnChannel(ctx, ch, check, flip.Up, a.err)
+	info, err := d.checkInfo(ctx, check)
+	if err != nil {
+		return err
+	}
+	msg := notify.Message{Check: info, Up: dl.Flip.Up, Time: dl.Flip.At, Reason: string(dl.Flip.Reason)}
+	sendErr := notify.Send(ctx, notify.Delivery{Channel: ch, Message: msg, Secret: notify.SecretsIn(d.Secrets, ch.Namespace), HTTP: d.Options.HTTP})
+	d.recordOnChannel(ctx, ch, check, dl.Flip.Up, sendErr)
+	return sendErr
 }
 
 func (d *Dispatcher) slots(uid types.UID) chan struct{} {
@@ -286,47 +247,11 @@ func (d *Dispatcher) slots(uid types.UID) chan struct{} {
 	return s
 }
 
-// recordOutcome writes one attempt's outcome into a (fresh) history. The
-// flip is found by its instant and direction, as others may have appended
-// or trimmed flips meanwhile.
-func (d *Dispatcher) recordOutcome(h *v1.CheckHistory, flip v1.FlipRecord, a attempt, now time.Time) {
-	for i := range h.Flips {
-		f := &h.Flips[i]
-		if !f.Same(&flip.Flip) {
-			continue
-		}
-		for j := range f.Deliveries {
-			dl := &f.Deliveries[j]
-			if dl.Channel != a.channel || dl.State != v1.DeliveryPending {
-				continue
-			}
-			switch {
-			case a.skipped:
-				next := metav1.NewTime(now.Add(time.Second))
-				dl.NextAttempt = &next
-			case a.err == nil:
-				dl.Attempts++
-				dl.State, dl.NextAttempt, dl.LastError = v1.DeliveryDelivered, nil, ""
-			default:
-				dl.Attempts++
-				dl.LastError = truncate(a.err.Error(), 512)
-				if notify.IsPermanent(a.err) || int(dl.Attempts) >= d.Options.MaxAttempts {
-					dl.State, dl.NextAttempt = v1.DeliveryFailed, nil
-				} else {
-					next := metav1.NewTime(now.Add(d.backoff(dl.Attempts, a.err)))
-					dl.NextAttempt = &next
-				}
-			}
-			return
-		}
-	}
-}
-
 // backoff is the wait before attempt n+1: exponential from the initial
 // backoff, capped, and at least what a Retry-After asked for.
-func (d *Dispatcher) backoff(attempts int32, err error) time.Duration {
+func (d *Dispatcher) backoff(attempts int, err error) time.Duration {
 	wait := d.Options.InitialBackoff
-	for i := int32(1); i < attempts && wait < d.Options.MaxBackoff; i++ {
+	for i := 1; i < attempts && wait < d.Options.MaxBackoff; i++ {
 		wait *= 2
 	}
 	var se *notify.StatusError
@@ -356,13 +281,29 @@ func (d *Dispatcher) recordOnChannel(ctx context.Context, ch *v1.Channel, check 
 	}
 }
 
-// checkInfo is what a notification says about the check.
-func checkInfo(c *v1.Check, h *v1.CheckHistory) notify.CheckInfo {
+// checkInfo is what a notification says about the check: its spec, and
+// what the store observed.
+func (d *Dispatcher) checkInfo(ctx context.Context, c *v1.Check) (notify.CheckInfo, error) {
+	obs, _, err := d.Store.Check(ctx, c.UID)
+	if err != nil {
+		return notify.CheckInfo{}, err
+	}
+	body, exit, err := d.Store.LastResult(ctx, c.UID)
+	if err != nil {
+		return notify.CheckInfo{}, err
+	}
 	info := notify.CheckInfo{
 		Namespace: c.Namespace, Object: c.Name, Name: c.Spec.Name, Slug: c.Spec.Slug,
-		UUID: c.Status.UUID, Desc: c.Spec.Desc, Tags: strings.Fields(c.Spec.Tags),
-		PingURL: c.Status.PingURL, Grace: time.Duration(c.Spec.Grace) * time.Second,
-		NPings: c.Status.NPings, LastPingType: c.Status.LastPingType,
+		UUID: checkindex.UUIDOf(c), Desc: c.Spec.Desc, Tags: strings.Fields(c.Spec.Tags),
+		PingURL: d.BaseURL + "/ping/" + checkindex.UUIDOf(c), Grace: time.Duration(c.Spec.Grace) * time.Second,
+		NPings: obs.NPings, LastPing: obs.Facts.DisplayedLastPing(),
+		LastPingBody: body, ExitStatus: exit,
+	}
+	if !info.LastPing.IsZero() {
+		info.LastPingType = v1.PingSuccess
+		if obs.Facts.LastPingFailed {
+			info.LastPingType = v1.PingFail
+		}
 	}
 	if info.Name == "" {
 		info.Name = c.Name
@@ -374,18 +315,7 @@ func checkInfo(c *v1.Check, h *v1.CheckHistory) notify.CheckInfo {
 	} else {
 		info.Timeout = 24 * time.Hour
 	}
-	if c.Status.LastPing != nil {
-		info.LastPing = c.Status.LastPing.Time
-	}
-	// The body of the last success or failure: what the job said.
-	for i := len(h.Pings) - 1; i >= 0; i-- {
-		p := h.Pings[i]
-		if p.Type == v1.PingSuccess || p.Type == v1.PingFail {
-			info.LastPingBody, info.ExitStatus = p.Body, p.ExitStatus
-			break
-		}
-	}
-	return info
+	return info, nil
 }
 
 func truncate(s string, n int) string {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -20,8 +21,16 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/delivery"
-	"github.com/vigil-operator/vigil/internal/history"
+	"github.com/vigil-operator/vigil/internal/monitor"
+	"github.com/vigil-operator/vigil/internal/store"
 )
+
+func openStore(dsn string) *store.Store {
+	s, err := store.Open(context.Background(), dsn, store.Options{})
+	Expect(err).NotTo(HaveOccurred())
+	DeferCleanup(func() { _ = s.Close() })
+	return s
+}
 
 // endpoint is a webhook receiver: it answers each request with the next
 // status from its script (the last one repeats) and records the bodies.
@@ -91,7 +100,8 @@ func (r *events) all() []string {
 var _ = Describe("Dispatcher", func() {
 	var (
 		ns    string
-		store *history.Store
+		st    *store.Store
+		dbDSN string
 		rec   *events
 	)
 
@@ -99,7 +109,8 @@ var _ = Describe("Dispatcher", func() {
 		n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "delivery-"}}
 		Expect(k8sClient.Create(ctxT(), n)).To(Succeed())
 		ns = n.Name
-		store = &history.Store{Client: k8sClient, Reader: k8sClient}
+		dbDSN = "sqlite:" + filepath.Join(GinkgoT().TempDir(), "vigil.db")
+		st = openStore(dbDSN)
 		rec = &events{}
 	})
 
@@ -113,9 +124,9 @@ var _ = Describe("Dispatcher", func() {
 		return ch
 	}
 
-	// flipped makes a check whose history holds flips owing a notification
-	// to each channel: what the controller leaves behind when the manager
-	// stops before delivering.
+	// flipped makes a check whose flips (down for false, up for true) owe a
+	// notification to each channel, in the store: what a manager that
+	// stopped before delivering leaves behind.
 	flipped := func(name string, channels []string, ups ...bool) *v1.Check {
 		timeout := int64(60)
 		c := &v1.Check{
@@ -123,42 +134,52 @@ var _ = Describe("Dispatcher", func() {
 			Spec:       v1.CheckSpec{Name: name, Timeout: &timeout, Grace: 60, TZ: "UTC", Channels: channels},
 		}
 		Expect(k8sClient.Create(ctxT(), c)).To(Succeed())
-		_, err := store.Update(ctxT(), c, func(h *v1.CheckHistory) error {
-			at := time.Now().Add(-time.Minute).UTC().Truncate(time.Microsecond)
-			for i, up := range ups {
-				f := v1.FlipRecord{Flip: v1.Flip{Time: metav1.NewMicroTime(at.Add(time.Duration(i) * time.Second)), Up: up}}
-				for _, ch := range channels {
-					f.Deliveries = append(f.Deliveries, v1.FlipDelivery{Channel: ch, State: v1.DeliveryPending})
-				}
-				h.Flips = append(h.Flips, f)
+		tg := store.Target{UID: c.UID, Namespace: ns, Name: name, Config: monitor.Config{Timeout: time.Minute, Grace: time.Minute},
+			Channels: func() ([]string, error) { return channels, nil }}
+		at := time.Now().Add(-time.Minute)
+		for i, up := range ups {
+			kind := monitor.PingFail
+			if up {
+				kind = monitor.PingSuccess
 			}
-			return nil
-		})
-		Expect(err).NotTo(HaveOccurred())
+			rec, err := st.RecordPing(ctxT(), tg, store.Ping{Kind: kind, At: at.Add(time.Duration(i) * time.Second)})
+			Expect(err).NotTo(HaveOccurred())
+			Expect(rec.Flip).NotTo(BeNil())
+		}
 		return c
 	}
 
 	// run starts a dispatcher, as a manager does, and returns its stop.
+	// Stopping it closes the store too, as a manager's exit does; the next
+	// run opens it again.
 	run := func(opts delivery.Options) (stop func()) {
-		d := &delivery.Dispatcher{Client: managerClient, Reader: managerReader, History: store, Clock: clock.RealClock{}, Recorder: rec, Options: opts}
+		d := &delivery.Dispatcher{Client: managerClient, Secrets: managerReader, Store: st, Clock: clock.RealClock{}, Recorder: rec, Options: opts}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- d.Start(ctx) }()
 		return func() {
 			cancel()
 			Eventually(done).WithTimeout(30 * time.Second).Should(Receive(BeNil()))
+			Expect(st.Close()).To(Succeed())
+			st = openStore(dbDSN)
 		}
 	}
 
-	deliveries := func(c *v1.Check) func(Gomega) []v1.FlipDelivery {
-		return func(g Gomega) []v1.FlipDelivery {
-			h, err := store.Get(ctxT(), c)
-			g.Expect(err).NotTo(HaveOccurred())
-			var out []v1.FlipDelivery
-			for _, f := range h.Flips {
-				out = append(out, f.Deliveries...)
+	// deliveries are the deliveries of every flip of the check, oldest
+	// flip first.
+	deliveries := func(c *v1.Check) func(Gomega) []store.Delivery {
+		return func(g Gomega) []store.Delivery {
+			var out []store.Delivery
+			for n := int64(1); ; n++ {
+				byChannel, err := st.Deliveries(ctxT(), c.UID, n)
+				g.Expect(err).NotTo(HaveOccurred())
+				if len(byChannel) == 0 {
+					return out
+				}
+				for _, d := range byChannel {
+					out = append(out, d)
+				}
 			}
-			return out
 		}
 	}
 
@@ -172,13 +193,13 @@ var _ = Describe("Dispatcher", func() {
 		stop := run(fast)
 		defer stop()
 		Eventually(deliveries(c)).Should(ConsistOf(And(
-			HaveField("State", v1.DeliveryDelivered), HaveField("Attempts", BeEquivalentTo(1)))))
+			HaveField("State", store.DeliveryDelivered), HaveField("Attempts", BeEquivalentTo(1)))))
 		Expect(e.received()).To(Equal([]string{"backup is down"}))
 		Consistently(e.received).WithTimeout(time.Second).Should(HaveLen(1))
 
-		h, err := store.Get(ctxT(), c)
+		next, err := st.NextDelivery(ctxT())
 		Expect(err).NotTo(HaveOccurred())
-		Expect(h.Labels).NotTo(HaveKey(history.PendingLabel), "nothing is pending any more")
+		Expect(next.IsZero()).To(BeTrue(), "nothing is pending any more")
 
 		ch := &v1.Channel{}
 		Expect(k8sClient.Get(ctxT(), client.ObjectKey{Namespace: ns, Name: "hook"}, ch)).To(Succeed())
@@ -194,7 +215,7 @@ var _ = Describe("Dispatcher", func() {
 
 		stop := run(fast)
 		Eventually(deliveries(c)).Should(ConsistOf(And(
-			HaveField("State", v1.DeliveryPending),
+			HaveField("State", store.DeliveryPending),
 			HaveField("Attempts", BeNumerically(">=", 2)),
 			HaveField("LastError", ContainSubstring("500")))))
 		stop()
@@ -203,7 +224,7 @@ var _ = Describe("Dispatcher", func() {
 		e.setScript(200)
 		stop = run(fast)
 		defer stop()
-		Eventually(deliveries(c)).Should(ConsistOf(HaveField("State", v1.DeliveryDelivered)))
+		Eventually(deliveries(c)).Should(ConsistOf(HaveField("State", store.DeliveryDelivered)))
 		Consistently(e.received).WithTimeout(time.Second).Should(Equal([]string{"backup is down"}))
 	})
 
@@ -217,7 +238,7 @@ var _ = Describe("Dispatcher", func() {
 		stop := run(opts)
 		defer stop()
 		Eventually(deliveries(c)).Should(ConsistOf(And(
-			HaveField("State", v1.DeliveryFailed), HaveField("Attempts", BeEquivalentTo(3)))))
+			HaveField("State", store.DeliveryFailed), HaveField("Attempts", BeEquivalentTo(3)))))
 		Consistently(e.received).WithTimeout(time.Second).Should(HaveLen(3))
 
 		ch := &v1.Channel{}
@@ -234,7 +255,7 @@ var _ = Describe("Dispatcher", func() {
 
 		stop := run(fast)
 		defer stop()
-		Eventually(deliveries(c)).Should(HaveEach(HaveField("State", v1.DeliveryDelivered)))
+		Eventually(deliveries(c)).Should(HaveEach(HaveField("State", store.DeliveryDelivered)))
 		Expect(e.received()).To(Equal([]string{"backup is down", "backup is down", "backup is up"}))
 	})
 
@@ -252,8 +273,8 @@ var _ = Describe("Dispatcher", func() {
 		opts.HTTP = &http.Client{Timeout: time.Minute}
 		stop := run(opts)
 		defer stop()
-		Eventually(deliveries(fine)).Should(ConsistOf(HaveField("State", v1.DeliveryDelivered)))
-		Expect(deliveries(stuck)(Default)).To(ConsistOf(HaveField("State", v1.DeliveryPending)))
+		Eventually(deliveries(fine)).Should(ConsistOf(HaveField("State", store.DeliveryDelivered)))
+		Expect(deliveries(stuck)(Default)).To(ConsistOf(HaveField("State", store.DeliveryPending)))
 		Expect(strings.Join(quick.received(), "")).To(Equal("fine is down"))
 	})
 })

@@ -1,12 +1,15 @@
 // Package manager wires Vigil's manager: the controller-runtime manager with
-// its cache, the controllers (leader-elected) and the HTTP server (every
+// its cache, the ping store, the leader's loops (deadlines, status
+// projection, notifications), the controllers and the HTTP server (every
 // replica).
 package manager
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -22,6 +25,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsfilters "sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
@@ -29,14 +33,17 @@ import (
 	"github.com/vigil-operator/vigil/internal/cachewait"
 	"github.com/vigil-operator/vigil/internal/checkindex"
 	"github.com/vigil-operator/vigil/internal/controller"
+	"github.com/vigil-operator/vigil/internal/deadline"
 	"github.com/vigil-operator/vigil/internal/delivery"
 	"github.com/vigil-operator/vigil/internal/heartbeat"
-	"github.com/vigil-operator/vigil/internal/history"
 	"github.com/vigil-operator/vigil/internal/httpserver"
+	"github.com/vigil-operator/vigil/internal/metrics"
 	"github.com/vigil-operator/vigil/internal/ping"
 	"github.com/vigil-operator/vigil/internal/project"
+	"github.com/vigil-operator/vigil/internal/projection"
 	"github.com/vigil-operator/vigil/internal/runner"
 	"github.com/vigil-operator/vigil/internal/scheme"
+	"github.com/vigil-operator/vigil/internal/store"
 	"github.com/vigil-operator/vigil/internal/version"
 )
 
@@ -62,6 +69,14 @@ type Options struct {
 	Namespaces []string
 	// Clock is the controllers' clock; nil means the real one.
 	Clock clock.WithTicker
+	// Store names the ping store: "sqlite:<path>".
+	Store string
+	// StatusBudget bounds Check status writes per second, cluster-wide
+	// (projection.DefaultBudget when 0).
+	StatusBudget float64
+	// DeadlineInterval is how often the leader looks for due checks
+	// (250 ms when 0).
+	DeadlineInterval time.Duration
 
 	// CheckLimit is a project's default check limit (annotations on the
 	// project Secret override it); default 20, as the reference.
@@ -137,19 +152,29 @@ func CacheOptions(namespaces []string) cache.Options {
 	return opts
 }
 
-// New builds a manager that is ready to Start.
-func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, error) {
+// Manager is a controller-runtime manager with Vigil's ping store, which it
+// closes when it stops.
+type Manager struct {
+	ctrl.Manager
+	Store *store.Store
+}
+
+// Start runs the manager until ctx is done, then closes the store.
+func (m *Manager) Start(ctx context.Context) error {
+	err := m.Manager.Start(ctx)
+	return errors.Join(err, m.Store.Close())
+}
+
+// New opens the ping store and builds a manager that is ready to Start.
+func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) {
 	metricsOpts := metricsserver.Options{BindAddress: opts.MetricsAddr, SecureServing: opts.MetricsSecure}
 	if opts.MetricsSecure {
 		metricsOpts.FilterProvider = metricsfilters.WithAuthenticationAndAuthorization
 	}
 	opts.defaults()
-	// Every ping writes to the API server: the client-side default of 5
-	// requests per second would throttle the ping path, not protect the
-	// server (which has its own priority and fairness).
 	cfg = rest.CopyConfig(cfg)
 	if cfg.QPS == 0 {
-		cfg.QPS, cfg.Burst = 200, 400
+		cfg.QPS, cfg.Burst = 50, 100
 	}
 
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
@@ -169,71 +194,93 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 	if err := checkindex.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
 		return nil, err
 	}
-
 	projects := project.NewRegistry()
 	if err := projects.Watch(ctx, mgr.GetCache()); err != nil {
 		return nil, fmt.Errorf("watching project Secrets: %w", err)
 	}
 	limits := &project.Limits{Registry: projects, DefaultCheckLimit: opts.CheckLimit, DefaultPingLogLimit: opts.PingLogLimit}
+	m := metrics.New(nil)
 
-	// Histories are large and read on demand: never cached.
-	histories := &history.Store{
-		Client: mgr.GetClient(),
-		Reader: mgr.GetAPIReader(),
-		Now:    opts.Clock.Now,
-		Limits: func(namespace string) history.Limits {
-			l := history.DefaultLimits()
-			l.PingLog = limits.PingLogLimit(namespace)
-			return l
-		},
-	}
-
-	dispatcher := &delivery.Dispatcher{
-		Client:   mgr.GetClient(),
-		Reader:   mgr.GetAPIReader(),
-		History:  histories,
-		Clock:    opts.Clock,
-		Recorder: mgr.GetEventRecorder("vigil-delivery"),
-		Options:  opts.Delivery,
-	}
-	if err := mgr.Add(dispatcher); err != nil {
+	// The leader's loops wake when a commit (on this replica) has work
+	// for them; they also poll the store, for commits of other replicas.
+	var dispatcher *delivery.Dispatcher
+	var projector *projection.Projector
+	st, err := store.Open(ctx, opts.Store, store.Options{OnCommit: func(c store.Committed) {
+		for _, f := range c.Flips {
+			m.Flip(f.Namespace, f.Up, f.Reason, c.At.Sub(f.At))
+		}
+		if len(c.Flips) > 0 {
+			dispatcher.Wake()
+		}
+		projector.Wake()
+	}})
+	if err != nil {
 		return nil, err
 	}
+	dispatcher = &delivery.Dispatcher{
+		Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Store: st, Clock: opts.Clock,
+		Recorder: mgr.GetEventRecorder("vigil-delivery"), BaseURL: opts.BaseURL, Options: opts.Delivery,
+	}
+	projector = &projection.Projector{
+		Client: mgr.GetClient(), Store: st, Clock: opts.Clock, Budget: opts.StatusBudget,
+		Recorder: mgr.GetEventRecorder("vigil-check-controller"), Metrics: m, Log: ctrl.Log.WithName("projection"),
+	}
+	loop := &deadline.Loop{
+		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Store: st, Clock: opts.Clock, Interval: opts.DeadlineInterval,
+		PingLogLimit: limits.PingLogLimit, OnDeleted: projector.Forget, Metrics: m, Log: ctrl.Log.WithName("deadline"),
+	}
+	for _, r := range []manager.Runnable{dispatcher, projector, loop} {
+		if err := mgr.Add(r); err != nil {
+			_ = st.Close()
+			return nil, err
+		}
+	}
+	if err := setupControllers(ctx, mgr, cfg, opts, st, projector, limits, m); err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	if err := setupHTTP(ctx, mgr, opts, st, projects, limits, m); err != nil {
+		_ = st.Close()
+		return nil, err
+	}
+	return &Manager{Manager: mgr, Store: st}, nil
+}
 
+// setupControllers adds the controllers: Checks, Channels and, unless it
+// is off, the CronJob feature.
+func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, opts Options, st *store.Store,
+	projector *projection.Projector, limits *project.Limits, m *metrics.Metrics) error {
 	if err := (&controller.CheckReconciler{
-		Client:       mgr.GetClient(),
-		History:      histories,
-		Clock:        opts.Clock,
-		Recorder:     mgr.GetEventRecorder("vigil-check-controller"),
-		Notifier:     dispatcher,
-		SecretReader: mgr.GetAPIReader(),
-		BaseURL:      opts.BaseURL,
-		Metrics:      controller.NewMetrics(nil),
+		Client: mgr.GetClient(), Store: st, Projector: projector, Clock: opts.Clock, BaseURL: opts.BaseURL,
+		PingLogLimit: limits.PingLogLimit, SecretReader: mgr.GetAPIReader(),
 	}).SetupWithManager(ctx, mgr, controller.CheckOptions{}); err != nil {
-		return nil, fmt.Errorf("setting up the check controller: %w", err)
+		return fmt.Errorf("setting up the check controller: %w", err)
 	}
 	if err := (&controller.ChannelReconciler{
 		Client:       mgr.GetClient(),
 		SecretReader: mgr.GetAPIReader(),
 		Recorder:     mgr.GetEventRecorder("vigil-channel-controller"),
 	}).SetupWithManager(mgr); err != nil {
-		return nil, fmt.Errorf("setting up the channel controller: %w", err)
+		return fmt.Errorf("setting up the channel controller: %w", err)
 	}
-
-	recorder := &ping.Recorder{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), History: histories}
-	if !opts.DisableCronJobs {
-		if err := setupCronJobs(mgr, cfg, opts, recorder, histories); err != nil {
-			return nil, err
-		}
+	if opts.DisableCronJobs {
+		return nil
 	}
+	recorder := &ping.Recorder{Store: st, Channels: mgr.GetClient(), PingLogLimit: limits.PingLogLimit, Metrics: m}
+	return setupCronJobs(mgr, cfg, opts, st, recorder)
+}
 
+// setupHTTP adds the HTTP server (the Management API, pings, badges), the
+// optional SMTP listener, the probes and the heartbeat.
+func setupHTTP(ctx context.Context, mgr ctrl.Manager, opts Options, st *store.Store, projects *project.Registry,
+	limits *project.Limits, m *metrics.Metrics) error {
 	log := ctrl.Log.WithName("http")
 	cacheWatch := cachewait.NewWatcher()
 	if err := cacheWatch.Attach(ctx, mgr.GetCache()); err != nil {
-		return nil, fmt.Errorf("watching the check cache: %w", err)
+		return fmt.Errorf("watching the check cache: %w", err)
 	}
+	recorder := &ping.Recorder{Store: st, Channels: mgr.GetClient(), PingLogLimit: limits.PingLogLimit, Metrics: m}
 	pings := &ping.Handler{
-		CacheWatch:     cacheWatch,
 		Client:         mgr.GetClient(),
 		Projects:       projects,
 		Recorder:       recorder,
@@ -241,15 +288,15 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 		BodyLimit:      opts.PingBodyLimit,
 		CheckLimit:     limits.CheckLimit,
 		Clock:          opts.Clock,
-		Metrics:        ping.NewMetrics(nil),
 		Log:            log.WithName("ping"),
+		CacheWatch:     cacheWatch,
 	}
 	apiServer := &api.Server{
 		CacheWatch: cacheWatch,
 		Client:     mgr.GetClient(),
 		APIReader:  mgr.GetAPIReader(),
 		Projects:   projects,
-		History:    histories,
+		Store:      st,
 		Limits:     limits,
 		BaseURL:    opts.BaseURL,
 		Clock:      opts.Clock,
@@ -260,46 +307,50 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (ctrl.Manager, err
 			Addr: opts.SMTPAddr, Domain: opts.SMTPDomain, Client: mgr.GetClient(), Projects: projects, Recorder: recorder,
 			BodyLimit: opts.PingBodyLimit, Clock: opts.Clock, Log: ctrl.Log.WithName("smtp"),
 		}); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	server := &httpserver.Runnable{Addr: opts.HTTPAddr, Handler: apiServer.Handler(pings), Cache: mgr.GetCache()}
 	if err := mgr.Add(server); err != nil {
-		return nil, err
+		return err
+	}
+	// Ready: the cache has synced, the server serves and the store answers.
+	ready := func(req *http.Request) error {
+		if err := server.ReadyCheck()(req); err != nil {
+			return err
+		}
+		return st.Ready(context.Background())
 	}
 	if opts.HeartbeatURL != "" {
 		if err := mgr.Add(&heartbeat.Heartbeat{
 			URL: opts.HeartbeatURL, Interval: opts.HeartbeatInterval,
-			Healthy: func() error { return server.ReadyCheck()(nil) },
+			Healthy: func() error { return ready(nil) },
 			Client:  &runner.Client{UserAgent: version.UserAgent()},
 			Clock:   opts.Clock, Log: ctrl.Log.WithName("heartbeat"),
 		}); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		return nil, err
+		return err
 	}
-	if err := mgr.AddReadyzCheck("http", server.ReadyCheck()); err != nil {
-		return nil, err
-	}
-	return mgr, nil
+	return mgr.AddReadyzCheck("http", ready)
 }
 
 // Run builds a manager and runs it until ctx is done.
 func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
-	mgr, err := New(ctx, cfg, opts)
+	m, err := New(ctx, cfg, opts)
 	if err != nil {
 		return err
 	}
-	return mgr.Start(ctx)
+	return m.Start(ctx)
 }
 
 // setupCronJobs adds the CronJob feature: a Check for every annotated
 // CronJob, and pings from its Jobs (permissions: internal/rbac/cronjobs).
-func setupCronJobs(mgr ctrl.Manager, cfg *rest.Config, opts Options, recorder *ping.Recorder, histories *history.Store) error {
+func setupCronJobs(mgr ctrl.Manager, cfg *rest.Config, opts Options, st *store.Store, recorder *ping.Recorder) error {
 	if err := (&controller.CronJobReconciler{
-		Client: mgr.GetClient(), Clock: opts.Clock, DefaultTimeZone: opts.CronJobTimeZone,
+		Client: mgr.GetClient(), Clock: opts.Clock, DefaultTimeZone: opts.CronJobTimeZone, Store: st,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the CronJob controller: %w", err)
 	}
@@ -308,7 +359,7 @@ func setupCronJobs(mgr ctrl.Manager, cfg *rest.Config, opts Options, recorder *p
 		return err
 	}
 	if err := (&controller.JobReconciler{
-		Client: mgr.GetClient(), Recorder: recorder, History: histories,
+		Client: mgr.GetClient(), Recorder: recorder, Store: st,
 		Pods: mgr.GetAPIReader(), Logs: podLogTail(clientset),
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the Job controller: %w", err)

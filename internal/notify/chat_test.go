@@ -122,7 +122,7 @@ func TestSlackEscapingCronAndNoBody(t *testing.T) {
 	m.Check.Schedule, m.Check.TZ = "*/5 * * * *", "Europe/Riga"
 	m.Check.LastPingBody = []byte("has ``` fences")
 	m.Check.DetailsURL = ""
-	exit := int32(2)
+	exit := 2
 	m.Check.ExitStatus, m.Check.LastPingType = &exit, v1.PingFail
 	mustSend(t, chatChannel(v1.ChannelSlack), m, chatSecrets(srv))
 	var msg slackWireMessage

@@ -67,7 +67,7 @@ type CheckInfo struct {
 	// use at most an excerpt of it.
 	LastPingBody []byte
 	// ExitStatus is the exit status the last ping reported, if any.
-	ExitStatus *int32
+	ExitStatus *int
 	// JSON, when set, is what the webhook variable $JSON expands to: the
 	// check as the Management API's "Get a single check" shows it. When
 	// empty, senders build a summary with the same field names.

@@ -46,10 +46,10 @@ func TestNaturalTime(t *testing.T) {
 }
 
 func TestLastPingText(t *testing.T) {
-	three, zero := int32(3), int32(0)
+	three, zero := 3, 0
 	for _, tc := range []struct {
 		typ  v1.PingType
-		exit *int32
+		exit *int
 		want string
 	}{
 		{v1.PingSuccess, nil, "Success, 10 minutes ago"},

@@ -200,7 +200,7 @@ func (m *Message) variable(text string, where varContext) (name, value string, o
 			if c.ExitStatus == nil {
 				return name, "-1", true
 			}
-			return name, strconv.Itoa(int(*c.ExitStatus)), true
+			return name, strconv.Itoa(*c.ExitStatus), true
 		case "JSON":
 			return name, enc(string(m.checkJSON())), true
 		case "BODY_JSON", "BODY":

@@ -18,7 +18,7 @@ func TestWebhookBodyExpandsEveryVariable(t *testing.T) {
 	srv := newRecorder(t, http.StatusOK, "")
 	m := downMessage()
 	m.Check.Name = `Nightly "backup"`
-	exit := int32(3)
+	exit := 3
 	m.Check.ExitStatus = &exit
 	ch := testChannel(v1.ChannelSpec{Kind: v1.ChannelWebhook, Webhook: &v1.WebhookChannel{
 		Down: &v1.WebhookRequest{URL: srv.URL + "/hook", Method: "POST", Body: allVariables},

@@ -24,6 +24,7 @@ import (
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/project"
+	"github.com/vigil-operator/vigil/internal/store"
 )
 
 // EmailListener turns email into pings, as the reference's SMTP listener
@@ -125,7 +126,7 @@ func (s *emailSession) Data(r io.Reader) error {
 		body = body[:limit]
 	}
 	for _, check := range s.to {
-		p := Ping{
+		p := store.Ping{
 			Kind: emailKind(&check.Spec, msg), At: s.l.Clock.Now(), Scheme: "email",
 			RemoteAddr: s.remote, UA: truncateRunes("Email from "+s.from, 200), Body: body,
 		}

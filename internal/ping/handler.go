@@ -25,6 +25,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/checkindex"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/project"
+	"github.com/vigil-operator/vigil/internal/store"
 )
 
 // DefaultBodyLimit is how much of a ping's body is kept (100 kB, as the
@@ -48,14 +49,17 @@ type Handler struct {
 	CheckLimit func(namespace string) int
 	// Clock stamps pings.
 	Clock clock.PassiveClock
-	// Metrics counts pings when set.
-	Metrics *Metrics
 	// Log receives errors.
 	Log logr.Logger
-	// CacheWatch tells when Client's cache has the status that counts a
-	// ping.
+	// CacheWatch tells when the cache holds a check a ping created, so
+	// that the next ping to its slug finds it instead of creating another.
 	CacheWatch *cachewait.Watcher
 }
+
+// provisionTimeout bounds the API server's answer when a ping creates its
+// check (?create=1): a slow or unreachable API server is answered with 503
+// and Retry-After, not a hang.
+const provisionTimeout = 3 * time.Second
 
 func (h *Handler) bodyLimit() int { return bodyLimitOr(h.BodyLimit) }
 
@@ -84,6 +88,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	check, created, status, msg := h.resolve(r, target)
 	if check == nil {
+		if status == http.StatusServiceUnavailable {
+			w.Header().Set("Retry-After", "1")
+		}
 		respond(w, status, msg, uuidForm)
 		return
 	}
@@ -107,18 +114,15 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	rec, err := h.Recorder.Record(r.Context(), check, Ping{
+	_, err := h.Recorder.Record(r.Context(), check, store.Ping{
 		Kind: kind, At: now, RID: rid, ExitStatus: target.ExitStatus,
 		Scheme: h.scheme(r), RemoteAddr: h.clientAddr(r), Method: r.Method,
 		UA: truncateRunes(r.UserAgent(), 200), Body: body,
 	})
 	switch {
-	case errors.Is(err, ErrOverloaded):
+	case errors.Is(err, store.ErrOverloaded):
 		w.Header().Set("Retry-After", "1")
 		respond(w, http.StatusServiceUnavailable, "busy, try again", uuidForm)
-		return
-	case errors.Is(err, ErrCheckGone):
-		respond(w, http.StatusNotFound, msgNotFound, uuidForm)
 		return
 	case err != nil:
 		h.Log.Error(err, "storing a ping", "check", client.ObjectKeyFromObject(check))
@@ -126,11 +130,6 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		respond(w, http.StatusServiceUnavailable, "could not store the ping, try again", uuidForm)
 		return
 	}
-	h.Metrics.ping(check.Namespace, rec.Kind)
-	// Answer once the cache (which lookups and the Management API read)
-	// holds the status that counts the ping: a client reading the check
-	// right after its ping sees it.
-	h.CacheWatch.Version(r.Context(), client.ObjectKeyFromObject(check), check.UID, rec.CheckVersion, 0)
 	w.Header().Set("Ping-Body-Limit", strconv.Itoa(h.bodyLimit()))
 	if created {
 		respond(w, http.StatusCreated, "Created", true)
@@ -159,13 +158,19 @@ func (h *Handler) resolve(r *http.Request, t Target) (check *v1.Check, created b
 	default:
 		return nil, false, http.StatusServiceUnavailable, "try again"
 	}
+	ctx, cancel := context.WithTimeout(ctx, provisionTimeout)
+	defer cancel()
 	c, err = h.provision(ctx, namespace, t.Slug)
-	if err != nil {
-		if !errors.Is(err, errOverLimit) {
-			h.Log.Error(err, "auto-provisioning a check", "namespace", namespace, "slug", t.Slug)
-		}
+	switch {
+	case errors.Is(err, errOverLimit):
 		return nil, false, http.StatusNotFound, msgNotFound
+	case err != nil:
+		// The API server is slow, unreachable or refused: the client may
+		// try again.
+		h.Log.Error(err, "auto-provisioning a check", "namespace", namespace, "slug", t.Slug)
+		return nil, false, http.StatusServiceUnavailable, "could not create the check, try again"
 	}
+	h.CacheWatch.Version(ctx, client.ObjectKeyFromObject(c), c.UID, c.ResourceVersion, provisionTimeout)
 	return c, true, 0, ""
 }
 

@@ -20,7 +20,7 @@ type Target struct {
 	// Kind is the signal the URL names: success, start, fail or log.
 	Kind v1.PingType
 	// ExitStatus is the number in /ping/<id>/<n>, when present.
-	ExitStatus *int32
+	ExitStatus *int
 	// BadExitStatus is set for /ping/<id>/<n> with n over 255, which the
 	// reference answers "invalid url format" once the check is found.
 	BadExitStatus bool
@@ -110,8 +110,7 @@ func withExitStatus(t Target, digits string) Target {
 		t.BadExitStatus = true
 		return t
 	}
-	status := int32(n)
-	t.ExitStatus = &status
+	t.ExitStatus = &n
 	if n > 0 {
 		t.Kind = v1.PingFail
 	}

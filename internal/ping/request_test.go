@@ -10,7 +10,7 @@ import (
 const u = "5d5f3e70-1c6d-4b6c-9c3a-1f0d2e3c4b5a"
 
 func TestParsePath(t *testing.T) {
-	i := func(n int32) *int32 { return &n }
+	i := func(n int) *int { return &n }
 	for _, tc := range []struct {
 		path    string
 		ok      bool
@@ -19,7 +19,7 @@ func TestParsePath(t *testing.T) {
 		key     string
 		slug    string
 		kind    v1.PingType
-		exit    *int32
+		exit    *int
 		badExit bool
 	}{
 		{path: u, ok: true, uuid: u, kind: v1.PingSuccess},

@@ -215,6 +215,16 @@ func scanChanges(rows *sql.Rows) ([]Change, error) {
 	return out, rows.Err()
 }
 
+// Named returns the UIDs of the checks the store holds under a namespace
+// and name: one, or more when an object was deleted and re-created.
+func (s *Store) Named(ctx context.Context, namespace, name string) ([]types.UID, error) {
+	rows, err := s.ro.QueryContext(ctx, `SELECT uid FROM checks WHERE namespace = ? AND name = ?`, namespace, name)
+	if err != nil {
+		return nil, err
+	}
+	return scanUIDs(rows)
+}
+
 // UIDs returns the UIDs of every check the store holds, for finding those
 // whose Check objects are gone.
 func (s *Store) UIDs(ctx context.Context) ([]types.UID, error) {
@@ -222,6 +232,10 @@ func (s *Store) UIDs(ctx context.Context) ([]types.UID, error) {
 	if err != nil {
 		return nil, err
 	}
+	return scanUIDs(rows)
+}
+
+func scanUIDs(rows *sql.Rows) ([]types.UID, error) {
 	defer rows.Close()
 	var out []types.UID
 	for rows.Next() {

@@ -69,10 +69,21 @@ func (o *Options) defaults() {
 }
 
 // Committed is what one transaction did, for those who act on it (the
-// notifier wakes for new flips, the projection for changed checks).
+// notifier wakes for new flips, the projection for changed checks, the
+// metrics count).
 type Committed struct {
+	// At is when the transaction committed.
+	At time.Time
+	// Writes is how many writes it held.
 	Writes int
-	Flips  int
+	// Flips are the flips it recorded.
+	Flips []CommittedFlip
+}
+
+// CommittedFlip is a flip of the check in Namespace.
+type CommittedFlip struct {
+	Namespace string
+	Flip
 }
 
 // ErrOverloaded means the writer's queue is full: answer 503 with
@@ -92,7 +103,11 @@ type Store struct {
 
 	stmts map[string]*sql.Stmt // the writer's prepared statements, read-only once open
 
+	closing     sync.RWMutex // held for reading while queueing a write
+	closed      bool
 	ops         chan op
+	commits     atomic.Int64 // transactions committed
+	writes      atomic.Int64 // writes they held
 	queuedBytes atomic.Int64
 	stop        chan struct{}
 	stopped     chan struct{}
@@ -179,6 +194,9 @@ func (s *Store) migrate(ctx context.Context) error {
 func (s *Store) Close() error {
 	var err error
 	s.closeOnce.Do(func() {
+		s.closing.Lock()
+		s.closed = true
+		s.closing.Unlock()
 		close(s.stop)
 		<-s.stopped
 		err = s.closeDBs()
@@ -212,6 +230,18 @@ func (s *Store) Size(ctx context.Context) (int64, error) {
 		size += st.Size()
 	}
 	return size, nil
+}
+
+// Stats are counts since the store was opened.
+type Stats struct {
+	// Commits is how many transactions the writer committed; Writes how
+	// many writes (pings, observations, ...) they held.
+	Commits, Writes int64
+}
+
+// Stats returns the store's counts.
+func (s *Store) Stats() Stats {
+	return Stats{Commits: s.commits.Load(), Writes: s.writes.Load()}
 }
 
 // Ready reports whether the store answers.

@@ -15,9 +15,10 @@ type Target struct {
 	UID             types.UID
 	Namespace, Name string
 	Config          monitor.Config
-	// Channels are the names of the Channels a flip notifies; called only
-	// when a flip is recorded (nil: none).
-	Channels func() []string
+	// Channels returns the names of the Channels a flip notifies; called
+	// only when a flip is recorded (nil: none). An error fails the write:
+	// a flip is never recorded without the notifications it owes.
+	Channels func() ([]string, error)
 	// PingLogLimit is how many pings the check keeps (the project's limit;
 	// 100 when not positive).
 	PingLogLimit int

@@ -34,31 +34,39 @@ func (s *Store) submit(ctx context.Context, o op, done <-chan struct{}, shed boo
 			return ErrOverloaded
 		}
 	}
-	if shed {
-		select {
-		case s.ops <- o:
-		case <-s.stop:
-			s.queuedBytes.Add(-o.queuedBytes())
-			return ErrClosed
-		default:
-			s.queuedBytes.Add(-o.queuedBytes())
-			return ErrOverloaded
-		}
-	} else {
-		select {
-		case s.ops <- o:
-		case <-s.stop:
-			s.queuedBytes.Add(-o.queuedBytes())
-			return ErrClosed
-		case <-ctx.Done():
-			s.queuedBytes.Add(-o.queuedBytes())
-			return ctx.Err()
-		}
+	// Sends hold the read lock, so that none slips in after Close has
+	// stopped the writer.
+	s.closing.RLock()
+	err := s.enqueue(ctx, o, shed)
+	s.closing.RUnlock()
+	if err != nil {
+		s.queuedBytes.Add(-o.queuedBytes())
+		return err
 	}
 	// Once queued, the write happens whether or not the caller still waits:
 	// a client that gave up may still have its ping stored.
 	select {
 	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *Store) enqueue(ctx context.Context, o op, shed bool) error {
+	if s.closed {
+		return ErrClosed
+	}
+	if shed {
+		select {
+		case s.ops <- o:
+			return nil
+		default:
+			return ErrOverloaded
+		}
+	}
+	select {
+	case s.ops <- o:
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -151,7 +159,9 @@ func (s *Store) runTx(batch []op) (Committed, error) {
 	if err := tx.Commit(); err != nil {
 		return Committed{}, fmt.Errorf("committing to the store: %w", err)
 	}
-	return Committed{Writes: len(batch), Flips: t.flips}, nil
+	s.commits.Add(1)
+	s.writes.Add(int64(len(batch)))
+	return Committed{At: time.Now(), Writes: len(batch), Flips: t.flips}, nil
 }
 
 // txn is one transaction of the writer. It keeps the check rows it read, so
@@ -162,7 +172,7 @@ type txn struct {
 	tx    *sql.Tx
 	ctx   context.Context
 	rows  map[types.UID]*row
-	flips int
+	flips []CommittedFlip
 }
 
 // exec, query and queryRow run a statement in the transaction, prepared
@@ -341,12 +351,16 @@ func (t *txn) addFlip(r *row, tg *Target, f *monitor.Flip) (*Flip, error) {
 		return nil, fmt.Errorf("recording a flip of %s/%s: %w", r.Namespace, r.Name, err)
 	}
 	if tg.Channels != nil {
-		for _, ch := range tg.Channels() {
+		channels, err := tg.Channels()
+		if err != nil {
+			return nil, fmt.Errorf("listing the channels of %s/%s: %w", r.Namespace, r.Name, err)
+		}
+		for _, ch := range channels {
 			if _, err := t.exec(sqlInsertDelivery, string(r.UID), fl.N, ch, string(DeliveryPending), fl.At.UnixMicro()); err != nil {
 				return nil, fmt.Errorf("queueing a notification of %s/%s: %w", r.Namespace, r.Name, err)
 			}
 		}
 	}
-	t.flips++
+	t.flips = append(t.flips, CommittedFlip{Namespace: r.Namespace, Flip: *fl})
 	return fl, nil
 }

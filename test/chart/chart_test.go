@@ -15,6 +15,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -118,31 +119,54 @@ func convert[T any](t *testing.T, u *unstructured.Unstructured) *T {
 	return out
 }
 
-// deployment returns the manager's Deployment, which both installs name
-// vigil-manager.
-func (o objects) deployment(t *testing.T) *appsv1.Deployment {
+// statefulSet returns the chart's manager StatefulSet: the embedded ping
+// store allows one replica, on a volume.
+func (o objects) statefulSet(t *testing.T) *appsv1.StatefulSet {
 	t.Helper()
-	deps := o.ofKind("Deployment")
-	if len(deps) != 1 {
-		t.Fatalf("want one Deployment, got %s", deps)
+	if deps := o.ofKind("Deployment"); len(deps) > 0 {
+		t.Errorf("want no Deployment, got %s", deps)
 	}
-	return convert[appsv1.Deployment](t, &deps[0])
+	sets := o.ofKind("StatefulSet")
+	if len(sets) != 1 {
+		t.Fatalf("want one StatefulSet, got %s", sets)
+	}
+	return convert[appsv1.StatefulSet](t, &sets[0])
 }
 
-func manager(t *testing.T, d *appsv1.Deployment) corev1.Container {
+// podTemplate returns the pod template of the manager's workload, which both
+// installs name vigil-manager: a StatefulSet, or a Deployment in a
+// config/default from before the ping store.
+func (o objects) podTemplate(t *testing.T) *corev1.PodTemplateSpec {
 	t.Helper()
-	for _, c := range d.Spec.Template.Spec.Containers {
+	var found objects
+	for _, u := range o {
+		if u.GetKind() == "StatefulSet" || u.GetKind() == "Deployment" {
+			found = append(found, u)
+		}
+	}
+	if len(found) != 1 {
+		t.Fatalf("want one StatefulSet or Deployment, got %s", found)
+	}
+	if found[0].GetKind() == "Deployment" {
+		return &convert[appsv1.Deployment](t, &found[0]).Spec.Template
+	}
+	return &convert[appsv1.StatefulSet](t, &found[0]).Spec.Template
+}
+
+func manager(t *testing.T, pod *corev1.PodTemplateSpec) corev1.Container {
+	t.Helper()
+	for _, c := range pod.Spec.Containers {
 		if c.Name == "manager" {
 			return c
 		}
 	}
-	t.Fatalf("Deployment %s has no container named manager", d.Name)
+	t.Fatal("the manager's pod has no container named manager")
 	return corev1.Container{}
 }
 
 func args(t *testing.T, o objects) []string {
 	t.Helper()
-	return manager(t, o.deployment(t)).Args
+	return manager(t, o.podTemplate(t)).Args
 }
 
 // flag returns the value of --name=value in args, and whether it is there.
@@ -192,13 +216,13 @@ func TestDefaultValues(t *testing.T) {
 		{"ClusterRoleBinding", "vigil-metrics-auth-rolebinding"},
 		{"Role", "vigil-leader-election-role"},
 		{"RoleBinding", "vigil-leader-election-rolebinding"},
-		{"Deployment", "vigil-manager"},
+		{"StatefulSet", "vigil-manager"},
 		{"Service", "vigil"},
 		{"Service", "vigil-metrics"},
 	} {
 		objs.must(t, want.kind, want.name)
 	}
-	for _, kind := range []string{"Ingress", "ServiceMonitor", "PrometheusRule", "NetworkPolicy", "PodDisruptionBudget", "Namespace", "CustomResourceDefinition"} {
+	for _, kind := range []string{"Deployment", "Ingress", "ServiceMonitor", "PrometheusRule", "NetworkPolicy", "PodDisruptionBudget", "PersistentVolumeClaim", "Namespace", "CustomResourceDefinition"} {
 		if got := objs.ofKind(kind); len(got) > 0 {
 			t.Errorf("default values render %s", got)
 		}
@@ -218,11 +242,9 @@ func TestDefaultValues(t *testing.T) {
 		}
 	}
 
-	d := objs.deployment(t)
-	if d.Spec.Replicas == nil || *d.Spec.Replicas != 2 {
-		t.Errorf("replicas %v, want 2", d.Spec.Replicas)
-	}
-	c := manager(t, d)
+	sts := objs.statefulSet(t)
+	pod := &sts.Spec.Template
+	c := manager(t, pod)
 	chart := readChart(t)
 	if want := "ghcr.io/vigil-operator/vigil:" + chart.AppVersion; c.Image != want {
 		t.Errorf("image %s, want %s", c.Image, want)
@@ -238,11 +260,13 @@ func TestDefaultValues(t *testing.T) {
 	wantFlag(t, c.Args, "notify-max-attempts", "10")
 	wantFlag(t, c.Args, "cronjob-time-zone", "UTC")
 	wantFlag(t, c.Args, "zap-log-level", "info")
+	wantFlag(t, c.Args, "store", "sqlite:/var/lib/vigil/vigil.db")
+	wantFlag(t, c.Args, "status-writes-per-second", "20")
 	for _, name := range []string{"namespaces", "cronjobs", "trusted-proxies", "smtp-bind-address", "smtp-domain", "heartbeat-url", "heartbeat-interval"} {
 		noFlag(t, c.Args, name)
 	}
-	if d.Spec.Template.Spec.ServiceAccountName != "vigil-manager" {
-		t.Errorf("serviceAccountName %q", d.Spec.Template.Spec.ServiceAccountName)
+	if pod.Spec.ServiceAccountName != "vigil-manager" {
+		t.Errorf("serviceAccountName %q", pod.Spec.ServiceAccountName)
 	}
 	// The http Service is what the default base URL names.
 	svc := convert[corev1.Service](t, objs.must(t, "Service", "vigil"))
@@ -250,8 +274,8 @@ func TestDefaultValues(t *testing.T) {
 		t.Errorf("Service vigil ports %+v, want 80 -> http", svc.Spec.Ports)
 	}
 	for _, s := range []*corev1.Service{svc, convert[corev1.Service](t, objs.must(t, "Service", "vigil-metrics"))} {
-		if !selects(s.Spec.Selector, d.Spec.Template.Labels) {
-			t.Errorf("Service %s selector %v does not select the manager's pods %v", s.Name, s.Spec.Selector, d.Spec.Template.Labels)
+		if !selects(s.Spec.Selector, pod.Labels) {
+			t.Errorf("Service %s selector %v does not select the manager's pods %v", s.Name, s.Spec.Selector, pod.Labels)
 		}
 	}
 }
@@ -357,8 +381,8 @@ func TestPodSecurityRestricted(t *testing.T) {
 		t.Fatal(err)
 	}
 	restricted := psapi.LevelVersion{Level: psapi.LevelRestricted, Version: psapi.LatestVersion()}
-	evaluate := func(d *appsv1.Deployment) policy.AggregateCheckResult {
-		return policy.AggregateCheckResults(evaluator.EvaluatePod(restricted, &d.Spec.Template.ObjectMeta, &d.Spec.Template.Spec))
+	evaluate := func(pod *corev1.PodTemplateSpec) policy.AggregateCheckResult {
+		return policy.AggregateCheckResults(evaluator.EvaluatePod(restricted, &pod.ObjectMeta, &pod.Spec))
 	}
 
 	for _, tc := range []struct {
@@ -367,19 +391,20 @@ func TestPodSecurityRestricted(t *testing.T) {
 	}{
 		{"chart default", func(t *testing.T) objects { return helmTemplate(t) }},
 		{"chart all features", func(t *testing.T) objects { return helmTemplate(t, "--values", allFeatures) }},
+		{"chart existingClaim", func(t *testing.T) objects { return helmTemplate(t, "--set", "store.embedded.existingClaim=vigil-data") }},
 		{"kustomize config/default", kustomizeDefault},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := tc.render(t)
-			d := objs.deployment(t)
-			if res := evaluate(d); !res.Allowed {
+			pod := objs.podTemplate(t)
+			if res := evaluate(pod); !res.Allowed {
 				t.Fatalf("the manager's pod violates the restricted Pod Security Standard: %s", res.ForbiddenDetail())
 			}
-			spec := d.Spec.Template.Spec
+			spec := pod.Spec
 			if spec.AutomountServiceAccountToken != nil && !*spec.AutomountServiceAccountToken {
 				t.Error("automountServiceAccountToken is false; the manager needs its token")
 			}
-			c := manager(t, d)
+			c := manager(t, pod)
 			if c.SecurityContext == nil || c.SecurityContext.ReadOnlyRootFilesystem == nil || !*c.SecurityContext.ReadOnlyRootFilesystem {
 				t.Error("the manager's root filesystem is not read-only")
 			}
@@ -392,6 +417,10 @@ func TestPodSecurityRestricted(t *testing.T) {
 			psc := spec.SecurityContext
 			if psc == nil || psc.RunAsUser == nil || *psc.RunAsUser != 65532 || psc.RunAsGroup == nil || *psc.RunAsGroup != 65532 {
 				t.Errorf("pod securityContext %+v, want runAsUser and runAsGroup 65532", psc)
+			}
+			// The store's volume is writable by the image's user.
+			if psc == nil || psc.FSGroup == nil || *psc.FSGroup != 65532 {
+				t.Errorf("pod securityContext %+v, want fsGroup 65532", psc)
 			}
 		})
 	}
@@ -409,7 +438,7 @@ func TestPodSecurityRestricted(t *testing.T) {
 		{"podSecurityContext.runAsUser=0", "runAsUser=0"},
 	} {
 		t.Run("without "+tc.set, func(t *testing.T) {
-			res := evaluate(helmTemplate(t, "--set", tc.set).deployment(t))
+			res := evaluate(helmTemplate(t, "--set", tc.set).podTemplate(t))
 			if res.Allowed || !strings.Contains(res.ForbiddenDetail(), tc.reason) {
 				t.Errorf("--set %s: allowed=%v %q, want refused for %q", tc.set, res.Allowed, res.ForbiddenDetail(), tc.reason)
 			}
@@ -552,7 +581,7 @@ var managerFlags = sync.OnceValues(func() (map[string]bool, error) {
 	return flags, nil
 })
 
-// TestArgsAreManagerFlags: every argument the Deployments pass is a flag
+// TestArgsAreManagerFlags: every argument both installs pass is a flag
 // `vigil manager` has, so the manager does not refuse to start.
 func TestArgsAreManagerFlags(t *testing.T) {
 	flags, err := managerFlags()
@@ -569,6 +598,7 @@ func TestArgsAreManagerFlags(t *testing.T) {
 		{"chart heartbeat from a Secret", func(t *testing.T) objects {
 			return helmTemplate(t, "--set", "heartbeat.existingSecret=hb,heartbeat.interval=2m")
 		}},
+		{"chart existingClaim", func(t *testing.T) objects { return helmTemplate(t, "--set", "store.embedded.existingClaim=vigil-data") }},
 		{"kustomize config/default", kustomizeDefault},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -599,7 +629,7 @@ func TestPortsAndProbes(t *testing.T) {
 		{"kustomize config/default", kustomizeDefault},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := manager(t, tc.render(t).deployment(t))
+			c := manager(t, tc.render(t).podTemplate(t))
 			ports := map[string]int32{}
 			for _, p := range c.Ports {
 				ports[p.Name] = p.ContainerPort
@@ -744,13 +774,13 @@ func TestManagerSettings(t *testing.T) {
 	}
 }
 
-// TestPodValues: image, replicas and scheduling values reach the pod.
+// TestPodValues: image and scheduling values reach the pod.
 func TestPodValues(t *testing.T) {
-	d := helmTemplate(t, "--values", allFeatures, "--set", "replicaCount=3,image.repository=registry.example.com/vigil,image.tag=v9,image.pullPolicy=Always").deployment(t)
+	d := helmTemplate(t, "--values", allFeatures, "--set", "image.repository=registry.example.com/vigil,image.tag=v9,image.pullPolicy=Always").statefulSet(t)
 	spec := d.Spec.Template.Spec
-	c := manager(t, d)
-	if *d.Spec.Replicas != 3 || c.Image != "registry.example.com/vigil:v9" || c.ImagePullPolicy != corev1.PullAlways {
-		t.Errorf("replicas %d image %s pullPolicy %s", *d.Spec.Replicas, c.Image, c.ImagePullPolicy)
+	c := manager(t, &d.Spec.Template)
+	if c.Image != "registry.example.com/vigil:v9" || c.ImagePullPolicy != corev1.PullAlways {
+		t.Errorf("image %s pullPolicy %s", c.Image, c.ImagePullPolicy)
 	}
 	if len(spec.ImagePullSecrets) != 1 || spec.ImagePullSecrets[0].Name != "regcred" {
 		t.Errorf("imagePullSecrets %v", spec.ImagePullSecrets)
@@ -784,7 +814,10 @@ func TestNames(t *testing.T) {
 	} {
 		t.Run(tc.prefix, func(t *testing.T) {
 			objs := helmTemplateAs(t, tc.release, tc.args...)
-			objs.must(t, "Deployment", tc.prefix+"-manager")
+			sts := convert[appsv1.StatefulSet](t, objs.must(t, "StatefulSet", tc.prefix+"-manager"))
+			if sts.Spec.ServiceName != tc.prefix {
+				t.Errorf("serviceName %q, want the API Service %s", sts.Spec.ServiceName, tc.prefix)
+			}
 			objs.must(t, "ServiceAccount", tc.prefix+"-manager")
 			objs.must(t, "ClusterRole", tc.prefix+"-manager-role")
 			objs.must(t, "ClusterRole", tc.prefix+"-cronjobs")
@@ -806,7 +839,7 @@ func TestHeartbeat(t *testing.T) {
 		return nil
 	}
 	t.Run("url", func(t *testing.T) {
-		c := manager(t, helmTemplate(t, "--set", "heartbeat.url=https://hc-ping.com/abc,heartbeat.interval=30s").deployment(t))
+		c := manager(t, helmTemplate(t, "--set", "heartbeat.url=https://hc-ping.com/abc,heartbeat.interval=30s").podTemplate(t))
 		wantFlag(t, c.Args, "heartbeat-url", "https://hc-ping.com/abc")
 		wantFlag(t, c.Args, "heartbeat-interval", "30s")
 		if e := env(c); e != nil {
@@ -814,7 +847,7 @@ func TestHeartbeat(t *testing.T) {
 		}
 	})
 	t.Run("existing Secret", func(t *testing.T) {
-		c := manager(t, helmTemplate(t, "--set", "heartbeat.existingSecret=vigil-heartbeat,heartbeat.secretKey=ping-url").deployment(t))
+		c := manager(t, helmTemplate(t, "--set", "heartbeat.existingSecret=vigil-heartbeat,heartbeat.secretKey=ping-url").podTemplate(t))
 		noFlag(t, c.Args, "heartbeat-url")
 		e := env(c)
 		if e == nil || e.ValueFrom == nil || e.ValueFrom.SecretKeyRef == nil ||
@@ -823,7 +856,7 @@ func TestHeartbeat(t *testing.T) {
 		}
 	})
 	t.Run("off", func(t *testing.T) {
-		c := manager(t, helmTemplate(t, "--set", "heartbeat.interval=30s").deployment(t))
+		c := manager(t, helmTemplate(t, "--set", "heartbeat.interval=30s").podTemplate(t))
 		noFlag(t, c.Args, "heartbeat-url")
 		noFlag(t, c.Args, "heartbeat-interval")
 		if e := env(c); e != nil {
@@ -844,7 +877,6 @@ func TestOptionalObjects(t *testing.T) {
 		{"serviceMonitor", []string{"--set", "serviceMonitor.enabled=true"}, nil, "ServiceMonitor"},
 		{"prometheusRule", []string{"--set", "prometheusRule.enabled=true"}, nil, "PrometheusRule"},
 		{"networkPolicy", []string{"--set", "networkPolicy.enabled=true"}, nil, "NetworkPolicy"},
-		{"podDisruptionBudget", []string{"--set", "podDisruptionBudget.enabled=true"}, []string{"--set", "podDisruptionBudget.enabled=true,replicaCount=1"}, "PodDisruptionBudget"},
 	} {
 		t.Run(tc.feature, func(t *testing.T) {
 			if got := helmTemplate(t, tc.on...).ofKind(tc.kind); len(got) != 1 {
@@ -985,7 +1017,7 @@ func TestNetworkPolicy(t *testing.T) {
 	t.Run("default", func(t *testing.T) {
 		objs := helmTemplate(t, "--set", "networkPolicy.enabled=true")
 		np := convert[networkingv1.NetworkPolicy](t, objs.must(t, "NetworkPolicy", "vigil-manager"))
-		if !selects(np.Spec.PodSelector.MatchLabels, objs.deployment(t).Spec.Template.Labels) {
+		if !selects(np.Spec.PodSelector.MatchLabels, objs.podTemplate(t).Labels) {
 			t.Errorf("podSelector %v does not select the manager", np.Spec.PodSelector.MatchLabels)
 		}
 		if !slices.Equal(np.Spec.PolicyTypes, []networkingv1.PolicyType{networkingv1.PolicyTypeIngress}) {
@@ -1021,21 +1053,11 @@ func TestNetworkPolicy(t *testing.T) {
 	})
 }
 
-func TestPodDisruptionBudget(t *testing.T) {
-	objs := helmTemplate(t, "--set", "podDisruptionBudget.enabled=true")
-	pdb := objs.must(t, "PodDisruptionBudget", "vigil-manager")
-	min, _, _ := unstructured.NestedFieldNoCopy(pdb.Object, "spec", "minAvailable")
-	sel, _, _ := unstructured.NestedStringMap(pdb.Object, "spec", "selector", "matchLabels")
-	if fmt.Sprint(min) != "1" || !selects(sel, objs.deployment(t).Spec.Template.Labels) {
-		t.Errorf("minAvailable %v selector %v", min, sel)
-	}
-}
-
 func TestSMTP(t *testing.T) {
 	smtpPort := func(objs objects) (*corev1.ContainerPort, *corev1.ServicePort) {
 		var cp *corev1.ContainerPort
 		var sp *corev1.ServicePort
-		c := manager(t, objs.deployment(t))
+		c := manager(t, objs.podTemplate(t))
 		for i := range c.Ports {
 			if c.Ports[i].Name == "smtp" {
 				cp = &c.Ports[i]
@@ -1069,4 +1091,168 @@ func TestSMTP(t *testing.T) {
 			t.Errorf("smtp ports without smtp.enabled: %+v %+v", cp, sp)
 		}
 	})
+}
+
+// TestStatefulSet: the embedded ping store is one file, so the manager is a
+// StatefulSet of one replica whatever the values, with no
+// PodDisruptionBudget (one replica gets nothing from it).
+func TestStatefulSet(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+	}{
+		{"default", nil},
+		{"all features", []string{"--values", allFeatures}},
+		// Values of the chart's Deployment days do nothing.
+		{"old values", []string{"--set", "replicaCount=3,podDisruptionBudget.enabled=true,podDisruptionBudget.minAvailable=1"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			objs := helmTemplate(t, tc.args...)
+			sts := objs.statefulSet(t)
+			if sts.Name != "vigil-manager" {
+				t.Errorf("name %s, want vigil-manager", sts.Name)
+			}
+			if sts.Spec.Replicas == nil || *sts.Spec.Replicas != 1 {
+				t.Errorf("replicas %v, want 1", sts.Spec.Replicas)
+			}
+			if sts.Spec.ServiceName != "vigil" {
+				t.Errorf("serviceName %q, want the API Service vigil", sts.Spec.ServiceName)
+			}
+			if sts.Spec.PodManagementPolicy != appsv1.OrderedReadyPodManagement {
+				t.Errorf("podManagementPolicy %q, want OrderedReady", sts.Spec.PodManagementPolicy)
+			}
+			if sts.Spec.UpdateStrategy.Type != appsv1.RollingUpdateStatefulSetStrategyType {
+				t.Errorf("updateStrategy %+v, want RollingUpdate", sts.Spec.UpdateStrategy)
+			}
+			if sts.Spec.Selector == nil || !selects(sts.Spec.Selector.MatchLabels, sts.Spec.Template.Labels) {
+				t.Errorf("selector %v does not select the pod labels %v", sts.Spec.Selector, sts.Spec.Template.Labels)
+			}
+			wantFlag(t, manager(t, &sts.Spec.Template).Args, "leader-elect", "true")
+			if pdb := objs.ofKind("PodDisruptionBudget"); len(pdb) > 0 {
+				t.Errorf("a PodDisruptionBudget is rendered: %s", pdb)
+			}
+		})
+	}
+}
+
+// TestStore: the ping store's volume, from a volumeClaimTemplate or an
+// existing claim, is mounted where --store puts the SQLite file.
+func TestStore(t *testing.T) {
+	const dir = "/var/lib/vigil"
+	// mounted checks the data volume's mount and --store, and returns the
+	// pod's volume named data, if any.
+	mounted := func(t *testing.T, sts *appsv1.StatefulSet) *corev1.Volume {
+		t.Helper()
+		c := manager(t, &sts.Spec.Template)
+		var mounts []string
+		for _, m := range c.VolumeMounts {
+			if m.Name == "data" {
+				mounts = append(mounts, m.MountPath)
+				if m.ReadOnly || m.SubPath != "" {
+					t.Errorf("mount %+v, want the whole volume read-write", m)
+				}
+			}
+		}
+		if !slices.Equal(mounts, []string{dir}) {
+			t.Errorf("volume data mounted at %q, want %s", mounts, dir)
+		}
+		wantFlag(t, c.Args, "store", "sqlite:"+dir+"/vigil.db")
+		for i, v := range sts.Spec.Template.Spec.Volumes {
+			if v.Name == "data" {
+				return &sts.Spec.Template.Spec.Volumes[i]
+			}
+		}
+		return nil
+	}
+	claim := func(t *testing.T, sts *appsv1.StatefulSet) corev1.PersistentVolumeClaim {
+		t.Helper()
+		if v := mounted(t, sts); v != nil {
+			t.Errorf("pod volume %+v shadows the volumeClaimTemplate data", v)
+		}
+		if len(sts.Spec.VolumeClaimTemplates) != 1 || sts.Spec.VolumeClaimTemplates[0].Name != "data" {
+			t.Fatalf("volumeClaimTemplates %+v, want one named data", sts.Spec.VolumeClaimTemplates)
+		}
+		return sts.Spec.VolumeClaimTemplates[0]
+	}
+	wantClaim := func(t *testing.T, pvc corev1.PersistentVolumeClaim, size string, modes []corev1.PersistentVolumeAccessMode) {
+		t.Helper()
+		if got := pvc.Spec.Resources.Requests[corev1.ResourceStorage]; got.String() != size {
+			t.Errorf("storage request %s, want %s", got.String(), size)
+		}
+		if !slices.Equal(pvc.Spec.AccessModes, modes) {
+			t.Errorf("accessModes %v, want %v", pvc.Spec.AccessModes, modes)
+		}
+	}
+	storageClass := func(pvc corev1.PersistentVolumeClaim) string {
+		if pvc.Spec.StorageClassName == nil {
+			return "<unset>"
+		}
+		return fmt.Sprintf("%q", *pvc.Spec.StorageClassName)
+	}
+
+	t.Run("default", func(t *testing.T) {
+		pvc := claim(t, helmTemplate(t).statefulSet(t))
+		wantClaim(t, pvc, "1Gi", []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce})
+		if got := storageClass(pvc); got != "<unset>" {
+			t.Errorf("storageClassName %s, want it unset (the default StorageClass)", got)
+		}
+	})
+	for _, tc := range []struct{ value, want string }{
+		{"fast-ssd", `"fast-ssd"`},
+		{"-", `""`}, // no dynamic provisioning
+	} {
+		t.Run("storageClass "+tc.value, func(t *testing.T) {
+			pvc := claim(t, helmTemplate(t, "--set", "store.embedded.storageClass="+tc.value).statefulSet(t))
+			if got := storageClass(pvc); got != tc.want {
+				t.Errorf("storageClassName %s, want %s", got, tc.want)
+			}
+		})
+	}
+	t.Run("size and accessModes", func(t *testing.T) {
+		pvc := claim(t, helmTemplate(t, "--values", allFeatures).statefulSet(t))
+		wantClaim(t, pvc, "5Gi", []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOncePod})
+		if got := storageClass(pvc); got != `"fast-ssd"` {
+			t.Errorf("storageClassName %s, want fast-ssd", got)
+		}
+	})
+	t.Run("existingClaim", func(t *testing.T) {
+		sts := helmTemplate(t, "--set", "store.embedded.existingClaim=vigil-data,store.embedded.storageClass=fast-ssd").statefulSet(t)
+		if len(sts.Spec.VolumeClaimTemplates) != 0 {
+			t.Errorf("volumeClaimTemplates %+v with existingClaim", sts.Spec.VolumeClaimTemplates)
+		}
+		v := mounted(t, sts)
+		if v == nil || v.PersistentVolumeClaim == nil || v.PersistentVolumeClaim.ClaimName != "vigil-data" || v.PersistentVolumeClaim.ReadOnly {
+			t.Errorf("pod volume data %+v, want the PVC vigil-data", v)
+		}
+	})
+}
+
+func TestStatusWritesPerSecond(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want float64
+	}{
+		{nil, 20},
+		{[]string{"--set", "statusWritesPerSecond=5"}, 5},
+		{[]string{"--set", "statusWritesPerSecond=0.5"}, 0.5},
+		{[]string{"--set-json", "statusWritesPerSecond=1000000"}, 1e6},
+		{[]string{"--values", allFeatures}, 50},
+	} {
+		t.Run(fmt.Sprint(tc.want), func(t *testing.T) {
+			v, ok := flag(args(t, helmTemplate(t, tc.args...)), "status-writes-per-second")
+			got, err := strconv.ParseFloat(v, 64)
+			if !ok || err != nil || got != tc.want {
+				t.Errorf("--status-writes-per-second=%s (present %v, %v), want %v", v, ok, err, tc.want)
+			}
+		})
+	}
+	// The manager would take 0 or less for its default: refuse it.
+	for _, bad := range []string{"0", "-1", "fast"} {
+		t.Run("refuses "+bad, func(t *testing.T) {
+			_, err := testenv.HelmTemplate(t.Context(), chartDir, release, namespace, "--set", "statusWritesPerSecond="+bad)
+			if err == nil || !strings.Contains(err.Error(), "statusWritesPerSecond must be a number above 0") {
+				t.Errorf("statusWritesPerSecond=%s: %v, want refused", bad, err)
+			}
+		})
+	}
 }

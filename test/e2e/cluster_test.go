@@ -135,7 +135,7 @@ func (cl *cluster) serviceAccount() string {
 }
 
 // startManager runs `vigil` with the manager container's arguments and
-// environment, as the workload's ServiceAccount. Listen addresses become
+// environment, as the workload's ServiceAccount; stopManager stops it. Listen addresses become
 // free loopback ports (there is one machine, not a pod network) and
 // --base-url the address tests reach; every other flag is the manifest's.
 func (cl *cluster) startManager() {
@@ -157,6 +157,15 @@ func (cl *cluster) startManager() {
 		"--base-url":                  cl.httpURL,
 	}
 	args := rewriteFlags(container.Args, overrides)
+	// Volumes are directories of the test, at the same place across
+	// restarts, as a PersistentVolume is to its pod.
+	for _, vm := range container.VolumeMounts {
+		dir := filepath.Join(cl.dir, "volumes", vm.Name)
+		Expect(os.MkdirAll(dir, 0o750)).To(Succeed())
+		for i := range args {
+			args[i] = strings.ReplaceAll(args[i], vm.MountPath, dir)
+		}
+	}
 
 	ns := cl.workload.GetNamespace()
 	saConfig, _, err := testenv.ServiceAccountConfig(ctx, cl.admin, ns, cl.serviceAccount())
@@ -169,7 +178,6 @@ func (cl *cluster) startManager() {
 		env = append(env, e.Name+"="+cl.envValue(ns, e))
 	}
 	cl.manager = startProcess(vigilBin, args, env, filepath.Join(cl.dir, "manager.log"))
-	DeferCleanup(cl.stopManager)
 	Eventually(func() (int, error) { return httpStatus(cl.probeURL + "/readyz") }).
 		WithTimeout(60*time.Second).Should(Equal(http.StatusOK), "the manager never became ready:\n%s", cl.manager.output())
 }
@@ -202,7 +210,9 @@ func (cl *cluster) stopManager() {
 	if cl.manager == nil {
 		return
 	}
+	cl.expectHealthyManager()
 	Expect(cl.manager.stop()).To(Succeed(), "the manager did not stop cleanly:\n%s", cl.manager.output())
+	cl.manager = nil
 }
 
 // expectHealthyManager fails when the manager exited or logged a request

@@ -97,3 +97,8 @@ The base URL (--base-url): .Values.baseURL, else the first Ingress host
 {{- define "vigil.metricsJob" -}}
 {{- .Values.prometheusRule.job | default (include "vigil.metricsServiceName" .) }}
 {{- end }}
+
+{{/* Where the store's volume is mounted; the SQLite file is vigil.db in it. */}}
+{{- define "vigil.storeDir" -}}
+/var/lib/vigil
+{{- end }}

@@ -98,7 +98,7 @@ func run(n, writes, concurrency int) error {
 	if err != nil {
 		return err
 	}
-	mgr, err := manager.New(ctx, cfg, manager.Options{HTTPAddr: addr, BaseURL: "http://" + addr, MetricsAddr: "0", ProbeAddr: "0", CheckLimit: 1000000})
+	mgr, err := manager.New(ctx, cfg, manager.Options{Store: benchutil.TempStore(), HTTPAddr: addr, BaseURL: "http://" + addr, MetricsAddr: "0", ProbeAddr: "0", CheckLimit: 1000000})
 	if err != nil {
 		return err
 	}

@@ -77,7 +77,7 @@ func run(n int, spread time.Duration) error {
 	if err != nil {
 		return err
 	}
-	mgr, err := manager.New(ctx, cfg, manager.Options{HTTPAddr: addr, BaseURL: "http://" + addr, MetricsAddr: "0", ProbeAddr: "0"})
+	mgr, err := manager.New(ctx, cfg, manager.Options{Store: benchutil.TempStore(), HTTPAddr: addr, BaseURL: "http://" + addr, MetricsAddr: "0", ProbeAddr: "0"})
 	if err != nil {
 		return err
 	}

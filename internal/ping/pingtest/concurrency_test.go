@@ -1,20 +1,11 @@
 package pingtest
 
 import (
-	"context"
 	"net/http"
-	"sort"
 	"sync"
-	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	. "github.com/onsi/gomega/gstruct"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
-	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
-	"github.com/vigil-operator/vigil/internal/monitor"
-	"github.com/vigil-operator/vigil/internal/ping"
 )
 
 // shot is one ping to fire: where, and the answer it got.
@@ -57,24 +48,23 @@ func answered(shots []*shot) map[string]int64 {
 	return ok
 }
 
-// expectCounted asserts that the check counts exactly ok pings, and that its
-// ping log holds the newest min(ok, 100) serials, each once, contiguous.
+// expectCounted asserts that the check counts exactly ok pings, that its
+// ping log holds the newest serials up to ok, each once, contiguous, and
+// that its status (a projection) catches up with the count.
 func expectCounted(p proj, uuid string, ok int64) {
 	GinkgoHelper()
 	Expect(p.check(uuid)).To(HaveKeyWithValue("n_pings", BeEquivalentTo(ok)))
-	Expect(p.checkObject(uuid).Status.NPings).To(Equal(ok))
-	h := historyOf(p.checkObject(uuid))
-	Expect(h.LastN).To(Equal(ok))
 	kept := min(ok, 100)
-	got := serials(p.pings(uuid))
-	Expect(got).To(Equal(descending(ok, ok-kept+1)))
-	stored := make([]int64, 0, len(h.Pings))
-	for _, r := range h.Pings {
+	Expect(serials(p.pings(uuid))).To(Equal(descending(ok, ok-kept+1)))
+	var stored []int64
+	for _, r := range logged(p.checkObject(uuid)) {
 		stored = append(stored, r.N)
 	}
-	Expect(sort.SliceIsSorted(stored, func(i, j int) bool { return stored[i] < stored[j] })).To(BeTrue())
-	Expect(stored).To(HaveLen(int(kept)))
-	Expect(stored[0]).To(Equal(ok - kept + 1))
+	Expect(stored[len(stored)-1]).To(Equal(ok))
+	for i := 1; i < len(stored); i++ {
+		Expect(stored[i]).To(Equal(stored[i-1]+1), "serials %v", stored)
+	}
+	Eventually(func() int64 { return p.checkObject(uuid).Status.NPings }).Should(Equal(ok))
 }
 
 var _ = Describe("Concurrent pings", func() {
@@ -94,45 +84,19 @@ var _ = Describe("Concurrent pings", func() {
 		Expect(p.check(u)).To(HaveKeyWithValue("status", "up"))
 	})
 
-	It("commits pings that arrive together in batches: far fewer history writes than pings", func() {
+	It("commits pings that arrive together in batches: far fewer transactions than pings", func() {
 		u := p.create(`{"name": "batched"}`)
-		first := &shot{url: baseURL + "/ping/" + u, check: u}
-		fire([]*shot{first}) // the history exists before the watch starts
-		Expect(first.status).To(Equal(http.StatusOK))
-		obj := p.checkObject(u)
-		wc, err := client.NewWithWatch(cfg, client.Options{Scheme: env.Scheme})
-		Expect(err).NotTo(HaveOccurred())
-		w, err := wc.Watch(context.Background(), &v1.CheckHistoryList{}, client.InNamespace(obj.Namespace),
-			client.MatchingFields{"metadata.name": obj.Name})
-		Expect(err).NotTo(HaveOccurred())
-		defer w.Stop()
-
+		before := mgr.Store.Stats()
 		shots := make([]*shot, 200)
 		for i := range shots {
 			shots[i] = &shot{url: baseURL + "/ping/" + u, check: u}
 		}
 		fire(shots)
 		ok := answered(shots)[u]
-		writes := 0
-		Eventually(func() int64 {
-			for {
-				select {
-				case ev := <-w.ResultChan():
-					h, isHistory := ev.Object.(*v1.CheckHistory)
-					if !isHistory {
-						continue
-					}
-					writes++
-					if h.LastN == ok+1 {
-						return h.LastN
-					}
-				default:
-					return -1
-				}
-			}
-		}).Should(Equal(ok + 1))
-		GinkgoWriter.Printf("%d pings stored in %d history writes\n", ok, writes)
-		Expect(writes).To(BeNumerically("<=", ok/4), "pings waiting for a write in flight ride in the next one")
+		after := mgr.Store.Stats()
+		commits := after.Commits - before.Commits
+		GinkgoWriter.Printf("%d pings stored in %d transactions\n", ok, commits)
+		Expect(commits).To(BeNumerically("<=", ok/4), "pings waiting for a commit in flight ride in the next one")
 	})
 
 	It("counts simultaneous pings to several checks independently", func() {
@@ -183,32 +147,14 @@ var _ = Describe("Concurrent pings", func() {
 		expectCounted(p, u, ok)
 	})
 
-	It("never lowers the count when another replica's writes overtake its own", func() {
-		ctx := context.Background()
-		u := p.create(`{"name": "overtaken"}`)
-		check := p.checkObject(u)
-		other := newRecorder(nil)
-		var otherErrs []error
-		once := sync.Once{}
-		// Between this replica's history write and its status write, the
-		// other replica stores two pings, history and status.
-		mine := newRecorder(func() {
-			once.Do(func() {
-				for range 2 {
-					_, err := other.Record(ctx, check, ping.Ping{Kind: monitor.PingSuccess, At: time.Now(), Method: "GET", Scheme: "http"})
-					otherErrs = append(otherErrs, err)
-				}
-			})
-		})
-		rec, err := mine.Record(ctx, check, ping.Ping{Kind: monitor.PingStart, At: time.Now(), Method: "GET", Scheme: "http"})
-		Expect(err).NotTo(HaveOccurred())
-		Expect(rec.N).To(BeEquivalentTo(1))
-		Expect(otherErrs).To(Equal([]error{nil, nil}))
-
-		Expect(historyOf(check).LastN).To(BeEquivalentTo(3))
-		Expect(p.checkObject(u).Status.NPings).To(BeEquivalentTo(3))
-		Expect(types(p.pings(u))).To(Equal([]string{"success", "success", "start"}))
-		Eventually(func() any { return p.check(u)["n_pings"] }).Should(BeEquivalentTo(3))
-		Expect(p.check(u)).To(MatchKeys(IgnoreExtras, Keys{"status": Equal("up"), "started": BeFalse()}))
+	It("answers a ping only once it is stored with the flip it causes", func() {
+		u := p.create(`{"name": "flipped"}`)
+		expectOK(pingURL("GET", "/ping/"+u, ""))
+		expectOK(pingURL("GET", "/ping/"+u+"/fail", ""))
+		// Right after the answer, as the reference records flips with the
+		// ping.
+		Expect(call("GET", "/api/v3/checks/"+u+"/flips/", p.rw, "").text()).To(MatchRegexp(`^\[\{"timestamp":"[^"]+","up":0\}\]$`))
+		expectOK(pingURL("GET", "/ping/"+u, ""))
+		Expect(call("GET", "/api/v3/checks/"+u+"/flips/", p.rw, "").text()).To(MatchRegexp(`^\[\{"timestamp":"[^"]+","up":1\},\{"timestamp":"[^"]+","up":0\}\]$`))
 	})
 })

@@ -95,11 +95,11 @@ var _ = Describe("Ping URLs", func() {
 		pings := p.pings(u)
 		Expect(serials(pings)).To(Equal(descending(10, 1)))
 		Expect(types(pings)).To(Equal([]string{"success", "fail", "fail", "fail", "success", "log", "fail", "start", "success", "success"}))
-		var exits []*int32
-		for _, r := range historyOf(p.checkObject(u)).Pings {
+		var exits []*int
+		for _, r := range logged(p.checkObject(u)) {
 			exits = append(exits, r.ExitStatus)
 		}
-		Expect(exits).To(Equal([]*int32{nil, nil, nil, nil, nil, ptr.To[int32](0), ptr.To[int32](1), ptr.To[int32](7), ptr.To[int32](255), ptr.To[int32](0)}))
+		Expect(exits).To(Equal([]*int{nil, nil, nil, nil, nil, ptr.To(0), ptr.To(1), ptr.To(7), ptr.To(255), ptr.To(0)}))
 		Expect(p.check(u)).To(MatchKeys(IgnoreExtras, Keys{"n_pings": BeEquivalentTo(10), "status": Equal("up")}))
 	})
 
@@ -317,7 +317,7 @@ var _ = Describe("What a ping records", func() {
 		Expect(call("GET", "/api/v3/checks/"+u+"/pings/1/body", p.rw, "").text()).To(Equal(big[:bodyLimit]))
 		Expect(call("GET", "/api/v3/checks/"+u+"/pings/2/body", p.rw, "").text()).To(Equal(exact))
 		Expect(call("GET", "/api/v3/checks/"+u+"/pings/3/body", p.rw, "").text()).To(Equal(binary))
-		Expect(historyOf(p.checkObject(u)).Pings[0].Body).To(HaveLen(bodyLimit))
+		Expect(logged(p.checkObject(u))[0].BodySize).To(Equal(bodyLimit))
 	})
 
 	It("pairs a start with the completion of the same run id, lowercased", func() {
@@ -326,7 +326,7 @@ var _ = Describe("What a ping records", func() {
 		expectOK(pingURL("GET", "/ping/"+u+"/start?rid="+strings.ToUpper(a), ""))
 		expectOK(pingURL("GET", "/ping/"+u+"/start?rid="+b, ""))
 		Expect(p.check(u)).To(HaveKeyWithValue("started", true))
-		Expect(p.checkObject(u).Status.LastStartRID).To(Equal(b))
+		Eventually(func() bool { return p.checkObject(u).Status.Started }).Should(BeTrue())
 		expectOK(pingURL("GET", "/ping/"+u+"/log?rid="+a, ""))
 		expectOK(pingURL("GET", "/ping/"+u+"?rid="+b, ""))
 		expectOK(pingURL("GET", "/ping/"+u+"/fail?rid="+strings.ToUpper(a), ""))
@@ -343,10 +343,12 @@ var _ = Describe("What a ping records", func() {
 		for _, i := range []int{0, 3, 4, 5} {
 			Expect(pings[i]).NotTo(HaveKey("duration"), "ping %d", i)
 		}
-		st := p.checkObject(u).Status
-		Expect(st.LastStart).To(BeNil())
-		Expect(st.LastDuration).To(BeNil())
-		Expect(st.NPings).To(BeEquivalentTo(6))
+		Eventually(func(g Gomega) {
+			st := p.checkObject(u).Status
+			g.Expect(st.Started).To(BeFalse())
+			g.Expect(st.LastDuration).To(BeNil())
+			g.Expect(st.NPings).To(BeEquivalentTo(6))
+		}).Should(Succeed())
 	})
 
 	It("shows each ping in the Management API as soon as it is answered", func() {
@@ -367,20 +369,25 @@ var _ = Describe("What a ping records", func() {
 
 		expectOK(pingURL("GET", "/ping/"+u+"/start", ""))
 		Expect(p.check(u)).To(MatchKeys(IgnoreExtras, Keys{"status": Equal("new"), "started": BeTrue(), "last_ping": BeNil()}))
-		Expect(p.checkObject(u).Status.LastStart).NotTo(BeNil())
+		Eventually(func() bool { return p.checkObject(u).Status.Started }).Should(BeTrue())
 
 		expectOK(pingURL("GET", "/ping/"+u, ""))
 		Expect(p.check(u)).To(MatchKeys(IgnoreExtras, Keys{"status": Equal("up"), "started": BeFalse(), "last_ping": Not(BeNil()),
 			"next_ping": Not(BeNil()), "n_pings": BeEquivalentTo(2)}))
-		st := p.checkObject(u).Status
-		Expect(st.LastDuration).NotTo(BeNil())
-		Expect(st.LastPingType).To(Equal(v1.PingSuccess))
-		Eventually(func() v1.CheckState { return p.checkObject(u).Status.State }).Should(Equal(v1.CheckStateUp))
+		Eventually(func(g Gomega) {
+			st := p.checkObject(u).Status
+			g.Expect(st.LastDuration).NotTo(BeNil())
+			g.Expect(st.LastPingType).To(Equal(v1.PingSuccess))
+			g.Expect(st.State).To(Equal(v1.CheckStateUp))
+		}).Should(Succeed())
 
 		expectOK(pingURL("GET", "/ping/"+u+"/fail", ""))
 		Expect(p.check(u)).To(MatchKeys(IgnoreExtras, Keys{"status": Equal("down"), "n_pings": BeEquivalentTo(3)}))
-		Expect(p.checkObject(u).Status.LastPingType).To(Equal(v1.PingFail))
-		Eventually(func() v1.CheckState { return p.checkObject(u).Status.State }).Should(Equal(v1.CheckStateDown))
+		Eventually(func(g Gomega) {
+			st := p.checkObject(u).Status
+			g.Expect(st.LastPingType).To(Equal(v1.PingFail))
+			g.Expect(st.State).To(Equal(v1.CheckStateDown))
+		}).Should(Succeed())
 
 		lastPing := p.check(u)["last_ping"]
 		expectOK(pingURL("POST", "/ping/"+u+"/log", "just a note"))

@@ -20,18 +20,16 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
-	"github.com/vigil-operator/vigil/internal/cachewait"
 	"github.com/vigil-operator/vigil/internal/checkindex"
-	"github.com/vigil-operator/vigil/internal/history"
 	"github.com/vigil-operator/vigil/internal/manager"
 	"github.com/vigil-operator/vigil/internal/ping"
+	"github.com/vigil-operator/vigil/internal/store"
 	"github.com/vigil-operator/vigil/internal/testenv"
 	"github.com/vigil-operator/vigil/internal/testenv/managertest"
 )
@@ -45,11 +43,9 @@ var (
 	env       *envtest.Environment
 	cfg       *rest.Config
 	k8sClient client.Client
-	mgr       ctrl.Manager
+	mgr       *manager.Manager
 	baseURL   string
 	smtpAddr  string
-	// replicaCacheWatch is what replicas wait on.
-	replicaCacheWatch *cachewait.Watcher
 	// httpClient keeps enough idle connections for the concurrency specs.
 	httpClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}, Timeout: 30 * time.Second}
 )
@@ -74,40 +70,17 @@ var _ = BeforeSuite(func() {
 		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
 	})
 	env, cfg, k8sClient, mgr, baseURL = harness.Env, harness.Config, harness.Client, harness.Manager, harness.BaseURL
-	// Replicas (newReplica) look checks up in the suite manager's cache,
-	// so they wait on it too.
-	replicaCacheWatch = cachewait.NewWatcher()
-	Expect(replicaCacheWatch.Attach(context.Background(), mgr.GetCache())).To(Succeed())
 })
 
 var _ = AfterSuite(func() { harness.Stop() })
 
-// newRecorder is a ping.Recorder as another replica of the manager has one:
-// its own (uncached) API client and history store, writing to the same API
-// server. beforeStatusPatch, when set, runs before each of its status
-// writes, to interleave another replica's writes deterministically.
-func newRecorder(beforeStatusPatch func()) *ping.Recorder {
-	c, err := client.New(harness.ManagerConfig, client.Options{Scheme: env.Scheme})
-	Expect(err).NotTo(HaveOccurred())
-	store := &history.Store{Client: c, Reader: c, Now: time.Now,
-		Limits: func(string) history.Limits { return history.DefaultLimits() }}
-	writer := c
-	if beforeStatusPatch != nil {
-		writer = testenv.BeforeStatusPatch(c, func(client.Object) { beforeStatusPatch() })
-	}
-	return &ping.Recorder{Client: writer, Reader: c, History: store}
-}
-
-// newReplica serves pings the way another replica of the manager would,
-// with its own recorder (see newRecorder) and trusted proxies. Checks are
-// looked up through the suite manager's cache, which only saves starting a
-// second informer; nothing of the recorder is shared. It returns the
-// replica's base URL.
+// newReplica serves pings the way another HTTP handler of the manager
+// would, over the same ping store, with its own trusted proxies. It
+// returns the replica's base URL.
 func newReplica(trusted []netip.Prefix) string {
 	h := &ping.Handler{
 		Client:         mgr.GetClient(),
-		CacheWatch:     replicaCacheWatch,
-		Recorder:       newRecorder(nil),
+		Recorder:       &ping.Recorder{Store: mgr.Store, Channels: mgr.GetClient()},
 		TrustedProxies: trusted,
 		BodyLimit:      bodyLimit,
 		Clock:          clock.RealClock{},
@@ -166,11 +139,14 @@ func (p proj) checkObject(uuid string) *v1.Check {
 	return nil
 }
 
-// history reads a check's CheckHistory from the API server.
-func historyOf(c *v1.Check) *v1.CheckHistory {
-	h := &v1.CheckHistory{}
-	ExpectWithOffset(1, k8sClient.Get(context.Background(), client.ObjectKeyFromObject(c), h)).To(Succeed())
-	return h
+// logged is the check's ping log in the store, oldest first.
+func logged(c *v1.Check) []store.LoggedPing {
+	pings, err := mgr.Store.Pings(context.Background(), c.UID, 10_000)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	for i, j := 0, len(pings)-1; i < j; i, j = i+1, j-1 {
+		pings[i], pings[j] = pings[j], pings[i]
+	}
+	return pings
 }
 
 // response is an HTTP answer.

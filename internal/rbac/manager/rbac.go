@@ -4,27 +4,17 @@
 package manager
 
 // Checks: the controllers, the Management API and the ping path read them
-// from the informer cache (list, watch). The API and the ping path re-read
-// one uncached after a write lost a race (get). The API creates checks,
-// changes them (pause, update: merge patches) and deletes them; ping
-// auto-provisioning (?create=1) creates them.
+// from the informer cache (list, watch). The API re-reads one uncached
+// after an update lost a race, and the deadline loop asks the API server
+// before it forgets the pings of a check the cache lacks (get). The API
+// creates checks, changes their spec (update: merge patches) and deletes
+// them; ping auto-provisioning (?create=1) creates them. Pings, flips and
+// pauses are not in the Kubernetes API: they live in the ping store.
 // +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=checks,verbs=get;list;watch;create;patch;delete
 
-// Check status: the check controller, the ping path and the API (pause and
-// resume) patch it; nothing replaces it whole.
+// Check status is written by the leader's projector alone, with merge
+// patches: the controller's verdict and a projection of the ping store.
 // +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=checks/status,verbs=patch
-
-// CheckHistory: each check's ping log, flips and pending deliveries. Read
-// uncached (they are large), created with the check, updated by every ping
-// and flip, deleted when stale; the notifier lists those with pending
-// deliveries when it starts.
-// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=checkhistories,verbs=get;list;create;update;delete
-
-// A history is owned by its check (garbage-collected with it). Where the
-// OwnerReferencesPermissionEnforcement admission plugin runs (OpenShift,
-// hardened clusters), setting blockOwnerDeletion on that reference needs
-// update on the owner's finalizers.
-// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=checks/finalizers,verbs=update
 
 // Channels: read from the cache by the check controller, the API (the
 // channels endpoint) and the notifier; their status shows validation and

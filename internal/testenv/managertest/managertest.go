@@ -9,13 +9,13 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"path/filepath"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
-	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -37,7 +37,7 @@ type Harness struct {
 	// Forbidden records what the API server refused the manager; Stop
 	// fails the suite if it refused anything.
 	Forbidden *testenv.Forbidden
-	Manager   ctrl.Manager
+	Manager   *manager.Manager
 	// BaseURL is the manager's HTTP server, such as http://127.0.0.1:34567.
 	BaseURL string
 
@@ -66,6 +66,9 @@ func Start(opts manager.Options) *Harness {
 	}
 	if opts.BaseURL == "" {
 		opts.BaseURL = "http://" + opts.HTTPAddr
+	}
+	if opts.Store == "" {
+		opts.Store = "sqlite:" + filepath.Join(ginkgo.GinkgoT().TempDir(), "vigil.db")
 	}
 	if opts.MetricsAddr == "" {
 		opts.MetricsAddr = "0"

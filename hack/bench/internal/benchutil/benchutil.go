@@ -4,6 +4,8 @@
 package benchutil
 
 import (
+	"os"
+	"path/filepath"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -61,4 +63,13 @@ func Percentile(d []time.Duration, p int) time.Duration {
 	s := append([]time.Duration(nil), d...)
 	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
 	return s[(len(s)-1)*p/100].Round(100 * time.Microsecond)
+}
+
+// TempStore names a fresh ping store in a temporary directory.
+func TempStore() string {
+	dir, err := os.MkdirTemp("", "vigil-bench-")
+	if err != nil {
+		panic(err)
+	}
+	return "sqlite:" + filepath.Join(dir, "vigil.db")
 }

@@ -1,0 +1,215 @@
+// Package deadline is the leader's clock: it finds the checks whose deadline
+// (or due time) has come, with one indexed query of the ping store on a short
+// loop, the way the reference's alert loop works, and has the store record
+// what time did to them: a down flip at the deadline with its pending
+// notifications, or grace. The monitoring core decides every transition.
+//
+// The loop also keeps the store in step with the Check objects: rows of
+// checks deleted while no manager ran are found and forgotten when it
+// starts, and periodically after. And it prunes old flips.
+package deadline
+
+import (
+	"context"
+	"time"
+
+	"github.com/go-logr/logr"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/checkstate"
+	"github.com/vigil-operator/vigil/internal/metrics"
+	"github.com/vigil-operator/vigil/internal/store"
+)
+
+// FlipRetention is how long flips are kept (the reference keeps 90 days).
+const FlipRetention = 90 * 24 * time.Hour
+
+// batch bounds the checks one query finds and one transaction observes.
+const batch = 1000
+
+// Loop is the deadline loop, a leader-elected manager runnable.
+type Loop struct {
+	// Client reads Checks and Channels from the informer cache.
+	Client client.Client
+	// Reader reads Checks from the API server, to confirm that a check
+	// the cache lacks is really gone before its rows are forgotten.
+	Reader client.Reader
+	Store  *store.Store
+	Clock  clock.WithTicker
+	// Interval is how often the store is asked for due checks (default
+	// 250 ms): a check is recorded down at most about this late.
+	Interval time.Duration
+	// PingLogLimit is a project's ping-log limit.
+	PingLogLimit func(namespace string) int
+	// Housekeeping is how often deleted checks are looked for and flips
+	// pruned (default 1 min).
+	Housekeeping time.Duration
+	// OnDeleted is told of each check whose rows were forgotten.
+	OnDeleted func(types.UID)
+	Metrics   *metrics.Metrics
+	Log       logr.Logger
+}
+
+// NeedLeaderElection: the leader owns time.
+func (l *Loop) NeedLeaderElection() bool { return true }
+
+// Start runs the loop until ctx ends.
+func (l *Loop) Start(ctx context.Context) error {
+	if l.Interval <= 0 {
+		l.Interval = 250 * time.Millisecond
+	}
+	if l.Housekeeping <= 0 {
+		l.Housekeeping = time.Minute
+	}
+	l.housekeep(ctx)
+	tick := l.Clock.NewTicker(l.Interval)
+	defer tick.Stop()
+	house := l.Clock.NewTicker(l.Housekeeping)
+	defer house.Stop()
+	measure := l.Clock.NewTicker(measureEvery)
+	defer measure.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C():
+			if err := l.Tick(ctx, l.Clock.Now()); err != nil && ctx.Err() == nil {
+				l.Log.Error(err, "recording deadlines")
+			}
+		case <-house.C():
+			l.housekeep(ctx)
+		case <-measure.C():
+			l.measure(ctx)
+		}
+	}
+}
+
+// Tick records what time has done by now to every check that is due.
+func (l *Loop) Tick(ctx context.Context, now time.Time) error {
+	for {
+		due, err := l.Store.Due(ctx, now, batch)
+		if err != nil {
+			return err
+		}
+		targets := make([]store.Target, 0, len(due))
+		var gone []store.Change
+		for _, d := range due {
+			c := &v1.Check{}
+			err := l.Client.Get(ctx, types.NamespacedName{Namespace: d.Namespace, Name: d.Name}, c)
+			switch {
+			case apierrors.IsNotFound(err) || (err == nil && c.UID != d.UID):
+				gone = append(gone, d)
+				continue
+			case err != nil:
+				return err
+			}
+			targets = append(targets, checkstate.Target(c, l.Client, l.pingLogLimit(c.Namespace)))
+		}
+		if err := l.forgetGone(ctx, gone); err != nil {
+			return err
+		}
+		if _, err := l.Store.Observe(ctx, targets, now); err != nil {
+			return err
+		}
+		if len(due) < batch {
+			return nil
+		}
+	}
+}
+
+func (l *Loop) pingLogLimit(namespace string) int {
+	if l.PingLogLimit == nil {
+		return 0
+	}
+	return l.PingLogLimit(namespace)
+}
+
+// forgetGone forgets the checks the API server confirms are gone. The cache
+// may simply not have seen a check yet (one a ping just created).
+func (l *Loop) forgetGone(ctx context.Context, candidates []store.Change) error {
+	var gone []types.UID
+	for _, d := range candidates {
+		c := &v1.Check{}
+		err := l.Reader.Get(ctx, types.NamespacedName{Namespace: d.Namespace, Name: d.Name}, c)
+		switch {
+		case apierrors.IsNotFound(err) || (err == nil && c.UID != d.UID):
+			gone = append(gone, d.UID)
+		case err != nil:
+			return err
+		}
+	}
+	if len(gone) == 0 {
+		return nil
+	}
+	if err := l.Store.Forget(ctx, gone...); err != nil {
+		return err
+	}
+	for _, uid := range gone {
+		l.Log.Info("forgot a deleted check's pings and flips", "uid", uid)
+		if l.OnDeleted != nil {
+			l.OnDeleted(uid)
+		}
+	}
+	return nil
+}
+
+// housekeep forgets checks whose objects are gone (deleted while no manager
+// ran, or whose deletion the controller missed), prunes old flips, and
+// measures the store.
+func (l *Loop) housekeep(ctx context.Context) {
+	if err := l.collect(ctx); err != nil {
+		l.Log.Error(err, "looking for deleted checks")
+	}
+	if err := l.Store.Prune(ctx, l.Clock.Now().Add(-FlipRetention)); err != nil {
+		l.Log.Error(err, "pruning old flips")
+	}
+	l.measure(ctx)
+}
+
+// measureEvery is how often the store's size and the checks by state are
+// measured for the metrics.
+const measureEvery = 10 * time.Second
+
+func (l *Loop) measure(ctx context.Context) {
+	if size, err := l.Store.Size(ctx); err == nil {
+		l.Metrics.SetStoreBytes(size)
+	}
+	if counts, err := l.Store.StateCounts(ctx); err == nil {
+		l.Metrics.SetChecks(counts)
+	}
+}
+
+// collect forgets the rows of checks the cache does not hold, once the API
+// server confirms they are gone.
+func (l *Loop) collect(ctx context.Context) error {
+	uids, err := l.Store.UIDs(ctx)
+	if err != nil {
+		return err
+	}
+	var list v1.CheckList
+	if err := l.Client.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+		return err
+	}
+	live := make(map[types.UID]bool, len(list.Items))
+	for i := range list.Items {
+		live[list.Items[i].UID] = true
+	}
+	var candidates []store.Change
+	for _, uid := range uids {
+		if live[uid] {
+			continue
+		}
+		c, found, err := l.Store.Check(ctx, uid)
+		if err != nil {
+			return err
+		}
+		if found {
+			candidates = append(candidates, store.Change{UID: uid, Namespace: c.Namespace, Name: c.Name})
+		}
+	}
+	return l.forgetGone(ctx, candidates)
+}

@@ -1,0 +1,125 @@
+// Package metrics holds Vigil's Prometheus metrics, served on the manager's
+// metrics endpoint. Labels are bounded: namespace, state, type, direction.
+package metrics
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/vigil-operator/vigil/internal/monitor"
+)
+
+// Metrics are the manager's metrics. A nil *Metrics counts nothing.
+type Metrics struct {
+	pings        *prometheus.CounterVec
+	flips        *prometheus.CounterVec
+	lateness     prometheus.Histogram
+	checks       *prometheus.GaugeVec
+	storeBytes   prometheus.Gauge
+	statusLag    prometheus.Gauge
+	statusWrites *prometheus.CounterVec
+}
+
+// New creates the metrics and registers them with reg (the
+// controller-runtime registry when nil).
+func New(reg prometheus.Registerer) *Metrics {
+	if reg == nil {
+		reg = ctrlmetrics.Registry
+	}
+	m := &Metrics{
+		pings: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vigil_pings_total",
+			Help: "Pings stored, by namespace and type (success, start, fail, log, ign).",
+		}, []string{"namespace", "type"}),
+		flips: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vigil_flips_total",
+			Help: "Flips recorded, by namespace and direction (up, down).",
+		}, []string{"namespace", "direction"}),
+		lateness: prometheus.NewHistogram(prometheus.HistogramOpts{
+			Name:    "vigil_down_lateness_seconds",
+			Help:    "How long after its deadline a check was recorded down.",
+			Buckets: []float64{0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60, 300},
+		}),
+		checks: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "vigil_checks",
+			Help: "Checks by namespace and state (new, up, grace, down, paused), from the ping store; exported by the leader.",
+		}, []string{"namespace", "state"}),
+		storeBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "vigil_store_bytes",
+			Help: "Size of the ping store on disk.",
+		}),
+		statusLag: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "vigil_status_lag_seconds",
+			Help: "How long the oldest change in the ping store has waited to reach its Check's status.",
+		}),
+		statusWrites: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vigil_status_writes_total",
+			Help: "Check status writes, by why (state: a state or spec verdict changed; stats: ping statistics only).",
+		}, []string{"why"}),
+	}
+	reg.MustRegister(m.pings, m.flips, m.lateness, m.checks, m.storeBytes, m.statusLag, m.statusWrites)
+	return m
+}
+
+// Ping counts a stored ping.
+func (m *Metrics) Ping(namespace string, kind monitor.PingKind) {
+	if m != nil {
+		m.pings.WithLabelValues(namespace, string(kind)).Inc()
+	}
+}
+
+// Flip counts a recorded flip; lateness is how long after the deadline a
+// timeout was recorded (ignored for other flips).
+func (m *Metrics) Flip(namespace string, up bool, reason monitor.Reason, lateness time.Duration) {
+	if m == nil {
+		return
+	}
+	if up {
+		m.flips.WithLabelValues(namespace, "up").Inc()
+		return
+	}
+	m.flips.WithLabelValues(namespace, "down").Inc()
+	if reason == monitor.ReasonTimeout && lateness >= 0 {
+		m.lateness.Observe(lateness.Seconds())
+	}
+}
+
+// SetChecks replaces the check counts with counts, keyed by namespace and
+// state.
+func (m *Metrics) SetChecks(counts map[[2]string]int) {
+	if m == nil {
+		return
+	}
+	m.checks.Reset()
+	for k, n := range counts {
+		m.checks.WithLabelValues(k[0], k[1]).Set(float64(n))
+	}
+}
+
+// SetStoreBytes records the store's size.
+func (m *Metrics) SetStoreBytes(n int64) {
+	if m != nil {
+		m.storeBytes.Set(float64(n))
+	}
+}
+
+// SetStatusLag records how long the oldest unprojected change has waited.
+func (m *Metrics) SetStatusLag(d time.Duration) {
+	if m != nil {
+		m.statusLag.Set(d.Seconds())
+	}
+}
+
+// StatusWrite counts a status write.
+func (m *Metrics) StatusWrite(stateChanged bool) {
+	if m == nil {
+		return
+	}
+	why := "stats"
+	if stateChanged {
+		why = "state"
+	}
+	m.statusWrites.WithLabelValues(why).Inc()
+}

@@ -1,0 +1,455 @@
+// Package projection writes each Check's status: the one door through which
+// Vigil writes Check status. A status shows two things: the check
+// controller's verdict on the spec (Ready, Stalled, Reconciling,
+// observedGeneration, the ping URL), which the controller hands over, and a
+// projection of the check's observed state, which lives in the ping store.
+//
+// etcd is the cluster's shared heart, so status writes are rationed: at most
+// Budget a second, cluster-wide. Changes that tools act on go first: a new
+// verdict, or a state change (up, grace, down, paused, new), which Argo CD's
+// health check, kstatus and `kubectl wait` read. Ping statistics (lastPing,
+// nPings, nextPing) follow within what is left, oldest first, so under load
+// they lag the store; status.lastSyncTime says when they were taken from
+// it. The Management API reads the store and is always exact.
+//
+// The projector runs in the leader only. It learns of store changes from
+// the store's changes feed (written by any replica) and of verdicts from the
+// controller.
+package projection
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
+
+	"golang.org/x/time/rate"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/checkstate"
+	"github.com/vigil-operator/vigil/internal/metrics"
+	"github.com/vigil-operator/vigil/internal/monitor"
+	"github.com/vigil-operator/vigil/internal/store"
+)
+
+// DefaultBudget is how many status writes a second the projector makes at
+// most, by default.
+const DefaultBudget = 20
+
+// Verdict is the check controller's judgement of a check's spec.
+type Verdict struct {
+	// Generation is the spec's generation the verdict is about.
+	Generation int64
+	// UUID and PingURL are what the check answers to.
+	UUID, PingURL string
+	// Reason and Message, when Reason is set, make Ready False: a problem
+	// with the spec. Otherwise the check is Ready.
+	Reason, Message string
+	// Stalled means the check cannot be monitored until its spec changes.
+	Stalled bool
+	// Retrying, when set, is a transient error the controller retries:
+	// Reconciling is True with it, and the generation is not yet observed.
+	Retrying string
+}
+
+// Projector writes Check status.
+type Projector struct {
+	// Client reads Checks from the informer cache and patches their status.
+	Client client.Client
+	Store  *store.Store
+	Clock  clock.WithTicker
+	// Budget bounds status writes per second (DefaultBudget when 0).
+	Budget float64
+	// Interval is how often the store's changes are read (default 250 ms).
+	Interval time.Duration
+	// Recorder emits CheckDown and CheckUp Events, and a Warning when Ready
+	// turns False.
+	Recorder recorder.EventRecorder
+	Metrics  *metrics.Metrics
+	Log      logr.Logger
+
+	mu       sync.Mutex
+	verdicts map[types.UID]Verdict
+	dirty    map[types.UID]*entry
+	urgent   []types.UID // FIFO
+	stats    []types.UID // FIFO: oldest first
+	wake     chan struct{}
+	once     sync.Once
+	cursor   int64 // the last store change read
+}
+
+// entry is a check whose status may be behind.
+type entry struct {
+	key    types.NamespacedName
+	since  time.Time // when it first fell behind
+	urgent bool
+}
+
+func (p *Projector) init() {
+	p.once.Do(func() {
+		p.verdicts = map[types.UID]Verdict{}
+		p.dirty = map[types.UID]*entry{}
+		p.wake = make(chan struct{}, 1)
+		if p.Budget <= 0 {
+			p.Budget = DefaultBudget
+		}
+		if p.Interval <= 0 {
+			p.Interval = 250 * time.Millisecond
+		}
+	})
+}
+
+// NeedLeaderElection: the leader alone writes status.
+func (p *Projector) NeedLeaderElection() bool { return true }
+
+// SetVerdict hands over the controller's verdict on a check; its status
+// shows it soon, ahead of ping statistics.
+func (p *Projector) SetVerdict(c *v1.Check, v Verdict) {
+	p.init()
+	p.mu.Lock()
+	old, had := p.verdicts[c.UID]
+	p.verdicts[c.UID] = v
+	if !had || old != v {
+		p.markLocked(c.UID, client.ObjectKeyFromObject(c), true)
+	}
+	p.mu.Unlock()
+	p.Wake()
+}
+
+// Forget drops what the projector holds of a deleted check.
+func (p *Projector) Forget(uid types.UID) {
+	p.init()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.verdicts, uid)
+	delete(p.dirty, uid)
+}
+
+// Wake makes the projector read the store's changes now (after a commit).
+func (p *Projector) Wake() {
+	p.init()
+	select {
+	case p.wake <- struct{}{}:
+	default:
+	}
+}
+
+// markLocked records that a check's status may be behind.
+func (p *Projector) markLocked(uid types.UID, key types.NamespacedName, urgent bool) {
+	e, ok := p.dirty[uid]
+	if !ok {
+		e = &entry{key: key, since: p.Clock.Now()}
+		p.dirty[uid] = e
+		if urgent {
+			p.urgent = append(p.urgent, uid)
+		} else {
+			p.stats = append(p.stats, uid)
+		}
+		e.urgent = urgent
+		return
+	}
+	e.key = key
+	if urgent && !e.urgent {
+		e.urgent = true
+		p.urgent = append(p.urgent, uid) // its place in stats is skipped
+	}
+}
+
+// next takes the check to project next: urgent ones first, then the one
+// that has waited longest.
+func (p *Projector) next() (types.UID, *entry, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for len(p.urgent) > 0 {
+		uid := p.urgent[0]
+		p.urgent = p.urgent[1:]
+		if e, ok := p.dirty[uid]; ok && e.urgent {
+			delete(p.dirty, uid)
+			return uid, e, true
+		}
+	}
+	for len(p.stats) > 0 {
+		uid := p.stats[0]
+		p.stats = p.stats[1:]
+		if e, ok := p.dirty[uid]; ok && !e.urgent {
+			delete(p.dirty, uid)
+			return uid, e, true
+		}
+	}
+	return "", nil, false
+}
+
+// lag is how long the oldest check waiting has waited.
+func (p *Projector) lag(now time.Time) time.Duration {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var oldest time.Time
+	for _, e := range p.dirty {
+		if oldest.IsZero() || e.since.Before(oldest) {
+			oldest = e.since
+		}
+	}
+	if oldest.IsZero() {
+		return 0
+	}
+	return now.Sub(oldest)
+}
+
+// Start projects until ctx ends. The first read of the changes feed lists
+// every check the store holds: a new leader compares every status with the
+// store, and writes those that differ.
+func (p *Projector) Start(ctx context.Context) error {
+	p.init()
+	limiter := rate.NewLimiter(rate.Limit(p.Budget), max(1, int(p.Budget)))
+	ticker := p.Clock.NewTicker(p.Interval)
+	defer ticker.Stop()
+	var lastPull time.Time
+	for {
+		if now := p.Clock.Now(); now.Sub(lastPull) >= p.Interval {
+			p.pull(ctx)
+			lastPull = now
+			p.Metrics.SetStatusLag(p.lag(now))
+		}
+		uid, e, ok := p.next()
+		if !ok {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-p.wake:
+			case <-ticker.C():
+			}
+			lastPull = time.Time{}
+			continue
+		}
+		if err := limiter.Wait(ctx); err != nil {
+			return nil
+		}
+		if err := p.project(ctx, uid, e); err != nil {
+			p.Log.Error(err, "writing a check's status", "check", e.key)
+			p.mu.Lock()
+			p.markLocked(uid, e.key, e.urgent)
+			p.mu.Unlock()
+		}
+	}
+}
+
+// pull reads the store's changes since the last read.
+func (p *Projector) pull(ctx context.Context) {
+	for {
+		changes, err := p.Store.Changes(ctx, p.cursor, 1000)
+		if err != nil {
+			p.Log.Error(err, "reading the ping store's changes")
+			return
+		}
+		p.mu.Lock()
+		for _, ch := range changes {
+			key := types.NamespacedName{Namespace: ch.Namespace, Name: ch.Name}
+			p.markLocked(ch.UID, key, p.stateDiffers(ctx, key, ch))
+			p.cursor = ch.Version
+		}
+		p.mu.Unlock()
+		if len(changes) < 1000 {
+			return
+		}
+	}
+}
+
+// stateDiffers reports whether the change's state is not what the check's
+// status shows: such a change goes first.
+func (p *Projector) stateDiffers(ctx context.Context, key types.NamespacedName, ch store.Change) bool {
+	c := &v1.Check{}
+	if err := p.Client.Get(ctx, key, c); err != nil || c.UID != ch.UID {
+		return false
+	}
+	return stateOf(ch.State) != c.Status.State
+}
+
+func stateOf(s monitor.Status) v1.CheckState {
+	if s == "" {
+		return v1.CheckStateNew
+	}
+	return v1.CheckState(s)
+}
+
+// project writes one check's status, if it differs from what the store and
+// the verdict say.
+func (p *Projector) project(ctx context.Context, uid types.UID, e *entry) error {
+	c := &v1.Check{}
+	if err := p.Client.Get(ctx, e.key, c); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if c.UID != uid {
+		return nil // re-created: the new object has an entry of its own
+	}
+	obs, _, err := p.Store.Check(ctx, uid)
+	if err != nil {
+		return err
+	}
+	p.mu.Lock()
+	verdict, hasVerdict := p.verdicts[uid]
+	p.mu.Unlock()
+	now := p.Clock.Now()
+	updated := c.DeepCopy()
+	st := &updated.Status
+	gen := st.ObservedGeneration
+	if hasVerdict {
+		gen = p.applyVerdict(st, verdict, now)
+	}
+	if !hasVerdict || !verdict.Stalled {
+		applyObserved(st, c, obs, gen, now)
+	}
+	st.LastSyncTime = c.Status.LastSyncTime
+	if equality.Semantic.DeepEqual(c.Status, updated.Status) {
+		return nil
+	}
+	t := metav1.NewTime(now)
+	st.LastSyncTime = &t
+	if err := p.Client.Status().Patch(ctx, updated, client.MergeFrom(c)); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	}
+	p.Metrics.StatusWrite(e.urgent)
+	p.announce(c, updated)
+	return nil
+}
+
+// applyVerdict writes the controller's verdict into st and returns the
+// generation the conditions are about.
+func (p *Projector) applyVerdict(st *v1.CheckStatus, v Verdict, now time.Time) int64 {
+	st.UUID, st.PingURL = v.UUID, v.PingURL
+	gen := v.Generation
+	if v.Retrying != "" {
+		setCondition(st, metav1.Condition{Type: v1.ConditionReconciling, Status: metav1.ConditionTrue,
+			Reason: v1.ReasonProgressing, Message: "retrying: " + v.Retrying, ObservedGeneration: gen}, now)
+		return st.ObservedGeneration
+	}
+	meta.RemoveStatusCondition(&st.Conditions, v1.ConditionReconciling)
+	ready := metav1.Condition{Type: v1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1.ReasonMonitoring,
+		Message: "Vigil is monitoring this check", ObservedGeneration: gen}
+	if v.Reason != "" {
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, v.Reason, v.Message
+	}
+	setCondition(st, ready, now)
+	if v.Stalled {
+		setCondition(st, metav1.Condition{Type: v1.ConditionStalled, Status: metav1.ConditionTrue,
+			Reason: v.Reason, Message: v.Message, ObservedGeneration: gen}, now)
+		meta.RemoveStatusCondition(&st.Conditions, v1.ConditionUp)
+		st.NextPing = nil
+	} else {
+		meta.RemoveStatusCondition(&st.Conditions, v1.ConditionStalled)
+	}
+	st.ObservedGeneration = gen
+	return gen
+}
+
+// applyObserved writes what the store observed into st.
+func applyObserved(st *v1.CheckStatus, c *v1.Check, obs store.Check, gen int64, now time.Time) {
+	f := obs.Facts
+	st.State = stateOf(f.State)
+	st.StateSince = microPtr(f.StateSince)
+	st.NPings = obs.NPings
+	st.LastPing, st.LastPingType = nil, ""
+	if last := f.DisplayedLastPing(); !last.IsZero() {
+		st.LastPing = microPtr(last)
+		st.LastPingType = v1.PingSuccess
+		if f.LastPingFailed {
+			st.LastPingType = v1.PingFail
+		}
+	}
+	st.LastDuration = nil
+	if f.LastDuration > 0 {
+		st.LastDuration = &metav1.Duration{Duration: f.LastDuration}
+	}
+	st.Started = f.Started()
+	st.NextPing = nil
+	if cfg, err := checkstate.Config(&c.Spec); err == nil {
+		if next, ok := cfg.NextPing(f); ok {
+			t := metav1.NewTime(next.Truncate(time.Second))
+			st.NextPing = &t
+		}
+	}
+	st.LastFlip = nil
+	if fl := obs.LastFlip; fl != nil {
+		st.LastFlip = &v1.Flip{Time: metav1.NewMicroTime(fl.At), Up: fl.Up, Reason: string(fl.Reason)}
+	}
+	setCondition(st, upCondition(st, gen), now)
+}
+
+// upCondition is the monitoring result as a condition.
+func upCondition(st *v1.CheckStatus, gen int64) metav1.Condition {
+	c := metav1.Condition{Type: v1.ConditionUp, ObservedGeneration: gen}
+	switch st.State {
+	case v1.CheckStateUp:
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, v1.ReasonCheckUp, "The check is up"
+	case v1.CheckStateGrace:
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, v1.ReasonCheckGrace,
+			"The next ping is due; the check is in its grace period"
+	case v1.CheckStateDown:
+		c.Status, c.Reason, c.Message = metav1.ConditionFalse, v1.ReasonCheckDown, "The check is down"
+		if f := st.LastFlip; f != nil && !f.Up {
+			if f.Reason == string(monitor.ReasonFail) {
+				c.Message = "The check is down: a failure ping arrived at " + f.Time.UTC().Format(time.RFC3339)
+			} else {
+				c.Message = "The check is down: no ping arrived by its deadline at " + f.Time.UTC().Format(time.RFC3339)
+			}
+		}
+	case v1.CheckStatePaused:
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, v1.ReasonCheckPaused, "Monitoring is paused"
+	default:
+		c.Status, c.Reason, c.Message = metav1.ConditionUnknown, v1.ReasonCheckNew, "Waiting for the first ping"
+	}
+	return c
+}
+
+// setCondition sets a condition; its transition time moves only when its
+// status changes.
+func setCondition(st *v1.CheckStatus, c metav1.Condition, now time.Time) {
+	c.LastTransitionTime = metav1.NewTime(now)
+	meta.SetStatusCondition(&st.Conditions, c)
+}
+
+// announce tells users about what the write shows for the first time: a
+// flip (an Event, CheckDown or CheckUp), or Ready turning False (a Warning
+// Event with the reason). Events are best effort: flips that follow each
+// other faster than status is written may be announced once.
+func (p *Projector) announce(before, after *v1.Check) {
+	if p.Recorder == nil {
+		return
+	}
+	if f := after.Status.LastFlip; f != nil && (before.Status.LastFlip == nil || !before.Status.LastFlip.Same(f)) {
+		at := f.Time.UTC().Format(time.RFC3339)
+		switch {
+		case f.Up:
+			p.Recorder.Eventf(after, nil, corev1.EventTypeNormal, v1.ReasonCheckUp, "Monitor", "Check is up again: a ping arrived at %s", at)
+		case f.Reason == string(monitor.ReasonFail):
+			p.Recorder.Eventf(after, nil, corev1.EventTypeWarning, v1.ReasonCheckDown, "Monitor", "Check is down: a failure ping arrived at %s", at)
+		default:
+			p.Recorder.Eventf(after, nil, corev1.EventTypeWarning, v1.ReasonCheckDown, "Monitor", "Check is down: no ping arrived by its deadline at %s", at)
+		}
+	}
+	ready := meta.FindStatusCondition(after.Status.Conditions, v1.ConditionReady)
+	old := meta.FindStatusCondition(before.Status.Conditions, v1.ConditionReady)
+	if ready != nil && ready.Status == metav1.ConditionFalse && (old == nil || old.Status != ready.Status || old.Reason != ready.Reason) {
+		p.Recorder.Eventf(after, nil, corev1.EventTypeWarning, ready.Reason, "Validate", "%s", ready.Message)
+	}
+}
+
+func microPtr(t time.Time) *metav1.MicroTime {
+	if t.IsZero() {
+		return nil
+	}
+	m := metav1.NewMicroTime(t.UTC().Truncate(time.Microsecond))
+	return &m
+}
