@@ -203,7 +203,7 @@ func (f *Flip) Same(o *Flip) bool {
 // CheckStatus is what Kubernetes tools see of a check: the controller's
 // verdict on the spec (conditions, observedGeneration, the ping URL) and a
 // projection of the check's observed state, which lives in Vigil's ping
-// store. The leader writes it within a budget of status writes per second
+// store. The manager writes it within a budget of status writes per second
 // (state changes first), so the ping fields can lag the store by a few
 // seconds under load; lastSyncTime says when they were taken from it. The
 // Management API reads the store and is always exact.

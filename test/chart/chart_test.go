@@ -200,6 +200,29 @@ func noFlag(t *testing.T, args []string, name string) {
 	}
 }
 
+// noLeaderElectionRBAC: the one replica runs with --leader-elect=false, so
+// nothing grants it leases: no Role or RoleBinding named *leader-election*,
+// and no role with a rule on coordination.k8s.io leases.
+func noLeaderElectionRBAC(t *testing.T, objs objects) {
+	t.Helper()
+	for _, kind := range []string{"Role", "RoleBinding", "ClusterRole", "ClusterRoleBinding"} {
+		for _, u := range objs.ofKind(kind) {
+			if strings.Contains(u.GetName(), "leader-election") {
+				t.Errorf("%s %s is rendered; the manager does not elect a leader", kind, u.GetName())
+			}
+		}
+	}
+	for _, kind := range []string{"Role", "ClusterRole"} {
+		for _, u := range objs.ofKind(kind) {
+			for _, r := range convert[rbacv1.ClusterRole](t, &u).Rules {
+				if slices.Contains(r.APIGroups, "coordination.k8s.io") || slices.Contains(r.Resources, "leases") {
+					t.Errorf("%s %s grants %v on %v; the manager holds no lease", kind, u.GetName(), r.Verbs, r.Resources)
+				}
+			}
+		}
+	}
+}
+
 func TestDefaultValues(t *testing.T) {
 	objs := helmTemplate(t)
 	for _, want := range []struct{ kind, name string }{
@@ -214,8 +237,6 @@ func TestDefaultValues(t *testing.T) {
 		{"ClusterRoleBinding", "vigil-manager-rolebinding"},
 		{"ClusterRoleBinding", "vigil-cronjobs-rolebinding"},
 		{"ClusterRoleBinding", "vigil-metrics-auth-rolebinding"},
-		{"Role", "vigil-leader-election-role"},
-		{"RoleBinding", "vigil-leader-election-rolebinding"},
 		{"StatefulSet", "vigil-manager"},
 		{"Service", "vigil"},
 		{"Service", "vigil-metrics"},
@@ -227,6 +248,9 @@ func TestDefaultValues(t *testing.T) {
 			t.Errorf("default values render %s", got)
 		}
 	}
+	// The single replica does not elect a leader, so it has no lease to
+	// hold: no leader-election Role or RoleBinding.
+	noLeaderElectionRBAC(t, objs)
 	// Namespaced objects land in the release namespace.
 	for _, u := range objs {
 		if ns := u.GetNamespace(); ns != "" && ns != namespace {
@@ -253,7 +277,7 @@ func TestDefaultValues(t *testing.T) {
 		t.Errorf("args %q do not start with the manager command", c.Args)
 	}
 	wantFlag(t, c.Args, "base-url", "http://vigil.vigil-system.svc")
-	wantFlag(t, c.Args, "leader-elect", "true")
+	wantFlag(t, c.Args, "leader-elect", "false")
 	wantFlag(t, c.Args, "check-limit", "20")
 	wantFlag(t, c.Args, "ping-log-limit", "100")
 	wantFlag(t, c.Args, "ping-body-limit", "100000")
@@ -525,6 +549,8 @@ func TestRBACMatchesKustomize(t *testing.T) {
 	if g, w := ids(chart), ids(kust); !slices.Equal(g, w) {
 		t.Errorf("RBAC objects differ\nchart:     %q\nkustomize: %q", g, w)
 	}
+	// Neither install elects a leader, so neither grants leases.
+	noLeaderElectionRBAC(t, kust)
 	for _, k := range kust {
 		c := chart.get(k.GetKind(), k.GetName())
 		if c == nil {
@@ -618,8 +644,9 @@ func TestArgsAreManagerFlags(t *testing.T) {
 }
 
 // TestPortsAndProbes: the container ports are the addresses the manager
-// binds, the probes hit /healthz and /readyz on the probes port, and
-// POD_NAMESPACE comes from the downward API, in both installs.
+// binds, the probes hit /healthz and /readyz on the probes port,
+// POD_NAMESPACE comes from the downward API, and leader election is off, in
+// both installs.
 func TestPortsAndProbes(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -637,6 +664,7 @@ func TestPortsAndProbes(t *testing.T) {
 			for port, bind := range map[string]string{"http": "http-bind-address", "metrics": "metrics-bind-address", "probes": "health-probe-bind-address"} {
 				wantFlag(t, c.Args, bind, fmt.Sprintf(":%d", ports[port]))
 			}
+			wantFlag(t, c.Args, "leader-elect", "false")
 			if ports["http"] != 8000 || ports["metrics"] != 8443 || ports["probes"] != 8081 {
 				t.Errorf("ports %v, want http 8000, metrics 8443, probes 8081", ports)
 			}
@@ -712,8 +740,9 @@ func TestWatchNamespaces(t *testing.T) {
 				}
 			}
 		}
-		// Leader election and metrics authentication are unaffected.
-		objs.must(t, "RoleBinding", "vigil-leader-election-rolebinding")
+		// Metrics authentication is unaffected, and there is still no
+		// leader election.
+		noLeaderElectionRBAC(t, objs)
 		if len(bindingsTo(t, objs, "ClusterRoleBinding", "vigil-metrics-auth-role")) != 1 {
 			t.Error("no ClusterRoleBinding for vigil-metrics-auth-role")
 		}
@@ -969,16 +998,18 @@ func TestPrometheusRule(t *testing.T) {
 					alerts[r["alert"].(string)] = r
 				}
 			}
-			if got := keys(alerts); !slices.Equal(got, []string{"VigilCheckDown", "VigilDown", "VigilNoLeader"}) {
-				t.Fatalf("alerts %v", got)
+			// No VigilNoLeader: the single replica holds no lease.
+			if got := keys(alerts); !slices.Equal(got, []string{"VigilCheckDown", "VigilDown"}) {
+				t.Fatalf("alerts %v, want VigilCheckDown and VigilDown", got)
 			}
 			down := alerts["VigilDown"]
 			if want := fmt.Sprintf(`absent(up{job=%q, namespace=%q} == 1)`, tc.job, namespace); down["expr"] != want || down["for"] != "5m" {
 				t.Errorf("VigilDown expr %q for %v, want %q for 5m", down["expr"], down["for"], want)
 			}
-			noLeader := alerts["VigilNoLeader"]
-			if want := fmt.Sprintf(`max(leader_election_master_status{job=%q, namespace=%q, name="vigil.monitoring.vigil.dev"}) < 1`, tc.job, namespace); noLeader["expr"] != want {
-				t.Errorf("VigilNoLeader expr %q, want %q", noLeader["expr"], want)
+			for name, a := range alerts {
+				if expr, _ := a["expr"].(string); strings.Contains(expr, "leader_election") {
+					t.Errorf("%s reads leader-election metrics: %q", name, expr)
+				}
 			}
 			checkDown, _ := alerts["VigilCheckDown"]["expr"].(string)
 			if !strings.Contains(checkDown, `vigil_checks{`) || !strings.Contains(checkDown, `state="down"`) || !strings.Contains(checkDown, fmt.Sprintf("job=%q", tc.job)) {
@@ -1127,7 +1158,8 @@ func TestStatefulSet(t *testing.T) {
 			if sts.Spec.Selector == nil || !selects(sts.Spec.Selector.MatchLabels, sts.Spec.Template.Labels) {
 				t.Errorf("selector %v does not select the pod labels %v", sts.Spec.Selector, sts.Spec.Template.Labels)
 			}
-			wantFlag(t, manager(t, &sts.Spec.Template).Args, "leader-elect", "true")
+			wantFlag(t, manager(t, &sts.Spec.Template).Args, "leader-elect", "false")
+			noLeaderElectionRBAC(t, objs)
 			if pdb := objs.ofKind("PodDisruptionBudget"); len(pdb) > 0 {
 				t.Errorf("a PodDisruptionBudget is rendered: %s", pdb)
 			}

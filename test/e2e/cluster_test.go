@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -46,7 +47,11 @@ type cluster struct {
 	dir             string
 
 	// The manager: its workload, process and addresses.
-	workload   *unstructured.Unstructured
+	workload *unstructured.Unstructured
+	// extraArgs are added to the manifest's arguments (fault tests only).
+	extraArgs []string
+	// apiProxy, when set, stands between the manager and the API server.
+	apiProxy   *tcpProxy
 	manager    *managerProcess
 	httpURL    string
 	metricsURL string
@@ -156,7 +161,7 @@ func (cl *cluster) startManager() {
 		"--health-probe-bind-address": probeAddr,
 		"--base-url":                  cl.httpURL,
 	}
-	args := rewriteFlags(container.Args, overrides)
+	args := append(rewriteFlags(container.Args, overrides), cl.extraArgs...)
 	// Volumes are directories of the test, at the same place across
 	// restarts, as a PersistentVolume is to its pod.
 	for _, vm := range container.VolumeMounts {
@@ -170,6 +175,9 @@ func (cl *cluster) startManager() {
 	ns := cl.workload.GetNamespace()
 	saConfig, _, err := testenv.ServiceAccountConfig(ctx, cl.admin, ns, cl.serviceAccount())
 	Expect(err).NotTo(HaveOccurred())
+	if cl.apiProxy != nil {
+		saConfig.Host = "https://" + cl.apiProxy.addr
+	}
 	kubeconfig := filepath.Join(cl.dir, "manager.kubeconfig")
 	writeKubeconfig(kubeconfig, saConfig)
 
@@ -299,6 +307,29 @@ func (p *managerProcess) exited() bool {
 
 func (p *managerProcess) output() string { return p.out.String() }
 
+// kill kills the process at once (SIGKILL), as an OOM kill or a node
+// failure does, and waits until it is gone.
+func (p *managerProcess) kill() {
+	_ = p.cmd.Process.Kill()
+	<-p.done
+}
+
+// rss is the process's resident memory.
+func (p *managerProcess) rss() int64 {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
+	Expect(err).NotTo(HaveOccurred())
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kb int64
+			_, err := fmt.Sscanf(strings.TrimSpace(v), "%d kB", &kb)
+			Expect(err).NotTo(HaveOccurred())
+			return kb << 10
+		}
+	}
+	Fail("no VmRSS in /proc status")
+	return 0
+}
+
 // stop sends SIGTERM and waits for a clean exit.
 func (p *managerProcess) stop() error {
 	if p.exited() {
@@ -350,4 +381,74 @@ func httpStatus(url string) (int, error) {
 	}
 	defer resp.Body.Close()
 	return resp.StatusCode, nil
+}
+
+// tcpProxy forwards TCP connections to upstream until it is blocked: then
+// it cuts every connection and refuses new ones, as an unreachable API
+// server does to its clients.
+type tcpProxy struct {
+	addr, upstream string
+	ln             net.Listener
+
+	mu      sync.Mutex
+	blocked bool
+	conns   map[net.Conn]bool
+}
+
+func newTCPProxy(upstream string) *tcpProxy {
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	p := &tcpProxy{addr: ln.Addr().String(), upstream: upstream, ln: ln, conns: map[net.Conn]bool{}}
+	DeferCleanup(ln.Close)
+	go p.serve()
+	return p
+}
+
+func (p *tcpProxy) serve() {
+	for {
+		c, err := p.ln.Accept()
+		if err != nil {
+			return
+		}
+		p.mu.Lock()
+		blocked := p.blocked
+		p.mu.Unlock()
+		if blocked {
+			_ = c.Close()
+			continue
+		}
+		up, err := (&net.Dialer{}).DialContext(context.Background(), "tcp", p.upstream)
+		if err != nil {
+			_ = c.Close()
+			continue
+		}
+		p.track(c, up)
+		go func() { _, _ = io.Copy(up, c); _ = up.Close() }()
+		go func() { _, _ = io.Copy(c, up); _ = c.Close() }()
+	}
+}
+
+func (p *tcpProxy) track(conns ...net.Conn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range conns {
+		p.conns[c] = true
+	}
+}
+
+// block cuts every connection and refuses new ones until unblock.
+func (p *tcpProxy) block() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.blocked = true
+	for c := range p.conns {
+		_ = c.Close()
+	}
+	p.conns = map[net.Conn]bool{}
+}
+
+func (p *tcpProxy) unblock() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.blocked = false
 }
