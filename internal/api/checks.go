@@ -176,7 +176,7 @@ func (s *Server) createCheck(w http.ResponseWriter, r *request) {
 	id := uuid.NewString()
 	spec.UUID = id
 	c := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: r.namespace, Name: objectName(&spec, id)}, Spec: spec}
-	if err := s.Client.Create(r.Context(), c); err != nil {
+	if err := s.Checks.Create(r.Context(), c); err != nil {
 		s.writeFailed(w, r, "creating the check", err)
 		return
 	}
@@ -216,31 +216,19 @@ func (s *Server) applyUpdate(w http.ResponseWriter, r *request, c *v1.Check, in 
 			return
 		}
 	}
-	for attempt := 0; ; attempt++ {
-		updated := c.DeepCopy()
-		in.Apply(&updated.Spec, r.version)
+	updated, err := s.Checks.Update(r.Context(), c, func(c *v1.Check) error {
+		in.Apply(&c.Spec, r.version)
 		if in.Channels != nil {
-			updated.Spec.Channels = names
+			c.Spec.Channels = names
 		}
-		patch := client.MergeFromWithOptions(c, client.MergeFromWithOptimisticLock{})
-		err := s.Client.Patch(r.Context(), updated, patch)
-		if err == nil {
-			s.waitForCache(r.Context(), updated)
-			s.respondCheck(w, r, status, updated)
-			return
-		}
-		if !apierrors.IsConflict(err) || attempt == 4 {
-			s.writeFailed(w, r, "updating the check", err)
-			return
-		}
-		// Someone else wrote the check: apply the request to the latest copy.
-		fresh := &v1.Check{}
-		if err := s.APIReader.Get(r.Context(), client.ObjectKeyFromObject(c), fresh); err != nil {
-			s.writeFailed(w, r, "updating the check", err)
-			return
-		}
-		c = fresh
+		return nil
+	})
+	if err != nil {
+		s.writeFailed(w, r, "updating the check", err)
+		return
 	}
+	s.waitForCache(r.Context(), updated)
+	s.respondCheck(w, r, status, updated)
 }
 
 // writeFailed answers a failed write: the check vanished (404), the API
@@ -287,8 +275,7 @@ func (s *Server) deleteCheck(w http.ResponseWriter, r *request) {
 		s.internalError(w, r, "reading the ping store", err)
 		return
 	}
-	uid := c.UID
-	if err := s.Client.Delete(r.Context(), c, client.Preconditions{UID: &uid}); err != nil {
+	if err := s.Checks.Delete(r.Context(), c); err != nil {
 		s.writeFailed(w, r, "deleting the check", err)
 		return
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/vigil-operator/vigil/internal/api/checkinput"
 	"github.com/vigil-operator/vigil/internal/cachewait"
+	"github.com/vigil-operator/vigil/internal/checkspec"
 	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/store"
 )
@@ -40,9 +41,8 @@ type Limits interface {
 type Server struct {
 	// Client reads from the informer cache and writes to the API server.
 	Client client.Client
-	// APIReader reads from the API server itself: after a write conflict
-	// the cache usually still holds the version that lost.
-	APIReader client.Reader
+	// Checks writes Check objects (the one writer of Check specs).
+	Checks *checkspec.Writer
 	// Projects authenticates API keys and knows each project's keys.
 	Projects *project.Registry
 	// Store holds what the checks observed: pings, flips, state.

@@ -118,6 +118,7 @@ func (r *CheckReconciler) observe(ctx context.Context, check *v1.Check) error {
 // keep's: those of a deleted object, or of the object a re-created one
 // replaced.
 func (r *CheckReconciler) forgetOthers(ctx context.Context, key types.NamespacedName, keep types.UID) error {
+	r.Projector.ForgetName(key, keep)
 	uids, err := r.Store.Named(ctx, key.Namespace, key.Name)
 	if err != nil {
 		return err
@@ -126,7 +127,6 @@ func (r *CheckReconciler) forgetOthers(ctx context.Context, key types.Namespaced
 	for _, uid := range uids {
 		if uid != keep {
 			gone = append(gone, uid)
-			r.Projector.Forget(uid)
 		}
 	}
 	return r.Store.Forget(ctx, gone...)

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -20,6 +19,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/checkspec"
 	"github.com/vigil-operator/vigil/internal/checkstate"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/store"
@@ -62,6 +62,8 @@ type CronJobReconciler struct {
 	DefaultTimeZone string
 	// Store pauses and resumes checks whose CronJob is suspended.
 	Store *store.Store
+	// Checks writes the Checks it keeps.
+	Checks *checkspec.Writer
 }
 
 // Reconcile brings the CronJob's Check in step with the CronJob.
@@ -79,25 +81,25 @@ func (r *CronJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		if existing == nil {
 			return ctrl.Result{}, nil
 		}
-		return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, existing))
+		return ctrl.Result{}, r.Checks.Delete(ctx, existing)
 	}
 
+	desired := func(c *v1.Check) error {
+		r.desired(cj, c)
+		return controllerutil.SetControllerReference(cj, c, r.Scheme())
+	}
 	check := existing
 	if check == nil {
 		check = &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: cj.Namespace, Name: CheckNameForCronJob(cj.Name)}}
-	}
-	before := check.DeepCopy()
-	r.desired(cj, check)
-	if err := controllerutil.SetControllerReference(cj, check, r.Scheme()); err != nil {
-		return ctrl.Result{}, err
-	}
-	switch {
-	case existing == nil:
-		if err := r.Create(ctx, check); err != nil {
+		if err := desired(check); err != nil {
+			return ctrl.Result{}, err
+		}
+		if err := r.Checks.Create(ctx, check); err != nil {
 			return ctrl.Result{}, fmt.Errorf("creating the check for CronJob %s: %w", cj.Name, err)
 		}
-	case !equality.Semantic.DeepEqual(before.Spec, check.Spec) || !equality.Semantic.DeepEqual(before.ObjectMeta, check.ObjectMeta):
-		if err := r.Patch(ctx, check, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{})); err != nil {
+	} else {
+		var err error
+		if check, err = r.Checks.Update(ctx, check, desired); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -222,16 +224,18 @@ func (r *CronJobReconciler) followSuspend(ctx context.Context, cj *batchv1.CronJ
 	if err != nil {
 		return err
 	}
-	marked := c.DeepCopy()
-	if suspended {
-		if marked.Annotations == nil {
-			marked.Annotations = map[string]string{}
+	_, err = r.Checks.Update(ctx, c, func(c *v1.Check) error {
+		if !suspended {
+			delete(c.Annotations, annotationPausedBySuspend)
+			return nil
 		}
-		marked.Annotations[annotationPausedBySuspend] = "true"
-	} else {
-		delete(marked.Annotations, annotationPausedBySuspend)
-	}
-	return r.Patch(ctx, marked, client.MergeFrom(c))
+		if c.Annotations == nil {
+			c.Annotations = map[string]string{}
+		}
+		c.Annotations[annotationPausedBySuspend] = "true"
+		return nil
+	})
+	return err
 }
 
 // SetupWithManager registers the reconciler: CronJobs, and the Checks they

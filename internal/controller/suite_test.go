@@ -19,6 +19,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/vigil-operator/vigil/internal/checkindex"
+	"github.com/vigil-operator/vigil/internal/checkspec"
 	"github.com/vigil-operator/vigil/internal/controller"
 	"github.com/vigil-operator/vigil/internal/deadline"
 	"github.com/vigil-operator/vigil/internal/manager"
@@ -90,7 +91,8 @@ var _ = BeforeSuite(func() {
 		Client: mgr.GetClient(), SecretReader: mgr.GetAPIReader(),
 		Recorder: mgr.GetEventRecorder("vigil-channel"), Recheck: time.Second,
 	}).SetupWithManager(mgr)).To(Succeed())
-	Expect((&controller.CronJobReconciler{Client: mgr.GetClient(), Clock: clk, DefaultTimeZone: "UTC", Store: st}).SetupWithManager(mgr)).To(Succeed())
+	Expect((&controller.CronJobReconciler{Client: mgr.GetClient(), Clock: clk, DefaultTimeZone: "UTC", Store: st,
+		Checks: &checkspec.Writer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}}).SetupWithManager(mgr)).To(Succeed())
 	Expect((&controller.JobReconciler{
 		Client: mgr.GetClient(), Recorder: recorder, Store: st, Pods: mgr.GetAPIReader(),
 		// envtest runs no kubelet: the test's pods "logged" this.

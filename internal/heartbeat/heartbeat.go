@@ -1,6 +1,6 @@
 // Package heartbeat tells something outside the cluster that Vigil is alive:
-// while this manager holds the leader lease and is healthy, it pings an
-// external Healthchecks-compatible check on a timer. When Vigil stops (its
+// while the manager that keeps time (the leader, where replicas elect one)
+// is healthy, it pings an external Healthchecks-compatible check on a timer. When Vigil stops (its
 // pods crash-loop, leadership is lost, the cluster goes away), the pings stop
 // and the external check goes down: the dead man's switch that Alertmanager's
 // Watchdog alert is for Prometheus. Nothing inside a cluster can report that
@@ -21,9 +21,9 @@ import (
 // DefaultInterval is how often the heartbeat is sent.
 const DefaultInterval = time.Minute
 
-// Heartbeat is a manager runnable that pings URL every Interval. It runs in
-// the leader only: the leader is the replica that keeps time, so a cluster
-// with no leader stops the heartbeat.
+// Heartbeat is a manager runnable that pings URL every Interval. It runs
+// with the deadline loop, in the leader where replicas elect one: the
+// replica that keeps time, so a cluster with no leader stops the heartbeat.
 type Heartbeat struct {
 	// URL is the external check's ping URL, such as
 	// https://hc-ping.com/<uuid>.

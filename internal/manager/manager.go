@@ -32,6 +32,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/api"
 	"github.com/vigil-operator/vigil/internal/cachewait"
 	"github.com/vigil-operator/vigil/internal/checkindex"
+	"github.com/vigil-operator/vigil/internal/checkspec"
 	"github.com/vigil-operator/vigil/internal/controller"
 	"github.com/vigil-operator/vigil/internal/deadline"
 	"github.com/vigil-operator/vigil/internal/delivery"
@@ -280,8 +281,10 @@ func setupHTTP(ctx context.Context, mgr ctrl.Manager, opts Options, st *store.St
 		return fmt.Errorf("watching the check cache: %w", err)
 	}
 	recorder := &ping.Recorder{Store: st, Channels: mgr.GetClient(), PingLogLimit: limits.PingLogLimit, Metrics: m}
+	checks := &checkspec.Writer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}
 	pings := &ping.Handler{
 		Client:         mgr.GetClient(),
+		Checks:         checks,
 		Projects:       projects,
 		Recorder:       recorder,
 		TrustedProxies: opts.TrustedProxies,
@@ -294,7 +297,7 @@ func setupHTTP(ctx context.Context, mgr ctrl.Manager, opts Options, st *store.St
 	apiServer := &api.Server{
 		CacheWatch: cacheWatch,
 		Client:     mgr.GetClient(),
-		APIReader:  mgr.GetAPIReader(),
+		Checks:     checks,
 		Projects:   projects,
 		Store:      st,
 		Limits:     limits,
@@ -351,6 +354,7 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 func setupCronJobs(mgr ctrl.Manager, cfg *rest.Config, opts Options, st *store.Store, recorder *ping.Recorder) error {
 	if err := (&controller.CronJobReconciler{
 		Client: mgr.GetClient(), Clock: opts.Clock, DefaultTimeZone: opts.CronJobTimeZone, Store: st,
+		Checks: &checkspec.Writer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()},
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the CronJob controller: %w", err)
 	}

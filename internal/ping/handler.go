@@ -23,6 +23,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/api/checkinput"
 	"github.com/vigil-operator/vigil/internal/cachewait"
 	"github.com/vigil-operator/vigil/internal/checkindex"
+	"github.com/vigil-operator/vigil/internal/checkspec"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/store"
@@ -34,9 +35,10 @@ const DefaultBodyLimit = 100_000
 
 // Handler serves /ping/... .
 type Handler struct {
-	// Client reads checks from the informer cache and creates checks for
-	// slug auto-provisioning.
+	// Client reads checks from the informer cache.
 	Client client.Client
+	// Checks creates the checks of slug auto-provisioning (?create=1).
+	Checks *checkspec.Writer
 	// Projects resolves ping keys.
 	Projects *project.Registry
 	// Recorder stores pings.
@@ -170,7 +172,9 @@ func (h *Handler) resolve(r *http.Request, t Target) (check *v1.Check, created b
 		h.Log.Error(err, "auto-provisioning a check", "namespace", namespace, "slug", t.Slug)
 		return nil, false, http.StatusServiceUnavailable, "could not create the check, try again"
 	}
-	h.CacheWatch.Version(ctx, client.ObjectKeyFromObject(c), c.UID, c.ResourceVersion, provisionTimeout)
+	if h.CacheWatch != nil {
+		h.CacheWatch.Version(ctx, client.ObjectKeyFromObject(c), c.UID, c.ResourceVersion, provisionTimeout)
+	}
 	return c, true, 0, ""
 }
 
@@ -204,7 +208,7 @@ func (h *Handler) provision(ctx context.Context, namespace, slug string) (*v1.Ch
 		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: checkindex.ObjectName(slug, id)},
 		Spec:       spec,
 	}
-	if err := h.Client.Create(ctx, c); err != nil {
+	if err := h.Checks.Create(ctx, c); err != nil {
 		return nil, fmt.Errorf("creating check %s/%s: %w", namespace, c.Name, err)
 	}
 	return c, nil

@@ -80,12 +80,14 @@ type Projector struct {
 
 	mu       sync.Mutex
 	verdicts map[types.UID]Verdict
-	dirty    map[types.UID]*entry
-	urgent   []types.UID // FIFO
-	stats    []types.UID // FIFO: oldest first
-	wake     chan struct{}
-	once     sync.Once
-	cursor   int64 // the last store change read
+	// byName is the object each name had when its verdict was set.
+	byName map[types.NamespacedName]types.UID
+	dirty  map[types.UID]*entry
+	urgent []types.UID // FIFO
+	stats  []types.UID // FIFO: oldest first
+	wake   chan struct{}
+	once   sync.Once
+	cursor int64 // the last store change read
 }
 
 // entry is a check whose status may be behind.
@@ -98,6 +100,7 @@ type entry struct {
 func (p *Projector) init() {
 	p.once.Do(func() {
 		p.verdicts = map[types.UID]Verdict{}
+		p.byName = map[types.NamespacedName]types.UID{}
 		p.dirty = map[types.UID]*entry{}
 		p.wake = make(chan struct{}, 1)
 		if p.Budget <= 0 {
@@ -117,6 +120,11 @@ func (p *Projector) NeedLeaderElection() bool { return true }
 func (p *Projector) SetVerdict(c *v1.Check, v Verdict) {
 	p.init()
 	p.mu.Lock()
+	key := client.ObjectKeyFromObject(c)
+	if prev, ok := p.byName[key]; ok && prev != c.UID {
+		delete(p.verdicts, prev) // a re-created object replaced it
+	}
+	p.byName[key] = c.UID
 	old, had := p.verdicts[c.UID]
 	p.verdicts[c.UID] = v
 	if !had || old != v {
@@ -133,6 +141,19 @@ func (p *Projector) Forget(uid types.UID) {
 	defer p.mu.Unlock()
 	delete(p.verdicts, uid)
 	delete(p.dirty, uid)
+}
+
+// ForgetName drops what the projector holds of the checks that had this
+// name, except the object keep (when set).
+func (p *Projector) ForgetName(key types.NamespacedName, keep types.UID) {
+	p.init()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if uid, ok := p.byName[key]; ok && uid != keep {
+		delete(p.verdicts, uid)
+		delete(p.dirty, uid)
+		delete(p.byName, key)
+	}
 }
 
 // Wake makes the projector read the store's changes now (after a commit).

@@ -1,31 +1,43 @@
-// Command lateness measures how late the check controller marks checks down:
-// N checks whose deadlines are spread over the next minute, against a real
-// kube-apiserver and etcd (envtest), with the manager in this process. For
-// each check, lateness is the time between its deadline (last ping +
-// timeout + grace) and the moment the manager's cache shows it down. It
-// also reports the manager's heap with N checks.
+// Command lateness measures how late checks are recorded down: N checks
+// whose deadlines are spread over the next minute (by default), each
+// assigned a webhook channel, against a real kube-apiserver and etcd
+// (envtest), with the manager in this process. For each check, lateness is
+// the time between its deadline (last ping + timeout + grace) and the moment
+// its down flip, with the delivery it owes, is in the ping store (read every
+// 20 ms). It also reports how long the Check statuses take to show every
+// check down within the status budget, and the manager's heap with N
+// checks.
 //
-// Run: go run ./hack/bench/lateness -checks 1000 (make bench-lateness runs 1,000 and 10,000).
+// Run: go run ./hack/bench/lateness -checks 10000 (make bench-lateness runs 1,000 and 10,000).
 package main
 
 import (
 	"context"
+	"database/sql"
 	"flag"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"runtime"
 	"sort"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/hack/bench/internal/benchutil"
+	"github.com/vigil-operator/vigil/internal/checkstate"
 	"github.com/vigil-operator/vigil/internal/manager"
+	"github.com/vigil-operator/vigil/internal/monitor"
+	"github.com/vigil-operator/vigil/internal/store"
 	"github.com/vigil-operator/vigil/internal/testenv"
 )
 
@@ -36,10 +48,12 @@ const (
 
 func main() {
 	n := flag.Int("checks", 1000, "checks")
-	spread := flag.Duration("spread", time.Minute, "deadlines are spread over this long, starting 30 s after setup")
+	spread := flag.Duration("spread", time.Minute, "deadlines are spread over this long, starting after setup")
+	budget := flag.Float64("status-budget", 0, "status writes per second (0: the manager's default)")
+	statusWait := flag.Duration("status-wait", 15*time.Minute, "how long to wait for every status to show down")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
-	if err := run(*n, *spread); err != nil {
+	if err := run(*n, *spread, *budget, *statusWait); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -52,7 +66,7 @@ func heapMiB() float64 {
 	return float64(m.HeapInuse) / (1 << 20)
 }
 
-func run(n int, spread time.Duration) error {
+func run(n int, spread time.Duration, budget float64, statusWait time.Duration) error {
 	env, err := testenv.New()
 	if err != nil {
 		return err
@@ -72,12 +86,23 @@ func run(n int, spread time.Duration) error {
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bench"}}); err != nil {
 		return err
 	}
+	// Every check notifies this webhook: its down flip writes a delivery
+	// to the outbox in the same transaction.
+	var delivered atomic.Int64
+	hook := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { delivered.Add(1) }))
+	defer hook.Close()
+	if err := c.Create(ctx, &v1.Channel{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: "ops"},
+		Spec: v1.ChannelSpec{Kind: v1.ChannelWebhook, Webhook: &v1.WebhookChannel{Down: &v1.WebhookRequest{URL: hook.URL}}}}); err != nil {
+		return err
+	}
 
 	addr, err := testenv.FreeAddr(ctx)
 	if err != nil {
 		return err
 	}
-	mgr, err := manager.New(ctx, cfg, manager.Options{Store: benchutil.TempStore(), HTTPAddr: addr, BaseURL: "http://" + addr, MetricsAddr: "0", ProbeAddr: "0"})
+	dsn := benchutil.TempStore()
+	mgr, err := manager.New(ctx, cfg, manager.Options{Store: dsn, HTTPAddr: addr, BaseURL: "http://" + addr, MetricsAddr: "0", ProbeAddr: "0",
+		StatusBudget: budget})
 	if err != nil {
 		return err
 	}
@@ -87,74 +112,105 @@ func run(n int, spread time.Duration) error {
 	}
 	heapBefore := heapMiB()
 
-	// Setup: each check was last pinged so that its deadline falls in
-	// [start, start+spread).
-	start := time.Now().Add(30*time.Second + time.Duration(n/150)*time.Second)
-	deadlines := make([]time.Time, n)
 	fmt.Printf("creating %d checks...\n", n)
+	objs := make([]*v1.Check, n)
 	err = benchutil.Parallel(n, 64, func(i int) error {
 		to := int64(timeout)
-		ch := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: fmt.Sprintf("c%05d", i)},
-			Spec: v1.CheckSpec{Timeout: &to, Grace: grace, TZ: "UTC"}}
-		if err := c.Create(ctx, ch); err != nil {
-			return err
-		}
-		deadlines[i] = start.Add(spread * time.Duration(i) / time.Duration(n)).Truncate(time.Microsecond)
-		last := metav1.NewMicroTime(deadlines[i].Add(-(timeout + grace) * time.Second))
-		patch := client.MergeFrom(ch.DeepCopy())
-		ch.Status.LastPing, ch.Status.NPings, ch.Status.LastPingType = &last, 1, v1.PingSuccess
-		return c.Status().Patch(ctx, ch, patch)
+		objs[i] = &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: "bench", Name: fmt.Sprintf("c%05d", i)},
+			Spec: v1.CheckSpec{Timeout: &to, Grace: grace, TZ: "UTC", Channels: []string{"ops"}}}
+		return c.Create(ctx, objs[i])
 	})
 	if err != nil {
 		return err
 	}
+	if err := benchutil.WaitAll(ctx, mgr.GetCache(), "bench", 5*time.Minute, func(*v1.Check) bool { return true }); err != nil {
+		return err
+	}
+	// Setup: each check's last ping, stored as the ping path stores it, is
+	// such that its deadline falls in [start, start+spread).
+	start := time.Now().Add(20*time.Second + time.Duration(n/500)*time.Second)
+	deadlines := map[types.UID]time.Time{}
+	for i, o := range objs {
+		d := start.Add(spread * time.Duration(i) / time.Duration(n)).Truncate(time.Microsecond)
+		deadlines[o.UID] = d
+		if _, err := mgr.Store.RecordPing(ctx, checkstate.Target(o, mgr.GetClient(), 0),
+			store.Ping{Kind: monitor.PingSuccess, At: d.Add(-(timeout + grace) * time.Second), Method: "GET", Scheme: "http"}); err != nil {
+			return err
+		}
+	}
 	if time.Now().After(start) {
 		return fmt.Errorf("setup took too long: the first deadline has passed")
 	}
-	fmt.Printf("first deadline in %v; watching the manager's cache...\n", time.Until(start).Round(time.Second))
+	fmt.Printf("first deadline in %v; reading the store's flips every 20 ms...\n", time.Until(start).Round(time.Second))
 
-	seen := make([]time.Time, n)
-	remaining := n
+	db, err := sql.Open("sqlite", "file:"+strings.TrimPrefix(dsn, "sqlite:")+"?_pragma=query_only(1)")
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	seen := map[types.UID]time.Time{}
 	end := start.Add(spread + time.Minute)
-	for remaining > 0 && time.Now().Before(end) {
-		var list v1.CheckList
-		if err := mgr.GetCache().List(ctx, &list, client.InNamespace("bench"), client.UnsafeDisableDeepCopy); err != nil {
+	for len(seen) < n && time.Now().Before(end) {
+		rows, err := db.QueryContext(ctx, `SELECT f.check_uid FROM flips f JOIN deliveries d ON d.check_uid = f.check_uid AND d.flip_n = f.n WHERE f.up = FALSE`)
+		if err != nil {
 			return err
 		}
 		now := time.Now()
-		for i := range list.Items {
-			var idx int
-			if _, err := fmt.Sscanf(list.Items[i].Name, "c%05d", &idx); err != nil || idx >= n || !seen[idx].IsZero() {
-				continue
+		for rows.Next() {
+			var uid types.UID
+			if err := rows.Scan(&uid); err != nil {
+				return err
 			}
-			if list.Items[i].Status.State == v1.CheckStateDown {
-				seen[idx] = now
-				remaining--
+			if _, ok := seen[uid]; !ok {
+				seen[uid] = now
 			}
 		}
+		_ = rows.Close()
 		time.Sleep(20 * time.Millisecond)
 	}
+	lastDeadline := start.Add(spread)
 	heapAfter := heapMiB()
 
 	var late []time.Duration
 	early := 0
-	for i := range seen {
-		if seen[i].IsZero() {
-			continue
-		}
-		d := seen[i].Sub(deadlines[i])
+	for uid, at := range seen {
+		d := at.Sub(deadlines[uid])
 		if d < 0 {
 			early++
 		}
 		late = append(late, d)
 	}
 	sort.Slice(late, func(i, j int) bool { return late[i] < late[j] })
-	fmt.Printf("\n%d checks, deadlines spread over %v, GOMAXPROCS=%d\n", n, spread, runtime.GOMAXPROCS(0))
-	fmt.Printf("marked down: %d of %d (%d before their deadline)\n", len(late), n, early)
-	if len(late) > 0 {
-		fmt.Printf("lateness p50 %v  p99 %v  max %v  (cache poll every 20 ms included)\n", benchutil.Percentile(late, 50), benchutil.Percentile(late, 99), late[len(late)-1].Round(time.Millisecond))
+
+	// Then the statuses follow, within the budget.
+	fmt.Println("waiting for every Check status to show down...")
+	statusStart := time.Now()
+	var statusDone time.Duration
+	if err := benchutil.WaitAll(ctx, mgr.GetCache(), "bench", statusWait, func(o *v1.Check) bool { return o.Status.State == v1.CheckStateDown }); err == nil {
+		statusDone = time.Since(lastDeadline)
 	}
+
+	fmt.Printf("\n%d checks, deadlines spread over %v, GOMAXPROCS=%d\n", n, spread, runtime.GOMAXPROCS(0))
+	fmt.Printf("recorded down in the store (flip and outbox): %d of %d (%d before their deadline)\n", len(late), n, early)
+	if len(late) > 0 {
+		fmt.Printf("lateness p50 %v  p99 %v  max %v  (the 20 ms read interval included)\n",
+			benchutil.Percentile(late, 50), benchutil.Percentile(late, 99), late[len(late)-1].Round(time.Millisecond))
+	}
+	if statusDone > 0 {
+		fmt.Printf("every Check status showed down %v after the last deadline (budget %s)\n", statusDone.Round(time.Second), budgetText(budget))
+	} else {
+		fmt.Printf("the Check statuses did not all show down within %v of waiting (started %v after the last deadline)\n",
+			statusWait, statusStart.Sub(lastDeadline).Round(time.Second))
+	}
+	fmt.Printf("notifications delivered to the webhook by then: %d\n", delivered.Load())
 	fmt.Printf("manager heap: %.0f MiB before the checks, %.0f MiB with them (%.1f KiB per check)\n",
 		heapBefore, heapAfter, (heapAfter-heapBefore)*1024/float64(n))
 	return nil
+}
+
+func budgetText(b float64) string {
+	if b <= 0 {
+		return "the default"
+	}
+	return fmt.Sprintf("%.0f/s", b)
 }
