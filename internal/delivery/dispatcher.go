@@ -98,6 +98,12 @@ type Dispatcher struct {
 	wake     chan struct{}
 	mu       sync.Mutex
 	inflight map[deliveryKey]bool
+	// finished holds deliveries whose outcome was committed while a query
+	// for due deliveries may have been reading the store as it was before:
+	// by the query's number (see Start), so a stale answer is not sent
+	// again.
+	finished map[deliveryKey]uint64
+	queries  uint64 // queries for due deliveries started so far
 	busy     map[types.UID]chan struct{} // per-channel slots
 }
 
@@ -112,6 +118,7 @@ func (d *Dispatcher) init() {
 		d.Options.defaults()
 		d.wake = make(chan struct{}, 1)
 		d.inflight = map[deliveryKey]bool{}
+		d.finished = map[deliveryKey]uint64{}
 		d.busy = map[types.UID]chan struct{}{}
 	})
 }
@@ -140,6 +147,10 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 	poll := d.Clock.NewTicker(d.Options.Poll)
 	defer poll.Stop()
 	for {
+		d.mu.Lock()
+		d.queries++
+		query := d.queries
+		d.mu.Unlock()
 		due, err := d.Store.DueDeliveries(ctx, d.Clock.Now(), 4*d.Options.Workers)
 		if err != nil && ctx.Err() == nil {
 			log.FromContext(ctx).Error(err, "finding due notifications")
@@ -147,8 +158,12 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 		for _, dl := range due {
 			key := deliveryKey{dl.CheckUID, dl.Flip.N, dl.Channel}
 			d.mu.Lock()
-			taken := d.inflight[key]
-			d.inflight[key] = true
+			// In flight, or finished while this query ran (its answer may
+			// predate the outcome): not again.
+			taken := d.inflight[key] || d.finished[key] >= query
+			if !taken {
+				d.inflight[key] = true
+			}
 			d.mu.Unlock()
 			if taken {
 				continue
@@ -163,15 +178,29 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 				d.deliver(ctx, dl)
 				d.mu.Lock()
 				delete(d.inflight, key)
+				d.finished[key] = d.queries
 				d.mu.Unlock()
 				d.Wake() // the next of the check's flips may be due now
 			})
 		}
+		d.forget(query)
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-d.wake:
 		case <-poll.C():
+		}
+	}
+}
+
+// forget drops the finished deliveries no query from this one on can have
+// read as pending.
+func (d *Dispatcher) forget(query uint64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for k, q := range d.finished {
+		if q < query {
+			delete(d.finished, k)
 		}
 	}
 }

@@ -252,10 +252,10 @@ func (p *Projector) Start(ctx context.Context) error {
 			lastPull = time.Time{}
 			continue
 		}
-		if err := limiter.Wait(ctx); err != nil {
-			return nil
-		}
-		if err := p.project(ctx, uid, e); err != nil {
+		if err := p.project(ctx, uid, e, limiter); err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
 			p.Log.Error(err, "writing a check's status", "check", e.key)
 			p.mu.Lock()
 			p.markLocked(uid, e.key, e.urgent)
@@ -303,8 +303,9 @@ func stateOf(s monitor.Status) v1.CheckState {
 }
 
 // project writes one check's status, if it differs from what the store and
-// the verdict say.
-func (p *Projector) project(ctx context.Context, uid types.UID, e *entry) error {
+// the verdict say; only a write waits for the budget, so a new leader's
+// first look at every check costs nothing where status is right.
+func (p *Projector) project(ctx context.Context, uid types.UID, e *entry, budget *rate.Limiter) error {
 	c := &v1.Check{}
 	if err := p.Client.Get(ctx, e.key, c); err != nil {
 		return client.IgnoreNotFound(err)
@@ -333,7 +334,10 @@ func (p *Projector) project(ctx context.Context, uid types.UID, e *entry) error 
 	if equality.Semantic.DeepEqual(c.Status, updated.Status) {
 		return nil
 	}
-	t := metav1.NewTime(now)
+	if err := budget.Wait(ctx); err != nil {
+		return err
+	}
+	t := metav1.NewTime(p.Clock.Now())
 	st.LastSyncTime = &t
 	if err := p.Client.Status().Patch(ctx, updated, client.MergeFrom(c)); err != nil {
 		if apierrors.IsNotFound(err) {
