@@ -103,7 +103,7 @@ type Dispatcher struct {
 	// by the query's number (see Start), so a stale answer is not sent
 	// again.
 	finished map[deliveryKey]uint64
-	queries  uint64 // queries for due deliveries started so far
+	queries  uint64                      // queries for due deliveries started so far
 	busy     map[types.UID]chan struct{} // per-channel slots
 }
 
