@@ -101,7 +101,7 @@ func (l *Loop) Tick(ctx context.Context, now time.Time) error {
 			c := &v1.Check{}
 			err := l.Client.Get(ctx, types.NamespacedName{Namespace: d.Namespace, Name: d.Name}, c)
 			switch {
-			case apierrors.IsNotFound(err) || (err == nil && c.UID != d.UID):
+			case replaced(err, c, d.UID):
 				gone = append(gone, d)
 				continue
 			case err != nil:
@@ -128,6 +128,12 @@ func (l *Loop) pingLogLimit(namespace string) int {
 	return l.PingLogLimit(namespace)
 }
 
+// replaced reports whether the object a Get found (c, or err) is not the
+// check uid: none by that name, or another object re-created under it.
+func replaced(err error, c *v1.Check, uid types.UID) bool {
+	return apierrors.IsNotFound(err) || (err == nil && c.UID != uid)
+}
+
 // forgetGone forgets the checks the API server confirms are gone. The cache
 // may simply not have seen a check yet (one a ping just created).
 func (l *Loop) forgetGone(ctx context.Context, candidates []store.Change) error {
@@ -136,7 +142,7 @@ func (l *Loop) forgetGone(ctx context.Context, candidates []store.Change) error 
 		c := &v1.Check{}
 		err := l.Reader.Get(ctx, types.NamespacedName{Namespace: d.Namespace, Name: d.Name}, c)
 		switch {
-		case apierrors.IsNotFound(err) || (err == nil && c.UID != d.UID):
+		case replaced(err, c, d.UID):
 			gone = append(gone, d.UID)
 		case err != nil:
 			return err

@@ -22,7 +22,7 @@ const pruneEvery = 16
 // deliveries, in one transaction. A deadline the check missed before the
 // ping arrived is recorded first, as the down it was.
 func (s *Store) RecordPing(ctx context.Context, tg Target, p Ping) (Recorded, error) {
-	o := &pingOp{target: tg, ping: p, done: make(chan struct{})}
+	o := &pingOp{target: tg, ping: p, result: newResult()}
 	if err := s.submit(ctx, o, o.done, true); err != nil {
 		return Recorded{}, err
 	}
@@ -33,18 +33,10 @@ type pingOp struct {
 	target Target
 	ping   Ping
 	rec    Recorded
-	err    error
-	done   chan struct{}
+	result
 }
 
 func (o *pingOp) queuedBytes() int64 { return int64(len(o.ping.Body)) }
-
-func (o *pingOp) finish(err error) {
-	if err != nil {
-		o.err = err
-	}
-	close(o.done)
-}
 
 func (o *pingOp) apply(t *txn) error {
 	tg, p := &o.target, o.ping
@@ -147,7 +139,7 @@ func (t *txn) dropBodies(r *row) error {
 // the check controller when a spec changes. It returns the flips recorded,
 // by check.
 func (s *Store) Observe(ctx context.Context, targets []Target, now time.Time) (map[types.UID]*Flip, error) {
-	o := &observeOp{targets: targets, now: Truncate(now), flips: map[types.UID]*Flip{}, done: make(chan struct{})}
+	o := &observeOp{targets: targets, now: Truncate(now), flips: map[types.UID]*Flip{}, result: newResult()}
 	if err := s.submit(ctx, o, o.done, false); err != nil {
 		return nil, err
 	}
@@ -158,17 +150,7 @@ type observeOp struct {
 	targets []Target
 	now     time.Time
 	flips   map[types.UID]*Flip
-	err     error
-	done    chan struct{}
-}
-
-func (o *observeOp) queuedBytes() int64 { return 0 }
-
-func (o *observeOp) finish(err error) {
-	if err != nil {
-		o.err = err
-	}
-	close(o.done)
+	result
 }
 
 func (o *observeOp) apply(t *txn) error {
@@ -202,7 +184,7 @@ func (s *Store) Resume(ctx context.Context, tg Target, now time.Time) (Check, er
 }
 
 func (s *Store) pauseOrResume(ctx context.Context, tg Target, now time.Time, resume bool) (Check, error) {
-	o := &pauseOp{target: tg, now: Truncate(now), resume: resume, done: make(chan struct{})}
+	o := &pauseOp{target: tg, now: Truncate(now), resume: resume, result: newResult()}
 	if err := s.submit(ctx, o, o.done, false); err != nil {
 		return Check{}, err
 	}
@@ -214,17 +196,7 @@ type pauseOp struct {
 	now    time.Time
 	resume bool
 	check  Check
-	err    error
-	done   chan struct{}
-}
-
-func (o *pauseOp) queuedBytes() int64 { return 0 }
-
-func (o *pauseOp) finish(err error) {
-	if err != nil {
-		o.err = err
-	}
-	close(o.done)
+	result
 }
 
 func (o *pauseOp) apply(t *txn) error {
@@ -260,7 +232,7 @@ func (s *Store) Forget(ctx context.Context, uids ...types.UID) error {
 	if len(uids) == 0 {
 		return nil
 	}
-	o := &forgetOp{uids: uids, done: make(chan struct{})}
+	o := &forgetOp{uids: uids, result: newResult()}
 	if err := s.submit(ctx, o, o.done, false); err != nil {
 		return err
 	}
@@ -269,15 +241,7 @@ func (s *Store) Forget(ctx context.Context, uids ...types.UID) error {
 
 type forgetOp struct {
 	uids []types.UID
-	err  error
-	done chan struct{}
-}
-
-func (o *forgetOp) queuedBytes() int64 { return 0 }
-
-func (o *forgetOp) finish(err error) {
-	o.err = err
-	close(o.done)
+	result
 }
 
 func (o *forgetOp) apply(t *txn) error {
@@ -300,7 +264,7 @@ func (s *Store) RecordOutcomes(ctx context.Context, outcomes []Outcome) error {
 	if len(outcomes) == 0 {
 		return nil
 	}
-	o := &outcomeOp{outcomes: outcomes, done: make(chan struct{})}
+	o := &outcomeOp{outcomes: outcomes, result: newResult()}
 	if err := s.submit(ctx, o, o.done, false); err != nil {
 		return err
 	}
@@ -309,15 +273,7 @@ func (s *Store) RecordOutcomes(ctx context.Context, outcomes []Outcome) error {
 
 type outcomeOp struct {
 	outcomes []Outcome
-	err      error
-	done     chan struct{}
-}
-
-func (o *outcomeOp) queuedBytes() int64 { return 0 }
-
-func (o *outcomeOp) finish(err error) {
-	o.err = err
-	close(o.done)
+	result
 }
 
 func (o *outcomeOp) apply(t *txn) error {
@@ -339,7 +295,7 @@ func (o *outcomeOp) apply(t *txn) error {
 // Prune deletes flips recorded before cutoff, except those with
 // notifications still pending, and their deliveries.
 func (s *Store) Prune(ctx context.Context, cutoff time.Time) error {
-	o := &pruneOp{cutoff: cutoff, done: make(chan struct{})}
+	o := &pruneOp{cutoff: cutoff, result: newResult()}
 	if err := s.submit(ctx, o, o.done, false); err != nil {
 		return err
 	}
@@ -348,15 +304,7 @@ func (s *Store) Prune(ctx context.Context, cutoff time.Time) error {
 
 type pruneOp struct {
 	cutoff time.Time
-	err    error
-	done   chan struct{}
-}
-
-func (o *pruneOp) queuedBytes() int64 { return 0 }
-
-func (o *pruneOp) finish(err error) {
-	o.err = err
-	close(o.done)
+	result
 }
 
 func (o *pruneOp) apply(t *txn) error {

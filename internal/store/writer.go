@@ -24,6 +24,27 @@ type op interface {
 	queuedBytes() int64
 }
 
+// result is what every op hands back: the error that ended its transaction
+// (or the op's own answer, such as ErrNotPaused), and when it is done.
+type result struct {
+	err  error
+	done chan struct{}
+}
+
+func newResult() result { return result{done: make(chan struct{})} }
+
+// finish records the transaction's error, keeping the op's own answer
+// when the transaction succeeded, and releases the caller.
+func (r *result) finish(err error) {
+	if err != nil {
+		r.err = err
+	}
+	close(r.done)
+}
+
+// queuedBytes: most writes hold no body.
+func (r *result) queuedBytes() int64 { return 0 }
+
 // submit queues o for the writer and waits for its transaction. Pings are
 // refused at once when the queue is full (shed load, answer 503); other
 // writes wait for room.
