@@ -184,7 +184,7 @@ func runAsInstalled(ctx context.Context, out io.Writer, cp *devenv.ControlPlane,
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(out, "applied %s (all but the Deployment); the manager runs as ServiceAccount %s/%s\n",
+	fmt.Fprintf(out, "applied %s (all but the StatefulSet); the manager runs as ServiceAccount %s/%s\n",
 		install, devenv.ManagerNamespace, devenv.ManagerServiceAccount)
 	return cfg, nil
 }

@@ -49,6 +49,11 @@ type CheckReconciler struct {
 // again: deleting the other check does not trigger this one.
 const duplicateRecheck = time.Minute
 
+// bindingRecheck is how soon a check whose namespace does not let the
+// manager write its ping-URL Secret tries again: the RoleBinding that
+// allows it, often applied beside the check, cannot be watched.
+const bindingRecheck = 10 * time.Second
+
 // Reconcile judges one Check.
 func (r *CheckReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	check := &v1.Check{}
@@ -234,7 +239,7 @@ func pingURLSecretProblem(check *v1.Check, err error) *specProblem {
 	case errors.As(err, &taken):
 		return &specProblem{reason: v1.ReasonPingURLSecretTaken, message: err.Error(), recheck: duplicateRecheck}
 	case apierrors.IsForbidden(err):
-		return &specProblem{reason: v1.ReasonPingURLSecretForbidden, recheck: duplicateRecheck, message: fmt.Sprintf(
+		return &specProblem{reason: v1.ReasonPingURLSecretForbidden, recheck: bindingRecheck, message: fmt.Sprintf(
 			"the ping URL is not published in Secret %q: %v; to allow it, bind the ClusterRole vigil-ping-url-secrets "+
 				"to the manager's ServiceAccount with a RoleBinding in this namespace (docs/install.md)",
 			check.Spec.PingURLSecret.Name, err)}
