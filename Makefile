@@ -93,7 +93,7 @@ verify: fmt vet manifests generate tidy ## Fail if formatting or generation chan
 ##@ Test
 
 .PHONY: test
-test: envtest manifests generate $(HELM) ## Run every test (unit, envtest, interop, the install end to end) offline.
+test: envtest postgres manifests generate $(HELM) ## Run every test (unit, envtest, interop, the install end to end, both store backends) offline.
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) KUSTOMIZE=$(KUSTOMIZE) HELM=$(HELM) $(GO) test ./... -count=1 -timeout 30m
 
 .PHONY: bench-lateness
@@ -108,6 +108,10 @@ bench-api: envtest ## Measure API create, update and list with 10,000 checks aga
 .PHONY: bench-pings
 bench-pings: envtest ## Measure the ping path with 10,000 checks against the raw API-server write rate, and etcd bytes per ping (docs/performance.md).
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./hack/bench/pings -checks 10000 -pings 20000 -burst 4000
+
+.PHONY: postgres
+postgres: ## Make sure the PostgreSQL server binaries are installed (Debian's package, when root); the tests start their own server.
+	hack/ensure-postgres.sh
 
 .PHONY: envtest
 envtest: $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd $(ENVTEST_ASSETS)/kube-controller-manager $(ENVTEST_ASSETS)/kube-scheduler $(ENVTEST_ASSETS)/kubectl ## Build the control-plane binaries from Go modules (first run: several minutes).

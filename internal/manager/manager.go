@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -317,17 +316,20 @@ func setupHTTP(ctx context.Context, mgr ctrl.Manager, opts Options, st *store.St
 	if err := mgr.Add(server); err != nil {
 		return err
 	}
-	// Ready: the cache has synced, the server serves and the store answers.
-	ready := func(req *http.Request) error {
-		if err := server.ReadyCheck()(req); err != nil {
-			return err
-		}
-		return st.Ready(context.Background())
-	}
+	// Ready: the store is open (New opened it), the cache has synced and
+	// the server serves. A database that stops answering later does not
+	// make the replica unready: it answers pings with 503 and Retry-After,
+	// which clients retry, rather than vanish from its Service.
+	ready := server.ReadyCheck()
 	if opts.HeartbeatURL != "" {
 		if err := mgr.Add(&heartbeat.Heartbeat{
 			URL: opts.HeartbeatURL, Interval: opts.HeartbeatInterval,
-			Healthy: func() error { return ready(nil) },
+			Healthy: func() error {
+				if err := ready(nil); err != nil {
+					return err
+				}
+				return st.Health()
+			},
 			Client:  &runner.Client{UserAgent: version.UserAgent()},
 			Clock:   opts.Clock, Log: ctrl.Log.WithName("heartbeat"),
 		}); err != nil {

@@ -126,6 +126,12 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Retry-After", "1")
 		respond(w, http.StatusServiceUnavailable, "busy, try again", uuidForm)
 		return
+	case errors.Is(err, store.ErrUnavailable):
+		// Not logged per ping: the store logs nothing either, and the
+		// heartbeat and the pings' 503s say it.
+		w.Header().Set("Retry-After", "5")
+		respond(w, http.StatusServiceUnavailable, "the ping store is unavailable, try again", uuidForm)
+		return
 	case err != nil:
 		h.Log.Error(err, "storing a ping", "check", client.ObjectKeyFromObject(check))
 		w.Header().Set("Retry-After", "1")

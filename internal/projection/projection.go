@@ -87,7 +87,7 @@ type Projector struct {
 	stats  []types.UID // FIFO: oldest first
 	wake   chan struct{}
 	once   sync.Once
-	cursor int64 // the last store change read
+	cursor store.Cursor // the last store change read
 }
 
 // entry is a check whose status may be behind.
@@ -276,7 +276,7 @@ func (p *Projector) pull(ctx context.Context) {
 		for _, ch := range changes {
 			key := types.NamespacedName{Namespace: ch.Namespace, Name: ch.Name}
 			p.markLocked(ch.UID, key, p.stateDiffers(ctx, key, ch))
-			p.cursor = ch.Version
+			p.cursor = ch.Cursor()
 		}
 		p.mu.Unlock()
 		if len(changes) < 1000 {

@@ -38,6 +38,8 @@ type pingOp struct {
 
 func (o *pingOp) queuedBytes() int64 { return int64(len(o.ping.Body)) }
 
+func (o *pingOp) targets() []*Target { return []*Target{&o.target} }
+
 func (o *pingOp) apply(t *txn) error {
 	tg, p := &o.target, o.ping
 	r, err := t.load(tg)
@@ -139,7 +141,7 @@ func (t *txn) dropBodies(r *row) error {
 // the check controller when a spec changes. It returns the flips recorded,
 // by check.
 func (s *Store) Observe(ctx context.Context, targets []Target, now time.Time) (map[types.UID]*Flip, error) {
-	o := &observeOp{targets: targets, now: Truncate(now), flips: map[types.UID]*Flip{}, result: newResult()}
+	o := &observeOp{checks: targets, now: Truncate(now), flips: map[types.UID]*Flip{}, result: newResult()}
 	if err := s.submit(ctx, o, o.done, false); err != nil {
 		return nil, err
 	}
@@ -147,15 +149,23 @@ func (s *Store) Observe(ctx context.Context, targets []Target, now time.Time) (m
 }
 
 type observeOp struct {
-	targets []Target
-	now     time.Time
-	flips   map[types.UID]*Flip
+	checks []Target
+	now    time.Time
+	flips  map[types.UID]*Flip
 	result
 }
 
+func (o *observeOp) targets() []*Target {
+	out := make([]*Target, len(o.checks))
+	for i := range o.checks {
+		out[i] = &o.checks[i]
+	}
+	return out
+}
+
 func (o *observeOp) apply(t *txn) error {
-	for i := range o.targets {
-		tg := &o.targets[i]
+	for i := range o.checks {
+		tg := &o.checks[i]
 		r, err := t.load(tg)
 		if err != nil {
 			return err
@@ -198,6 +208,8 @@ type pauseOp struct {
 	check  Check
 	result
 }
+
+func (o *pauseOp) targets() []*Target { return []*Target{&o.target} }
 
 func (o *pauseOp) apply(t *txn) error {
 	tg := &o.target

@@ -12,10 +12,19 @@ import (
 	"github.com/vigil-operator/vigil/internal/monitor"
 )
 
+// query and queryRow run a read in the backend's dialect.
+func (s *Store) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	return s.ro.QueryContext(ctx, s.d.sql(q), args...)
+}
+
+func (s *Store) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	return s.ro.QueryRowContext(ctx, s.d.sql(q), args...)
+}
+
 // Check returns what the store knows of one check, with its newest flip. A
 // check the store has never seen is the zero Check (new) and found false.
 func (s *Store) Check(ctx context.Context, uid types.UID) (Check, bool, error) {
-	r, err := scanCheck(s.ro.QueryRowContext(ctx, `SELECT `+checkColumns+` FROM checks WHERE uid = ?`, string(uid)))
+	r, err := scanCheck(s.queryRow(ctx, `SELECT `+checkColumns+` FROM checks WHERE uid = ?`, string(uid)))
 	if errors.Is(err, sql.ErrNoRows) {
 		return Check{UID: uid}, false, nil
 	}
@@ -37,7 +46,7 @@ func (s *Store) Check(ctx context.Context, uid types.UID) (Check, bool, error) {
 // ChecksIn returns what the store knows of the checks of a namespace, by
 // UID (without their flips). Checks it has not seen are absent: new.
 func (s *Store) ChecksIn(ctx context.Context, namespace string) (map[types.UID]Check, error) {
-	rows, err := s.ro.QueryContext(ctx, `SELECT `+checkColumns+` FROM checks WHERE namespace = ?`, namespace)
+	rows, err := s.query(ctx, `SELECT `+checkColumns+` FROM checks WHERE namespace = ?`, namespace)
 	if err != nil {
 		return nil, fmt.Errorf("reading the checks of %s: %w", namespace, err)
 	}
@@ -55,7 +64,7 @@ func (s *Store) ChecksIn(ctx context.Context, namespace string) (map[types.UID]C
 
 // Pings returns the newest limit pings of a check, newest first.
 func (s *Store) Pings(ctx context.Context, uid types.UID, limit int) ([]LoggedPing, error) {
-	rows, err := s.ro.QueryContext(ctx, `SELECT n, kind, created, scheme, remote_addr, method, ua, rid, exit_status,
+	rows, err := s.query(ctx, `SELECT n, kind, created, scheme, remote_addr, method, ua, rid, exit_status,
 		COALESCE(length(body), 0), body_dropped FROM pings WHERE check_uid = ? ORDER BY n DESC LIMIT ?`, string(uid), limit)
 	if err != nil {
 		return nil, fmt.Errorf("reading the ping log: %w", err)
@@ -83,7 +92,7 @@ func (s *Store) Pings(ctx context.Context, uid types.UID, limit int) ([]LoggedPi
 // PingBody returns the body of ping n of a check; found is false when the
 // log does not hold that ping. A ping without a body has a nil body.
 func (s *Store) PingBody(ctx context.Context, uid types.UID, n int64) (body []byte, found bool, err error) {
-	err = s.ro.QueryRowContext(ctx, `SELECT body FROM pings WHERE check_uid = ? AND n = ?`, string(uid), n).Scan(&body)
+	err = s.queryRow(ctx, `SELECT body FROM pings WHERE check_uid = ? AND n = ?`, string(uid), n).Scan(&body)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -97,7 +106,7 @@ func (s *Store) PingBody(ctx context.Context, uid types.UID, n int64) (body []by
 // success or fail ping, for notifications: what the job said.
 func (s *Store) LastResult(ctx context.Context, uid types.UID) (body []byte, exit *int, err error) {
 	var e sql.NullInt64
-	err = s.ro.QueryRowContext(ctx, `SELECT body, exit_status FROM pings WHERE check_uid = ? AND kind IN (?, ?) ORDER BY n DESC LIMIT 1`,
+	err = s.queryRow(ctx, `SELECT body, exit_status FROM pings WHERE check_uid = ? AND kind IN (?, ?) ORDER BY n DESC LIMIT 1`,
 		string(uid), string(monitor.PingSuccess), string(monitor.PingFail)).Scan(&body, &e)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil, nil
@@ -118,7 +127,7 @@ func (s *Store) Flips(ctx context.Context, uid types.UID) ([]Flip, error) {
 }
 
 func (s *Store) flips(ctx context.Context, query string, args ...any) ([]Flip, error) {
-	rows, err := s.ro.QueryContext(ctx, query, args...)
+	rows, err := s.query(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("reading flips: %w", err)
 	}
@@ -151,7 +160,7 @@ func scanFlip(sc interface{ Scan(...any) error }, more ...any) (Flip, error) {
 // have been trimmed away (zero when the log is whole): a ping older than
 // that may have been recorded and trimmed.
 func (s *Store) RunKinds(ctx context.Context, uid types.UID, rid string) (kinds map[monitor.PingKind]bool, horizon time.Time, err error) {
-	rows, err := s.ro.QueryContext(ctx, `SELECT kind FROM pings WHERE check_uid = ? AND rid = ?`, string(uid), rid)
+	rows, err := s.query(ctx, `SELECT kind FROM pings WHERE check_uid = ? AND rid = ?`, string(uid), rid)
 	if err != nil {
 		return nil, time.Time{}, fmt.Errorf("reading a run's pings: %w", err)
 	}
@@ -169,7 +178,7 @@ func (s *Store) RunKinds(ctx context.Context, uid types.UID, rid string) (kinds 
 	}
 	var oldest sql.NullInt64
 	var first sql.NullInt64
-	if err := s.ro.QueryRowContext(ctx, `SELECT MIN(n), MIN(created) FROM pings WHERE check_uid = ?`, string(uid)).Scan(&first, &oldest); err != nil {
+	if err := s.queryRow(ctx, `SELECT MIN(n), MIN(created) FROM pings WHERE check_uid = ?`, string(uid)).Scan(&first, &oldest); err != nil {
 		return nil, time.Time{}, err
 	}
 	if first.Valid && first.Int64 > 1 {
@@ -181,7 +190,7 @@ func (s *Store) RunKinds(ctx context.Context, uid types.UID, rid string) (kinds 
 // Due returns checks whose next change is at or before now, earliest
 // first, at most limit: the deadline loop's work.
 func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]Change, error) {
-	rows, err := s.ro.QueryContext(ctx, `SELECT uid, namespace, name, state, version FROM checks
+	rows, err := s.query(ctx, `SELECT uid, namespace, name, state, version FROM checks
 		WHERE next_change IS NOT NULL AND next_change <= ? ORDER BY next_change LIMIT ?`, now.UnixMicro(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("finding due checks: %w", err)
@@ -189,11 +198,11 @@ func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]Change, er
 	return scanChanges(rows)
 }
 
-// Changes returns the checks written after change number after, in the
-// order of their last write, at most limit: the projection's feed.
-func (s *Store) Changes(ctx context.Context, after int64, limit int) ([]Change, error) {
-	rows, err := s.ro.QueryContext(ctx, `SELECT uid, namespace, name, state, version FROM checks
-		WHERE version > ? ORDER BY version LIMIT ?`, after, limit)
+// Changes returns the checks written after the cursor, in the order of
+// their last write (then of UID), at most limit: the projection's feed.
+func (s *Store) Changes(ctx context.Context, after Cursor, limit int) ([]Change, error) {
+	rows, err := s.query(ctx, `SELECT uid, namespace, name, state, version FROM checks
+		WHERE (version, uid) > (?, ?) ORDER BY version, uid LIMIT ?`, after.Version, string(after.UID), limit)
 	if err != nil {
 		return nil, fmt.Errorf("reading store changes: %w", err)
 	}
@@ -218,7 +227,7 @@ func scanChanges(rows *sql.Rows) ([]Change, error) {
 // Named returns the UIDs of the checks the store holds under a namespace
 // and name: one, or more when an object was deleted and re-created.
 func (s *Store) Named(ctx context.Context, namespace, name string) ([]types.UID, error) {
-	rows, err := s.ro.QueryContext(ctx, `SELECT uid FROM checks WHERE namespace = ? AND name = ?`, namespace, name)
+	rows, err := s.query(ctx, `SELECT uid FROM checks WHERE namespace = ? AND name = ?`, namespace, name)
 	if err != nil {
 		return nil, err
 	}
@@ -228,7 +237,7 @@ func (s *Store) Named(ctx context.Context, namespace, name string) ([]types.UID,
 // UIDs returns the UIDs of every check the store holds, for finding those
 // whose Check objects are gone.
 func (s *Store) UIDs(ctx context.Context) ([]types.UID, error) {
-	rows, err := s.ro.QueryContext(ctx, `SELECT uid FROM checks`)
+	rows, err := s.query(ctx, `SELECT uid FROM checks`)
 	if err != nil {
 		return nil, err
 	}
@@ -253,7 +262,7 @@ func scanUIDs(rows *sql.Rows) ([]types.UID, error) {
 // a delivery waits while an older one of the same check to the same
 // channel is pending.
 func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]Delivery, error) {
-	rows, err := s.ro.QueryContext(ctx, `SELECT f.n, f.created, f.up, f.from_state, f.to_state, f.reason,
+	rows, err := s.query(ctx, `SELECT f.n, f.created, f.up, f.from_state, f.to_state, f.reason,
 			d.check_uid, c.namespace, c.name, d.channel, d.state, d.attempts, d.next_attempt, d.last_error
 		FROM deliveries d
 		JOIN flips f ON f.check_uid = d.check_uid AND f.n = d.flip_n
@@ -286,7 +295,7 @@ func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]
 // one waits in front of is due (zero: none pending).
 func (s *Store) NextDelivery(ctx context.Context) (time.Time, error) {
 	var next sql.NullInt64
-	if err := s.ro.QueryRowContext(ctx, `SELECT MIN(d.next_attempt) FROM deliveries d WHERE d.state = ? AND NOT EXISTS (
+	if err := s.queryRow(ctx, `SELECT MIN(d.next_attempt) FROM deliveries d WHERE d.state = ? AND NOT EXISTS (
 			SELECT 1 FROM deliveries o WHERE o.check_uid = d.check_uid AND o.channel = d.channel
 				AND o.state = ? AND o.flip_n < d.flip_n)`, string(DeliveryPending), string(DeliveryPending)).Scan(&next); err != nil {
 		return time.Time{}, err
@@ -296,7 +305,7 @@ func (s *Store) NextDelivery(ctx context.Context) (time.Time, error) {
 
 // Deliveries returns the deliveries of a check's flip n, by channel.
 func (s *Store) Deliveries(ctx context.Context, uid types.UID, flipN int64) (map[string]Delivery, error) {
-	rows, err := s.ro.QueryContext(ctx, `SELECT channel, state, attempts, next_attempt, last_error FROM deliveries
+	rows, err := s.query(ctx, `SELECT channel, state, attempts, next_attempt, last_error FROM deliveries
 		WHERE check_uid = ? AND flip_n = ?`, string(uid), flipN)
 	if err != nil {
 		return nil, err
@@ -318,7 +327,7 @@ func (s *Store) Deliveries(ctx context.Context, uid types.UID, flipN int64) (map
 
 // StateCounts counts checks by namespace and recorded state, for metrics.
 func (s *Store) StateCounts(ctx context.Context) (map[[2]string]int, error) {
-	rows, err := s.ro.QueryContext(ctx, `SELECT namespace, state, COUNT(*) FROM checks GROUP BY namespace, state`)
+	rows, err := s.query(ctx, `SELECT namespace, state, COUNT(*) FROM checks GROUP BY namespace, state`)
 	if err != nil {
 		return nil, err
 	}

@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/pressly/goose/v3"
+	"github.com/pressly/goose/v3/lock"
 	_ "modernc.org/sqlite" // the embedded backend's driver, "sqlite"
 )
 
@@ -95,9 +96,10 @@ var ErrClosed = errors.New("the ping store is closed")
 
 // Store is an open ping store.
 type Store struct {
-	opts    Options
-	backend string
-	// db is the writer's connection; ro serves reads.
+	opts Options
+	d    dialect
+	// db is the writer's connection; ro serves reads (the same pool for
+	// PostgreSQL).
 	db, ro *sql.DB
 	path   string // the SQLite file
 
@@ -106,8 +108,9 @@ type Store struct {
 	closing     sync.RWMutex // held for reading while queueing a write
 	closed      bool
 	ops         chan op
-	commits     atomic.Int64 // transactions committed
-	writes      atomic.Int64 // writes they held
+	down        atomic.Pointer[error] // set while the database does not answer
+	commits     atomic.Int64          // transactions committed
+	writes      atomic.Int64          // writes they held
 	queuedBytes atomic.Int64
 	stop        chan struct{}
 	stopped     chan struct{}
@@ -115,7 +118,8 @@ type Store struct {
 }
 
 // Open opens (creating and migrating as needed) the store that dsn names:
-// "sqlite:<path>" for the embedded SQLite file. It starts the writer.
+// "sqlite:<path>" for the embedded SQLite file, or a "postgres://" URL. It
+// starts the writer.
 func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	opts.defaults()
 	s := &Store{opts: opts, ops: make(chan op, opts.MaxQueued), stop: make(chan struct{}), stopped: make(chan struct{})}
@@ -125,9 +129,11 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 			return nil, err
 		}
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
-		return nil, errors.New("--store: the PostgreSQL backend is not in this build yet; use sqlite:<path>")
+		if err := s.openPostgres(ctx, dsn); err != nil {
+			return nil, err
+		}
 	default:
-		return nil, fmt.Errorf("--store %q: want sqlite:<path>", dsn)
+		return nil, fmt.Errorf("--store %q: want sqlite:<path> or a postgres:// URL", redact(dsn))
 	}
 	if err := s.migrate(ctx); err != nil {
 		_ = s.closeDBs()
@@ -152,7 +158,7 @@ func (s *Store) openSQLite(ctx context.Context, path string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return fmt.Errorf("creating the store's directory: %w", err)
 	}
-	s.backend, s.path = "sqlite", path
+	s.d, s.path = sqliteDialect, path
 	pragmas := "_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_pragma=temp_store(MEMORY)"
 	var err error
 	if s.db, err = sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_txlock=immediate"); err != nil {
@@ -179,7 +185,16 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	p, err := goose.NewProvider(goose.DialectSQLite3, s.db, fsys, goose.WithDisableGlobalRegistry(true))
+	opts := []goose.ProviderOption{goose.WithDisableGlobalRegistry(true)}
+	if s.d.name == postgresDialect.name {
+		// Replicas that start at once migrate one after the other.
+		locker, err := lock.NewPostgresSessionLocker()
+		if err != nil {
+			return err
+		}
+		opts = append(opts, goose.WithSessionLocker(locker))
+	}
+	p, err := goose.NewProvider(s.d.goose, s.db, fsys, opts...)
 	if err != nil {
 		return fmt.Errorf("preparing the store's migrations: %w", err)
 	}
@@ -206,7 +221,7 @@ func (s *Store) Close() error {
 
 func (s *Store) closeDBs() error {
 	var errs []error
-	if s.ro != nil {
+	if s.ro != nil && s.ro != s.db {
 		errs = append(errs, s.ro.Close())
 	}
 	if s.db != nil {
@@ -216,8 +231,13 @@ func (s *Store) closeDBs() error {
 }
 
 // Size is the store's size in bytes: the database file and its write-ahead
-// log.
+// log, or PostgreSQL's database.
 func (s *Store) Size(ctx context.Context) (int64, error) {
+	if s.d.name == postgresDialect.name {
+		var size int64
+		err := s.ro.QueryRowContext(ctx, `SELECT pg_database_size(current_database())`).Scan(&size)
+		return size, err
+	}
 	var pages, pageSize int64
 	if err := s.ro.QueryRowContext(ctx, "PRAGMA page_count").Scan(&pages); err != nil {
 		return 0, err
@@ -244,11 +264,54 @@ func (s *Store) Stats() Stats {
 	return Stats{Commits: s.commits.Load(), Writes: s.writes.Load()}
 }
 
-// Ready reports whether the store answers.
-func (s *Store) Ready(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+// ErrUnavailable means the database does not answer: the store refuses
+// writes at once (answer 503, Retry-After) until it answers again, which it
+// checks every second.
+var ErrUnavailable = errors.New("the ping store's database does not answer")
+
+// Health is nil while the database answers, and the reason it does not
+// otherwise.
+func (s *Store) Health() error {
+	if p := s.down.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
+
+// reachable pings the database after a failed transaction; when it does
+// not answer, the store is marked unavailable and probed every second until
+// it does.
+func (s *Store) reachable() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	return s.ro.PingContext(ctx)
+	err := s.db.PingContext(ctx)
+	if err == nil {
+		return true
+	}
+	down := fmt.Errorf("%w: %w", ErrUnavailable, err)
+	if s.down.Swap(&down) == nil {
+		go s.probe()
+	}
+	return false
+}
+
+func (s *Store) probe() {
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		err := s.db.PingContext(ctx)
+		cancel()
+		if err == nil {
+			s.down.Store(nil)
+			return
+		}
+	}
 }
 
 // micros and fromMicros convert instants to the stored form.

@@ -137,3 +137,14 @@ type Change struct {
 	State           monitor.Status
 	Version         int64
 }
+
+// Cursor is a place in the changes feed: after a change's version and UID.
+// One transaction gives every check it writes the same version, so a
+// version alone cannot tell where a page of the feed stopped.
+type Cursor struct {
+	Version int64
+	UID     types.UID
+}
+
+// Cursor is the place just after this change.
+func (c Change) Cursor() Cursor { return Cursor{Version: c.Version, UID: c.UID} }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"sort"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -78,6 +79,9 @@ func (s *Store) enqueue(ctx context.Context, o op, shed bool) error {
 	if s.closed {
 		return ErrClosed
 	}
+	if err := s.Health(); err != nil {
+		return err // the database is away: say so at once, not after a timeout
+	}
 	if shed {
 		select {
 		case s.ops <- o:
@@ -137,11 +141,20 @@ func (s *Store) failQueued() {
 	}
 }
 
-// commit runs a batch in one transaction. If the transaction fails, each
-// write is tried again in a transaction of its own, so that one bad write
-// fails alone.
+// commit runs a batch in one transaction. If the transaction fails while
+// the database answers, each write is tried again in a transaction of its
+// own, so that one bad write fails alone; if the database does not answer,
+// every write of the batch fails with ErrUnavailable, and so do new ones
+// until it answers again.
 func (s *Store) commit(batch []op) {
 	c, err := s.runTx(batch)
+	if err != nil && !s.reachable() {
+		err = fmt.Errorf("%w: %w", ErrUnavailable, err)
+		for _, o := range batch {
+			o.finish(err)
+		}
+		return
+	}
 	if err != nil && len(batch) > 1 {
 		for _, o := range batch {
 			c1, err := s.runTx([]op{o})
@@ -160,13 +173,25 @@ func (s *Store) commit(batch []op) {
 	}
 }
 
+// txTimeout bounds a transaction: a connection that stops answering (a
+// database behind a dead network path) fails the batch instead of holding
+// the writer.
+const txTimeout = 15 * time.Second
+
 func (s *Store) runTx(batch []op) (Committed, error) {
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), txTimeout)
+	defer cancel()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return Committed{}, fmt.Errorf("beginning a store transaction: %w", err)
 	}
 	t := &txn{s: s, tx: tx, ctx: ctx, rows: map[types.UID]*row{}}
+	if s.d.lockRows {
+		if err := t.lockRows(batch); err != nil {
+			_ = tx.Rollback()
+			return Committed{}, err
+		}
+	}
 	for _, o := range batch {
 		if err := o.apply(t); err != nil {
 			_ = tx.Rollback()
@@ -203,21 +228,21 @@ func (t *txn) exec(query string, args ...any) (sql.Result, error) {
 	if st := t.s.stmts[query]; st != nil {
 		return t.tx.StmtContext(t.ctx, st).ExecContext(t.ctx, args...)
 	}
-	return t.tx.ExecContext(t.ctx, query, args...)
+	return t.tx.ExecContext(t.ctx, t.s.d.sql(query), args...)
 }
 
 func (t *txn) query(query string, args ...any) (*sql.Rows, error) {
 	if st := t.s.stmts[query]; st != nil {
 		return t.tx.StmtContext(t.ctx, st).QueryContext(t.ctx, args...)
 	}
-	return t.tx.QueryContext(t.ctx, query, args...)
+	return t.tx.QueryContext(t.ctx, t.s.d.sql(query), args...)
 }
 
 func (t *txn) queryRow(query string, args ...any) *sql.Row {
 	if st := t.s.stmts[query]; st != nil {
 		return t.tx.StmtContext(t.ctx, st).QueryRowContext(t.ctx, args...)
 	}
-	return t.tx.QueryRowContext(t.ctx, query, args...)
+	return t.tx.QueryRowContext(t.ctx, t.s.d.sql(query), args...)
 }
 
 // The statements of the ping path, prepared when the store opens.
@@ -239,14 +264,21 @@ const (
 		VALUES (?, ?, ?, ?, ?, ?, ?)`
 	sqlInsertDelivery = `INSERT INTO deliveries (check_uid, flip_n, channel, state, next_attempt)
 		VALUES (?, ?, ?, ?, ?)`
+	// PostgreSQL only (lockRows).
+	sqlInsertNewCheck = `INSERT INTO checks (uid, namespace, name, version) VALUES (?, ?, ?, 0) ON CONFLICT (uid) DO NOTHING`
+	sqlLockChecks     = `SELECT ` + checkColumns + ` FROM checks WHERE uid = ANY(?) ORDER BY uid FOR UPDATE`
 )
 
 // prepare prepares the writer's frequent statements, before the writer
 // starts (it holds the one connection while it writes).
 func (s *Store) prepare(ctx context.Context) error {
 	s.stmts = map[string]*sql.Stmt{}
-	for _, q := range []string{sqlSelectCheck, sqlNextChange, sqlUpsertCheck, sqlInsertPing, sqlInsertFlip, sqlInsertDelivery} {
-		st, err := s.db.PrepareContext(ctx, q)
+	statements := []string{sqlSelectCheck, sqlNextChange, sqlUpsertCheck, sqlInsertPing, sqlInsertFlip, sqlInsertDelivery}
+	if s.d.lockRows {
+		statements = append(statements, sqlInsertNewCheck, sqlLockChecks)
+	}
+	for _, q := range statements {
+		st, err := s.db.PrepareContext(ctx, s.d.sql(q))
 		if err != nil {
 			return fmt.Errorf("preparing a store statement: %w", err)
 		}
@@ -284,6 +316,57 @@ func scanCheck(sc interface{ Scan(...any) error }) (*row, error) {
 	r.Facts.State, r.Facts.StateSince = monitor.Status(state), fromMicros(stateSince)
 	r.NextChange = fromMicros(nextChange)
 	return r, nil
+}
+
+// rowWriter is an op that changes check rows: pings, observations, pauses.
+type rowWriter interface {
+	targets() []*Target
+}
+
+// lockRows locks, where other processes write too, every check row the
+// batch changes before any is read: rows missing are inserted, and all are
+// locked in the order of their UIDs, so two replicas' batches never wait
+// for each other in a circle. The change counter, locked at the end of
+// every transaction (flush), comes after them all.
+func (t *txn) lockRows(batch []op) error {
+	byUID := map[types.UID]*Target{}
+	for _, o := range batch {
+		if w, ok := o.(rowWriter); ok {
+			for _, tg := range w.targets() {
+				byUID[tg.UID] = tg
+			}
+		}
+	}
+	if len(byUID) == 0 {
+		return nil
+	}
+	uids := make([]string, 0, len(byUID))
+	for uid := range byUID {
+		uids = append(uids, string(uid))
+	}
+	sort.Strings(uids)
+	for _, uid := range uids {
+		tg := byUID[types.UID(uid)]
+		if _, err := t.exec(sqlInsertNewCheck, uid, tg.Namespace, tg.Name); err != nil {
+			return fmt.Errorf("adding check %s/%s to the store: %w", tg.Namespace, tg.Name, err)
+		}
+	}
+	rows, err := t.query(sqlLockChecks, uids)
+	if err != nil {
+		return fmt.Errorf("locking checks in the store: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		r, err := scanCheck(rows)
+		if err != nil {
+			return err
+		}
+		tg := byUID[r.UID]
+		r.Namespace, r.Name = tg.Namespace, tg.Name
+		r.dirty = r.Version == 0 // inserted just now
+		t.rows[r.UID] = r
+	}
+	return rows.Err()
 }
 
 // load returns the check's row, a new one when the store has none.

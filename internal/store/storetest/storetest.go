@@ -252,17 +252,46 @@ func Run(t *testing.T, open Opener) {
 			must(t, err)
 			_, err = s.RecordPing(ctx, simple("i2"), ping(monitor.PingFail, t0))
 			must(t, err)
-			all, err := s.Changes(ctx, 0, 100)
+			all, err := s.Changes(ctx, store.Cursor{}, 100)
 			must(t, err)
 			if len(all) != 2 || all[0].UID != "i1" || all[1].UID != "i2" || all[1].State != monitor.StatusDown || all[0].Version >= all[1].Version {
 				t.Fatalf("changes = %+v", all)
 			}
 			_, err = s.RecordPing(ctx, simple("i1"), ping(monitor.PingSuccess, t0.Add(time.Second)))
 			must(t, err)
-			later, err := s.Changes(ctx, all[1].Version, 100)
+			later, err := s.Changes(ctx, all[1].Cursor(), 100)
 			must(t, err)
 			if len(later) != 1 || later[0].UID != "i1" {
 				t.Fatalf("changes after %d = %+v", all[1].Version, later)
+			}
+		},
+		"the changes feed pages through one write of many checks": func(t *testing.T, s *store.Store) {
+			// One transaction gives every check it writes the same version:
+			// a page that ends inside that group must not lose the rest.
+			var targets []store.Target
+			for i := range 7 {
+				targets = append(targets, simple(fmt.Sprint("p", i)))
+			}
+			_, err := s.Observe(ctx, targets, t0)
+			must(t, err)
+			seen := map[types.UID]bool{}
+			var at store.Cursor
+			for range 10 {
+				page, err := s.Changes(ctx, at, 3)
+				must(t, err)
+				if len(page) == 0 {
+					break
+				}
+				for _, ch := range page {
+					if seen[ch.UID] {
+						t.Fatalf("%s listed twice", ch.UID)
+					}
+					seen[ch.UID] = true
+				}
+				at = page[len(page)-1].Cursor()
+			}
+			if len(seen) != len(targets) {
+				t.Fatalf("the feed listed %d checks in pages of 3, want %d", len(seen), len(targets))
 			}
 		},
 		"a channel hears a check's flips in order, and outcomes are kept": func(t *testing.T, s *store.Store) {

@@ -1,0 +1,46 @@
+package store
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/pressly/goose/v3"
+)
+
+// dialect is what differs between the backends. The schema and the
+// statements are written once, with ? placeholders; the rest is here.
+type dialect struct {
+	name  string
+	goose goose.Dialect
+	// dollar: placeholders are $1, $2, ... (PostgreSQL).
+	dollar bool
+	// lockRows: other processes write too (PostgreSQL replicas), so a
+	// transaction locks the check rows it changes, all at once and in one
+	// order, before it reads them.
+	lockRows bool
+}
+
+var (
+	sqliteDialect   = dialect{name: "sqlite", goose: goose.DialectSQLite3}
+	postgresDialect = dialect{name: "postgres", goose: goose.DialectPostgres, dollar: true, lockRows: true}
+)
+
+// sql returns q in the dialect's placeholder style. The statements here
+// have no ? inside string literals.
+func (d dialect) sql(q string) string {
+	if !d.dollar || !strings.Contains(q, "?") {
+		return q
+	}
+	var b strings.Builder
+	n := 0
+	for _, r := range q {
+		if r == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}

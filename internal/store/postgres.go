@@ -1,0 +1,58 @@
+package store
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// maxConns bounds the connections a manager opens to PostgreSQL: the
+// writer's and a few for reads. The hosted reference once ran out of file
+// descriptors when its database went away; this bound holds then too.
+const maxConns = 8
+
+// openPostgres opens a pool on dsn (libpq's URL form: host, port,
+// database, user, password, sslmode, sslrootcert, ...). A commit is
+// acknowledged only once it is durable: synchronous_commit is on whatever
+// the server's default. Connecting gives up after 5 s, so a database that
+// does not answer is an error, not a hang.
+func (s *Store) openPostgres(ctx context.Context, dsn string) error {
+	cfg, err := pgx.ParseConfig(dsn)
+	if err != nil {
+		return fmt.Errorf("--store: %w", err)
+	}
+	if cfg.ConnectTimeout == 0 || cfg.ConnectTimeout > 5*time.Second {
+		cfg.ConnectTimeout = 5 * time.Second
+	}
+	cfg.RuntimeParams["synchronous_commit"] = "on"
+	cfg.RuntimeParams["application_name"] = "vigil"
+	s.d = postgresDialect
+	s.db = stdlib.OpenDB(*cfg)
+	s.db.SetMaxOpenConns(maxConns)
+	s.db.SetMaxIdleConns(maxConns)
+	s.db.SetConnMaxIdleTime(5 * time.Minute)
+	s.ro = s.db
+	pctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := s.db.PingContext(pctx); err != nil {
+		_ = s.db.Close()
+		return fmt.Errorf("connecting to the store at %s: %w", redact(dsn), err)
+	}
+	return nil
+}
+
+// redact hides a DSN's password.
+func redact(dsn string) string {
+	u, err := url.Parse(dsn)
+	if err != nil || u.User == nil {
+		return dsn
+	}
+	if _, has := u.User.Password(); has {
+		u.User = url.UserPassword(u.User.Username(), "xxxxx")
+	}
+	return u.String()
+}

@@ -1,0 +1,156 @@
+package store_test
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/vigil-operator/vigil/internal/monitor"
+
+	"github.com/vigil-operator/vigil/internal/store"
+	"github.com/vigil-operator/vigil/internal/store/storetest"
+	"github.com/vigil-operator/vigil/internal/testenv"
+)
+
+// TestPostgresContract runs the store's contract on a real PostgreSQL
+// server, one database per test.
+func TestPostgresContract(t *testing.T) {
+	ctx := context.Background()
+	pg, err := testenv.StartPostgres(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pg.Remove() })
+	storetest.Run(t, func(t *testing.T, opts store.Options) *store.Store {
+		dsn, err := pg.NewDatabase(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := store.Open(ctx, dsn, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		return s
+	})
+}
+
+// TestPostgresReplicas opens two stores on one database at once, as two
+// replicas do when they start together (their migrations must not collide),
+// and has both take pings for the same checks, alternately and in batches:
+// every ping is counted once, each check's serial numbers stay gap-free, and
+// the changes feed, which the leader follows, lists every write once in the
+// order the writes committed.
+func TestPostgresReplicas(t *testing.T) {
+	ctx := context.Background()
+	pg, err := testenv.StartPostgres(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pg.Remove() })
+	dsn, err := pg.NewDatabase(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var replicas [2]*store.Store
+	var wg sync.WaitGroup
+	for i := range replicas {
+		wg.Go(func() {
+			s, err := store.Open(ctx, dsn, store.Options{})
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			t.Cleanup(func() { _ = s.Close() })
+			replicas[i] = s
+		})
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	const checks, each = 20, 30
+	t0 := time.Date(2026, 11, 24, 3, 0, 0, 0, time.UTC)
+	target := func(c int) store.Target {
+		return store.Target{
+			UID: types.UID(fmt.Sprint("r", c)), Namespace: "team-a", Name: fmt.Sprint("check-", c),
+			Config:   monitor.Config{Timeout: time.Minute, Grace: time.Minute},
+			Channels: func() ([]string, error) { return []string{"ops"}, nil },
+		}
+	}
+	var acked atomic.Int64
+	for c := range checks {
+		for i := range each {
+			wg.Go(func() {
+				kind := monitor.PingSuccess
+				if i%10 == 9 {
+					kind = monitor.PingFail // a flip down, and one up after it
+				}
+				_, err := replicas[(c+i)%2].RecordPing(ctx, target(c), store.Ping{Kind: kind, At: t0.Add(time.Duration(i) * time.Millisecond), Method: "GET"})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				acked.Add(1)
+			})
+		}
+	}
+	wg.Wait()
+	if acked.Load() != checks*each {
+		t.Fatalf("%d pings acknowledged, want %d", acked.Load(), checks*each)
+	}
+	for c := range checks {
+		tg := target(c)
+		for _, s := range replicas {
+			chk, _, err := s.Check(ctx, tg.UID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if chk.NPings != each {
+				t.Fatalf("check %s: n_pings %d, want %d", tg.UID, chk.NPings, each)
+			}
+		}
+		pings, err := replicas[0].Pings(ctx, tg.UID, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns := make([]int64, 0, len(pings))
+		for _, p := range pings {
+			ns = append(ns, p.N)
+		}
+		slices.Sort(ns)
+		for i, n := range ns {
+			if n != int64(i+1) {
+				t.Fatalf("check %s: serials %v, want 1..%d", tg.UID, ns, each)
+			}
+		}
+		flips, err := replicas[1].Flips(ctx, tg.UID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 1; i < len(flips); i++ {
+			if flips[i].Up == flips[i-1].Up {
+				t.Fatalf("check %s: two flips in a row to the same side: %+v", tg.UID, flips)
+			}
+		}
+	}
+	feed, err := replicas[1].Changes(ctx, store.Cursor{}, 10*checks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(feed) != checks {
+		t.Fatalf("the changes feed lists %d checks, want %d", len(feed), checks)
+	}
+	for i := 1; i < len(feed); i++ {
+		if feed[i].Version < feed[i-1].Version {
+			t.Fatalf("the changes feed is out of order: %+v", feed)
+		}
+	}
+}
