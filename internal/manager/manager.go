@@ -330,8 +330,8 @@ func setupHTTP(ctx context.Context, mgr ctrl.Manager, opts Options, st *store.St
 				}
 				return st.Health()
 			},
-			Client:  &runner.Client{UserAgent: version.UserAgent()},
-			Clock:   opts.Clock, Log: ctrl.Log.WithName("heartbeat"),
+			Client: &runner.Client{UserAgent: version.UserAgent()},
+			Clock:  opts.Clock, Log: ctrl.Log.WithName("heartbeat"),
 		}); err != nil {
 			return err
 		}
