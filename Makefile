@@ -92,9 +92,17 @@ verify: fmt vet manifests generate tidy ## Fail if formatting or generation chan
 
 ##@ Test
 
+# The suites that run a whole manager (or its leader's loops) on a ping store:
+# `make test` runs them on SQLite with the rest, then on PostgreSQL. The
+# store's contract suite and the install end to end run both backends by
+# themselves.
+POSTGRES_SUITES := ./internal/api/apitest ./internal/ping/pingtest ./internal/controller ./internal/delivery
+
 .PHONY: test
 test: envtest postgres manifests generate $(HELM) ## Run every test (unit, envtest, interop, the install end to end, both store backends) offline.
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) KUSTOMIZE=$(KUSTOMIZE) HELM=$(HELM) $(GO) test ./... -count=1 -timeout 30m
+	@echo "== the whole-manager suites again, on PostgreSQL"
+	VIGIL_TEST_STORE=postgres KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) test -count=1 -timeout 20m $(POSTGRES_SUITES)
 
 .PHONY: bench-lateness
 bench-lateness: envtest ## Measure how late checks are recorded down (and statuses follow), and the manager's heap, with 1,000 and 10,000 checks.

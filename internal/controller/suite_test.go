@@ -2,7 +2,6 @@ package controller_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -78,7 +77,9 @@ var _ = BeforeSuite(func() {
 	// The leader's loops, wired as the manager wires them.
 	projector := &projection.Projector{Client: mgr.GetClient(), Clock: clk, Budget: 1000,
 		Recorder: mgr.GetEventRecorder("vigil-check"), Log: GinkgoLogr}
-	st, err = store.Open(ctx, "sqlite:"+filepath.Join(GinkgoT().TempDir(), "vigil.db"),
+	dsn, err := testenv.StoreDSN(ctx, GinkgoT().TempDir())
+	Expect(err).NotTo(HaveOccurred())
+	st, err = store.Open(ctx, dsn,
 		store.Options{OnCommit: func(store.Committed) { projector.Wake() }})
 	Expect(err).NotTo(HaveOccurred())
 	projector.Store = st
@@ -119,6 +120,7 @@ var _ = AfterSuite(func() {
 	if env != nil {
 		Expect(env.Stop()).To(Succeed())
 	}
+	Expect(testenv.StopPostgres()).To(Succeed())
 })
 
 func newNamespace() string {

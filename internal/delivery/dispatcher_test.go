@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +22,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/delivery"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/store"
+	"github.com/vigil-operator/vigil/internal/testenv"
 )
 
 func openStore(dsn string) *store.Store {
@@ -109,7 +109,9 @@ var _ = Describe("Dispatcher", func() {
 		n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "delivery-"}}
 		Expect(k8sClient.Create(ctxT(), n)).To(Succeed())
 		ns = n.Name
-		dbDSN = "sqlite:" + filepath.Join(GinkgoT().TempDir(), "vigil.db")
+		var err error
+		dbDSN, err = testenv.StoreDSN(ctxT(), GinkgoT().TempDir())
+		Expect(err).NotTo(HaveOccurred())
 		st = openStore(dbDSN)
 		rec = &events{}
 	})

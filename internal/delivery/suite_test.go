@@ -76,6 +76,7 @@ var _ = AfterSuite(func() {
 	if env != nil {
 		Expect(env.Stop()).To(Succeed())
 	}
+	Expect(testenv.StopPostgres()).To(Succeed())
 })
 
 // ctxT is a context for one spec.

@@ -115,7 +115,7 @@ func (p *Postgres) Start(ctx context.Context) error {
 	// fsync stays on: a commit is durable, as in production.
 	p.cmd = p.command(context.WithoutCancel(ctx), "postgres", "-D", p.dir, "-p", strconv.Itoa(p.port), "-k", p.dir,
 		"-c", "listen_addresses=127.0.0.1", "-c", "max_connections=200", "-c", "shared_buffers=32MB")
-	logf, err := os.OpenFile(filepath.Join(os.TempDir(), filepath.Base(p.dir)+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	logf, err := os.OpenFile(p.logPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err == nil {
 		p.cmd.Stdout, p.cmd.Stderr = logf, logf
 	}
@@ -176,8 +176,15 @@ func (p *Postgres) Kill() {
 	p.cmd = nil
 }
 
-// Remove stops the server and deletes its data.
+// Remove stops the server and deletes its data and log.
 func (p *Postgres) Remove() error {
 	err := p.Stop()
+	_ = os.Remove(p.logPath())
 	return errors.Join(err, os.RemoveAll(p.dir))
+}
+
+// logPath is the server's log, beside its data directory (which initdb
+// wants empty).
+func (p *Postgres) logPath() string {
+	return filepath.Join(os.TempDir(), filepath.Base(p.dir)+".log")
 }

@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"path/filepath"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -68,7 +67,8 @@ func Start(opts manager.Options) *Harness {
 		opts.BaseURL = "http://" + opts.HTTPAddr
 	}
 	if opts.Store == "" {
-		opts.Store = "sqlite:" + filepath.Join(ginkgo.GinkgoT().TempDir(), "vigil.db")
+		opts.Store, err = testenv.StoreDSN(context.Background(), ginkgo.GinkgoT().TempDir())
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	}
 	if opts.MetricsAddr == "" {
 		opts.MetricsAddr = "0"
@@ -125,6 +125,7 @@ func (h *Harness) Stop() {
 	if h.Env != nil {
 		gomega.Expect(h.Env.Stop()).To(gomega.Succeed())
 	}
+	gomega.Expect(testenv.StopPostgres()).To(gomega.Succeed())
 }
 
 // Project is a namespace with a project: API keys and the ping key.
