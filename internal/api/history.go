@@ -39,7 +39,15 @@ func (s *Server) lookupCheck(w http.ResponseWriter, r *request) (*v1.Check, bool
 	return c, true
 }
 
+// internalError answers a failure of the store or the cache: 503 with
+// Retry-After while the store's database does not answer (said once by the
+// store, not logged per request), 500 otherwise.
 func (s *Server) internalError(w http.ResponseWriter, r *request, what string, err error) {
+	if s.Store.Unavailable(err) {
+		w.Header().Set("Retry-After", "5")
+		writeError(w, http.StatusServiceUnavailable, "the ping store is unavailable; try again")
+		return
+	}
 	s.Log.Error(err, what, "path", r.URL.Path)
 	writeError(w, http.StatusInternalServerError, what+" failed; try again")
 }

@@ -45,7 +45,7 @@ func newManagerCmd(g *globals) *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&opts.HTTPAddr, "http-bind-address", ":8000", "address of the Management API, ping and badge server")
 	f.StringVar(&opts.Store, "store", envOr("VIGIL_STORE", "sqlite:/var/lib/vigil/vigil.db"),
-		"the ping store, where pings, flips and notifications are kept: sqlite:<path> (default $VIGIL_STORE)")
+		"the ping store, where pings, flips and notifications are kept: sqlite:<path>, or a postgres:// URL (libpq form; TLS with sslmode, sslrootcert, sslcert, sslkey) for several replicas (default $VIGIL_STORE)")
 	f.Float64Var(&opts.StatusBudget, "status-writes-per-second", projection.DefaultBudget,
 		"Check status writes per second, cluster-wide: state changes first, then ping statistics, oldest first")
 	f.StringVar(&opts.BaseURL, "base-url", "http://localhost:8000", "URL clients reach the HTTP server at, used in returned ping, API and badge URLs")

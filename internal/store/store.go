@@ -278,6 +278,13 @@ func (s *Store) Health() error {
 	return nil
 }
 
+// Unavailable reports whether err, which a read or write of the store
+// returned, means that the database does not answer. It asks the database
+// when in doubt, and marks the store unavailable if so.
+func (s *Store) Unavailable(err error) bool {
+	return errors.Is(err, ErrUnavailable) || s.Health() != nil || !s.reachable()
+}
+
 // reachable pings the database after a failed transaction; when it does
 // not answer, the store is marked unavailable and probed every second until
 // it does.

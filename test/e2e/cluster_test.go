@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -46,16 +47,27 @@ type cluster struct {
 	kubectlBin      string
 	dir             string
 
-	// The manager: its workload, process and addresses.
+	// The manager: its workload, the replicas running it, and the Service
+	// in front of their HTTP servers.
 	workload *unstructured.Unstructured
 	// extraArgs are added to the manifest's arguments (fault tests only).
 	extraArgs []string
 	// apiProxy, when set, stands between the manager and the API server.
-	apiProxy   *tcpProxy
-	manager    *managerProcess
-	httpURL    string
-	metricsURL string
-	probeURL   string
+	apiProxy *tcpProxy
+	// replicas are the workload's pods, by ordinal; nil while one is down.
+	replicas []*replica
+	// service spreads connections over the running replicas, as
+	// kube-proxy does for the install's Service; httpURL is its address,
+	// the same across restarts.
+	service *service
+	httpURL string
+}
+
+// replica is one pod of the workload: the manager process and its
+// addresses.
+type replica struct {
+	*managerProcess
+	httpAddr, metricsURL, probeURL string
 }
 
 // startCluster starts a control plane without Vigil's CRDs, creates
@@ -105,6 +117,8 @@ func startCluster(namespace string, objs []unstructured.Unstructured) *cluster {
 	// A new client, so that its REST mapper knows the CRDs.
 	cl.c, err = client.New(cl.admin, client.Options{Scheme: e2eScheme()})
 	Expect(err).NotTo(HaveOccurred())
+	cl.service = newService()
+	cl.httpURL = "http://" + cl.service.addr
 	return cl
 }
 
@@ -139,11 +153,37 @@ func (cl *cluster) serviceAccount() string {
 	return sa
 }
 
-// startManager runs `vigil` with the manager container's arguments and
-// environment, as the workload's ServiceAccount; stopManager stops it. Listen addresses become
-// free loopback ports (there is one machine, not a pod network) and
-// --base-url the address tests reach; every other flag is the manifest's.
+// replicaCount is the workload's spec.replicas (1 when unset).
+func (cl *cluster) replicaCount() int {
+	n, found, err := unstructured.NestedFieldNoCopy(cl.workload.Object, "spec", "replicas")
+	Expect(err).NotTo(HaveOccurred())
+	if !found {
+		return 1
+	}
+	// YAML decodes to float64, JSON objects built in Go to int64.
+	switch n := n.(type) {
+	case int64:
+		return int(n)
+	case float64:
+		return int(n)
+	}
+	Fail(fmt.Sprintf("spec.replicas is %T", n))
+	return 0
+}
+
+// startManager starts every replica of the workload.
 func (cl *cluster) startManager() {
+	for i := range cl.replicaCount() {
+		cl.startReplica(i)
+	}
+}
+
+// startReplica runs `vigil` with the manager container's arguments and
+// environment, as the workload's ServiceAccount, as pod i of the workload,
+// and adds it to the Service once it is ready. Listen addresses become free
+// loopback ports (there is one machine, not a pod network) and --base-url
+// the Service's; every other flag is the manifest's.
+func (cl *cluster) startReplica(i int) {
 	ctx := context.Background()
 	container := cl.managerContainer()
 	Expect(container.Command).To(Or(BeEmpty(), Equal([]string{"/vigil"})), "the image's entrypoint is /vigil")
@@ -153,10 +193,11 @@ func (cl *cluster) startManager() {
 		Expect(err).NotTo(HaveOccurred())
 		return a
 	}
-	httpAddr, metricsAddr, probeAddr := addr(), addr(), addr()
-	cl.httpURL, cl.metricsURL, cl.probeURL = "http://"+httpAddr, "https://"+metricsAddr, "http://"+probeAddr
+	r := &replica{httpAddr: addr()}
+	metricsAddr, probeAddr := addr(), addr()
+	r.metricsURL, r.probeURL = "https://"+metricsAddr, "http://"+probeAddr
 	overrides := map[string]string{
-		"--http-bind-address":         httpAddr,
+		"--http-bind-address":         r.httpAddr,
 		"--metrics-bind-address":      metricsAddr,
 		"--health-probe-bind-address": probeAddr,
 		"--base-url":                  cl.httpURL,
@@ -165,7 +206,7 @@ func (cl *cluster) startManager() {
 	// Volumes are directories of the test, at the same place across
 	// restarts, as a PersistentVolume is to its pod.
 	for _, vm := range container.VolumeMounts {
-		dir := filepath.Join(cl.dir, "volumes", vm.Name)
+		dir := filepath.Join(cl.dir, "volumes", fmt.Sprint(i), vm.Name)
 		Expect(os.MkdirAll(dir, 0o750)).To(Succeed())
 		for i := range args {
 			args[i] = strings.ReplaceAll(args[i], vm.MountPath, dir)
@@ -178,16 +219,53 @@ func (cl *cluster) startManager() {
 	if cl.apiProxy != nil {
 		saConfig.Host = "https://" + cl.apiProxy.addr
 	}
-	kubeconfig := filepath.Join(cl.dir, "manager.kubeconfig")
+	kubeconfig := filepath.Join(cl.dir, fmt.Sprintf("manager-%d.kubeconfig", i))
 	writeKubeconfig(kubeconfig, saConfig)
 
 	env := []string{"KUBECONFIG=" + kubeconfig, "PATH=" + os.Getenv("PATH"), "HOME=" + cl.dir}
 	for _, e := range container.Env {
 		env = append(env, e.Name+"="+cl.envValue(ns, e))
 	}
-	cl.manager = startProcess(vigilBin, args, env, filepath.Join(cl.dir, "manager.log"))
-	Eventually(func() (int, error) { return httpStatus(cl.probeURL + "/readyz") }).
-		WithTimeout(60*time.Second).Should(Equal(http.StatusOK), "the manager never became ready:\n%s", cl.manager.output())
+	r.managerProcess = startProcess(vigilBin, args, env, filepath.Join(cl.dir, fmt.Sprintf("manager-%d.log", i)))
+	for len(cl.replicas) <= i {
+		cl.replicas = append(cl.replicas, nil)
+	}
+	cl.replicas[i] = r
+	Eventually(func() (int, error) { return httpStatus(r.probeURL + "/readyz") }).
+		WithTimeout(60*time.Second).Should(Equal(http.StatusOK), "replica %d never became ready:\n%s", i, r.output())
+	cl.service.add(r.httpAddr)
+}
+
+// killReplica kills replica i at once (SIGKILL), as an OOM kill or a node
+// failure does; the Service stops sending it connections.
+func (cl *cluster) killReplica(i int) {
+	r := cl.replicas[i]
+	cl.service.remove(r.httpAddr)
+	r.kill()
+	cl.replicas[i] = nil
+}
+
+// leader is the replica that leads: the one running that logged it
+// acquired the lease (a replica logs it once per process), or -1.
+func (cl *cluster) leader() int {
+	for i, r := range cl.replicas {
+		if r != nil && strings.Contains(strings.ToLower(r.output()), "successfully acquired lease") {
+			return i
+		}
+	}
+	return -1
+}
+
+// first is the first running replica, for what any replica answers.
+func (cl *cluster) first() *replica {
+	GinkgoHelper()
+	for _, r := range cl.replicas {
+		if r != nil {
+			return r
+		}
+	}
+	Fail("no replica is running")
+	return nil
 }
 
 // envValue resolves an environment variable of the manager container as
@@ -201,7 +279,7 @@ func (cl *cluster) envValue(ns string, e corev1.EnvVar) string {
 		case "metadata.namespace":
 			return ns
 		case "metadata.name":
-			return "vigil-manager-e2e"
+			return "vigil-manager-e2e" // one name for every replica: leader election must not need distinct ones
 		}
 	case e.ValueFrom.SecretKeyRef != nil:
 		s := &corev1.Secret{}
@@ -212,27 +290,35 @@ func (cl *cluster) envValue(ns string, e corev1.EnvVar) string {
 	return ""
 }
 
-// stopManager stops the manager as the kubelet does (SIGTERM) and expects
-// a clean exit.
+// stopManager stops every replica as the kubelet does (SIGTERM) and
+// expects clean exits.
 func (cl *cluster) stopManager() {
-	if cl.manager == nil {
-		return
-	}
 	cl.expectHealthyManager()
-	Expect(cl.manager.stop()).To(Succeed(), "the manager did not stop cleanly:\n%s", cl.manager.output())
-	cl.manager = nil
+	for i, r := range cl.replicas {
+		if r == nil {
+			continue
+		}
+		cl.service.remove(r.httpAddr)
+		Expect(r.stop()).To(Succeed(), "replica %d did not stop cleanly:\n%s", i, r.output())
+		cl.replicas[i] = nil
+	}
 }
 
-// expectHealthyManager fails when the manager exited or logged a request
-// the API server forbade.
+// expectHealthyManager fails when a running replica exited or logged a
+// request the API server forbade.
 func (cl *cluster) expectHealthyManager() {
 	GinkgoHelper()
-	if cl == nil || cl.manager == nil {
+	if cl == nil {
 		return // it did not start: the failure that stopped it is reported
 	}
-	Expect(cl.manager.exited()).To(BeFalse(), "the manager exited:\n%s", cl.manager.output())
-	for _, line := range strings.Split(cl.manager.output(), "\n") {
-		Expect(strings.ToLower(line)).NotTo(ContainSubstring("forbidden"), "the manager was refused a call by its RBAC")
+	for i, r := range cl.replicas {
+		if r == nil {
+			continue
+		}
+		Expect(r.exited()).To(BeFalse(), "replica %d exited:\n%s", i, r.output())
+		for _, line := range strings.Split(r.output(), "\n") {
+			Expect(strings.ToLower(line)).NotTo(ContainSubstring("forbidden"), "replica %d was refused a call by its RBAC", i)
+		}
 	}
 }
 
@@ -451,4 +537,71 @@ func (p *tcpProxy) unblock() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.blocked = false
+}
+
+// service is a Service's virtual IP as kube-proxy makes it: each new
+// connection goes to the next endpoint, round robin; an endpoint is added
+// when its replica is ready and removed when it goes.
+type service struct {
+	addr string
+	ln   net.Listener
+
+	mu        sync.Mutex
+	endpoints []string
+	next      int
+}
+
+func newService() *service {
+	ln, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	s := &service{addr: ln.Addr().String(), ln: ln}
+	DeferCleanup(ln.Close)
+	go s.serve()
+	return s
+}
+
+func (s *service) add(endpoint string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.endpoints = append(s.endpoints, endpoint)
+}
+
+func (s *service) remove(endpoint string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.endpoints = slices.DeleteFunc(s.endpoints, func(e string) bool { return e == endpoint })
+}
+
+func (s *service) pick() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.endpoints) == 0 {
+		return ""
+	}
+	s.next++
+	return s.endpoints[s.next%len(s.endpoints)]
+}
+
+func (s *service) serve() {
+	for {
+		c, err := s.ln.Accept()
+		if err != nil {
+			return
+		}
+		go func() {
+			endpoint := s.pick()
+			if endpoint == "" {
+				_ = c.Close() // no ready endpoint: the connection is refused
+				return
+			}
+			up, err := (&net.Dialer{}).DialContext(context.Background(), "tcp", endpoint)
+			if err != nil {
+				_ = c.Close()
+				return
+			}
+			go func() { _, _ = io.Copy(up, c); _ = up.Close() }()
+			_, _ = io.Copy(c, up)
+			_ = c.Close()
+		}()
+	}
 }

@@ -49,11 +49,7 @@ var _ = Describe("The installed manager under faults", Ordered, func() {
 		Eventually(func() int { return cl.api("GET", "/api/v3/checks/", rw, "").Status }).Should(Equal(http.StatusOK))
 	})
 
-	AfterEach(func() {
-		if cl != nil && cl.manager != nil {
-			cl.expectHealthyManager()
-		}
-	})
+	AfterEach(func() { cl.expectHealthyManager() })
 
 	It("loses no acknowledged ping and counts none twice when it is SIGKILLed under load", func() {
 		const checks, workers, kills = 8, 8, 3
@@ -74,14 +70,11 @@ var _ = Describe("The installed manager under faults", Ordered, func() {
 			wg       sync.WaitGroup
 		)
 		hc := &http.Client{Timeout: 10 * time.Second}
-		// The manager listens elsewhere after each restart.
-		var base atomic.Pointer[string]
-		base.Store(&cl.httpURL)
 		for w := range workers {
 			wg.Go(func() {
 				for n := 0; !stop.Load(); n++ {
 					check, rid := uuids[(w+n)%checks], uuid.NewString()
-					req, _ := http.NewRequestWithContext(ctx, http.MethodPost, *base.Load()+"/ping/"+check+"?rid="+rid, nil)
+					req, _ := http.NewRequestWithContext(ctx, http.MethodPost, cl.httpURL+"/ping/"+check+"?rid="+rid, nil)
 					resp, err := hc.Do(req)
 					ok := err == nil && resp.StatusCode == http.StatusOK
 					if err == nil {
@@ -110,11 +103,8 @@ var _ = Describe("The installed manager under faults", Ordered, func() {
 		for range kills {
 			before := acked()
 			Eventually(acked).Should(BeNumerically(">", before+200), "the load is running")
-			cl.manager.kill()
-			cl.manager = nil
-			cl.startManager()
-			url := cl.httpURL
-			base.Store(&url)
+			cl.killReplica(0)
+			cl.startReplica(0)
 		}
 		Eventually(acked).Should(BeNumerically(">", 0))
 		stop.Store(true)
@@ -175,7 +165,7 @@ var _ = Describe("The installed manager under faults", Ordered, func() {
 			return cl.checkObject("faults", c.uuid())
 		}
 		Eventually(func() any { return nPings(check()) }).Should(BeEquivalentTo(1))
-		rssBefore := cl.manager.rss()
+		rssBefore := cl.replicas[0].rss()
 
 		cl.apiProxy.block()
 		DeferCleanup(cl.apiProxy.unblock)
@@ -195,7 +185,7 @@ var _ = Describe("The installed manager under faults", Ordered, func() {
 		Expect(resp.Header.Get("Retry-After")).NotTo(BeEmpty())
 		Expect(cl.api("GET", "/api/v3/checks/"+c.uuid(), rw, "").Body).To(ContainSubstring(fmt.Sprintf(`"n_pings":%d`, pings+1)),
 			"the Management API reads the store, and is exact while the API server is away")
-		rssDuring := cl.manager.rss()
+		rssDuring := cl.replicas[0].rss()
 		GinkgoWriter.Printf("manager RSS %d MiB before, %d MiB after %d pings (%d MiB of bodies) with the API server unreachable\n",
 			rssBefore>>20, rssDuring>>20, pings, pings*len(body)>>20)
 		Expect(rssDuring-rssBefore).To(BeNumerically("<", int64(64<<20)), "bodies go to the store, not to memory")

@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -101,8 +102,12 @@ func describeInstall(namespace string, render func(heartbeatURL string) []unstru
 
 	AfterEach(func() { cl.expectHealthyManager() })
 
-	It("runs as its own ServiceAccount, which may not write Secrets or take leases", func() {
+	It("runs as its own ServiceAccount, which may not write Secrets, and takes leases only to elect a leader", func() {
 		Expect(cl.serviceAccount()).NotTo(BeEmpty())
+		// One replica with the embedded store runs without leader election;
+		// replicas on PostgreSQL elect one.
+		elects := !slices.Contains(cl.managerContainer().Args, "--leader-elect=false")
+		Expect(elects).To(Equal(cl.replicaCount() > 1), "leader election exactly when there are several replicas")
 		user := fmt.Sprintf("system:serviceaccount:%s:%s", cl.workload.GetNamespace(), cl.serviceAccount())
 		for _, tc := range []struct {
 			attrs   authorizationv1.ResourceAttributes
@@ -114,8 +119,8 @@ func describeInstall(namespace string, render func(heartbeatURL string) []unstru
 			{authorizationv1.ResourceAttributes{Namespace: team, Resource: "pods", Verb: "delete"}, false},
 			{authorizationv1.ResourceAttributes{Namespace: team, Resource: "pods", Subresource: "log", Verb: "get"}, true},
 			{authorizationv1.ResourceAttributes{Namespace: team, Group: "monitoring.vigil.dev", Resource: "checks", Verb: "create"}, true},
-			// One replica with its store needs no leader election.
-			{authorizationv1.ResourceAttributes{Namespace: cl.workload.GetNamespace(), Group: "coordination.k8s.io", Resource: "leases", Verb: "create"}, false},
+			{authorizationv1.ResourceAttributes{Namespace: cl.workload.GetNamespace(), Group: "coordination.k8s.io", Resource: "leases", Verb: "create"}, elects},
+			{authorizationv1.ResourceAttributes{Namespace: team, Group: "coordination.k8s.io", Resource: "leases", Verb: "create"}, false},
 		} {
 			review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{User: user, ResourceAttributes: &tc.attrs,
 				Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + cl.workload.GetNamespace(), "system:authenticated"}}}
@@ -381,8 +386,7 @@ spec:
 		r := cl.api("GET", "/api/v3/checks/"+c.uuid(), rw, "")
 		Expect(r.Body).To(And(ContainSubstring(`"n_pings":6`), ContainSubstring(`"status":"down"`)))
 		Expect(cl.api("GET", "/api/v3/checks/"+c.uuid()+"/flips/", rw, "").Body).To(MatchRegexp(`^\[\{"timestamp":"[^"]+","up":0\}\]$`))
-		// The restarted manager listens elsewhere (the test's free ports).
-		Expect(cl.ping(cl.httpURL+"/ping/"+c.uuid(), "GET", "")).To(Equal("OK"))
+		Expect(cl.ping(c.PingURL, "GET", "")).To(Equal("OK"))
 		Expect(cl.api("GET", "/api/v3/checks/"+c.uuid(), rw, "").Body).To(ContainSubstring(`"n_pings":7`))
 	})
 
@@ -424,12 +428,25 @@ func (cl *cluster) api(method, path, key, body string) apiResult {
 	return do(http.DefaultClient, method, cl.httpURL+path, body, map[string]string{"X-Api-Key": key})
 }
 
+// metrics scrapes every running replica, as Prometheus does, and returns
+// the scrapes joined, with the first status that is not 200 if any.
 func (cl *cluster) metrics(token string) apiResult {
 	h := map[string]string{}
 	if token != "" {
 		h["Authorization"] = "Bearer " + token
 	}
-	return do(insecureHTTP, "GET", cl.metricsURL+"/metrics", "", h)
+	var all apiResult
+	for _, r := range cl.replicas {
+		if r == nil {
+			continue
+		}
+		res := do(insecureHTTP, "GET", r.metricsURL+"/metrics", "", h)
+		if all.Status == 0 || all.Status == http.StatusOK {
+			all.Status = res.Status
+		}
+		all.Body += res.Body
+	}
+	return all
 }
 
 // ping sends a ping and returns the answer's body.
