@@ -49,7 +49,7 @@ dev: envtest manifests $(KWOK) build ## Run Vigil locally: control plane, a simu
 	$(BIN)/vigil dev --assets $(ENVTEST_ASSETS) --kwok $(KWOK)
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) $(KUSTOMIZE) ## Generate the CRDs and RBAC from the Go types and markers, and dist/install.yaml.
+manifests: $(CONTROLLER_GEN) $(KUSTOMIZE) ## Generate the CRDs and RBAC from the Go types and markers, dist/install.yaml and dist/install-postgres.yaml.
 	$(CONTROLLER_GEN) crd paths="./api/..." output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths="./internal/rbac/manager" output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) rbac:roleName=cronjobs paths="./internal/rbac/cronjobs" output:rbac:artifacts:config=config/rbac/cronjobs
@@ -57,6 +57,7 @@ manifests: $(CONTROLLER_GEN) $(KUSTOMIZE) ## Generate the CRDs and RBAC from the
 	@mkdir -p dist charts/vigil/crds
 	cp config/crd/bases/*.yaml charts/vigil/crds/
 	$(KUSTOMIZE) build config/default > dist/install.yaml
+	$(KUSTOMIZE) build config/postgres > dist/install-postgres.yaml
 
 .PHONY: generate
 generate: $(CONTROLLER_GEN) ## Generate DeepCopy methods and the time-zone validation rule.
@@ -73,11 +74,12 @@ vet: ## Run go vet.
 	$(GO) vet ./...
 
 .PHONY: lint
-lint: $(GOLANGCI_LINT) $(HELM) ## Check formatting, go vet, golangci-lint and the Helm chart.
+lint: $(GOLANGCI_LINT) $(HELM) ## Check formatting, go vet, golangci-lint and the Helm chart (both ping stores).
 	@unformatted=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$unformatted" ]; then echo "gofmt would change: $$unformatted"; exit 1; fi
 	$(GO) vet ./...
 	$(GOLANGCI_LINT) run ./...
 	$(HELM) lint --strict charts/vigil
+	$(HELM) lint --strict charts/vigil --set store.postgres.existingSecret=vigil-postgres
 
 .PHONY: tidy
 tidy: ## Tidy every go.mod.
@@ -187,14 +189,19 @@ install: manifests $(KUSTOMIZE) ## Install the CRDs into the cluster in your kub
 uninstall: manifests $(KUSTOMIZE) ## Remove the CRDs (and every Check and Channel) from the cluster.
 	$(KUSTOMIZE) build config/crd | $(KUBECTL) delete --ignore-not-found -f -
 
+# STORE=postgres deploys config/postgres (docs/postgres.md; create the Secret
+# vigil-postgres first) instead of config/default.
+STORE ?= embedded
+DEPLOY_CONFIG = $(if $(filter postgres,$(STORE)),config/postgres,config/default)
+
 .PHONY: deploy
-deploy: manifests $(KUSTOMIZE) ## Deploy the manager with image $(IMG) to the cluster in your kubeconfig.
-	cd config/manager && $(KUSTOMIZE) edit set image vigil=$(IMG)
-	$(KUSTOMIZE) build config/default | $(KUBECTL) apply --server-side -f -
+deploy: manifests $(KUSTOMIZE) ## Deploy the manager with image $(IMG) to the cluster in your kubeconfig (STORE=postgres: config/postgres).
+	cd config/manager/$(STORE) && $(KUSTOMIZE) edit set image vigil=$(IMG)
+	$(KUSTOMIZE) build $(DEPLOY_CONFIG) | $(KUBECTL) apply --server-side -f -
 
 .PHONY: undeploy
-undeploy: $(KUSTOMIZE) ## Remove the manager from the cluster.
-	$(KUSTOMIZE) build config/default | $(KUBECTL) delete --ignore-not-found -f -
+undeploy: $(KUSTOMIZE) ## Remove the manager from the cluster (STORE=postgres: config/postgres).
+	$(KUSTOMIZE) build $(DEPLOY_CONFIG) | $(KUBECTL) delete --ignore-not-found -f -
 
 .PHONY: clean
 clean: ## Remove built binaries (keeps the control-plane binaries and dev data).
