@@ -102,3 +102,11 @@ The base URL (--base-url): .Values.baseURL, else the first Ingress host
 {{- define "vigil.storeDir" -}}
 /var/lib/vigil
 {{- end }}
+
+{{/*
+Where store.postgres.caSecret's ca.crt is mounted in PostgreSQL mode; the
+DSN's sslrootcert (or PGSSLROOTCERT, which the chart sets) names the file.
+*/}}
+{{- define "vigil.postgresCADir" -}}
+/etc/vigil/postgres-ca
+{{- end }}

@@ -1,0 +1,229 @@
+{{/*
+The manager's pod template, shared by the StatefulSet (the embedded ping
+store, store.postgres.existingSecret empty) and the Deployment (PostgreSQL
+mode). Only the store's flags, environment and volumes and the default
+affinity differ.
+*/}}
+{{- define "vigil.podTemplate" -}}
+{{- $hb := .Values.heartbeat }}
+{{- $store := .Values.store.embedded }}
+{{- $pg := .Values.store.postgres }}
+{{- if not (gt (float64 .Values.statusWritesPerSecond) 0.0) }}
+{{- fail (printf "statusWritesPerSecond must be a number above 0, not %v" .Values.statusWritesPerSecond) }}
+{{- end -}}
+metadata:
+  {{- with .Values.podAnnotations }}
+  annotations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  labels:
+    {{- include "vigil.labels" . | nindent 4 }}
+    app.kubernetes.io/component: manager
+    {{- with .Values.podLabels }}
+    {{- toYaml . | nindent 4 }}
+    {{- end }}
+spec:
+  serviceAccountName: {{ include "vigil.serviceAccountName" . }}
+  # The manager needs its token to reach the API server.
+  automountServiceAccountToken: true
+  terminationGracePeriodSeconds: {{ .Values.terminationGracePeriodSeconds | int }}
+  {{- with .Values.priorityClassName }}
+  priorityClassName: {{ . | quote }}
+  {{- end }}
+  {{- with .Values.imagePullSecrets }}
+  imagePullSecrets:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- with .Values.podSecurityContext }}
+  securityContext:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  containers:
+    - name: manager
+      image: "{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}"
+      imagePullPolicy: {{ .Values.image.pullPolicy }}
+      args:
+        - manager
+        {{- if $pg.existingSecret }}
+        # One replica at a time runs the controllers, deadlines, status and
+        # notifications: the holder of the Lease vigil.monitoring.vigil.dev
+        # in the release namespace. Every replica serves pings and the API.
+        - --leader-elect=true
+        {{- else }}
+        # One replica needs no leader election: the StatefulSet runs at
+        # most one pod, and a lease lost while the API server is down
+        # (over 15 s) would stop the manager and the pings it takes then.
+        - --leader-elect=false
+        {{- end }}
+        - --http-bind-address=:8000
+        - --metrics-bind-address=:8443
+        - --health-probe-bind-address=:8081
+        {{- if not $pg.existingSecret }}
+        - --store=sqlite:{{ include "vigil.storeDir" . }}/vigil.db
+        {{- end }}
+        - --status-writes-per-second={{ .Values.statusWritesPerSecond }}
+        - {{ printf "--base-url=%s" (include "vigil.baseURL" .) | quote }}
+        {{- with .Values.watchNamespaces }}
+        - {{ printf "--namespaces=%s" (join "," .) | quote }}
+        {{- end }}
+        - --check-limit={{ .Values.checkLimit | int64 }}
+        - --ping-log-limit={{ .Values.pingLogLimit | int64 }}
+        - --ping-body-limit={{ .Values.pingBodyLimit | int64 }}
+        {{- with .Values.trustedProxies }}
+        - {{ printf "--trusted-proxies=%s" (join "," .) | quote }}
+        {{- end }}
+        {{- if .Values.smtp.enabled }}
+        - --smtp-bind-address=:{{ .Values.smtp.port | int }}
+        {{- with .Values.smtp.domain }}
+        - {{ printf "--smtp-domain=%s" . | quote }}
+        {{- end }}
+        {{- end }}
+        {{- if .Values.cronJobs.enabled }}
+        - {{ printf "--cronjob-time-zone=%s" .Values.cronJobs.timeZone | quote }}
+        {{- else }}
+        - --cronjobs=false
+        {{- end }}
+        - --notify-max-attempts={{ .Values.notify.maxAttempts | int64 }}
+        - {{ printf "--zap-log-level=%v" .Values.logLevel | quote }}
+        {{- if $hb.url }}
+        - {{ printf "--heartbeat-url=%s" $hb.url | quote }}
+        {{- end }}
+        {{- if and (or $hb.url $hb.existingSecret) $hb.interval }}
+        - {{ printf "--heartbeat-interval=%s" $hb.interval | quote }}
+        {{- end }}
+        {{- range .Values.extraArgs }}
+        - {{ . | quote }}
+        {{- end }}
+      env:
+        # The manager's own namespace.
+        - name: POD_NAMESPACE
+          valueFrom:
+            fieldRef:
+              fieldPath: metadata.namespace
+        {{- if $pg.existingSecret }}
+        # --store defaults to $VIGIL_STORE: the PostgreSQL URL, password
+        # included, from the Secret store.postgres.existingSecret.
+        - name: VIGIL_STORE
+          valueFrom:
+            secretKeyRef:
+              name: {{ $pg.existingSecret | quote }}
+              key: {{ $pg.secretKey | quote }}
+        {{- if $pg.caSecret }}
+        # Verify the server against the CA of store.postgres.caSecret. These
+        # are libpq's defaults: sslmode and sslrootcert in the URL win.
+        - name: PGSSLMODE
+          value: verify-full
+        - name: PGSSLROOTCERT
+          value: {{ include "vigil.postgresCADir" . }}/ca.crt
+        {{- end }}
+        {{- end }}
+        {{- if and $hb.existingSecret (not $hb.url) }}
+        # Read by the manager when --heartbeat-url is empty.
+        - name: VIGIL_HEARTBEAT_URL
+          valueFrom:
+            secretKeyRef:
+              name: {{ $hb.existingSecret }}
+              key: {{ $hb.secretKey }}
+        {{- end }}
+        {{- with .Values.extraEnv }}
+        {{- toYaml . | nindent 8 }}
+        {{- end }}
+      ports:
+        - name: http
+          containerPort: 8000
+          protocol: TCP
+        - name: metrics
+          containerPort: 8443
+          protocol: TCP
+        - name: probes
+          containerPort: 8081
+          protocol: TCP
+        {{- if .Values.smtp.enabled }}
+        - name: smtp
+          containerPort: {{ .Values.smtp.port | int }}
+          protocol: TCP
+        {{- end }}
+      {{- with .Values.securityContext }}
+      securityContext:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+      livenessProbe:
+        httpGet:
+          path: /healthz
+          port: probes
+        initialDelaySeconds: 15
+        periodSeconds: 20
+      # Ready once the manager's cache has synced.
+      readinessProbe:
+        httpGet:
+          path: /readyz
+          port: probes
+        initialDelaySeconds: 5
+        periodSeconds: 10
+      {{- if not $pg.existingSecret }}
+      volumeMounts:
+        - name: data
+          mountPath: {{ include "vigil.storeDir" . }}
+      {{- else if $pg.caSecret }}
+      volumeMounts:
+        - name: postgres-ca
+          mountPath: {{ include "vigil.postgresCADir" . }}
+          readOnly: true
+      {{- end }}
+      {{- with .Values.resources }}
+      resources:
+        {{- toYaml . | nindent 8 }}
+      {{- end }}
+  {{- with .Values.nodeSelector }}
+  nodeSelector:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- if .Values.affinity }}
+  affinity:
+    {{- toYaml .Values.affinity | nindent 4 }}
+  {{- else if $pg.existingSecret }}
+  # Replicas on different nodes where the cluster has them, so that losing
+  # a node leaves one serving (set affinity to replace this).
+  affinity:
+    podAntiAffinity:
+      preferredDuringSchedulingIgnoredDuringExecution:
+        - weight: 100
+          podAffinityTerm:
+            topologyKey: kubernetes.io/hostname
+            labelSelector:
+              matchLabels:
+                {{- include "vigil.managerSelectorLabels" . | nindent 16 }}
+  {{- end }}
+  {{- with .Values.topologySpreadConstraints }}
+  topologySpreadConstraints:
+    {{- range . }}
+    {{- $c := deepCopy . }}
+    {{- if not $c.labelSelector }}
+    {{- $_ := set $c "labelSelector" (dict "matchLabels" (include "vigil.managerSelectorLabels" $ | fromYaml)) }}
+    {{- end }}
+    - {{ toYaml $c | nindent 6 | trim }}
+    {{- end }}
+  {{- end }}
+  {{- with .Values.tolerations }}
+  tolerations:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
+  {{- if not $pg.existingSecret }}
+  {{- if $store.existingClaim }}
+  volumes:
+    - name: data
+      persistentVolumeClaim:
+        claimName: {{ $store.existingClaim }}
+  {{- end }}
+  {{- else if $pg.caSecret }}
+  volumes:
+    # Only the certificate: CloudNativePG's <cluster>-ca Secret also holds
+    # the CA's private key, which the manager has no use for.
+    - name: postgres-ca
+      secret:
+        secretName: {{ $pg.caSecret | quote }}
+        items:
+          - key: ca.crt
+            path: ca.crt
+  {{- end }}
+{{- end }}
