@@ -1,7 +1,8 @@
 // Package chart_test renders charts/vigil with the project's helm (and
-// config/default with its kustomize) and checks what an install would get:
-// the restricted Pod Security Standard, RBAC identical to the generated
-// roles, manager flags that exist, and each value doing what it says.
+// config/default and config/postgres with its kustomize) and checks what an
+// install would get, with either ping store: the restricted Pod Security
+// Standard, RBAC identical to the generated roles, manager flags that exist,
+// and each value doing what it says.
 //
 // `make test` builds helm and kustomize from Go modules and passes them in
 // $HELM and $KUSTOMIZE; run alone, the tests use the newest bin/tools/*.
@@ -41,7 +42,13 @@ const (
 	namespace = "vigil-system"
 	// allFeatures turns every optional feature of the chart on.
 	allFeatures = "testdata/all-features.yaml"
+	// postgresValues is PostgreSQL mode with each of its values set.
+	postgresValues = "testdata/postgres.yaml"
 )
+
+// postgres are the arguments that put the chart in PostgreSQL mode, with the
+// Secret config/postgres reads.
+var postgres = []string{"--set", "store.postgres.existingSecret=vigil-postgres"}
 
 // objects is a rendered install.
 type objects []unstructured.Unstructured
@@ -62,7 +69,17 @@ func helmTemplateAs(t *testing.T, name string, args ...string) objects {
 
 func kustomizeDefault(t *testing.T) objects {
 	t.Helper()
-	objs, err := testenv.KustomizeBuild(t.Context(), "config/default")
+	return kustomizeBuild(t, "config/default")
+}
+
+func kustomizePostgres(t *testing.T) objects {
+	t.Helper()
+	return kustomizeBuild(t, "config/postgres")
+}
+
+func kustomizeBuild(t *testing.T, dir string) objects {
+	t.Helper()
+	objs, err := testenv.KustomizeBuild(t.Context(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,9 +150,23 @@ func (o objects) statefulSet(t *testing.T) *appsv1.StatefulSet {
 	return convert[appsv1.StatefulSet](t, &sets[0])
 }
 
-// podTemplate returns the pod template of the manager's workload, which both
-// installs name vigil-manager: a StatefulSet, or a Deployment in a
-// config/default from before the ping store.
+// deployment returns the manager Deployment of PostgreSQL mode, which
+// replaces the StatefulSet.
+func (o objects) deployment(t *testing.T) *appsv1.Deployment {
+	t.Helper()
+	if sets := o.ofKind("StatefulSet"); len(sets) > 0 {
+		t.Errorf("want no StatefulSet in PostgreSQL mode, got %s", sets)
+	}
+	deps := o.ofKind("Deployment")
+	if len(deps) != 1 {
+		t.Fatalf("want one Deployment, got %s", deps)
+	}
+	return convert[appsv1.Deployment](t, &deps[0])
+}
+
+// podTemplate returns the pod template of the manager's workload, which
+// every install names vigil-manager: a StatefulSet (the embedded store) or
+// a Deployment (PostgreSQL mode).
 func (o objects) podTemplate(t *testing.T) *corev1.PodTemplateSpec {
 	t.Helper()
 	var found objects
@@ -358,8 +389,10 @@ func TestHelmLint(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, extra := range map[string][]string{
-		"default":      nil,
-		"all features": {"--values", allFeatures},
+		"default":               nil,
+		"all features":          {"--values", allFeatures},
+		"postgres":              postgres,
+		"postgres all features": {"--values", allFeatures, "--values", postgresValues},
 	} {
 		t.Run(name, func(t *testing.T) {
 			argv := append([]string{"lint", "--strict", filepath.Join(root, chartDir)}, extra...)
@@ -416,7 +449,12 @@ func TestPodSecurityRestricted(t *testing.T) {
 		{"chart default", func(t *testing.T) objects { return helmTemplate(t) }},
 		{"chart all features", func(t *testing.T) objects { return helmTemplate(t, "--values", allFeatures) }},
 		{"chart existingClaim", func(t *testing.T) objects { return helmTemplate(t, "--set", "store.embedded.existingClaim=vigil-data") }},
+		{"chart postgres", func(t *testing.T) objects { return helmTemplate(t, postgres...) }},
+		{"chart postgres all features", func(t *testing.T) objects {
+			return helmTemplate(t, "--values", allFeatures, "--values", postgresValues)
+		}},
 		{"kustomize config/default", kustomizeDefault},
+		{"kustomize config/postgres", kustomizePostgres},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			objs := tc.render(t)
@@ -531,10 +569,28 @@ func TestRBACMatchesGeneratedRoles(t *testing.T) {
 }
 
 // TestRBACMatchesKustomize: with default values the chart has the roles and
-// bindings of config/default, by name, with the same rules, aggregation
-// labels, role references and subjects.
+// bindings of config/default, and in PostgreSQL mode those of
+// config/postgres (the leader-election Role and RoleBinding too), by name,
+// with the same rules, aggregation labels, role references and subjects.
 func TestRBACMatchesKustomize(t *testing.T) {
-	chart, kust := helmTemplate(t), kustomizeDefault(t)
+	t.Run("embedded", func(t *testing.T) {
+		chart, kust := helmTemplate(t), kustomizeDefault(t)
+		// Neither install elects a leader, so neither grants leases.
+		noLeaderElectionRBAC(t, kust)
+		rbacMatches(t, chart, kust)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		chart, kust := helmTemplate(t, postgres...), kustomizePostgres(t)
+		for _, o := range []objects{chart, kust} {
+			o.must(t, "Role", "vigil-leader-election-role")
+			o.must(t, "RoleBinding", "vigil-leader-election-rolebinding")
+		}
+		rbacMatches(t, chart, kust)
+	})
+}
+
+func rbacMatches(t *testing.T, chart, kust objects) {
+	t.Helper()
 	rbacKinds := []string{"Role", "ClusterRole", "RoleBinding", "ClusterRoleBinding", "ServiceAccount"}
 	ids := func(o objects) []string {
 		var s []string
@@ -549,8 +605,6 @@ func TestRBACMatchesKustomize(t *testing.T) {
 	if g, w := ids(chart), ids(kust); !slices.Equal(g, w) {
 		t.Errorf("RBAC objects differ\nchart:     %q\nkustomize: %q", g, w)
 	}
-	// Neither install elects a leader, so neither grants leases.
-	noLeaderElectionRBAC(t, kust)
 	for _, k := range kust {
 		c := chart.get(k.GetKind(), k.GetName())
 		if c == nil {
@@ -625,7 +679,12 @@ func TestArgsAreManagerFlags(t *testing.T) {
 			return helmTemplate(t, "--set", "heartbeat.existingSecret=hb,heartbeat.interval=2m")
 		}},
 		{"chart existingClaim", func(t *testing.T) objects { return helmTemplate(t, "--set", "store.embedded.existingClaim=vigil-data") }},
+		{"chart postgres", func(t *testing.T) objects { return helmTemplate(t, postgres...) }},
+		{"chart postgres all features", func(t *testing.T) objects {
+			return helmTemplate(t, "--values", allFeatures, "--values", postgresValues)
+		}},
 		{"kustomize config/default", kustomizeDefault},
+		{"kustomize config/postgres", kustomizePostgres},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			args := args(t, tc.render(t))
@@ -645,15 +704,19 @@ func TestArgsAreManagerFlags(t *testing.T) {
 
 // TestPortsAndProbes: the container ports are the addresses the manager
 // binds, the probes hit /healthz and /readyz on the probes port,
-// POD_NAMESPACE comes from the downward API, and leader election is off, in
-// both installs.
+// POD_NAMESPACE (the lease's namespace) comes from the downward API, and
+// leader election is off with the embedded store and on with PostgreSQL, in
+// every install.
 func TestPortsAndProbes(t *testing.T) {
 	for _, tc := range []struct {
-		name   string
-		render func(t *testing.T) objects
+		name        string
+		render      func(t *testing.T) objects
+		leaderElect string
 	}{
-		{"chart", func(t *testing.T) objects { return helmTemplate(t) }},
-		{"kustomize config/default", kustomizeDefault},
+		{"chart", func(t *testing.T) objects { return helmTemplate(t) }, "false"},
+		{"kustomize config/default", kustomizeDefault, "false"},
+		{"chart postgres", func(t *testing.T) objects { return helmTemplate(t, postgres...) }, "true"},
+		{"kustomize config/postgres", kustomizePostgres, "true"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := manager(t, tc.render(t).podTemplate(t))
@@ -664,7 +727,7 @@ func TestPortsAndProbes(t *testing.T) {
 			for port, bind := range map[string]string{"http": "http-bind-address", "metrics": "metrics-bind-address", "probes": "health-probe-bind-address"} {
 				wantFlag(t, c.Args, bind, fmt.Sprintf(":%d", ports[port]))
 			}
-			wantFlag(t, c.Args, "leader-elect", "false")
+			wantFlag(t, c.Args, "leader-elect", tc.leaderElect)
 			if ports["http"] != 8000 || ports["metrics"] != 8443 || ports["probes"] != 8081 {
 				t.Errorf("ports %v, want http 8000, metrics 8443, probes 8081", ports)
 			}
