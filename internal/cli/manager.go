@@ -31,6 +31,9 @@ func newManagerCmd(g *globals) *cobra.Command {
 				return fmt.Errorf("--trusted-proxies: %w", err)
 			}
 			opts.DisableCronJobs = !cronJobs
+			if opts.Store == "" {
+				opts.Store = envOr("VIGIL_STORE", "sqlite:/var/lib/vigil/vigil.db")
+			}
 			if opts.HeartbeatURL == "" {
 				opts.HeartbeatURL = os.Getenv("VIGIL_HEARTBEAT_URL")
 			}
@@ -44,8 +47,10 @@ func newManagerCmd(g *globals) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&opts.HTTPAddr, "http-bind-address", ":8000", "address of the Management API, ping and badge server")
-	f.StringVar(&opts.Store, "store", envOr("VIGIL_STORE", "sqlite:/var/lib/vigil/vigil.db"),
-		"the ping store, where pings, flips and notifications are kept: sqlite:<path>, or a postgres:// URL (libpq form; TLS with sslmode, sslrootcert, sslcert, sslkey) for several replicas (default $VIGIL_STORE)")
+	// The default is read after parsing, so that --help never prints a
+	// DSN's password from $VIGIL_STORE.
+	f.StringVar(&opts.Store, "store", "",
+		"the ping store, where pings, flips and notifications are kept: sqlite:<path>, or a postgres:// URL (libpq form; TLS with sslmode, sslrootcert, sslcert, sslkey) for several replicas (default $VIGIL_STORE, else sqlite:/var/lib/vigil/vigil.db)")
 	f.Float64Var(&opts.StatusBudget, "status-writes-per-second", projection.DefaultBudget,
 		"Check status writes per second, cluster-wide: state changes first, then ping statistics, oldest first")
 	f.StringVar(&opts.BaseURL, "base-url", "http://localhost:8000", "URL clients reach the HTTP server at, used in returned ping, API and badge URLs")

@@ -20,9 +20,11 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 	metricsfilters "sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -69,6 +71,10 @@ type Options struct {
 	Namespaces []string
 	// Clock is the controllers' clock; nil means the real one.
 	Clock clock.WithTicker
+	// SharedProcess lets several managers run in one process (the
+	// benchmarks' replicas): controller names, which controller-runtime
+	// requires to be unique per process for its metrics, are not checked.
+	SharedProcess bool
 	// Store names the ping store: "sqlite:<path>".
 	Store string
 	// StatusBudget bounds Check status writes per second, cluster-wide
@@ -187,6 +193,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 		LeaderElectionID:              "vigil.monitoring.vigil.dev",
 		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
+		Controller:                    config.Controller{SkipNameValidation: ptr.To(opts.SharedProcess)},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)

@@ -3,6 +3,7 @@
 package metrics
 
 import (
+	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -59,8 +60,30 @@ func New(reg prometheus.Registerer) *Metrics {
 			Help: "Check status writes, by why (state: a state or spec verdict changed; stats: ping statistics only).",
 		}, []string{"why"}),
 	}
-	reg.MustRegister(m.pings, m.flips, m.lateness, m.checks, m.storeBytes, m.statusLag, m.statusWrites)
+	m.pings = register(reg, m.pings)
+	m.flips = register(reg, m.flips)
+	m.lateness = register(reg, m.lateness)
+	m.checks = register(reg, m.checks)
+	m.storeBytes = register(reg, m.storeBytes)
+	m.statusLag = register(reg, m.statusLag)
+	m.statusWrites = register(reg, m.statusWrites)
 	return m
+}
+
+// register registers c, or returns the collector already registered under
+// its name: managers that share a process (benchmarks of several replicas)
+// share the series, as controller-runtime's own do.
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	if err := reg.Register(c); err != nil {
+		var already prometheus.AlreadyRegisteredError
+		if errors.As(err, &already) {
+			if existing, ok := already.ExistingCollector.(C); ok {
+				return existing
+			}
+		}
+		panic(err)
+	}
+	return c
 }
 
 // Ping counts a stored ping.

@@ -324,10 +324,13 @@ type rowWriter interface {
 }
 
 // lockRows locks, where other processes write too, every check row the
-// batch changes before any is read: rows missing are inserted, and all are
-// locked in the order of their UIDs, so two replicas' batches never wait
-// for each other in a circle. The change counter, locked at the end of
-// every transaction (flush), comes after them all.
+// batch changes before any is read: the rows that exist in the order of
+// their UIDs, so two replicas' batches never wait for each other in a
+// circle, then the missing ones as they are inserted. (Two replicas adding
+// the same new checks at once in different orders can still deadlock;
+// PostgreSQL then fails one transaction, and its writes are retried one
+// by one.) The change counter, locked at the end of every transaction
+// (flush), comes after them all.
 func (t *txn) lockRows(batch []op) error {
 	byUID := map[types.UID]*Target{}
 	for _, o := range batch {
@@ -345,12 +348,30 @@ func (t *txn) lockRows(batch []op) error {
 		uids = append(uids, string(uid))
 	}
 	sort.Strings(uids)
+	// The rows that exist are locked in one statement (the usual case);
+	// those missing are inserted, which locks them, and read back.
+	if err := t.lockExisting(uids, byUID); err != nil {
+		return err
+	}
+	var missing []string
 	for _, uid := range uids {
+		if _, ok := t.rows[types.UID(uid)]; ok {
+			continue
+		}
 		tg := byUID[types.UID(uid)]
 		if _, err := t.exec(sqlInsertNewCheck, uid, tg.Namespace, tg.Name); err != nil {
 			return fmt.Errorf("adding check %s/%s to the store: %w", tg.Namespace, tg.Name, err)
 		}
+		missing = append(missing, uid)
 	}
+	if len(missing) == 0 {
+		return nil
+	}
+	return t.lockExisting(missing, byUID)
+}
+
+// lockExisting locks and reads the rows of uids that exist.
+func (t *txn) lockExisting(uids []string, byUID map[types.UID]*Target) error {
 	rows, err := t.query(sqlLockChecks, uids)
 	if err != nil {
 		return fmt.Errorf("locking checks in the store: %w", err)

@@ -12,9 +12,14 @@
 //   - burst: pings to distinct checks sent all at once, and the time until
 //     the last is acknowledged;
 //   - etcd: bytes etcd writes to its WAL per ping (etcd_disk_wal_write_bytes_total
-//     before and after each phase), without and with a body.
+//     before and after each phase), without and with a body;
+//   - PostgreSQL mode (unless -postgres=false): distinct and hot pings with
+//     the store on a throw-away PostgreSQL server on this machine (fsync and
+//     synchronous commit on), with one manager and with two replicas (one
+//     leader) whose clients alternate between them, as ratios to the
+//     embedded store and to the raw rate.
 //
-// Run: go run ./hack/bench/pings [-checks 10000] [-pings 20000] [-concurrency 64] [-burst 4000]
+// Run: go run ./hack/bench/pings [-checks 10000] [-pings 20000] [-concurrency 64] [-burst 4000] [-postgres=true]
 // (KUBEBUILDER_ASSETS as for make test; make bench-pings sets it).
 package main
 
@@ -56,9 +61,10 @@ func main() {
 	pings := flag.Int("pings", 20000, "pings per phase")
 	concurrency := flag.Int("concurrency", 64, "concurrent clients")
 	burst := flag.Int("burst", 4000, "pings sent at once to as many checks")
+	postgres := flag.Bool("postgres", true, "also measure PostgreSQL mode, one and two replicas (needs the server binaries: hack/ensure-postgres.sh)")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
-	if err := run(*checks, *pings, *concurrency, min(*burst, *checks)); err != nil {
+	if err := run(*checks, *pings, *concurrency, min(*burst, *checks), *postgres); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -71,7 +77,7 @@ type phase struct {
 	walBytes float64 // etcd WAL bytes per ping
 }
 
-func run(nChecks, nPings, concurrency, nBurst int) error {
+func run(nChecks, nPings, concurrency, nBurst int, withPostgres bool) error {
 	env, err := testenv.New()
 	if err != nil {
 		return err
@@ -139,7 +145,7 @@ func run(nChecks, nPings, concurrency, nBurst int) error {
 	go func() { _ = mgr.Start(mctx) }()
 	base := "http://" + addr
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: max(concurrency, nBurst) * 2, MaxIdleConns: max(concurrency, nBurst) * 2}}
-	ping := func(uuid string, body []byte) error {
+	pingAt := func(base, uuid string, body []byte) error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/ping/"+uuid, bytes.NewReader(body))
 		if err != nil {
 			return err
@@ -155,6 +161,7 @@ func run(nChecks, nPings, concurrency, nBurst int) error {
 		}
 		return nil
 	}
+	ping := func(uuid string, body []byte) error { return pingAt(base, uuid, body) }
 	// The manager serves a check once its cache holds it: wait for the
 	// last, then ping every check once (its row in the store appears).
 	fmt.Println("warming up: every check in the cache, pinged once...")
@@ -240,6 +247,14 @@ func run(nChecks, nPings, concurrency, nBurst int) error {
 		return fmt.Errorf("the store counts %d pings after %d acknowledged", stored, acked)
 	}
 	stats := mgr.Store.Stats()
+	cancel() // the embedded manager stops: the PostgreSQL modes run alone
+
+	var pgModes []pgMode
+	if withPostgres {
+		if pgModes, err = measurePostgres(ctx, cfg, nChecks, nPings, concurrency, uuids, pingAt); err != nil {
+			return fmt.Errorf("PostgreSQL mode: %w", err)
+		}
+	}
 
 	fmt.Printf("\n%d checks, %d pings per phase, %d concurrent clients, GOMAXPROCS=%d, store on %s\n",
 		nChecks, nPings, concurrency, runtime.GOMAXPROCS(0), storeDisk())
@@ -252,7 +267,90 @@ func run(nChecks, nPings, concurrency, nBurst int) error {
 		benchutil.Percentile(burstLat, 100), benchutil.Percentile(burstLat, 50))
 	fmt.Printf("store: %d writes in %d transactions (%.1f per transaction); n_pings adds up to the %d acknowledged\n",
 		stats.Writes, stats.Commits, float64(stats.Writes)/float64(stats.Commits), acked)
+	if len(pgModes) > 0 {
+		fmt.Printf("\nPostgreSQL mode (a server on this machine, fsync and synchronous commit on), same run:\n")
+		for _, m := range pgModes {
+			for i, p := range m.phases {
+				embedded := phases[i]
+				fmt.Printf("%-22s %-16s %6.0f /s = %5.1fx raw = %4.2fx embedded   p50 %-8v p99 %-8v\n", m.name, p.name, p.rate, p.rate/raw,
+					p.rate/embedded.rate, benchutil.Percentile(p.lat, 50), benchutil.Percentile(p.lat, 99))
+			}
+		}
+	}
 	return nil
+}
+
+// pgMode is what one PostgreSQL configuration measured: the distinct and
+// hot phases, in the order of the embedded ones.
+type pgMode struct {
+	name   string
+	phases []phase
+}
+
+// measurePostgres starts a PostgreSQL server and measures distinct and hot
+// pings with one manager on it, then with two replicas (leader election on)
+// whose clients alternate between them.
+func measurePostgres(ctx context.Context, cfg *rest.Config, nChecks, nPings, concurrency int, uuids []string,
+	pingAt func(base, uuid string, body []byte) error) ([]pgMode, error) {
+	pg, err := testenv.StartPostgres(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = pg.Remove() }()
+	var modes []pgMode
+	for _, replicas := range []int{1, 2} {
+		fmt.Printf("PostgreSQL mode, %d replica(s)...\n", replicas)
+		dsn, err := pg.NewDatabase(ctx)
+		if err != nil {
+			return nil, err
+		}
+		mctx, cancel := context.WithCancel(ctx)
+		var bases []string
+		for range replicas {
+			addr, err := testenv.FreeAddr(ctx)
+			if err != nil {
+				cancel()
+				return nil, err
+			}
+			mgr, err := manager.New(mctx, rest.CopyConfig(cfg), manager.Options{Store: dsn, HTTPAddr: addr, BaseURL: "http://" + addr,
+				MetricsAddr: "0", ProbeAddr: "0", CheckLimit: 1 << 30, LeaderElection: replicas > 1, LeaderElectionNamespace: "default", SharedProcess: true})
+			if err != nil {
+				cancel()
+				return nil, err
+			}
+			go func() { _ = mgr.Start(mctx) }()
+			bases = append(bases, "http://"+addr)
+		}
+		ping := func(i int, uuid string) error { return pingAt(bases[i%len(bases)], uuid, nil) }
+		for i := range bases {
+			for ping(i, uuids[nChecks-1]) != nil {
+				time.Sleep(50 * time.Millisecond)
+			}
+		}
+		if err := benchutil.Parallel(nChecks, concurrency, func(i int) error { return ping(i, uuids[i]) }); err != nil {
+			cancel()
+			return nil, err
+		}
+		m := pgMode{name: fmt.Sprintf("PostgreSQL, %d replica(s)", replicas)}
+		for _, p := range []struct {
+			name   string
+			target func(i int) string
+		}{
+			{"distinct checks", func(i int) string { return uuids[i%nChecks] }},
+			{"one hot check", func(int) string { return uuids[1] }},
+		} {
+			rate, lat, err := benchutil.Measure(nPings, concurrency, func(i int) error { return ping(i, p.target(i)) })
+			if err != nil {
+				cancel()
+				return nil, err
+			}
+			m.phases = append(m.phases, phase{name: p.name, rate: rate, lat: lat})
+		}
+		modes = append(modes, m)
+		cancel()
+		time.Sleep(time.Second) // the managers close their stores
+	}
+	return modes, nil
 }
 
 // newCheck returns a check that stays up for an hour after a ping; uuid
