@@ -40,15 +40,22 @@ func (s *Store) openPostgres(ctx context.Context, dsn string) error {
 	defer cancel()
 	if err := s.db.PingContext(pctx); err != nil {
 		_ = s.db.Close()
-		return fmt.Errorf("connecting to the store at %s: %w", redact(dsn), err)
+		return fmt.Errorf("connecting to the store at %s: %w", Redact(dsn), err)
 	}
 	return nil
 }
 
-// redact hides a DSN's password.
-func redact(dsn string) string {
+// Redact is dsn with its password hidden, for messages: the URL's, and a
+// password parameter.
+func Redact(dsn string) string {
 	u, err := url.Parse(dsn)
-	if err != nil || u.User == nil {
+	if err != nil {
+		return "(a URL that does not parse)" // where a password would be is unclear
+	}
+	if q := u.Query(); q.Has("password") {
+		q.Set("password", "xxxxx")
+		u.RawQuery = q.Encode()
+	} else if u.User == nil {
 		return dsn
 	}
 	if _, has := u.User.Password(); has {

@@ -52,6 +52,12 @@ type Options struct {
 	BodyBudget int64
 	// OnCommit, when set, is called after each commit with what it did.
 	OnCommit func(Committed)
+	// Exclusive opens an embedded store for this process alone: Open fails
+	// with ErrInUse while another process (a running manager) has the file
+	// open, and the file stays locked until Close, so that none can open it
+	// meanwhile. Reads and writes then share one connection. PostgreSQL
+	// ignores it. `vigil store migrate` reads its source so.
+	Exclusive bool
 }
 
 func (o *Options) defaults() {
@@ -94,6 +100,10 @@ var ErrOverloaded = errors.New("too many writes waiting for the ping store")
 // ErrClosed means the store was closed.
 var ErrClosed = errors.New("the ping store is closed")
 
+// ErrInUse means that Open with Options.Exclusive found the embedded
+// store's file open in another process.
+var ErrInUse = errors.New("the ping store is open in another process")
+
 // Store is an open ping store.
 type Store struct {
 	opts Options
@@ -133,7 +143,7 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 			return nil, err
 		}
 	default:
-		return nil, fmt.Errorf("--store %q: want sqlite:<path> or a postgres:// URL", redact(dsn))
+		return nil, fmt.Errorf("--store %q: want sqlite:<path> or a postgres:// URL", Redact(dsn))
 	}
 	if err := s.migrate(ctx); err != nil {
 		_ = s.closeDBs()
@@ -160,23 +170,42 @@ func (s *Store) openSQLite(ctx context.Context, path string) error {
 	}
 	s.d, s.path = sqliteDialect, path
 	pragmas := "_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_pragma=busy_timeout(10000)&_pragma=temp_store(MEMORY)"
+	if s.opts.Exclusive {
+		// SQLite takes the file's exclusive lock when it first reads it in
+		// exclusive locking mode, which must therefore come before the
+		// journal mode (the driver runs _journal_mode after every _pragma).
+		// It waits a second for a lock another process holds.
+		pragmas = "_pragma=locking_mode(EXCLUSIVE)&_journal_mode=WAL&_pragma=synchronous(FULL)&_pragma=busy_timeout(1000)&_pragma=temp_store(MEMORY)"
+	}
 	var err error
 	if s.db, err = sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_txlock=immediate"); err != nil {
 		return err
 	}
 	s.db.SetMaxOpenConns(1)
 	s.db.SetConnMaxIdleTime(0)
-	if s.ro, err = sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_pragma=query_only(1)"); err != nil {
-		_ = s.db.Close()
-		return err
+	if s.opts.Exclusive {
+		s.ro = s.db // a second connection would find the file locked
+	} else {
+		if s.ro, err = sql.Open("sqlite", "file:"+path+"?"+pragmas+"&_pragma=query_only(1)"); err != nil {
+			_ = s.db.Close()
+			return err
+		}
+		s.ro.SetMaxOpenConns(4)
 	}
-	s.ro.SetMaxOpenConns(4)
 	if err := s.db.PingContext(ctx); err != nil {
 		_ = s.closeDBs()
+		var code interface{ Code() int }
+		if s.opts.Exclusive && errors.As(err, &code) && code.Code()&0xff == sqliteBusy {
+			return fmt.Errorf("%w: %s", ErrInUse, path)
+		}
 		return fmt.Errorf("opening the store %s: %w", path, err)
 	}
 	return nil
 }
+
+// sqliteBusy is SQLite's primary result code SQLITE_BUSY: a lock another
+// connection holds.
+const sqliteBusy = 5
 
 // migrate brings the schema to the newest version (goose, from the
 // embedded migrations/).
