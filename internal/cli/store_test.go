@@ -1,0 +1,96 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-operator/vigil/internal/monitor"
+	"github.com/vigil-operator/vigil/internal/store"
+	"github.com/vigil-operator/vigil/internal/testenv"
+)
+
+// vigil runs the vigil command with args and returns what it printed.
+func vigil(t *testing.T, args ...string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	root := newRoot()
+	root.SetArgs(args)
+	root.SetOut(&out)
+	root.SetErr(&out)
+	err := root.ExecuteContext(context.Background())
+	return out.String(), err
+}
+
+// TestStoreMigrate copies an embedded store into PostgreSQL with `vigil
+// store migrate`, the destination from $VIGIL_STORE, and checks what it
+// says, that it never shows the password, and its refusals: a second run,
+// a source a manager has open, a missing file.
+func TestStoreMigrate(t *testing.T) {
+	ctx := context.Background()
+	pg, err := testenv.StartPostgres(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pg.Remove() })
+	dsn, err := pg.NewDatabase(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The test server trusts every connection: any password will do.
+	const password = "s3cret-pa55"
+	dsn = strings.Replace(dsn, "postgres@", "postgres:"+password+"@", 1)
+
+	path := filepath.Join(t.TempDir(), "vigil.db")
+	manager, err := store.Open(ctx, "sqlite:"+path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := store.Target{UID: "u1", Namespace: "team-a", Name: "backup", Config: monitor.Config{Timeout: time.Hour, Grace: time.Hour}}
+	for _, kind := range []monitor.PingKind{monitor.PingStart, monitor.PingFail} {
+		if _, err := manager.RecordPing(ctx, tg, store.Ping{Kind: kind, At: time.Now(), Body: []byte("12345")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	t.Setenv("VIGIL_STORE", dsn)
+	out, err := vigil(t, "store", "migrate", "--from", path)
+	if !errors.Is(err, store.ErrInUse) || !strings.Contains(err.Error(), "stop the manager first") {
+		t.Fatalf("copying a store the manager has open: %v\n%s", err, out)
+	}
+	if err := manager.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	out, err = vigil(t, "store", "migrate", "--from", path)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want := "1 checks, 2 pings (10 bytes of bodies), 1 flips, 0 deliveries"
+	if !strings.Contains(out, want) || !strings.Contains(out, "postgres:xxxxx@") || strings.Contains(out, password) {
+		t.Errorf("the command said %q, want %q and no password", out, want)
+	}
+	dst, err := store.Open(ctx, dsn, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Close()
+	if c, found, err := dst.Check(ctx, tg.UID); err != nil || !found || c.NPings != 2 || c.Facts.State != monitor.StatusDown {
+		t.Errorf("the copied check: %+v %v %v", c, found, err)
+	}
+
+	out, err = vigil(t, "store", "migrate", "--from", "sqlite:"+path, "--to", dsn)
+	if !errors.Is(err, store.ErrNotEmpty) || strings.Contains(err.Error()+out, password) {
+		t.Errorf("a second run: %v\n%s", err, out)
+	}
+	if _, err := vigil(t, "store", "migrate", "--from", filepath.Join(t.TempDir(), "missing.db")); err == nil {
+		t.Error("a missing --from file was copied")
+	}
+	if code := Main([]string{"store", "migrate", "--from", path, "--to", dsn}); code == 0 {
+		t.Error("vigil store migrate exits 0 after failing")
+	}
+}
