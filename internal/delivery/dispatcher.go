@@ -10,8 +10,12 @@
 // cannot fix. A delivery is recorded after it is sent, so a crash in between
 // sends it again: at least once. A channel hears of a check's flips in
 // order (down before the up that followed it). Each channel has its own
-// concurrency limit, and a busy channel makes its deliveries wait without
-// holding a worker, so one slow endpoint cannot stall the others.
+// concurrency limit; the dispatcher asks the store only for deliveries to
+// channels below theirs, so one slow or flooded endpoint cannot stall the
+// others. The Channel's status shows the last delivery; it is written at
+// most once per StatusInterval per channel, whatever the number of
+// notifications (an etcd write per notification would be Vigil filling
+// etcd during a wave of downs).
 package delivery
 
 import (
@@ -53,6 +57,9 @@ type Options struct {
 	// Poll is how often the store is asked for due deliveries when nothing
 	// wakes the dispatcher (default 1 s).
 	Poll time.Duration
+	// StatusInterval is how often a Channel's status may be written with
+	// its last delivery (default 2 s).
+	StatusInterval time.Duration
 	// HTTP is the client senders use (default: 10 s timeout).
 	HTTP *http.Client
 }
@@ -75,6 +82,9 @@ func (o *Options) defaults() {
 	}
 	if o.Poll <= 0 {
 		o.Poll = time.Second
+	}
+	if o.StatusInterval <= 0 {
+		o.StatusInterval = 2 * time.Second
 	}
 }
 
@@ -104,7 +114,16 @@ type Dispatcher struct {
 	// again.
 	finished map[deliveryKey]uint64
 	queries  uint64                      // queries for due deliveries started so far
-	busy     map[types.UID]chan struct{} // per-channel slots
+	busy     map[store.ChannelRef]int    // deliveries in flight, by channel
+	notes    map[store.ChannelRef]*noted // what each Channel's status is still to show
+}
+
+// noted is a channel's last delivery and error not yet written to its
+// status.
+type noted struct {
+	delivery  *v1.Delivery
+	lastError string
+	errorTime *metav1.Time
 }
 
 type deliveryKey struct {
@@ -119,7 +138,8 @@ func (d *Dispatcher) init() {
 		d.wake = make(chan struct{}, 1)
 		d.inflight = map[deliveryKey]bool{}
 		d.finished = map[deliveryKey]uint64{}
-		d.busy = map[types.UID]chan struct{}{}
+		d.busy = map[store.ChannelRef]int{}
+		d.notes = map[store.ChannelRef]*noted{}
 	})
 }
 
@@ -144,25 +164,35 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 	workers := make(chan struct{}, d.Options.Workers)
 	var wg sync.WaitGroup
 	defer wg.Wait()
+	wg.Go(func() { d.writeStatuses(ctx) })
 	poll := d.Clock.NewTicker(d.Options.Poll)
 	defer poll.Stop()
 	for {
 		d.mu.Lock()
 		d.queries++
 		query := d.queries
+		var busy []store.ChannelRef
+		for ch, n := range d.busy {
+			if n >= d.Options.PerChannel {
+				busy = append(busy, ch)
+			}
+		}
 		d.mu.Unlock()
-		due, err := d.Store.DueDeliveries(ctx, d.Clock.Now(), 4*d.Options.Workers)
+		due, err := d.Store.DueDeliveries(ctx, d.Clock.Now(), 4*d.Options.Workers, busy...)
 		if err != nil && ctx.Err() == nil {
 			log.FromContext(ctx).Error(err, "finding due notifications")
 		}
 		for _, dl := range due {
 			key := deliveryKey{dl.CheckUID, dl.Flip.N, dl.Channel}
+			ch := store.ChannelRef{Namespace: dl.Namespace, Name: dl.Channel}
 			d.mu.Lock()
 			// In flight, or finished while this query ran (its answer may
-			// predate the outcome): not again.
-			taken := d.inflight[key] || d.finished[key] >= query
+			// predate the outcome): not again. A channel at its limit:
+			// later, when one of its deliveries finishes.
+			taken := d.inflight[key] || d.finished[key] >= query || d.busy[ch] >= d.Options.PerChannel
 			if !taken {
 				d.inflight[key] = true
+				d.busy[ch]++
 			}
 			d.mu.Unlock()
 			if taken {
@@ -179,8 +209,11 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 				d.mu.Lock()
 				delete(d.inflight, key)
 				d.finished[key] = d.queries
+				if d.busy[ch]--; d.busy[ch] == 0 {
+					delete(d.busy, ch)
+				}
 				d.mu.Unlock()
-				d.Wake() // the next of the check's flips may be due now
+				d.Wake() // the next of the check's flips, or of the channel's, may go now
 			})
 		}
 		d.forget(query)
@@ -205,15 +238,12 @@ func (d *Dispatcher) forget(query uint64) {
 	}
 }
 
-// deliver sends one notification, unless its channel is busy, and records
-// the outcome.
+// deliver sends one notification and records the outcome.
 func (d *Dispatcher) deliver(ctx context.Context, dl store.Delivery) {
 	now := d.Clock.Now()
 	oc := store.Outcome{CheckUID: dl.CheckUID, FlipN: dl.Flip.N, Channel: dl.Channel}
 	err := d.send(ctx, dl)
 	switch {
-	case errors.Is(err, errBusy):
-		oc.State, oc.NextAttempt = store.DeliveryPending, now.Add(time.Second)
 	case err == nil:
 		oc.State, oc.Attempted = store.DeliveryDelivered, true
 	default:
@@ -228,9 +258,6 @@ func (d *Dispatcher) deliver(ctx context.Context, dl store.Delivery) {
 		log.FromContext(ctx).Error(err, "recording a delivery", "check", dl.Namespace+"/"+dl.Name, "channel", dl.Channel)
 	}
 }
-
-// errBusy: the channel has as many deliveries in flight as it may.
-var errBusy = errors.New("channel busy")
 
 func (d *Dispatcher) send(ctx context.Context, dl store.Delivery) error {
 	check := &v1.Check{}
@@ -248,32 +275,14 @@ func (d *Dispatcher) send(ctx context.Context, dl store.Delivery) error {
 		}
 		return err
 	}
-	slots := d.slots(ch.UID)
-	select {
-	case slots <- struct{}{}:
-		defer func() { <-slots }()
-	default:
-		return errBusy
-	}
 	info, err := d.checkInfo(ctx, check)
 	if err != nil {
 		return err
 	}
 	msg := notify.Message{Check: info, Up: dl.Flip.Up, Time: dl.Flip.At, Reason: string(dl.Flip.Reason)}
 	sendErr := notify.Send(ctx, notify.Delivery{Channel: ch, Message: msg, Secret: notify.SecretsIn(d.Secrets, ch.Namespace), HTTP: d.Options.HTTP})
-	d.recordOnChannel(ctx, ch, check, dl.Flip.Up, sendErr)
+	d.recordOnChannel(ch, check, dl.Flip.Up, sendErr)
 	return sendErr
-}
-
-func (d *Dispatcher) slots(uid types.UID) chan struct{} {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	s, ok := d.busy[uid]
-	if !ok {
-		s = make(chan struct{}, d.Options.PerChannel)
-		d.busy[uid] = s
-	}
-	return s
 }
 
 // backoff is the wait before attempt n+1: exponential from the initial
@@ -290,23 +299,73 @@ func (d *Dispatcher) backoff(attempts int, err error) time.Duration {
 	return min(wait, d.Options.MaxBackoff)
 }
 
-// recordOnChannel shows the attempt in the Channel's status (last delivery,
-// last error) and records a failure as an Event on the Channel.
-func (d *Dispatcher) recordOnChannel(ctx context.Context, ch *v1.Channel, check *v1.Check, up bool, sendErr error) {
+// recordOnChannel notes the attempt for the Channel's status (last
+// delivery, last error), which writeStatuses writes, and records a failure
+// as an Event on the Channel (the event recorder bounds those).
+func (d *Dispatcher) recordOnChannel(ch *v1.Channel, check *v1.Check, up bool, sendErr error) {
 	now := metav1.NewTime(d.Clock.Now())
-	patched := ch.DeepCopy()
-	patched.Status.LastDelivery = &v1.Delivery{Time: now, Check: check.Name, Up: up}
+	last := &v1.Delivery{Time: now, Check: check.Name, Up: up}
 	if sendErr != nil {
-		msg := truncate(sendErr.Error(), 512)
-		patched.Status.LastDelivery.Error = msg
-		patched.Status.LastError, patched.Status.LastErrorTime = msg, &now
+		last.Error = truncate(sendErr.Error(), 512)
 		if d.Recorder != nil {
 			d.Recorder.Eventf(ch, nil, corev1.EventTypeWarning, v1.ReasonDeliveryFailed, "Deliver",
-				"Notifying about check %s failed: %s", check.Name, msg)
+				"Notifying about check %s failed: %s", check.Name, last.Error)
 		}
 	}
-	if err := d.Client.Status().Patch(ctx, patched, client.MergeFrom(ch)); err != nil && !apierrors.IsNotFound(err) {
-		log.FromContext(ctx).Error(err, "recording a delivery on the channel", "channel", client.ObjectKeyFromObject(ch))
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	ref := store.ChannelRef{Namespace: ch.Namespace, Name: ch.Name}
+	n := d.notes[ref]
+	if n == nil {
+		n = &noted{}
+		d.notes[ref] = n
+	}
+	n.delivery = last
+	if sendErr != nil {
+		n.lastError, n.errorTime = last.Error, &now
+	}
+}
+
+// writeStatuses writes, every StatusInterval and once more when the
+// dispatcher stops, the noted deliveries to their Channels' status: one
+// write per channel, however many notifications it sent meanwhile.
+func (d *Dispatcher) writeStatuses(ctx context.Context) {
+	tick := d.Clock.NewTicker(d.Options.StatusInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			d.flushStatuses(context.WithoutCancel(ctx))
+			return
+		case <-tick.C():
+			d.flushStatuses(ctx)
+		}
+	}
+}
+
+func (d *Dispatcher) flushStatuses(ctx context.Context) {
+	d.mu.Lock()
+	notes := d.notes
+	d.notes = map[store.ChannelRef]*noted{}
+	d.mu.Unlock()
+	for ref, n := range notes {
+		ch := &v1.Channel{}
+		if err := d.Client.Get(ctx, types.NamespacedName{Namespace: ref.Namespace, Name: ref.Name}, ch); err != nil {
+			continue // gone: nothing to show
+		}
+		patched := ch.DeepCopy()
+		patched.Status.LastDelivery = n.delivery
+		if n.errorTime != nil {
+			patched.Status.LastError, patched.Status.LastErrorTime = n.lastError, n.errorTime
+		}
+		if err := d.Client.Status().Patch(ctx, patched, client.MergeFrom(ch)); err != nil && !apierrors.IsNotFound(err) {
+			log.FromContext(ctx).Error(err, "recording deliveries on the channel", "channel", ref.Namespace+"/"+ref.Name)
+			d.mu.Lock()
+			if _, newer := d.notes[ref]; !newer {
+				d.notes[ref] = n // the next tick tries again
+			}
+			d.mu.Unlock()
+		}
 	}
 }
 

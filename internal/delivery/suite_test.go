@@ -20,7 +20,7 @@ import (
 var (
 	env       *envtest.Environment
 	cfg       *rest.Config
-	k8sClient client.Client
+	k8sClient client.WithWatch
 	// managerClient and managerReader are the manager's, cached and not:
 	// its ServiceAccount under the shipped RBAC, with what the API server
 	// forbade it recorded in forbidden.
@@ -45,7 +45,7 @@ var _ = BeforeSuite(func() {
 	Expect(err).NotTo(HaveOccurred())
 	cfg, err = env.Start()
 	Expect(err).NotTo(HaveOccurred())
-	k8sClient, err = client.New(cfg, client.Options{Scheme: env.Scheme})
+	k8sClient, err = client.NewWithWatch(cfg, client.Options{Scheme: env.Scheme})
 	Expect(err).NotTo(HaveOccurred())
 	managerCfg, f, err := testenv.AsManager(context.Background(), cfg)
 	Expect(err).NotTo(HaveOccurred())

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"testing"
@@ -292,6 +293,31 @@ func Run(t *testing.T, open Opener) {
 			}
 			if len(seen) != len(targets) {
 				t.Fatalf("the feed listed %d checks in pages of 3, want %d", len(seen), len(targets))
+			}
+		},
+		"due deliveries leave out the busy channels": func(t *testing.T, s *store.Store) {
+			_, err := s.RecordPing(ctx, simple("b1", "flood", "calm"), ping(monitor.PingFail, t0))
+			must(t, err)
+			_, err = s.RecordPing(ctx, simple("b2", "flood"), ping(monitor.PingFail, t0))
+			must(t, err)
+			channels := func(due []store.Delivery) []string {
+				var out []string
+				for _, d := range due {
+					out = append(out, d.Channel)
+				}
+				sort.Strings(out)
+				return out
+			}
+			due, err := s.DueDeliveries(ctx, t0.Add(time.Hour), 10)
+			must(t, err)
+			if got := channels(due); !slices.Equal(got, []string{"calm", "flood", "flood"}) {
+				t.Fatalf("due to = %v", got)
+			}
+			due, err = s.DueDeliveries(ctx, t0.Add(time.Hour), 10, store.ChannelRef{Namespace: "team-a", Name: "flood"},
+				store.ChannelRef{Namespace: "team-b", Name: "calm"})
+			must(t, err)
+			if got := channels(due); !slices.Equal(got, []string{"calm"}) {
+				t.Fatalf("due to = %v with flood busy (and another namespace's calm), want only calm", got)
 			}
 		},
 		"a channel hears a check's flips in order, and outcomes are kept": func(t *testing.T, s *store.Store) {
