@@ -11,14 +11,34 @@ import (
 
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/store"
+	"github.com/vigil-operator/vigil/internal/testenv"
 )
 
 // BenchmarkRecordPing: pings to 10,000 checks from 64 goroutines at once,
-// each acknowledged after its transaction is on disk.
+// each acknowledged after its transaction is durable, on each backend (a
+// PostgreSQL server on this machine, fsync on).
 //
 //	go test ./internal/store -run x -bench RecordPing
 func BenchmarkRecordPing(b *testing.B) {
-	s, err := store.Open(context.Background(), "sqlite:"+b.TempDir()+"/vigil.db", store.Options{})
+	b.Run("sqlite", func(b *testing.B) {
+		benchmarkRecordPing(b, "sqlite:"+b.TempDir()+"/vigil.db")
+	})
+	b.Run("postgres", func(b *testing.B) {
+		pg, err := testenv.StartPostgres(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer func() { _ = pg.Remove() }()
+		dsn, err := pg.NewDatabase(context.Background())
+		if err != nil {
+			b.Fatal(err)
+		}
+		benchmarkRecordPing(b, dsn)
+	})
+}
+
+func benchmarkRecordPing(b *testing.B, dsn string) {
+	s, err := store.Open(context.Background(), dsn, store.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -41,4 +61,6 @@ func BenchmarkRecordPing(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pings/s")
+	st := s.Stats()
+	b.ReportMetric(float64(st.Writes)/float64(max(st.Commits, 1)), "writes/tx")
 }

@@ -18,11 +18,16 @@ type dialect struct {
 	// transaction locks the check rows it changes, all at once and in one
 	// order, before it reads them.
 	lockRows bool
+	// writers is how many transactions a store runs at once. SQLite has
+	// one writer; on PostgreSQL, where the row locks above already keep
+	// concurrent writers (other replicas') apart, a few overlap one
+	// transaction's round trips with another's commit.
+	writers int
 }
 
 var (
-	sqliteDialect   = dialect{name: "sqlite", goose: goose.DialectSQLite3}
-	postgresDialect = dialect{name: "postgres", goose: goose.DialectPostgres, dollar: true, lockRows: true}
+	sqliteDialect   = dialect{name: "sqlite", goose: goose.DialectSQLite3, writers: 1}
+	postgresDialect = dialect{name: "postgres", goose: goose.DialectPostgres, dollar: true, lockRows: true, writers: 2}
 )
 
 // sql returns q in the dialect's placeholder style. The statements here

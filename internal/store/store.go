@@ -153,7 +153,14 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 		_ = s.closeDBs()
 		return nil, err
 	}
-	go s.write()
+	var writers sync.WaitGroup
+	for range s.d.writers {
+		writers.Go(s.write)
+	}
+	go func() {
+		writers.Wait()
+		close(s.stopped)
+	}()
 	return s, nil
 }
 

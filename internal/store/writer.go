@@ -98,12 +98,12 @@ func (s *Store) enqueue(ctx context.Context, o op, shed bool) error {
 	}
 }
 
-// write is the writer: it takes whatever is queued, up to MaxBatch, and
+// write is a writer: it takes whatever is queued, up to MaxBatch, and
 // commits it in one transaction. While a commit waits for the disk, the
 // next batch queues up, so the batch grows with the load and the cost of a
-// commit (one fsync) is shared by everything in it.
+// commit (one fsync) is shared by everything in it. SQLite has one writer,
+// PostgreSQL a few (dialect.writers).
 func (s *Store) write() {
-	defer close(s.stopped)
 	for {
 		var first op
 		select {
