@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -411,28 +412,54 @@ func (t *txn) load(tg *Target) (*row, error) {
 // transaction's change number. The number is taken under the counter row's
 // lock, held to the commit, so change numbers follow commit order.
 func (t *txn) flush() error {
-	var version int64
+	var dirty []*row
 	for _, r := range t.rows {
-		if !r.dirty {
-			continue
+		if r.dirty {
+			dirty = append(dirty, r)
 		}
-		if version == 0 {
-			if err := t.queryRow(sqlNextChange).Scan(&version); err != nil {
-				return fmt.Errorf("numbering a store change: %w", err)
-			}
+	}
+	if len(dirty) == 0 {
+		return nil
+	}
+	var version int64
+	if err := t.queryRow(sqlNextChange).Scan(&version); err != nil {
+		return fmt.Errorf("numbering a store change: %w", err)
+	}
+	sort.Slice(dirty, func(i, j int) bool { return dirty[i].UID < dirty[j].UID })
+	// Rows go in multi-row upserts: one statement for up to
+	// upsertChunk checks, not one each (each is a round trip to
+	// PostgreSQL).
+	for len(dirty) > 0 {
+		chunk := dirty[:min(len(dirty), upsertChunk)]
+		dirty = dirty[len(chunk):]
+		args := make([]any, 0, len(chunk)*17)
+		for _, r := range chunk {
+			r.Version = version
+			f := r.Facts
+			args = append(args, string(r.UID), r.Namespace, r.Name, r.NPings, r.nFlips, micros(f.LastPing), f.LastPingFailed,
+				micros(f.LastStart), f.LastStartRID, f.LastDuration.Microseconds(), micros(f.PausedAt), micros(f.ResumedAt),
+				string(f.State), micros(f.StateSince), micros(r.NextChange), r.bodyBytes, version)
 		}
-		r.Version = version
-		f := r.Facts
-		_, err := t.exec(sqlUpsertCheck,
-			string(r.UID), r.Namespace, r.Name, r.NPings, r.nFlips, micros(f.LastPing), f.LastPingFailed, micros(f.LastStart),
-			f.LastStartRID, f.LastDuration.Microseconds(), micros(f.PausedAt), micros(f.ResumedAt), string(f.State),
-			micros(f.StateSince), micros(r.NextChange), r.bodyBytes, version)
-		if err != nil {
-			return fmt.Errorf("writing check %s/%s to the store: %w", r.Namespace, r.Name, err)
+		if _, err := t.exec(upsertChecks(len(chunk)), args...); err != nil {
+			return fmt.Errorf("writing %d checks to the store: %w", len(chunk), err)
 		}
-		r.stored, r.dirty = true, false
+		for _, r := range chunk {
+			r.stored, r.dirty = true, false
+		}
 	}
 	return nil
+}
+
+// upsertChunk bounds the checks one upsert writes (17 placeholders each).
+const upsertChunk = 100
+
+// upsertChecks is the upsert of n check rows; the one-row form is prepared.
+func upsertChecks(n int) string {
+	if n == 1 {
+		return sqlUpsertCheck
+	}
+	row := "(?" + strings.Repeat(", ?", 16) + ")"
+	return strings.Replace(sqlUpsertCheck, "("+strings.Repeat("?, ", 16)+"?)", row+strings.Repeat(", "+row, n-1), 1)
 }
 
 // observe records what time has done to the check by at (a missed deadline
