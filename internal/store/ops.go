@@ -64,10 +64,7 @@ func (o *pingOp) apply(t *txn) error {
 		body = p.Body
 		r.bodyBytes += int64(len(p.Body))
 	}
-	if _, err := t.exec(sqlInsertPing,
-		string(r.UID), r.NPings, string(res.Kind), Truncate(res.At).UnixMicro(), p.Scheme, p.RemoteAddr, p.Method, p.UA, p.RID, exit, body); err != nil {
-		return fmt.Errorf("logging a ping of %s/%s: %w", r.Namespace, r.Name, err)
-	}
+	t.insertPing(string(r.UID), r.NPings, string(res.Kind), Truncate(res.At).UnixMicro(), p.Scheme, p.RemoteAddr, p.Method, p.UA, p.RID, exit, body)
 	if o.rec.Flip, err = t.observe(r, tg, Truncate(res.At)); err != nil {
 		return err
 	}

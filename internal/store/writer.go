@@ -220,12 +220,68 @@ type txn struct {
 	ctx   context.Context
 	rows  map[types.UID]*row
 	flips []CommittedFlip
+	// pings are the ping rows not yet inserted: they go in multi-row
+	// inserts, before any other statement of the transaction runs (so
+	// every statement sees them) and at its end.
+	pings [][]any
 }
 
-// exec, query and queryRow run a statement in the transaction, prepared
-// for the writer's connection when it is one the writer runs often (see
-// prepare): parsing SQL is most of the cost of a small statement.
+// insertPing adds a ping row to the transaction.
+func (t *txn) insertPing(args ...any) {
+	t.pings = append(t.pings, args)
+}
+
+// flushPings inserts the pending ping rows, up to chunkRows or 4 MiB of
+// bodies a statement.
+func (t *txn) flushPings() error {
+	for len(t.pings) > 0 {
+		n, size := 0, 0
+		for n < len(t.pings) && n < chunkRows && (n == 0 || size < 4<<20) {
+			if body, ok := t.pings[n][len(t.pings[n])-1].([]byte); ok {
+				size += len(body)
+			}
+			n++
+		}
+		args := make([]any, 0, n*len(t.pings[0]))
+		for _, p := range t.pings[:n] {
+			args = append(args, p...)
+		}
+		t.pings = t.pings[n:]
+		if _, err := t.execNow(manyRows(sqlInsertPing, n), args...); err != nil {
+			return fmt.Errorf("logging %d pings: %w", n, err)
+		}
+	}
+	t.pings = nil
+	return nil
+}
+
+// chunkRows bounds the rows of one multi-row statement.
+const chunkRows = 100
+
+// manyRows is stmt, whose VALUES holds one row of placeholders, with n
+// rows; the one-row form is the prepared one.
+func manyRows(stmt string, n int) string {
+	if n == 1 {
+		return stmt
+	}
+	start := strings.Index(stmt, "VALUES (") + len("VALUES ")
+	end := start + strings.Index(stmt[start:], ")") + 1
+	row := stmt[start:end]
+	return stmt[:end] + strings.Repeat(", "+row, n-1) + stmt[end:]
+}
+
+// exec, query and queryRow run a statement in the transaction, after the
+// pending ping rows, prepared for the writer's connection when it is one
+// the writer runs often (see prepare): parsing SQL is most of the cost of
+// a small statement.
 func (t *txn) exec(query string, args ...any) (sql.Result, error) {
+	if err := t.flushPings(); err != nil {
+		return nil, err
+	}
+	return t.execNow(query, args...)
+}
+
+func (t *txn) execNow(query string, args ...any) (sql.Result, error) {
 	if st := t.s.stmts[query]; st != nil {
 		return t.tx.StmtContext(t.ctx, st).ExecContext(t.ctx, args...)
 	}
@@ -233,6 +289,9 @@ func (t *txn) exec(query string, args ...any) (sql.Result, error) {
 }
 
 func (t *txn) query(query string, args ...any) (*sql.Rows, error) {
+	if err := t.flushPings(); err != nil {
+		return nil, err
+	}
 	if st := t.s.stmts[query]; st != nil {
 		return t.tx.StmtContext(t.ctx, st).QueryContext(t.ctx, args...)
 	}
@@ -240,6 +299,13 @@ func (t *txn) query(query string, args ...any) (*sql.Rows, error) {
 }
 
 func (t *txn) queryRow(query string, args ...any) *sql.Row {
+	if err := t.flushPings(); err != nil {
+		// A row that fails with err: the statement below runs on a
+		// context already cancelled.
+		ctx, cancel := context.WithCancelCause(t.ctx)
+		cancel(err)
+		return t.tx.QueryRowContext(ctx, t.s.d.sql(query), args...)
+	}
 	if st := t.s.stmts[query]; st != nil {
 		return t.tx.StmtContext(t.ctx, st).QueryRowContext(t.ctx, args...)
 	}
@@ -412,6 +478,9 @@ func (t *txn) load(tg *Target) (*row, error) {
 // transaction's change number. The number is taken under the counter row's
 // lock, held to the commit, so change numbers follow commit order.
 func (t *txn) flush() error {
+	if err := t.flushPings(); err != nil {
+		return err
+	}
 	var dirty []*row
 	for _, r := range t.rows {
 		if r.dirty {
@@ -426,11 +495,10 @@ func (t *txn) flush() error {
 		return fmt.Errorf("numbering a store change: %w", err)
 	}
 	sort.Slice(dirty, func(i, j int) bool { return dirty[i].UID < dirty[j].UID })
-	// Rows go in multi-row upserts: one statement for up to
-	// upsertChunk checks, not one each (each is a round trip to
-	// PostgreSQL).
+	// Rows go in multi-row upserts: one statement for up to chunkRows
+	// checks, not one each (each is a round trip to PostgreSQL).
 	for len(dirty) > 0 {
-		chunk := dirty[:min(len(dirty), upsertChunk)]
+		chunk := dirty[:min(len(dirty), chunkRows)]
 		dirty = dirty[len(chunk):]
 		args := make([]any, 0, len(chunk)*17)
 		for _, r := range chunk {
@@ -440,7 +508,7 @@ func (t *txn) flush() error {
 				micros(f.LastStart), f.LastStartRID, f.LastDuration.Microseconds(), micros(f.PausedAt), micros(f.ResumedAt),
 				string(f.State), micros(f.StateSince), micros(r.NextChange), r.bodyBytes, version)
 		}
-		if _, err := t.exec(upsertChecks(len(chunk)), args...); err != nil {
+		if _, err := t.exec(manyRows(sqlUpsertCheck, len(chunk)), args...); err != nil {
 			return fmt.Errorf("writing %d checks to the store: %w", len(chunk), err)
 		}
 		for _, r := range chunk {
@@ -448,18 +516,6 @@ func (t *txn) flush() error {
 		}
 	}
 	return nil
-}
-
-// upsertChunk bounds the checks one upsert writes (17 placeholders each).
-const upsertChunk = 100
-
-// upsertChecks is the upsert of n check rows; the one-row form is prepared.
-func upsertChecks(n int) string {
-	if n == 1 {
-		return sqlUpsertCheck
-	}
-	row := "(?" + strings.Repeat(", ?", 16) + ")"
-	return strings.Replace(sqlUpsertCheck, "("+strings.Repeat("?, ", 16)+"?)", row+strings.Repeat(", "+row, n-1), 1)
 }
 
 // observe records what time has done to the check by at (a missed deadline
