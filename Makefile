@@ -116,8 +116,12 @@ bench-api: envtest ## Measure API create, update and list with 10,000 checks aga
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./hack/bench/api -checks 10000
 
 .PHONY: bench-pings
-bench-pings: envtest ## Measure the ping path with 10,000 checks against the raw API-server write rate, and etcd bytes per ping (docs/performance.md).
+bench-pings: envtest postgres ## Measure the ping path with 10,000 checks against the raw API-server write rate, etcd bytes per ping, and PostgreSQL mode with one and two replicas (docs/performance.md).
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./hack/bench/pings -checks 10000 -pings 20000 -burst 4000
+
+.PHONY: bench-failover
+bench-failover: envtest postgres ## Measure a leader's crash in PostgreSQL mode: the lease gap, pings meanwhile, down and notification lateness (docs/performance.md).
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./hack/bench/failover -checks 1000
 
 .PHONY: postgres
 postgres: ## Make sure the PostgreSQL server binaries are installed (Debian's package, when root); the tests start their own server.
