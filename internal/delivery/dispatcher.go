@@ -178,10 +178,15 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 			}
 		}
 		d.mu.Unlock()
-		due, err := d.Store.DueDeliveries(ctx, d.Clock.Now(), 4*d.Options.Workers, busy...)
+		var due []store.Delivery
+		var err error
+		if d.Store.Health() == nil { // outcomes could not be recorded: send nothing
+			due, err = d.Store.DueDeliveries(ctx, d.Clock.Now(), 4*d.Options.Workers, busy...)
+		}
 		if err != nil && ctx.Err() == nil {
 			log.FromContext(ctx).Error(err, "finding due notifications")
 		}
+		again := false
 		for _, dl := range due {
 			key := deliveryKey{dl.CheckUID, dl.Flip.N, dl.Channel}
 			ch := store.ChannelRef{Namespace: dl.Namespace, Name: dl.Channel}
@@ -189,7 +194,11 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 			// In flight, or finished while this query ran (its answer may
 			// predate the outcome): not again. A channel at its limit:
 			// later, when one of its deliveries finishes.
-			taken := d.inflight[key] || d.finished[key] >= query || d.busy[ch] >= d.Options.PerChannel
+			atLimit := d.busy[ch] >= d.Options.PerChannel
+			taken := d.inflight[key] || d.finished[key] >= query || atLimit
+			if atLimit && !d.inflight[key] {
+				again = true // ask again without that channel, for the others'
+			}
 			if !taken {
 				d.inflight[key] = true
 				d.busy[ch]++
@@ -217,6 +226,9 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 			})
 		}
 		d.forget(query)
+		if again {
+			d.Wake()
+		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -254,8 +266,20 @@ func (d *Dispatcher) deliver(ctx context.Context, dl store.Delivery) {
 			oc.State, oc.NextAttempt = store.DeliveryPending, now.Add(d.backoff(dl.Attempts+1, err))
 		}
 	}
-	if err := d.Store.RecordOutcomes(ctx, []store.Outcome{oc}); err != nil && ctx.Err() == nil {
+	// The outcome is recorded before the delivery can be taken again: if
+	// the store refuses it (its database away), it is tried again, not the
+	// send.
+	for {
+		err := d.Store.RecordOutcomes(ctx, []store.Outcome{oc})
+		if err == nil || ctx.Err() != nil {
+			return
+		}
 		log.FromContext(ctx).Error(err, "recording a delivery", "check", dl.Namespace+"/"+dl.Name, "channel", dl.Channel)
+		select {
+		case <-ctx.Done():
+			return
+		case <-d.Clock.After(time.Second):
+		}
 	}
 }
 
@@ -281,7 +305,9 @@ func (d *Dispatcher) send(ctx context.Context, dl store.Delivery) error {
 	}
 	msg := notify.Message{Check: info, Up: dl.Flip.Up, Time: dl.Flip.At, Reason: string(dl.Flip.Reason)}
 	sendErr := notify.Send(ctx, notify.Delivery{Channel: ch, Message: msg, Secret: notify.SecretsIn(d.Secrets, ch.Namespace), HTTP: d.Options.HTTP})
-	d.recordOnChannel(ch, check, dl.Flip.Up, sendErr)
+	if ctx.Err() == nil { // a send cut short by the stop is no news for the Channel
+		d.recordOnChannel(ch, check, dl.Flip.Up, sendErr)
+	}
 	return sendErr
 }
 
@@ -335,7 +361,9 @@ func (d *Dispatcher) writeStatuses(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			d.flushStatuses(context.WithoutCancel(ctx))
+			flushCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			d.flushStatuses(flushCtx)
+			cancel()
 			return
 		case <-tick.C():
 			d.flushStatuses(ctx)

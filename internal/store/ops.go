@@ -256,13 +256,17 @@ type forgetOp struct {
 func (o *forgetOp) apply(t *txn) error {
 	for _, uid := range o.uids {
 		delete(t.rows, uid)
-		for _, table := range []string{"pings", "flips", "deliveries"} {
-			if _, err := t.exec(`DELETE FROM `+table+` WHERE check_uid = ?`, string(uid)); err != nil {
+		// The check's row first: on PostgreSQL that waits for a ping
+		// another transaction is writing to it, so the deletes below see
+		// that ping's rows too.
+		for _, table := range []string{"checks", "pings", "flips", "deliveries"} {
+			key := "check_uid"
+			if table == "checks" {
+				key = "uid"
+			}
+			if _, err := t.exec(`DELETE FROM `+table+` WHERE `+key+` = ?`, string(uid)); err != nil {
 				return fmt.Errorf("forgetting check %s: %w", uid, err)
 			}
-		}
-		if _, err := t.exec(`DELETE FROM checks WHERE uid = ?`, string(uid)); err != nil {
-			return fmt.Errorf("forgetting check %s: %w", uid, err)
 		}
 	}
 	return nil

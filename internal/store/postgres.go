@@ -29,6 +29,11 @@ func (s *Store) openPostgres(ctx context.Context, dsn string) error {
 		cfg.ConnectTimeout = 5 * time.Second
 	}
 	cfg.RuntimeParams["synchronous_commit"] = "on"
+	// A row lock held by a replica cut off mid-transaction (its session
+	// lives until TCP notices) must not stall every writer: waits for a
+	// lock fail after 10 s, and such sessions end after 30 s.
+	cfg.RuntimeParams["lock_timeout"] = "10s"
+	cfg.RuntimeParams["idle_in_transaction_session_timeout"] = "30s"
 	cfg.RuntimeParams["application_name"] = "vigil"
 	s.d = postgresDialect
 	s.db = stdlib.OpenDB(*cfg)

@@ -318,7 +318,15 @@ func (s *Store) Health() error {
 // returned, means that the database does not answer. It asks the database
 // when in doubt, and marks the store unavailable if so.
 func (s *Store) Unavailable(err error) bool {
-	return errors.Is(err, ErrUnavailable) || s.Health() != nil || !s.reachable()
+	switch {
+	case errors.Is(err, ErrUnavailable) || s.Health() != nil:
+		return true
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), s.d.name != postgresDialect.name:
+		// The request gave up, not the database; and an SQLite file does
+		// not go away (its one writing connection may just be busy).
+		return false
+	}
+	return !s.reachable()
 }
 
 // reachable pings the database after a failed transaction; when it does

@@ -149,6 +149,17 @@ func (s *Store) failQueued() {
 // until it answers again.
 func (s *Store) commit(batch []op) {
 	c, err := s.runTx(batch)
+	if errors.Is(err, errCommitUnknown) {
+		// The commit may have happened (a reply lost, a standby that
+		// stalled): trying the writes again could store a ping twice. Each
+		// caller hears that it failed, as with a crash before the answer.
+		err = fmt.Errorf("%w: %w", ErrUnavailable, err)
+		for _, o := range batch {
+			o.finish(err)
+		}
+		_ = s.reachable()
+		return
+	}
 	if err != nil && !s.reachable() {
 		err = fmt.Errorf("%w: %w", ErrUnavailable, err)
 		for _, o := range batch {
@@ -173,6 +184,9 @@ func (s *Store) commit(batch []op) {
 		s.opts.OnCommit(c)
 	}
 }
+
+// errCommitUnknown: the commit failed, and whether it happened is unknown.
+var errCommitUnknown = errors.New("the store's commit did not answer")
 
 // txTimeout bounds a transaction: a connection that stops answering (a
 // database behind a dead network path) fails the batch instead of holding
@@ -204,7 +218,7 @@ func (s *Store) runTx(batch []op) (Committed, error) {
 		return Committed{}, err
 	}
 	if err := tx.Commit(); err != nil {
-		return Committed{}, fmt.Errorf("committing to the store: %w", err)
+		return Committed{}, fmt.Errorf("%w: %w", errCommitUnknown, err)
 	}
 	s.commits.Add(1)
 	s.writes.Add(int64(len(batch)))
