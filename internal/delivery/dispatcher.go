@@ -255,10 +255,9 @@ func (d *Dispatcher) deliver(ctx context.Context, dl store.Delivery) {
 	now := d.Clock.Now()
 	oc := store.Outcome{CheckUID: dl.CheckUID, FlipN: dl.Flip.N, Channel: dl.Channel}
 	err := d.send(ctx, dl)
-	switch {
-	case err == nil:
+	if err == nil {
 		oc.State, oc.Attempted = store.DeliveryDelivered, true
-	default:
+	} else {
 		oc.Attempted, oc.LastError = true, truncate(err.Error(), 512)
 		if notify.IsPermanent(err) || dl.Attempts+1 >= d.Options.MaxAttempts {
 			oc.State = store.DeliveryFailed

@@ -124,7 +124,7 @@ func (t *txn) dropBodies(r *row) error {
 		return err
 	}
 	for _, n := range drop {
-		if _, err := t.exec(`UPDATE pings SET body = NULL, body_dropped = TRUE WHERE check_uid = ? AND n = ?`, string(r.UID), n); err != nil {
+		if err := t.exec(`UPDATE pings SET body = NULL, body_dropped = TRUE WHERE check_uid = ? AND n = ?`, string(r.UID), n); err != nil {
 			return err
 		}
 	}
@@ -264,7 +264,7 @@ func (o *forgetOp) apply(t *txn) error {
 			if table == "checks" {
 				key = "uid"
 			}
-			if _, err := t.exec(`DELETE FROM `+table+` WHERE `+key+` = ?`, string(uid)); err != nil {
+			if err := t.exec(`DELETE FROM `+table+` WHERE `+key+` = ?`, string(uid)); err != nil {
 				return fmt.Errorf("forgetting check %s: %w", uid, err)
 			}
 		}
@@ -295,7 +295,7 @@ func (o *outcomeOp) apply(t *txn) error {
 		if oc.Attempted {
 			attempted = 1
 		}
-		if _, err := t.exec(`UPDATE deliveries SET state = ?, attempts = attempts + ?, next_attempt = ?, last_error = ?
+		if err := t.exec(`UPDATE deliveries SET state = ?, attempts = attempts + ?, next_attempt = ?, last_error = ?
 			WHERE check_uid = ? AND flip_n = ? AND channel = ? AND state = ?`,
 			string(oc.State), attempted, oc.NextAttempt.UnixMicro(), oc.LastError,
 			string(oc.CheckUID), oc.FlipN, oc.Channel, string(DeliveryPending)); err != nil {
@@ -321,12 +321,12 @@ type pruneOp struct {
 }
 
 func (o *pruneOp) apply(t *txn) error {
-	if _, err := t.exec(`DELETE FROM flips WHERE created < ? AND NOT EXISTS (
+	if err := t.exec(`DELETE FROM flips WHERE created < ? AND NOT EXISTS (
 		SELECT 1 FROM deliveries d WHERE d.check_uid = flips.check_uid AND d.flip_n = flips.n AND d.state = ?)`,
 		o.cutoff.UnixMicro(), string(DeliveryPending)); err != nil {
 		return fmt.Errorf("pruning flips: %w", err)
 	}
-	if _, err := t.exec(`DELETE FROM deliveries WHERE NOT EXISTS (
+	if err := t.exec(`DELETE FROM deliveries WHERE NOT EXISTS (
 		SELECT 1 FROM flips f WHERE f.check_uid = deliveries.check_uid AND f.n = deliveries.flip_n)`); err != nil {
 		return fmt.Errorf("pruning deliveries: %w", err)
 	}

@@ -261,7 +261,7 @@ func (t *txn) flushPings() error {
 			args = append(args, p...)
 		}
 		t.pings = t.pings[n:]
-		if _, err := t.execNow(manyRows(sqlInsertPing, n), args...); err != nil {
+		if err := t.execNow(manyRows(sqlInsertPing, n), args...); err != nil {
 			return fmt.Errorf("logging %d pings: %w", n, err)
 		}
 	}
@@ -288,18 +288,21 @@ func manyRows(stmt string, n int) string {
 // pending ping rows, prepared for the writer's connection when it is one
 // the writer runs often (see prepare): parsing SQL is most of the cost of
 // a small statement.
-func (t *txn) exec(query string, args ...any) (sql.Result, error) {
+func (t *txn) exec(query string, args ...any) error {
 	if err := t.flushPings(); err != nil {
-		return nil, err
+		return err
 	}
 	return t.execNow(query, args...)
 }
 
-func (t *txn) execNow(query string, args ...any) (sql.Result, error) {
+func (t *txn) execNow(query string, args ...any) error {
+	var err error
 	if st := t.s.stmts[query]; st != nil {
-		return t.tx.StmtContext(t.ctx, st).ExecContext(t.ctx, args...)
+		_, err = t.tx.StmtContext(t.ctx, st).ExecContext(t.ctx, args...)
+	} else {
+		_, err = t.tx.ExecContext(t.ctx, t.s.d.sql(query), args...)
 	}
-	return t.tx.ExecContext(t.ctx, t.s.d.sql(query), args...)
+	return err
 }
 
 func (t *txn) query(query string, args ...any) (*sql.Rows, error) {
@@ -440,7 +443,7 @@ func (t *txn) lockRows(batch []op) error {
 			continue
 		}
 		tg := byUID[types.UID(uid)]
-		if _, err := t.exec(sqlInsertNewCheck, uid, tg.Namespace, tg.Name); err != nil {
+		if err := t.exec(sqlInsertNewCheck, uid, tg.Namespace, tg.Name); err != nil {
 			return fmt.Errorf("adding check %s/%s to the store: %w", tg.Namespace, tg.Name, err)
 		}
 		missing = append(missing, uid)
@@ -522,7 +525,7 @@ func (t *txn) flush() error {
 				micros(f.LastStart), f.LastStartRID, f.LastDuration.Microseconds(), micros(f.PausedAt), micros(f.ResumedAt),
 				string(f.State), micros(f.StateSince), micros(r.NextChange), r.bodyBytes, version)
 		}
-		if _, err := t.exec(manyRows(sqlUpsertCheck, len(chunk)), args...); err != nil {
+		if err := t.exec(manyRows(sqlUpsertCheck, len(chunk)), args...); err != nil {
 			return fmt.Errorf("writing %d checks to the store: %w", len(chunk), err)
 		}
 		for _, r := range chunk {
@@ -569,7 +572,7 @@ func (t *txn) addFlip(r *row, tg *Target, f *monitor.Flip) (*Flip, error) {
 	r.dirty = true
 	fl := &Flip{N: r.nFlips, At: Truncate(f.At), Up: f.Up(), From: f.From, To: f.To, Reason: f.Reason}
 	r.LastFlip = fl
-	if _, err := t.exec(sqlInsertFlip, string(r.UID), fl.N, fl.At.UnixMicro(), fl.Up, string(fl.From), string(fl.To), string(fl.Reason)); err != nil {
+	if err := t.exec(sqlInsertFlip, string(r.UID), fl.N, fl.At.UnixMicro(), fl.Up, string(fl.From), string(fl.To), string(fl.Reason)); err != nil {
 		return nil, fmt.Errorf("recording a flip of %s/%s: %w", r.Namespace, r.Name, err)
 	}
 	if tg.Channels != nil {
@@ -578,7 +581,7 @@ func (t *txn) addFlip(r *row, tg *Target, f *monitor.Flip) (*Flip, error) {
 			return nil, fmt.Errorf("listing the channels of %s/%s: %w", r.Namespace, r.Name, err)
 		}
 		for _, ch := range channels {
-			if _, err := t.exec(sqlInsertDelivery, string(r.UID), fl.N, ch, string(DeliveryPending), fl.At.UnixMicro()); err != nil {
+			if err := t.exec(sqlInsertDelivery, string(r.UID), fl.N, ch, string(DeliveryPending), fl.At.UnixMicro()); err != nil {
 				return nil, fmt.Errorf("queueing a notification of %s/%s: %w", r.Namespace, r.Name, err)
 			}
 		}
