@@ -59,13 +59,9 @@ var _ = Describe("The installed manager under faults", Ordered, func() {
 		}
 		// Every ping carries a run id of its own, so the log shows which
 		// were stored.
-		type outcome struct {
-			check, rid string
-			ok         bool
-		}
 		var (
 			mu       sync.Mutex
-			outcomes []outcome
+			outcomes []pingOutcome
 			stop     atomic.Bool
 			wg       sync.WaitGroup
 		)
@@ -81,7 +77,7 @@ var _ = Describe("The installed manager under faults", Ordered, func() {
 						_ = resp.Body.Close()
 					}
 					mu.Lock()
-					outcomes = append(outcomes, outcome{check, rid, ok})
+					outcomes = append(outcomes, pingOutcome{check, rid, ok})
 					mu.Unlock()
 					if !ok {
 						time.Sleep(20 * time.Millisecond) // a client's back-off while it is down
@@ -112,46 +108,8 @@ var _ = Describe("The installed manager under faults", Ordered, func() {
 
 		var total, okTotal, lost int
 		for _, u := range uuids {
-			r := cl.api("GET", "/api/v3/checks/"+u+"/pings/", rw, "")
-			Expect(r.Status).To(Equal(http.StatusOK))
-			var log struct {
-				Pings []struct {
-					RID string `json:"rid"`
-				} `json:"pings"`
-			}
-			Expect(json.Unmarshal([]byte(r.Body), &log)).To(Succeed())
-			stored := map[string]int{}
-			for _, p := range log.Pings {
-				stored[p.RID]++
-			}
-			var ok, unanswered int
-			for _, o := range outcomes {
-				if o.check != u {
-					continue
-				}
-				if o.ok {
-					ok++
-					Expect(stored[o.rid]).To(Equal(1), "acknowledged ping %s is in the log once", o.rid)
-				} else {
-					unanswered++
-				}
-			}
-			for rid, n := range stored {
-				Expect(n).To(Equal(1), "ping %s is in the log %d times", rid, n)
-			}
-			var c struct {
-				NPings int `json:"n_pings"`
-			}
-			Expect(json.Unmarshal([]byte(cl.api("GET", "/api/v3/checks/"+u, rw, "").Body), &c)).To(Succeed())
-			Expect(c.NPings).To(Equal(len(log.Pings)), "n_pings counts what the log holds")
-			// A ping the manager stored but could not answer before it died
-			// is counted, and its client saw no OK: n_pings may exceed the
-			// OK answers by those, never fall short of them.
-			Expect(c.NPings).To(BeNumerically(">=", ok))
-			Expect(c.NPings).To(BeNumerically("<=", ok+unanswered))
-			total += c.NPings
-			okTotal += ok
-			lost += unanswered
+			log, ok, unanswered := cl.expectStoredOnce(rw, u, outcomes)
+			total, okTotal, lost = total+len(log), okTotal+ok, lost+unanswered
 		}
 		GinkgoWriter.Printf("%d kills: %d pings acknowledged, %d stored, %d unanswered (refused while down, or cut off)\n",
 			kills, okTotal, total, lost)
@@ -220,4 +178,47 @@ func (cl *cluster) checkObject(namespace, id string) *unstructured.Unstructured 
 func nPings(u *unstructured.Unstructured) int64 {
 	n, _, _ := unstructured.NestedInt64(u.Object, "status", "nPings")
 	return n
+}
+
+// pingOutcome is a ping a load test sent (its run id) and whether it was
+// answered OK.
+type pingOutcome struct {
+	check, rid string
+	ok         bool
+}
+
+// expectStoredOnce checks a check's ping log against what the load saw:
+// every acknowledged ping is in it once, no ping is in it twice, n_pings
+// counts it, and n_pings lies between the OK answers and the OK answers
+// plus the unanswered ones (a ping stored by a manager killed before it
+// could answer is counted, and its client saw no OK). It returns the log
+// and the check's OK and unanswered pings.
+func (cl *cluster) expectStoredOnce(key, id string, outcomes []pingOutcome) (log []loggedPing, ok, unanswered int) {
+	GinkgoHelper()
+	log = cl.pingLog(key, id)
+	byRID := map[string]int{}
+	for _, p := range log {
+		byRID[p.RID]++
+	}
+	for _, o := range outcomes {
+		switch {
+		case o.check != id:
+		case o.ok:
+			ok++
+			Expect(byRID[o.rid]).To(Equal(1), "acknowledged ping %s is in the log once", o.rid)
+		default:
+			unanswered++
+		}
+	}
+	for rid, n := range byRID {
+		Expect(n).To(Equal(1), "ping %s is in the log %d times", rid, n)
+	}
+	var c struct {
+		NPings int `json:"n_pings"`
+	}
+	Expect(json.Unmarshal([]byte(cl.api("GET", "/api/v3/checks/"+id, key, "").Body), &c)).To(Succeed())
+	Expect(c.NPings).To(Equal(len(log)), "n_pings counts what the log holds")
+	Expect(c.NPings).To(BeNumerically(">=", ok))
+	Expect(c.NPings).To(BeNumerically("<=", ok+unanswered))
+	return log, ok, unanswered
 }
