@@ -23,7 +23,7 @@ const pruneEvery = 16
 // ping arrived is recorded first, as the down it was.
 func (s *Store) RecordPing(ctx context.Context, tg Target, p Ping) (Recorded, error) {
 	o := &pingOp{target: tg, ping: p, result: newResult()}
-	if err := s.submit(ctx, o, o.done, true); err != nil {
+	if err := s.submit(ctx, o, true); err != nil {
 		return Recorded{}, err
 	}
 	return o.rec, o.err
@@ -139,7 +139,7 @@ func (t *txn) dropBodies(r *row) error {
 // by check.
 func (s *Store) Observe(ctx context.Context, targets []Target, now time.Time) (map[types.UID]*Flip, error) {
 	o := &observeOp{checks: targets, now: Truncate(now), flips: map[types.UID]*Flip{}, result: newResult()}
-	if err := s.submit(ctx, o, o.done, false); err != nil {
+	if err := s.submit(ctx, o, false); err != nil {
 		return nil, err
 	}
 	return o.flips, o.err
@@ -192,7 +192,7 @@ func (s *Store) Resume(ctx context.Context, tg Target, now time.Time) (Check, er
 
 func (s *Store) pauseOrResume(ctx context.Context, tg Target, now time.Time, resume bool) (Check, error) {
 	o := &pauseOp{target: tg, now: Truncate(now), resume: resume, result: newResult()}
-	if err := s.submit(ctx, o, o.done, false); err != nil {
+	if err := s.submit(ctx, o, false); err != nil {
 		return Check{}, err
 	}
 	return o.check, o.err
@@ -242,7 +242,7 @@ func (s *Store) Forget(ctx context.Context, uids ...types.UID) error {
 		return nil
 	}
 	o := &forgetOp{uids: uids, result: newResult()}
-	if err := s.submit(ctx, o, o.done, false); err != nil {
+	if err := s.submit(ctx, o, false); err != nil {
 		return err
 	}
 	return o.err
@@ -278,7 +278,7 @@ func (s *Store) RecordOutcomes(ctx context.Context, outcomes []Outcome) error {
 		return nil
 	}
 	o := &outcomeOp{outcomes: outcomes, result: newResult()}
-	if err := s.submit(ctx, o, o.done, false); err != nil {
+	if err := s.submit(ctx, o, false); err != nil {
 		return err
 	}
 	return o.err
@@ -309,7 +309,7 @@ func (o *outcomeOp) apply(t *txn) error {
 // notifications still pending, and their deliveries.
 func (s *Store) Prune(ctx context.Context, cutoff time.Time) error {
 	o := &pruneOp{cutoff: cutoff, result: newResult()}
-	if err := s.submit(ctx, o, o.done, false); err != nil {
+	if err := s.submit(ctx, o, false); err != nil {
 		return err
 	}
 	return o.err

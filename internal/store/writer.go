@@ -22,6 +22,8 @@ import (
 type op interface {
 	apply(t *txn) error
 	finish(err error)
+	// wait is closed when the op is finished.
+	wait() <-chan struct{}
 	// queuedBytes is what the op holds in memory while it waits (a body).
 	queuedBytes() int64
 }
@@ -34,6 +36,8 @@ type result struct {
 }
 
 func newResult() result { return result{done: make(chan struct{})} }
+
+func (r *result) wait() <-chan struct{} { return r.done }
 
 // finish records the transaction's error, keeping the op's own answer
 // when the transaction succeeded, and releases the caller.
@@ -50,7 +54,7 @@ func (r *result) queuedBytes() int64 { return 0 }
 // submit queues o for the writer and waits for its transaction. Pings are
 // refused at once when the queue is full (shed load, answer 503); other
 // writes wait for room.
-func (s *Store) submit(ctx context.Context, o op, done <-chan struct{}, shed bool) error {
+func (s *Store) submit(ctx context.Context, o op, shed bool) error {
 	if b := o.queuedBytes(); b > 0 {
 		if s.queuedBytes.Add(b) > s.opts.MaxQueuedBytes && shed {
 			s.queuedBytes.Add(-b)
@@ -69,7 +73,7 @@ func (s *Store) submit(ctx context.Context, o op, done <-chan struct{}, shed boo
 	// Once queued, the write happens whether or not the caller still waits:
 	// a client that gave up may still have its ping stored.
 	select {
-	case <-done:
+	case <-o.wait():
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()
@@ -149,18 +153,10 @@ func (s *Store) failQueued() {
 // until it answers again.
 func (s *Store) commit(batch []op) {
 	c, err := s.runTx(batch)
-	if errors.Is(err, errCommitUnknown) {
-		// The commit may have happened (a reply lost, a standby that
-		// stalled): trying the writes again could store a ping twice. Each
-		// caller hears that it failed, as with a crash before the answer.
-		err = fmt.Errorf("%w: %w", ErrUnavailable, err)
-		for _, o := range batch {
-			o.finish(err)
-		}
-		_ = s.reachable()
-		return
-	}
-	if err != nil && !s.reachable() {
+	// A commit that may have happened (a reply lost, a standby that
+	// stalled) is not tried again either: that could store a ping twice.
+	// Each caller hears that it failed, as with a crash before the answer.
+	if err != nil && (!s.reachable() || errors.Is(err, errCommitUnknown)) {
 		err = fmt.Errorf("%w: %w", ErrUnavailable, err)
 		for _, o := range batch {
 			o.finish(err)
@@ -315,14 +311,10 @@ func (t *txn) query(query string, args ...any) (*sql.Rows, error) {
 	return t.tx.QueryContext(t.ctx, t.s.d.sql(query), args...)
 }
 
+// queryRow does not insert the pending ping rows first: its statements
+// read and number check rows (load, flush), never pings, and flushing for
+// each check loaded would undo the multi-row inserts.
 func (t *txn) queryRow(query string, args ...any) *sql.Row {
-	if err := t.flushPings(); err != nil {
-		// A row that fails with err: the statement below runs on a
-		// context already cancelled.
-		ctx, cancel := context.WithCancelCause(t.ctx)
-		cancel(err)
-		return t.tx.QueryRowContext(ctx, t.s.d.sql(query), args...)
-	}
 	if st := t.s.stmts[query]; st != nil {
 		return t.tx.StmtContext(t.ctx, st).QueryRowContext(t.ctx, args...)
 	}

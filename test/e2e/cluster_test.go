@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"fmt"
@@ -25,8 +24,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
@@ -87,7 +84,7 @@ func startCluster(namespace string, objs []unstructured.Unstructured) *cluster {
 	cl.c, err = client.New(cl.admin, client.Options{Scheme: e2eScheme()})
 	Expect(err).NotTo(HaveOccurred())
 	cl.adminKubeconfig = filepath.Join(cl.dir, "admin.kubeconfig")
-	writeKubeconfig(cl.adminKubeconfig, cl.admin)
+	Expect(testenv.WriteKubeconfig(cl.adminKubeconfig, cl.admin)).To(Succeed())
 
 	ctx := context.Background()
 	if namespace != "" {
@@ -220,7 +217,7 @@ func (cl *cluster) startReplica(i int) {
 		saConfig.Host = "https://" + cl.apiProxy.addr
 	}
 	kubeconfig := filepath.Join(cl.dir, fmt.Sprintf("manager-%d.kubeconfig", i))
-	writeKubeconfig(kubeconfig, saConfig)
+	Expect(testenv.WriteKubeconfig(kubeconfig, saConfig)).To(Succeed())
 
 	env := []string{"KUBECONFIG=" + kubeconfig, "PATH=" + os.Getenv("PATH"), "HOME=" + cl.dir}
 	for _, e := range container.Env {
@@ -348,19 +345,10 @@ func rewriteFlags(args []string, overrides map[string]string) []string {
 	return out
 }
 
-func writeKubeconfig(path string, cfg *rest.Config) {
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos["user"] = &clientcmdapi.AuthInfo{Token: cfg.BearerToken, ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
-	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "user"}
-	kc.CurrentContext = "envtest"
-	Expect(clientcmd.WriteToFile(*kc, path)).To(Succeed())
-}
-
 // managerProcess is the running manager binary, its output kept.
 type managerProcess struct {
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *testenv.Output
 	done chan struct{}
 	err  error
 }
@@ -368,7 +356,7 @@ type managerProcess struct {
 func startProcess(bin string, args, env []string, logPath string) *managerProcess {
 	logf, err := os.Create(logPath)
 	Expect(err).NotTo(HaveOccurred())
-	p := &managerProcess{out: &syncBuffer{}, done: make(chan struct{})}
+	p := &managerProcess{out: &testenv.Output{}, done: make(chan struct{})}
 	p.cmd = exec.CommandContext(context.Background(), bin, args...)
 	p.cmd.Env = env
 	w := io.MultiWriter(p.out, logf, GinkgoWriter)
@@ -431,23 +419,6 @@ func (p *managerProcess) stop() error {
 		_ = p.cmd.Process.Kill()
 		return fmt.Errorf("still running 30 s after SIGTERM")
 	}
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // insecureHTTP reaches the manager's metrics endpoint, whose certificate

@@ -17,7 +17,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"flag"
@@ -37,9 +36,6 @@ import (
 	_ "github.com/jackc/pgx/v5/stdlib" // database/sql driver "pgx", to read the flips
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
@@ -69,7 +65,7 @@ func main() {
 // replica is a running `vigil manager`.
 type replica struct {
 	cmd  *exec.Cmd
-	out  *syncBuffer
+	out  *testenv.Output
 	base string
 }
 
@@ -119,7 +115,7 @@ func run(n int) error {
 		return fmt.Errorf("building vigil: %w: %s", err, out)
 	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
-	if err := writeKubeconfig(kubeconfig, cfg); err != nil {
+	if err := testenv.WriteKubeconfig(kubeconfig, cfg); err != nil {
 		return err
 	}
 
@@ -171,7 +167,7 @@ func run(n int) error {
 		if err != nil {
 			return err
 		}
-		r := &replica{out: &syncBuffer{}, base: "http://" + addr}
+		r := &replica{out: &testenv.Output{}, base: "http://" + addr}
 		r.cmd = exec.CommandContext(ctx, bin, "manager", "--kubeconfig="+kubeconfig, "--store="+dsn, "--leader-elect",
 			"--leader-election-namespace=default", "--http-bind-address="+addr, "--base-url="+r.base,
 			"--metrics-bind-address=0", "--health-probe-bind-address=0", "--cronjobs=false")
@@ -389,30 +385,4 @@ func waitFor(limit time.Duration, cond func() bool) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return nil
-}
-
-func writeKubeconfig(path string, cfg *rest.Config) error {
-	kc := clientcmdapi.NewConfig()
-	kc.Clusters["envtest"] = &clientcmdapi.Cluster{Server: cfg.Host, CertificateAuthorityData: cfg.CAData}
-	kc.AuthInfos["admin"] = &clientcmdapi.AuthInfo{Token: cfg.BearerToken, ClientCertificateData: cfg.CertData, ClientKeyData: cfg.KeyData}
-	kc.Contexts["envtest"] = &clientcmdapi.Context{Cluster: "envtest", AuthInfo: "admin"}
-	kc.CurrentContext = "envtest"
-	return clientcmd.WriteToFile(*kc, path)
-}
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -251,7 +251,7 @@ func run(nChecks, nPings, concurrency, nBurst int, withPostgres bool) error {
 
 	var pgModes []pgMode
 	if withPostgres {
-		if pgModes, err = measurePostgres(ctx, cfg, nChecks, nPings, concurrency, uuids, pingAt); err != nil {
+		if pgModes, err = measurePostgres(ctx, cfg, etcdMetrics, nChecks, nPings, concurrency, uuids, pingAt); err != nil {
 			return fmt.Errorf("PostgreSQL mode: %w", err)
 		}
 	}
@@ -272,8 +272,8 @@ func run(nChecks, nPings, concurrency, nBurst int, withPostgres bool) error {
 		for _, m := range pgModes {
 			for i, p := range m.phases {
 				embedded := phases[i]
-				fmt.Printf("%-22s %-16s %6.0f /s = %5.1fx raw = %4.2fx embedded   p50 %-8v p99 %-8v\n", m.name, p.name, p.rate, p.rate/raw,
-					p.rate/embedded.rate, benchutil.Percentile(p.lat, 50), benchutil.Percentile(p.lat, 99))
+				fmt.Printf("%-22s %-16s %6.0f /s = %5.1fx raw = %4.2fx embedded   p50 %-8v p99 %-8v etcd WAL %4.0f B/ping\n", m.name, p.name, p.rate, p.rate/raw,
+					p.rate/embedded.rate, benchutil.Percentile(p.lat, 50), benchutil.Percentile(p.lat, 99), p.walBytes)
 			}
 		}
 	}
@@ -290,7 +290,7 @@ type pgMode struct {
 // measurePostgres starts a PostgreSQL server and measures distinct and hot
 // pings with one manager on it, then with two replicas (leader election on)
 // whose clients alternate between them.
-func measurePostgres(ctx context.Context, cfg *rest.Config, nChecks, nPings, concurrency int, uuids []string,
+func measurePostgres(ctx context.Context, cfg *rest.Config, etcdMetrics string, nChecks, nPings, concurrency int, uuids []string,
 	pingAt func(base, uuid string, body []byte) error) ([]pgMode, error) {
 	pg, err := testenv.StartPostgres(ctx)
 	if err != nil {
@@ -339,12 +339,22 @@ func measurePostgres(ctx context.Context, cfg *rest.Config, nChecks, nPings, con
 			{"distinct checks", func(i int) string { return uuids[i%nChecks] }},
 			{"one hot check", func(int) string { return uuids[1] }},
 		} {
+			wal0, err := walBytes(ctx, etcdMetrics)
+			if err != nil {
+				cancel()
+				return nil, err
+			}
 			rate, lat, err := benchutil.Measure(nPings, concurrency, func(i int) error { return ping(i, p.target(i)) })
 			if err != nil {
 				cancel()
 				return nil, err
 			}
-			m.phases = append(m.phases, phase{name: p.name, rate: rate, lat: lat})
+			wal1, err := walBytes(ctx, etcdMetrics)
+			if err != nil {
+				cancel()
+				return nil, err
+			}
+			m.phases = append(m.phases, phase{name: p.name, rate: rate, lat: lat, walBytes: (wal1 - wal0) / float64(nPings)})
 		}
 		modes = append(modes, m)
 		cancel()
