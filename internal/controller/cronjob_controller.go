@@ -196,6 +196,12 @@ func parseGrace(s string) time.Duration {
 // resumes it, if it paused it, when the CronJob is resumed. Pausing is
 // observed state: it goes to the ping store, and an annotation on the
 // check remembers who paused it.
+//
+// The store and the API server cannot be written in one transaction, so
+// the annotation is written before the pause and removed after the resume:
+// whichever write fails, the next reconcile finds a state it can finish
+// from. (Written after the pause, a lost annotation would leave a paused
+// check that nothing ever resumes.)
 func (r *CronJobReconciler) followSuspend(ctx context.Context, cj *batchv1.CronJob, c *v1.Check) error {
 	suspended := cj.Spec.Suspend != nil && *cj.Spec.Suspend
 	cfg, cfgErr := checkstate.Config(&c.Spec)
@@ -210,22 +216,34 @@ func (r *CronJobReconciler) followSuspend(ctx context.Context, cj *batchv1.CronJ
 	}
 	now := r.Clock.Now()
 	paused := cfg.Status(obs.Facts, now) == monitor.StatusPaused
-	tg := checkstate.Target(c, r.Client, 0)
+	marked := c.Annotations[annotationPausedBySuspend] == "true"
 	switch {
 	case suspended && !paused:
-		_, err = r.Store.Pause(ctx, tg, now)
-	case !suspended && paused && c.Annotations[annotationPausedBySuspend] == "true":
-		if _, err = r.Store.Resume(ctx, tg, now); errors.Is(err, monitor.ErrNotPaused) {
-			err = nil // not paused after all: nothing to resume
+		if c, err = r.markPausedBySuspend(ctx, c, true); err != nil {
+			return err
 		}
-	default:
-		return nil
-	}
-	if err != nil {
+		_, err = r.Store.Pause(ctx, checkstate.Target(c, r.Client, 0), now)
+		return err
+	case !suspended && marked:
+		if paused {
+			_, err = r.Store.Resume(ctx, checkstate.Target(c, r.Client, 0), now)
+			if err != nil && !errors.Is(err, monitor.ErrNotPaused) {
+				return err
+			}
+		}
+		_, err = r.markPausedBySuspend(ctx, c, false)
 		return err
 	}
-	_, err = r.Checks.Update(ctx, c, func(c *v1.Check) error {
-		if !suspended {
+	// Suspended and paused (by this controller, or by hand before the
+	// suspension: then it stays paused after it), or running and not ours.
+	return nil
+}
+
+// markPausedBySuspend sets or removes the annotation that says this
+// controller paused the check.
+func (r *CronJobReconciler) markPausedBySuspend(ctx context.Context, c *v1.Check, mark bool) (*v1.Check, error) {
+	return r.Checks.Update(ctx, c, func(c *v1.Check) error {
+		if !mark {
 			delete(c.Annotations, annotationPausedBySuspend)
 			return nil
 		}
@@ -235,7 +253,6 @@ func (r *CronJobReconciler) followSuspend(ctx context.Context, cj *batchv1.CronJ
 		c.Annotations[annotationPausedBySuspend] = "true"
 		return nil
 	})
-	return err
 }
 
 // SetupWithManager registers the reconciler: CronJobs, and the Checks they

@@ -2,11 +2,13 @@ package controller_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -120,6 +122,40 @@ var _ = Describe("CronJob monitoring", func() {
 		cur.Spec.Suspend = ptr.To(false)
 		Expect(k8sClient.Update(ctx, cur)).To(Succeed())
 		Eventually(checkFor(cj)).Should(HaveField("Status.State", v1.CheckStateNew))
+	})
+
+	It("resumes the check it paused even when writing its marker failed", func() {
+		cj := cronJob("flaky", map[string]string{controller.AnnotationCheck: "true"})
+		Eventually(checkFor(cj)).Should(HaveField("Status.State", v1.CheckStateNew))
+		marked := func(g Gomega) bool {
+			_, ok := checkFor(cj)(g).Annotations[pausedBySuspend]
+			return ok
+		}
+		suspend := func(suspended bool) {
+			cur := &batchv1.CronJob{}
+			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(cj), cur)).To(Succeed())
+			cur.Spec.Suspend = ptr.To(suspended)
+			Expect(k8sClient.Update(ctx, cur)).To(Succeed())
+		}
+
+		// The API server refuses the marker: the check is not paused
+		// without it (a pause no one would resume) ...
+		unfreeze := freezeAnnotation(ns, controller.CheckNameForCronJob(cj.Name), pausedBySuspend)
+		suspend(true)
+		Consistently(checkFor(cj)).WithTimeout(2 * time.Second).Should(HaveField("Status.State", v1.CheckStateNew))
+		// ... and is, with it, once the write goes through.
+		unfreeze()
+		Eventually(checkFor(cj)).Should(HaveField("Status.State", v1.CheckStatePaused))
+		Expect(marked(Default)).To(BeTrue())
+
+		// Removing the marker fails: the check is resumed all the same,
+		// and the marker goes once the write goes through.
+		unfreeze = freezeAnnotation(ns, controller.CheckNameForCronJob(cj.Name), pausedBySuspend)
+		suspend(false)
+		Eventually(checkFor(cj)).Should(HaveField("Status.State", v1.CheckStateNew))
+		Expect(marked(Default)).To(BeTrue())
+		unfreeze()
+		Eventually(marked).Should(BeFalse())
 	})
 
 	It("records each Job of a linked CronJob as start, then success or failure, once", func() {
@@ -269,5 +305,72 @@ func startJobController() func() []client.ObjectKey {
 		mu.Lock()
 		defer mu.Unlock()
 		return append([]client.ObjectKey(nil), done...)
+	}
+}
+
+// pausedBySuspend is the annotation with which the CronJob controller marks
+// a check it paused.
+const pausedBySuspend = "monitoring.vigil.dev/paused-by-suspend"
+
+// freezeAnnotation makes the API server refuse any update of the Check that
+// adds or removes the annotation, as a user's admission policy could, until
+// the function it returns is called. Both return once the API server
+// enforces what they say.
+func freezeAnnotation(ns, check, annotation string) (unfreeze func()) {
+	has := func(obj string) string {
+		return fmt.Sprintf("(has(%[1]s.metadata.annotations) && %[2]q in %[1]s.metadata.annotations)", obj, annotation)
+	}
+	policy := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{GenerateName: "freeze-"},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptr.To(admissionregistrationv1.Fail),
+			MatchConstraints: &admissionregistrationv1.MatchResources{ResourceRules: []admissionregistrationv1.NamedRuleWithOperations{{
+				ResourceNames: []string{check},
+				RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+					Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.Update},
+					Rule: admissionregistrationv1.Rule{APIGroups: []string{v1.GroupVersion.Group},
+						APIVersions: []string{"*"}, Resources: []string{"checks"}},
+				},
+			}}},
+			Validations: []admissionregistrationv1.Validation{{
+				Expression: has("object") + " == " + has("oldObject"),
+				Message:    annotation + " is frozen",
+			}},
+		},
+	}
+	Expect(k8sClient.Create(ctx, policy)).To(Succeed())
+	binding := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: policy.Name},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{
+			PolicyName:        policy.Name,
+			ValidationActions: []admissionregistrationv1.ValidationAction{admissionregistrationv1.Deny},
+			MatchResources: &admissionregistrationv1.MatchResources{NamespaceSelector: &metav1.LabelSelector{
+				MatchLabels: map[string]string{corev1.LabelMetadataName: ns}}},
+		},
+	}
+	Expect(k8sClient.Create(ctx, binding)).To(Succeed())
+
+	// A dry run of the write the policy refuses tells when it is in force.
+	toggle := func() error {
+		c := &v1.Check{}
+		if err := k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: check}, c); err != nil {
+			return err
+		}
+		changed := c.DeepCopy()
+		if _, ok := c.Annotations[annotation]; ok {
+			delete(changed.Annotations, annotation)
+		} else {
+			if changed.Annotations == nil {
+				changed.Annotations = map[string]string{}
+			}
+			changed.Annotations[annotation] = "true"
+		}
+		return k8sClient.Patch(ctx, changed, client.MergeFrom(c), client.DryRunAll)
+	}
+	Eventually(toggle).Should(MatchError(ContainSubstring("is frozen")))
+	return func() {
+		Expect(k8sClient.Delete(ctx, binding)).To(Succeed())
+		Expect(k8sClient.Delete(ctx, policy)).To(Succeed())
+		Eventually(toggle).Should(Succeed())
 	}
 }
