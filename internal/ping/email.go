@@ -2,6 +2,7 @@ package ping
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -33,6 +34,12 @@ import (
 // keywords make of them (failure, then success, then start; otherwise
 // failure with filterDefaultFail, else ignored). The whole message, up to
 // the body limit, is the ping's body. It runs on every replica.
+//
+// It is open to the Internet, so every resource a client can hold is
+// bounded: connections at once, the bytes of a message (counted while they
+// are read), recipients per message, the wait for each command and the
+// whole session. Any address at the domain is accepted, so that RCPT does
+// not tell which checks exist; mail to one that names no check is dropped.
 type EmailListener struct {
 	// Addr is where SMTP is served, such as ":2525".
 	Addr string
@@ -46,18 +53,50 @@ type EmailListener struct {
 	Recorder *Recorder
 	// BodyLimit bounds the stored message (DefaultBodyLimit when 0).
 	BodyLimit int
+	// MaxConnections bounds the connections served at once
+	// (DefaultSMTPMaxConnections when 0); one more is answered 421 and
+	// closed.
+	MaxConnections int
+	// MaxMessageBytes bounds a message, which is refused with 552 once it
+	// reaches it (DefaultSMTPMaxMessageBytes, or BodyLimit when that is
+	// larger, when 0).
+	MaxMessageBytes int
+	// CommandTimeout bounds the wait for each command, for a message's
+	// data (from its DATA command) and for each reply to be taken
+	// (DefaultSMTPCommandTimeout when 0).
+	CommandTimeout time.Duration
+	// SessionTimeout bounds a connection from its accept to its close,
+	// however the client paces its bytes (DefaultSMTPSessionTimeout when 0).
+	SessionTimeout time.Duration
 	// Clock stamps the pings.
 	Clock clock.PassiveClock
 	// Log reports failures.
 	Log logr.Logger
 }
 
-// maxMessageBytes bounds what a client may send; beyond the stored part a
-// message only needs its headers and text parts for the keywords.
-const maxMessageBytes = 10 << 20
+// The SMTP listener's bounds when its fields leave them 0. A ping message is
+// small, but its body is kept up to the ping body limit (100 kB by default)
+// and MIME encodings inflate it by a third; the worst case held in memory
+// is about MaxConnections x MaxMessageBytes (25 MiB).
+const (
+	DefaultSMTPMaxConnections  = 100
+	DefaultSMTPMaxMessageBytes = 256 << 10
+	DefaultSMTPCommandTimeout  = time.Minute
+	DefaultSMTPSessionTimeout  = 5 * time.Minute
+	// smtpMaxRecipients bounds the recipients of one message; more are
+	// answered 452, which tells the client to send the rest in another.
+	smtpMaxRecipients = 50
+)
 
 // NeedLeaderElection: every replica takes mail.
 func (e *EmailListener) NeedLeaderElection() bool { return false }
+
+func (e *EmailListener) maxMessageBytes() int {
+	if e.MaxMessageBytes > 0 {
+		return e.MaxMessageBytes
+	}
+	return max(DefaultSMTPMaxMessageBytes, bodyLimitOr(e.BodyLimit))
+}
 
 // Start serves SMTP until ctx ends.
 func (e *EmailListener) Start(ctx context.Context) error {
@@ -65,14 +104,23 @@ func (e *EmailListener) Start(ctx context.Context) error {
 		return &emailSession{l: e, remote: hostOnly(c.Conn().RemoteAddr().String())}, nil
 	}))
 	srv.Domain = e.Domain
-	srv.MaxMessageBytes = maxMessageBytes
-	srv.MaxRecipients = 50
-	srv.ReadTimeout, srv.WriteTimeout = time.Minute, time.Minute
+	// go-smtp advertises SIZE, refuses a MAIL FROM that declares more, and
+	// ends the DATA reader at this many bytes; readMessage buffers no more.
+	srv.MaxMessageBytes = int64(e.maxMessageBytes())
+	srv.MaxRecipients = smtpMaxRecipients
+	srv.ReadTimeout = cmp.Or(e.CommandTimeout, DefaultSMTPCommandTimeout)
+	srv.WriteTimeout = srv.ReadTimeout
+	srv.ErrorLog = logrPrintf{e.Log}
 	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", e.Addr)
 	if err != nil {
 		return fmt.Errorf("smtp listener: %w", err)
 	}
 	e.Log.Info("serving email pings", "addr", l.Addr().String(), "domain", e.Domain)
+	l = &boundedListener{
+		Listener: l,
+		slots:    make(chan struct{}, cmp.Or(e.MaxConnections, DefaultSMTPMaxConnections)),
+		session:  cmp.Or(e.SessionTimeout, DefaultSMTPSessionTimeout),
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
 	select {
@@ -86,11 +134,93 @@ func (e *EmailListener) Start(ctx context.Context) error {
 	}
 }
 
+// boundedListener serves at most cap(slots) connections at once, each for at
+// most session. One more is answered "421 too busy" and closed at once
+// rather than left unaccepted: a client left in the accept queue waits
+// silently for a greeting (five minutes, for an MTA) and, in a flood, the
+// queue fills and drops even the handshakes; a 421 is an answer every SMTP
+// client takes as "try again later", and it costs an accept and a write.
+type boundedListener struct {
+	net.Listener
+	slots   chan struct{}
+	session time.Duration
+}
+
+// busyReply is the greeting of a connection over the cap.
+const busyReply = "421 4.3.2 Too many connections, try again later\r\n"
+
+func (l *boundedListener) Accept() (net.Conn, error) {
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			return nil, err
+		}
+		select {
+		case l.slots <- struct{}{}:
+			sc := &sessionConn{Conn: c, end: time.Now().Add(l.session), release: func() { <-l.slots }}
+			// The session's end holds from the accept, whatever
+			// deadlines go-smtp sets (or does not set) later.
+			if err := sc.SetReadDeadline(sc.end); err != nil {
+				_ = sc.Close()
+				continue
+			}
+			return sc, nil
+		default:
+			// A fresh socket's send buffer is empty, so the write does
+			// not wait; the deadline is there in case it would.
+			_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+			_, _ = io.WriteString(c, busyReply)
+			_ = c.Close()
+		}
+	}
+}
+
+// sessionConn is a served connection: it gives back its slot when closed,
+// and no read deadline go-smtp sets (it sets one per command) goes beyond
+// the session's end, so a client that trickles bytes is cut off there.
+type sessionConn struct {
+	net.Conn
+	end     time.Time
+	release func()
+	once    sync.Once
+}
+
+func (c *sessionConn) Close() error {
+	err := c.Conn.Close()
+	c.once.Do(c.release)
+	return err
+}
+
+func (c *sessionConn) SetReadDeadline(t time.Time) error {
+	return c.Conn.SetReadDeadline(c.bound(t))
+}
+
+func (c *sessionConn) SetDeadline(t time.Time) error {
+	if err := c.Conn.SetWriteDeadline(t); err != nil {
+		return err
+	}
+	return c.SetReadDeadline(t)
+}
+
+// bound is t, or the session's end when t is later or none.
+func (c *sessionConn) bound(t time.Time) time.Time {
+	if t.IsZero() || t.After(c.end) {
+		return c.end
+	}
+	return t
+}
+
+// logrPrintf is go-smtp's error log (a client gone mid-command, mostly).
+type logrPrintf struct{ log logr.Logger }
+
+func (l logrPrintf) Printf(format string, v ...any) { l.log.V(1).Info(fmt.Sprintf(format, v...)) }
+func (l logrPrintf) Println(v ...any)               { l.log.V(1).Info(fmt.Sprint(v...)) }
+
 type emailSession struct {
 	l      *EmailListener
 	remote string
 	from   string
-	to     []*v1.Check
+	to     []string
 }
 
 func (s *emailSession) Reset()        { s.from, s.to = "", nil }
@@ -101,19 +231,22 @@ func (s *emailSession) Mail(from string, _ *smtp.MailOptions) error {
 	return nil
 }
 
-// Rcpt accepts a recipient that names a check; anything else is refused
-// (550) so that the sender learns the address is wrong.
+// Rcpt accepts any address at the domain, whether or not it names a check,
+// so that the answer does not tell which checks (or ping keys) exist; Data
+// drops the message for an address that names none. Another domain is
+// refused: the listener relays nothing.
 func (s *emailSession) Rcpt(to string, _ *smtp.RcptOptions) error {
-	check, err := s.l.resolve(context.Background(), to)
-	if err != nil {
-		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 1}, Message: err.Error()}
+	_, domain, ok := strings.Cut(to, "@")
+	if !ok || !strings.EqualFold(domain, s.l.Domain) {
+		return &smtp.SMTPError{Code: 550, EnhancedCode: smtp.EnhancedCode{5, 1, 2},
+			Message: "not a ping address: the domain is " + s.l.Domain}
 	}
-	s.to = append(s.to, check)
+	s.to = append(s.to, to)
 	return nil
 }
 
 func (s *emailSession) Data(r io.Reader) error {
-	raw, err := io.ReadAll(r)
+	raw, err := readMessage(r, s.l.maxMessageBytes())
 	if err != nil {
 		return err
 	}
@@ -125,7 +258,12 @@ func (s *emailSession) Data(r io.Reader) error {
 	if len(body) > limit {
 		body = body[:limit]
 	}
-	for _, check := range s.to {
+	for _, to := range s.to {
+		check, err := s.l.resolve(ctx, to)
+		if err != nil {
+			s.l.Log.V(1).Info("dropping an email to no check", "to", to)
+			continue
+		}
 		p := store.Ping{
 			Kind: emailKind(&check.Spec, msg), At: s.l.Clock.Now(), Scheme: "email",
 			RemoteAddr: s.remote, UA: truncateRunes("Email from "+s.from, 200), Body: body,
@@ -136,6 +274,32 @@ func (s *emailSession) Data(r io.Reader) error {
 		}
 	}
 	return nil
+}
+
+// readMessage reads a message of fewer than limit bytes. Its buffer grows
+// with what arrives and never beyond limit, so a client that sends more
+// (declaring no SIZE, or a false one) costs no more memory than that; the
+// rest is discarded by go-smtp before it answers 552.
+func readMessage(r io.Reader, limit int) ([]byte, error) {
+	buf := make([]byte, 0, min(limit, 4<<10))
+	for {
+		if len(buf) == cap(buf) {
+			if len(buf) >= limit {
+				return nil, smtp.ErrDataTooLarge
+			}
+			grown := make([]byte, len(buf), min(2*len(buf), limit))
+			copy(grown, buf)
+			buf = grown
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		switch {
+		case errors.Is(err, io.EOF):
+			return buf, nil
+		case err != nil:
+			return nil, err
+		}
+	}
 }
 
 // resolve finds the check an address names.
@@ -225,6 +389,7 @@ func textParts(contentType, encoding string, body io.Reader, depth int) []string
 	case "base64":
 		r = base64.NewDecoder(base64.StdEncoding, body)
 	}
-	b, _ := io.ReadAll(io.LimitReader(r, maxMessageBytes))
+	// Decoding never makes more than the message, which is bounded.
+	b, _ := io.ReadAll(r)
 	return []string{string(b)}
 }
