@@ -119,6 +119,7 @@ func TestNext(t *testing.T) {
 		{"31st skips short months", "0 0 31 * *", "UTC", "2024-01-31T00:00:00Z", "2024-03-31T00:00:00Z"},
 		{"year end", "59 23 31 12 *", "UTC", "2023-12-31T23:59:00Z", "2024-12-31T23:59:00Z"},
 		{"OnCalendar in a zone", "12:34", "Europe/Riga", "2024-01-01T00:00:00Z", "2024-01-01T10:34:00Z"},
+		{"OnCalendar fall-back fires once", "hourly", "America/New_York", "2023-11-05T05:20:38Z", "2023-11-05T07:00:00Z"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -34,15 +34,20 @@
 // # Time zones and daylight saving time
 //
 // Next returns the first real instant strictly after a given one (truncated
-// to whole seconds) whose wall-clock time in the line's zone matches the
-// line, as systemd does: a time skipped by a spring-forward change never
-// fires, and a time repeated by a fall-back change fires at both of its
-// instants. Iteration stops at the year 2200; after that there is no next
-// occurrence (a check on such a schedule never goes down).
+// to whole seconds) at which the wall clock in the line's zone first shows a
+// time matching the line, as the reference does: a time skipped by a
+// spring-forward change never fires, and a time repeated by a fall-back
+// change fires once, at its first instant (before the change), so a job run
+// once in the repeated hour is not reported late. Iteration stops at the year
+// 2200; after that there is no next occurrence (a check on such a schedule
+// never goes down).
 //
-// The version of the reference library we read iterated over naive wall
-// times and so fired a repeated time once and could, from inside a repeated
-// hour, answer an instant before the one it was asked about. Its own
-// documentation describes the behaviour above, which is also what a user
-// expects, so that is what this package does.
+// The reference walks wall-clock times from the given instant's, so from
+// the second pass of a repeated hour it can answer the first instant of a
+// later wall-clock time in that hour, which lies before the given instant.
+// Next answers the next occurrence after the given instant instead (from
+// 01:10 EST on the New York fall-back night, "*:30" answers 02:30 EST, not
+// 01:30 EDT, which has passed). The reference library's documentation says
+// a repeated time fires at both instants, but its code, which the reference
+// service runs, fires it once; Vigil follows the code.
 package oncalendar

@@ -13,9 +13,10 @@ const maxPeriods = 4096
 // seconds, or ok=false when there is none before the year 2200. Events
 // without a zone of their own are evaluated in loc (nil means UTC).
 //
-// An occurrence is a real instant whose wall-clock time in the event's zone
-// matches the event: a time skipped by a daylight-saving change never fires
-// and a repeated one fires at both of its instants.
+// An occurrence is the first real instant at which the wall clock in the
+// event's zone shows a matching time, as in the reference: a time skipped by
+// a daylight-saving change never fires, and a time repeated by a fall-back
+// change fires once, at its first instant (before the change).
 func (e *Expression) Next(t time.Time, loc *time.Location) (time.Time, bool) {
 	if loc == nil {
 		loc = time.UTC
@@ -42,9 +43,15 @@ func (e *Expression) Next(t time.Time, loc *time.Location) (time.Time, bool) {
 // next walks the zone's offset periods from after: within one period wall
 // time and instants move together, so the first matching wall time at or
 // after the period's start, if it falls before the period's end, is the
-// answer.
+// answer. Wall times the zone has already shown, which a fall-back repeats at
+// the start of the next period, are not looked at again.
 func (ev *event) next(after time.Time, loc *time.Location) (time.Time, bool) {
 	from := after.Add(time.Second)
+	// The reference walks wall-clock times from after's and takes the first
+	// instant of the one it finds, so from the second pass of a repeated hour
+	// it can answer an instant before after; the walk goes on past the
+	// repeated hour instead.
+	shown := latestWallBefore(from, loc)
 	for range maxPeriods {
 		local := from.In(loc)
 		_, offset := local.Zone()
@@ -55,21 +62,61 @@ func (ev *event) next(after time.Time, loc *time.Location) (time.Time, bool) {
 			// offset check below finds the real boundary instead.
 			end = time.Time{}
 		}
-		hit, ok := ev.nextWall(civilOf(local))
+		first := wallAt(from, offset)
+		if !shown.Before(first) {
+			first = shown.Add(time.Second)
+		}
+		hit, ok := ev.nextWall(civilOf(first))
 		if !ok {
 			return time.Time{}, false
 		}
 		at := hit.utc().Add(-time.Duration(offset) * time.Second)
 		if !end.IsZero() && !at.Before(end) {
+			shown = later(shown, wallAt(end.Add(-time.Second), offset))
 			from = end
 			continue
 		}
 		if offsetAt(at, loc) == offset {
 			return at, true
 		}
-		from = nextOffsetChange(from, at, loc, offset)
+		change := nextOffsetChange(from, at, loc, offset)
+		shown = later(shown, wallAt(change.Add(-time.Second), offset))
+		from = change
 	}
 	return time.Time{}, false
+}
+
+// wallAt is the wall-clock time, as a UTC time, that the instant t shows at
+// the given offset.
+func wallAt(t time.Time, offset int) time.Time {
+	return t.UTC().Add(time.Duration(offset) * time.Second)
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
+// latestWallBefore returns the latest wall-clock time, as a UTC time, that
+// loc showed before the instant t. After a fall-back that is the end of the
+// period before, not the wall time just before t. Walking back stops at a
+// period that starts more than 26 hours before t: offsets lie between -12
+// and +14 hours, so nothing shown before it is later.
+func latestWallBefore(t time.Time, loc *time.Location) time.Time {
+	var latest time.Time
+	for range maxPeriods {
+		prev := t.Add(-time.Second).In(loc)
+		_, offset := prev.Zone()
+		latest = later(latest, wallAt(prev, offset))
+		start, _ := prev.ZoneBounds()
+		if start.IsZero() || !start.Before(t) || t.Sub(start) > 26*time.Hour {
+			break
+		}
+		t = start
+	}
+	return latest
 }
 
 func offsetAt(t time.Time, loc *time.Location) int {
