@@ -3,6 +3,9 @@ package cli
 import (
 	"fmt"
 	"os"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/spf13/cobra"
 
@@ -16,7 +19,7 @@ import (
 
 func newManagerCmd(g *globals) *cobra.Command {
 	opts := manager.Options{}
-	var trustedProxies string
+	var trustedProxies, limitsConfigMap string
 	var cronJobs bool
 	cmd := &cobra.Command{
 		Use:   "manager",
@@ -31,6 +34,9 @@ func newManagerCmd(g *globals) *cobra.Command {
 				return fmt.Errorf("--trusted-proxies: %w", err)
 			}
 			opts.DisableCronJobs = !cronJobs
+			if opts.LimitsConfigMap, err = parseObjectKey(limitsConfigMap); err != nil {
+				return fmt.Errorf("--limits-configmap: %w", err)
+			}
 			if opts.Store == "" {
 				opts.Store = envOr("VIGIL_STORE", "sqlite:/var/lib/vigil/vigil.db")
 			}
@@ -61,8 +67,10 @@ func newManagerCmd(g *globals) *cobra.Command {
 	f.BoolVar(&opts.LeaderElection, "leader-elect", true, "run the controllers in one replica at a time")
 	f.StringVar(&opts.LeaderElectionNamespace, "leader-election-namespace", os.Getenv("POD_NAMESPACE"),
 		"namespace of the leader-election lease (default: $POD_NAMESPACE, which the install sets to the manager's own)")
-	f.IntVar(&opts.CheckLimit, "check-limit", 20, "checks a project may hold (the project Secret's "+project.AnnotationCheckLimit+" annotation overrides it)")
-	f.IntVar(&opts.PingLogLimit, "ping-log-limit", 100, "pings each check keeps (the project Secret's "+project.AnnotationPingLogLimit+" annotation overrides it)")
+	f.IntVar(&opts.CheckLimit, "check-limit", 20, "checks a project may hold (the limits ConfigMap overrides it per namespace)")
+	f.IntVar(&opts.PingLogLimit, "ping-log-limit", 100, "pings each check keeps (the limits ConfigMap overrides it per namespace)")
+	f.StringVar(&limitsConfigMap, "limits-configmap", defaultLimitsConfigMap(),
+		"per-namespace limits, <namespace>/<name> of a ConfigMap with keys <project namespace>.check-limit and .ping-log-limit; only cluster administrators should be able to write it (default: "+project.DefaultLimitsConfigMap+" in $POD_NAMESPACE; empty: none)")
 	f.IntVar(&opts.PingBodyLimit, "ping-body-limit", ping.DefaultBodyLimit, "bytes of a ping's body that are stored; the rest is dropped")
 	f.StringVar(&trustedProxies, "trusted-proxies", "", "comma-separated CIDRs or addresses of proxies whose X-Forwarded-For names the client")
 	f.StringVar(&opts.SMTPAddr, "smtp-bind-address", "", `address to take email pings on, such as ":2525" (off when empty)`)
@@ -74,6 +82,27 @@ func newManagerCmd(g *globals) *cobra.Command {
 	f.StringVar(&opts.CronJobTimeZone, "cronjob-time-zone", "UTC", "time zone of CronJobs without spec.timeZone (kube-controller-manager's zone)")
 	f.IntVar(&opts.Delivery.MaxAttempts, "notify-max-attempts", 10, "attempts per notification before it is given up")
 	return cmd
+}
+
+// defaultLimitsConfigMap is the limits ConfigMap in the manager's own
+// namespace, when it runs in a cluster (the install sets $POD_NAMESPACE).
+func defaultLimitsConfigMap() string {
+	if ns := os.Getenv("POD_NAMESPACE"); ns != "" {
+		return ns + "/" + project.DefaultLimitsConfigMap
+	}
+	return ""
+}
+
+// parseObjectKey reads "<namespace>/<name>"; "" is the zero key.
+func parseObjectKey(s string) (types.NamespacedName, error) {
+	if s == "" {
+		return types.NamespacedName{}, nil
+	}
+	ns, name, ok := strings.Cut(s, "/")
+	if !ok || ns == "" || name == "" || strings.Contains(name, "/") {
+		return types.NamespacedName{}, fmt.Errorf("%q: want <namespace>/<name>", s)
+	}
+	return types.NamespacedName{Namespace: ns, Name: name}, nil
 }
 
 // envOr is the environment variable's value, or def when it is empty.

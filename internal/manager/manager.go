@@ -16,7 +16,9 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
@@ -84,11 +86,16 @@ type Options struct {
 	// (250 ms when 0).
 	DeadlineInterval time.Duration
 
-	// CheckLimit is a project's default check limit (annotations on the
-	// project Secret override it); default 20, as the reference.
+	// CheckLimit is a project's default check limit; default 20, as the
+	// reference. The limits ConfigMap overrides it per namespace.
 	CheckLimit int
 	// PingLogLimit is a project's default ping-log length; default 100.
 	PingLogLimit int
+	// LimitsConfigMap names the ConfigMap of per-namespace limits (package
+	// project: "<namespace>.check-limit" and "<namespace>.ping-log-limit"),
+	// in the manager's own namespace, where only the cluster administrator
+	// writes; no Name: none, the defaults apply everywhere.
+	LimitsConfigMap types.NamespacedName
 	// PingBodyLimit bounds a stored ping body in bytes; default ping.DefaultBodyLimit.
 	PingBodyLimit int
 	// TrustedProxies are the networks whose X-Forwarded-For is believed.
@@ -183,9 +190,18 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 		cfg.QPS, cfg.Burst = 50, 100
 	}
 
+	cacheOpts := CacheOptions(opts.Namespaces)
+	if opts.LimitsConfigMap.Name != "" {
+		// The one ConfigMap, nothing else: the manager's Role allows only
+		// its name (config/rbac/limits).
+		cacheOpts.ByObject[&corev1.ConfigMap{}] = cache.ByObject{
+			Namespaces: map[string]cache.Config{opts.LimitsConfigMap.Namespace: {}},
+			Field:      fields.OneTermEqualSelector("metadata.name", opts.LimitsConfigMap.Name),
+		}
+	}
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Scheme:                        scheme.New(),
-		Cache:                         CacheOptions(opts.Namespaces),
+		Cache:                         cacheOpts,
 		Client:                        client.Options{Cache: &client.CacheOptions{Unstructured: false}},
 		Metrics:                       metricsOpts,
 		HealthProbeBindAddress:        opts.ProbeAddr,
@@ -205,7 +221,16 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 	if err := projects.Watch(ctx, mgr.GetCache()); err != nil {
 		return nil, fmt.Errorf("watching project Secrets: %w", err)
 	}
-	limits := &project.Limits{Registry: projects, DefaultCheckLimit: opts.CheckLimit, DefaultPingLogLimit: opts.PingLogLimit}
+	limits := &project.Limits{DefaultCheckLimit: opts.CheckLimit, DefaultPingLogLimit: opts.PingLogLimit}
+	if opts.LimitsConfigMap.Name != "" {
+		logger := ctrl.Log.WithName("limits")
+		err := limits.Watch(ctx, mgr.GetCache(), opts.LimitsConfigMap, func(problems []string) {
+			logger.Info("ignoring entries of the limits ConfigMap", "configMap", opts.LimitsConfigMap, "problems", problems)
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
 	m := metrics.New(nil)
 
 	// The leader's loops wake when a commit (on this replica) has work

@@ -1,60 +1,134 @@
 package project
 
 import (
+	"context"
+	"fmt"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 )
 
-// Annotations on a project Secret that raise or lower the project's limits.
-// A cluster administrator sets them; API keys cannot.
+// Keys of the limits ConfigMap, "<namespace>.<limit>", such as
+// "team-a.check-limit: 200". Namespace names are DNS labels, so the first
+// dot ends the namespace.
 const (
-	AnnotationCheckLimit   = "monitoring.vigil.dev/check-limit"
-	AnnotationPingLogLimit = "monitoring.vigil.dev/ping-log-limit"
+	LimitsKeyCheckLimit   = "check-limit"
+	LimitsKeyPingLogLimit = "ping-log-limit"
+	// DefaultLimitsConfigMap is the name of the limits ConfigMap in the
+	// manager's namespace.
+	DefaultLimitsConfigMap = "vigil-limits"
 )
 
-// Limits are the manager's default limits, overridden per project by the
-// annotations above. Like the reference's per-account limits, they bound
-// what API clients and ping auto-provisioning create and how many pings each
-// check keeps.
+// MaxPingLogLimit caps the ping log so a history stays small: readers
+// return at most this many pings.
+const MaxPingLogLimit = 1000
+
+// Limits are what a project may hold: the manager's defaults (its flags),
+// overridden per namespace by the limits ConfigMap in the manager's own
+// namespace. Both are written only by whoever installs the manager, never
+// by a project's tenants: a tenant who could raise their own limits would
+// make them pointless. (Vigil once read them from annotations on the
+// project Secret, which the tenant writes.) Like the reference's
+// per-account limits, they bound what API clients and ping
+// auto-provisioning create and how many pings each check keeps.
 type Limits struct {
-	Registry *Registry
-	// DefaultCheckLimit applies when the project sets none (the reference's
-	// default is 20).
+	// DefaultCheckLimit applies when the ConfigMap sets none (the
+	// reference's default is 20).
 	DefaultCheckLimit int
-	// DefaultPingLogLimit applies when the project sets none (the
+	// DefaultPingLogLimit applies when the ConfigMap sets none (the
 	// reference's default is 100).
 	DefaultPingLogLimit int
+
+	mu        sync.RWMutex
+	overrides map[string]limitOverride // namespace -> its limits (0: not set)
 }
 
-// MaxPingLogLimit caps the ping log so a history stays well below etcd's
-// object size limit.
-const MaxPingLogLimit = 1000
+type limitOverride struct{ checks, pingLog int }
 
 // CheckLimit is how many checks the project may hold.
 func (l *Limits) CheckLimit(namespace string) int {
-	if info, ok := l.Registry.Project(namespace); ok && info.CheckLimit > 0 {
-		return info.CheckLimit
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if o := l.overrides[namespace]; o.checks > 0 {
+		return o.checks
 	}
 	return l.DefaultCheckLimit
 }
 
 // PingLogLimit is how many pings each of the project's checks keeps.
 func (l *Limits) PingLogLimit(namespace string) int {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
 	n := l.DefaultPingLogLimit
-	if info, ok := l.Registry.Project(namespace); ok && info.PingLogLimit > 0 {
-		n = info.PingLogLimit
+	if o := l.overrides[namespace]; o.pingLog > 0 {
+		n = o.pingLog
 	}
 	return min(n, MaxPingLogLimit)
 }
 
-// limitAnnotation reads a positive integer annotation; anything else is 0
-// (not set).
-func limitAnnotation(s *corev1.Secret, key string) int {
-	v, err := strconv.Atoi(strings.TrimSpace(s.Annotations[key]))
-	if err != nil || v < 0 {
-		return 0
+// SetOverrides replaces the per-namespace limits with those data holds (the
+// limits ConfigMap's data; nil clears them). It returns what it could not
+// read, one message per entry; those entries are ignored, so a typo leaves
+// the project at the manager's default rather than at no limit.
+func (l *Limits) SetOverrides(data map[string]string) []string {
+	overrides := map[string]limitOverride{}
+	var problems []string
+	for key, value := range data {
+		ns, limit, ok := strings.Cut(key, ".")
+		n, err := strconv.Atoi(strings.TrimSpace(value))
+		switch {
+		case !ok || ns == "" || (limit != LimitsKeyCheckLimit && limit != LimitsKeyPingLogLimit):
+			problems = append(problems, fmt.Sprintf("key %q: want <namespace>.%s or <namespace>.%s", key, LimitsKeyCheckLimit, LimitsKeyPingLogLimit))
+			continue
+		case err != nil || n <= 0:
+			problems = append(problems, fmt.Sprintf("key %q: %q is not a positive integer", key, value))
+			continue
+		}
+		o := overrides[ns]
+		if limit == LimitsKeyCheckLimit {
+			o.checks = n
+		} else {
+			o.pingLog = n
+		}
+		overrides[ns] = o
 	}
-	return v
+	sort.Strings(problems)
+	l.mu.Lock()
+	l.overrides = overrides
+	l.mu.Unlock()
+	return problems
+}
+
+// Watch follows the limits ConfigMap key names through the cache (which the
+// manager restricts to that one ConfigMap); report receives what could not
+// be read each time it changes.
+func (l *Limits) Watch(ctx context.Context, c cache.Cache, key types.NamespacedName, report func(problems []string)) error {
+	inf, err := c.GetInformer(ctx, &corev1.ConfigMap{})
+	if err != nil {
+		return fmt.Errorf("watching the limits ConfigMap: %w", err)
+	}
+	set := func(obj any) {
+		if d, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+			obj = d.Obj
+		}
+		cm, ok := obj.(*corev1.ConfigMap)
+		if !ok || cm.Namespace != key.Namespace || cm.Name != key.Name {
+			return
+		}
+		if problems := l.SetOverrides(cm.Data); len(problems) > 0 && report != nil {
+			report(problems)
+		}
+	}
+	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    set,
+		UpdateFunc: func(_, obj any) { set(obj) },
+		DeleteFunc: func(any) { l.SetOverrides(nil) },
+	})
+	return err
 }

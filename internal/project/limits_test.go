@@ -1,23 +1,30 @@
 package project
 
 import (
+	"reflect"
 	"testing"
-
-	corev1 "k8s.io/api/core/v1"
 )
 
 func TestLimits(t *testing.T) {
-	r := NewRegistry()
-	big := projectSecret("big", "vigil-project", nil)
-	big.Annotations = map[string]string{AnnotationCheckLimit: "500", AnnotationPingLogLimit: " 250 "}
-	huge := projectSecret("huge", "vigil-project", nil)
-	huge.Annotations = map[string]string{AnnotationPingLogLimit: "100000"}
-	junk := projectSecret("junk", "vigil-project", nil)
-	junk.Annotations = map[string]string{AnnotationCheckLimit: "lots", AnnotationPingLogLimit: "-5"}
-	for _, s := range []*corev1.Secret{big, huge, junk} {
-		r.Upsert(s)
+	l := &Limits{DefaultCheckLimit: 20, DefaultPingLogLimit: 100}
+	problems := l.SetOverrides(map[string]string{
+		"big.check-limit":     "500",
+		"big.ping-log-limit":  " 250 ",
+		"huge.ping-log-limit": "100000",
+		"junk.check-limit":    "lots",
+		"junk.ping-log-limit": "-5",
+		"nodot":               "5",
+		"x.max-checks":        "5",
+	})
+	want := []string{
+		`key "junk.check-limit": "lots" is not a positive integer`,
+		`key "junk.ping-log-limit": "-5" is not a positive integer`,
+		`key "nodot": want <namespace>.check-limit or <namespace>.ping-log-limit`,
+		`key "x.max-checks": want <namespace>.check-limit or <namespace>.ping-log-limit`,
 	}
-	l := &Limits{Registry: r, DefaultCheckLimit: 20, DefaultPingLogLimit: 100}
+	if !reflect.DeepEqual(problems, want) {
+		t.Errorf("problems = %q, want %q", problems, want)
+	}
 	for _, tc := range []struct {
 		ns               string
 		checks, pingLogs int
@@ -25,6 +32,7 @@ func TestLimits(t *testing.T) {
 		{"big", 500, 250},
 		{"huge", 20, MaxPingLogLimit},
 		{"junk", 20, 100},
+		{"x", 20, 100},
 		{"no-project", 20, 100},
 	} {
 		if got := l.CheckLimit(tc.ns); got != tc.checks {
@@ -33,5 +41,10 @@ func TestLimits(t *testing.T) {
 		if got := l.PingLogLimit(tc.ns); got != tc.pingLogs {
 			t.Errorf("PingLogLimit(%q) = %d, want %d", tc.ns, got, tc.pingLogs)
 		}
+	}
+	// A deleted ConfigMap leaves the defaults.
+	l.SetOverrides(nil)
+	if got := l.CheckLimit("big"); got != 20 {
+		t.Errorf("after clearing, CheckLimit(big) = %d, want 20", got)
 	}
 }

@@ -23,10 +23,6 @@ type Info struct {
 	// BadgeKey and SigningSecret build and verify badge URLs.
 	BadgeKey      string
 	SigningSecret string
-	// CheckLimit and PingLogLimit override the manager's defaults for this
-	// project when positive (annotations on the project Secret).
-	CheckLimit   int
-	PingLogLimit int
 }
 
 type keyEntry struct {
@@ -128,8 +124,6 @@ func (r *Registry) rebuild() {
 		info.PingKey = firstNonEmpty(info.PingKey, strings.TrimSpace(string(s.Data[DataPingKey])))
 		info.BadgeKey = firstNonEmpty(info.BadgeKey, strings.TrimSpace(string(s.Data[DataBadgeKey])))
 		info.SigningSecret = firstNonEmpty(info.SigningSecret, strings.TrimSpace(string(s.Data[DataSigningSecret])))
-		info.CheckLimit = max(info.CheckLimit, limitAnnotation(s, AnnotationCheckLimit))
-		info.PingLogLimit = max(info.PingLogLimit, limitAnnotation(s, AnnotationPingLogLimit))
 		r.projects[s.Namespace] = info
 		keys := KeysFromSecretData(s.Data)
 		for _, k := range keys.ReadWrite {

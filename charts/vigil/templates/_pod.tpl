@@ -68,6 +68,7 @@ spec:
         {{- end }}
         - --check-limit={{ .Values.checkLimit | int64 }}
         - --ping-log-limit={{ .Values.pingLogLimit | int64 }}
+        - --limits-configmap={{ .Release.Namespace }}/{{ include "vigil.fullname" . }}-limits
         - --ping-body-limit={{ .Values.pingBodyLimit | int64 }}
         {{- with .Values.trustedProxies }}
         - {{ printf "--trusted-proxies=%s" (join "," .) | quote }}
@@ -84,6 +85,9 @@ spec:
         - --cronjobs=false
         {{- end }}
         - --notify-max-attempts={{ .Values.notify.maxAttempts | int64 }}
+        {{- if .Values.notify.channelSecretsRequireLabel }}
+        - --channel-secrets-require-label=true
+        {{- end }}
         - {{ printf "--zap-log-level=%v" .Values.logLevel | quote }}
         {{- if $hb.url }}
         - {{ printf "--heartbeat-url=%s" $hb.url | quote }}

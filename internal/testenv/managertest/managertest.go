@@ -14,8 +14,10 @@ import (
 	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/vigil-operator/vigil/internal/manager"
@@ -40,7 +42,8 @@ type Harness struct {
 	// BaseURL is the manager's HTTP server, such as http://127.0.0.1:34567.
 	BaseURL string
 
-	cancel context.CancelFunc
+	cancel          context.CancelFunc
+	limitsConfigMap types.NamespacedName
 }
 
 // Start starts envtest and a manager with opts, on a free loopback port
@@ -70,6 +73,9 @@ func Start(opts manager.Options) *Harness {
 		opts.Store, err = testenv.StoreDSN(context.Background(), ginkgo.GinkgoT().TempDir())
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	}
+	if opts.LimitsConfigMap.Name == "" {
+		opts.LimitsConfigMap = types.NamespacedName{Namespace: testenv.ManagerNamespace, Name: project.DefaultLimitsConfigMap}
+	}
 	if opts.MetricsAddr == "" {
 		opts.MetricsAddr = "0"
 	}
@@ -77,6 +83,7 @@ func Start(opts manager.Options) *Harness {
 		opts.ProbeAddr = "0"
 	}
 	h.BaseURL = opts.BaseURL
+	h.limitsConfigMap = opts.LimitsConfigMap
 	var ctx context.Context
 	ctx, h.cancel = context.WithCancel(context.Background())
 	h.Manager, err = manager.New(ctx, h.ManagerConfig, opts)
@@ -150,18 +157,18 @@ func (h *Harness) NewProject(prefix string) Project {
 	return p
 }
 
-// SetCheckLimit sets the project Secret's check-limit annotation, as a
-// cluster administrator would.
+// SetCheckLimit sets the project's check limit in the limits ConfigMap, as
+// a cluster administrator would.
 func (h *Harness) SetCheckLimit(namespace string, limit int) {
 	ctx := context.Background()
-	secrets := &corev1.SecretList{}
-	gomega.Expect(h.Client.List(ctx, secrets, client.InNamespace(namespace), client.MatchingLabels{project.SecretLabel: "true"})).To(gomega.Succeed())
-	gomega.Expect(secrets.Items).NotTo(gomega.BeEmpty())
-	s := secrets.Items[0]
-	patch := client.MergeFrom(s.DeepCopy())
-	if s.Annotations == nil {
-		s.Annotations = map[string]string{}
-	}
-	s.Annotations[project.AnnotationCheckLimit] = fmt.Sprint(limit)
-	gomega.Expect(h.Client.Patch(ctx, &s, patch)).To(gomega.Succeed())
+	key := h.limitsConfigMap
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	_, err := controllerutil.CreateOrPatch(ctx, h.Client, cm, func() error {
+		if cm.Data == nil {
+			cm.Data = map[string]string{}
+		}
+		cm.Data[namespace+"."+project.LimitsKeyCheckLimit] = fmt.Sprint(limit)
+		return nil
+	})
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 }
