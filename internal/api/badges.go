@@ -120,7 +120,7 @@ func (s *Server) serveCheckBadge(w http.ResponseWriter, r *http.Request, rest st
 		return
 	}
 	res := badge.CheckBadge(badge.Status(viewOf(c, obs, s.now()).status), req.ThreeState)
-	label := badge.CheckLabel(c.Spec.Name, checkindex.UUIDOf(c))
+	label := badge.CheckLabel(c.Spec.Name, c.Spec.Slug, c.Name, checkindex.UUIDOf(c))
 	writeBadge(w, req.Format, req.Format.Render(label, res))
 }
 

@@ -47,7 +47,10 @@
 // only while no check is down), and new and paused checks count as up. See
 // [Aggregate]. [JSON], [Shields] and [SVG] render the result with the
 // reference's exact bytes (Python's JSON separators and \u escapes, Django's
-// HTML escaping, Python's float formatting in the SVG).
+// HTML escaping, Python's float formatting in the SVG). One divergence: a
+// single check's label ([CheckLabel]) is never its UUID, which the
+// reference shows for an unnamed check, because the UUID is the check's ping
+// credential and a badge is public.
 //
 // The package is pure: no I/O, no clock, no Kubernetes. The HTTP layer looks
 // up the project by [Request.BadgeKey], verifies the signature with that

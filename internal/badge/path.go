@@ -207,15 +207,6 @@ func ParseCheckPath(p string) (CheckRequest, bool) {
 	}, true
 }
 
-// CheckLabel returns the label of a single-check badge: the check's name,
-// or its UUID when the name is empty.
-func CheckLabel(name, uuid string) string {
-	if name == "" {
-		return uuid
-	}
-	return name
-}
-
 // isSlug matches Django's slug converter, [-a-zA-Z0-9_]+.
 func isSlug(s string) bool {
 	if s == "" {

@@ -261,16 +261,6 @@ func TestParseCheckPath(t *testing.T) {
 	}
 }
 
-func TestCheckLabel(t *testing.T) {
-	const u = "869fe06a-a604-4140-b15a-118637c25f3e"
-	if got := CheckLabel("foobar", u); got != "foobar" {
-		t.Errorf("CheckLabel = %q, want foobar", got)
-	}
-	if got := CheckLabel("", u); got != u {
-		t.Errorf("CheckLabel of an unnamed check = %q, want the UUID", got)
-	}
-}
-
 func TestFormat(t *testing.T) {
 	res := Result{Status: StateLate, Total: 2, Grace: 1}
 	tests := []struct {
