@@ -19,7 +19,10 @@ import (
 	"github.com/vigil-operator/vigil/internal/schedule"
 )
 
-// Limits of the reference's schema.
+// Limits of the reference's schema, in characters (code points), and the
+// two it leaves to its database or to nothing: tags (its column holds 500)
+// and desc (unbounded there; here 10,000, so a list of checks stays small).
+// The CRD's maxLength markers say the same, so the API and kubectl agree.
 const (
 	minSeconds  = 60
 	maxSeconds  = 31536000
@@ -27,6 +30,8 @@ const (
 	maxSlug     = 100
 	maxSchedule = 100
 	maxKeywords = 200
+	maxTags     = 500
+	maxDesc     = 10000
 
 	defaultTimeout = 86400
 	defaultGrace   = 3600
@@ -134,7 +139,7 @@ func (in *Input) set(f string, raw json.RawMessage) error {
 	case "channels":
 		in.Channels, err = str(f, raw, 0)
 	case "desc":
-		in.Desc, err = str(f, raw, 0)
+		in.Desc, err = str(f, raw, maxDesc)
 	case "failure_kw":
 		in.FailureKw, err = str(f, raw, maxKeywords)
 	case "start_kw":
@@ -178,7 +183,7 @@ func (in *Input) set(f string, raw json.RawMessage) error {
 			return schemaError("slug does not match pattern")
 		}
 	case "tags":
-		in.Tags, err = str(f, raw, 0)
+		in.Tags, err = str(f, raw, maxTags)
 	case "tz":
 		if in.TZ, err = str(f, raw, 0); err == nil {
 			canonical, zerr := schedule.CanonicalTimezone(*in.TZ)
@@ -392,7 +397,7 @@ func (in *Input) Apply(spec *v1.CheckSpec, apiVersion int) {
 	if in.Name != nil {
 		spec.Name = *in.Name
 		if apiVersion < 3 {
-			spec.Slug = Slugify(*in.Name)
+			spec.Slug = slugOf(*in.Name)
 		}
 	}
 	switch {
@@ -429,6 +434,17 @@ func (in *Input) Apply(spec *v1.CheckSpec, apiVersion int) {
 	if in.Grace != nil {
 		spec.Grace = *in.Grace
 	}
+}
+
+// slugOf is the slug API v1 and v2 derive from a name, cut to the slug's
+// limit: a name of 100 characters can slugify to more ("㍱" is "hpa"),
+// which the reference's database column would refuse.
+func slugOf(name string) string {
+	slug := Slugify(name)
+	if len(slug) > maxSlug { // ASCII: bytes are characters
+		slug = strings.Trim(slug[:maxSlug], "-_")
+	}
+	return slug
 }
 
 func setString(dst *string, v *string) {

@@ -166,6 +166,8 @@ func TestValidateRejects(t *testing.T) {
 		{`{"slug": ` + jsonStr("A", 101) + `}`, "slug is too long"}, // length before pattern
 
 		{`{"tags": ["a"]}`, "tags is not a string"},
+		{`{"tags": ` + jsonStr("t ", 251) + `}`, "tags is too long"},
+		{`{"desc": ` + jsonStr("x", 10001) + `}`, "desc is too long"},
 
 		{`{"tz": 1}`, "tz is not a string"},
 		{`{"tz": "utc"}`, "tz is not a valid timezone"},
@@ -187,7 +189,7 @@ func TestValidateRejects(t *testing.T) {
 		for _, forCreate := range []bool{true, false} {
 			_, err := validate(t, tt.body, forCreate)
 			if got, want := errText(err), prefix+tt.err; got != want {
-				t.Errorf("%s (create %v): %q, want %q", tt.body, forCreate, got, want)
+				t.Errorf("%.100s (create %v): %q, want %q", tt.body, forCreate, got, want)
 			}
 		}
 	}
@@ -251,6 +253,43 @@ func TestValidateOrder(t *testing.T) {
 	}
 }
 
+// TestValidateLengths checks every bounded string at its limit and one
+// character over it. Characters are code points, as in the reference: an
+// emoji (four bytes in UTF-8, a surrogate pair as a JSON escape) or an
+// escaped "é" counts as one.
+func TestValidateLengths(t *testing.T) {
+	sched := func(n int) string { return `"` + strings.Repeat(" ", n-9) + `0 * * * *"` }
+	emoji := func(n int) string { return jsonStr("😀", n) }
+	for _, tt := range []struct {
+		field string
+		limit int
+		value func(n int) string // a JSON value of n characters
+	}{
+		{"desc", 10000, emoji},
+		{"desc", 10000, func(n int) string { return jsonStr(`\ud83d\ude00`, n) }},
+		{"failure_kw", 200, emoji},
+		{"name", 100, emoji},
+		{"name", 100, func(n int) string { return jsonStr(`\u00e9`, n) }},
+		{"schedule", 100, sched},
+		{"slug", 100, func(n int) string { return jsonStr("a", n) }},
+		{"start_kw", 200, emoji},
+		{"subject", 200, emoji},
+		{"subject_fail", 200, emoji},
+		{"success_kw", 200, emoji},
+		{"tags", 500, emoji},
+	} {
+		at := `{"` + tt.field + `": ` + tt.value(tt.limit) + `}`
+		if _, err := validate(t, at, true); err != nil {
+			t.Errorf("%s at %d characters: %v", tt.field, tt.limit, err)
+		}
+		over := `{"` + tt.field + `": ` + tt.value(tt.limit+1) + `}`
+		_, err := validate(t, over, true)
+		if got, want := errText(err), prefix+tt.field+" is too long"; got != want {
+			t.Errorf("%s at %d characters: %q, want %q", tt.field, tt.limit+1, got, want)
+		}
+	}
+}
+
 // TestValidateAccepts checks the limits from the accepting side and the
 // values Validate hands on.
 func TestValidateAccepts(t *testing.T) {
@@ -260,7 +299,7 @@ func TestValidateAccepts(t *testing.T) {
 		`{"name": ""}`,
 		`{"failure_kw": ` + jsonStr("é", 200) + `, "start_kw": ` + jsonStr("a", 200) + `, "success_kw": ` + jsonStr("b", 200) +
 			`, "subject": ` + jsonStr("c", 200) + `, "subject_fail": ` + jsonStr("d", 200) + `}`,
-		`{"desc": ` + jsonStr("x", 10000) + `, "tags": ` + jsonStr("t ", 1000) + `}`,
+		`{"desc": ` + jsonStr("x", 10000) + `, "tags": ` + jsonStr("t ", 250) + `}`,
 		`{"slug": ` + jsonStr("a", 100) + `}`,
 		`{"slug": ""}`,
 		`{"slug": "a-b_c-09"}`,
@@ -422,6 +461,11 @@ func TestApply(t *testing.T) {
 		{"v1 name sets the slug", v1.CheckSpec{}, `{"name": "Āzis Backup"}`, 1, func(t *testing.T, s v1.CheckSpec) {
 			if s.Slug != "azis-backup" {
 				t.Errorf("slug %q", s.Slug)
+			}
+		}},
+		{"v2 slug of a name that expands is cut to the limit", v1.CheckSpec{}, `{"name": "a` + strings.Repeat("\u3371", 99) + `"}`, 2, func(t *testing.T, s v1.CheckSpec) {
+			if want := "a" + strings.Repeat("hpa", 33); s.Slug != want {
+				t.Errorf("slug %q, want %q", s.Slug, want)
 			}
 		}},
 		{"v1 explicit slug wins", v1.CheckSpec{}, `{"slug": "x", "name": "Foo Bar"}`, 1, func(t *testing.T, s v1.CheckSpec) {
@@ -641,6 +685,8 @@ func FuzzValidate(f *testing.F) {
 		`{"unique": ["name", "timeout"], "name": "", "timeout": 86400, "tags": "a b"}`,
 		`{"name": "Foo Bar", "tz": "US/Eastern", "manual_resume": true, "filter_http_body": true}`,
 		`{"timeout": null, "name": 5, "unique": [null]}`,
+		`{"name": "a` + strings.Repeat("\u3371", 99) + `"}`,
+		`{"desc": ` + jsonStr("😀", 10001) + `, "tags": ` + jsonStr("é", 500) + `}`,
 	} {
 		f.Add([]byte(s), uint8(3))
 	}
@@ -703,6 +749,7 @@ func FuzzValidate(f *testing.F) {
 				t.Fatalf("tz %q stored", s.TZ)
 			}
 			if !slugPattern(s.Slug) || utf8.RuneCountInString(s.Slug) > 100 || utf8.RuneCountInString(s.Name) > 100 ||
+				utf8.RuneCountInString(s.Tags) > 500 || utf8.RuneCountInString(s.Desc) > 10000 ||
 				(s.Methods != "" && s.Methods != "POST") {
 				t.Fatalf("spec %+v", s)
 			}
