@@ -196,7 +196,7 @@ func (c *sessionConn) SetReadDeadline(t time.Time) error {
 }
 
 func (c *sessionConn) SetDeadline(t time.Time) error {
-	if err := c.Conn.SetWriteDeadline(t); err != nil {
+	if err := c.SetWriteDeadline(t); err != nil {
 		return err
 	}
 	return c.SetReadDeadline(t)

@@ -2,6 +2,7 @@ package pingtest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/smtp"
@@ -48,7 +49,7 @@ func startListener(l *ping.EmailListener) string {
 
 // dialText opens an SMTP conversation and reads the greeting.
 func dialText(addr string) *textproto.Conn {
-	conn, err := net.Dial("tcp", addr)
+	conn, err := (&net.Dialer{}).DialContext(context.Background(), "tcp", addr)
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	tc := textproto.NewConn(conn)
 	DeferCleanup(tc.Close)
@@ -62,7 +63,7 @@ func command(tc *textproto.Conn, format string, args ...any) string {
 	ExpectWithOffset(1, tc.PrintfLine(format, args...)).To(Succeed())
 	code, msg, err := tc.ReadResponse(0)
 	if err != nil {
-		if e, ok := err.(*textproto.Error); ok {
+		if e := (*textproto.Error)(nil); errors.As(err, &e) {
 			return fmt.Sprintf("%d %s", e.Code, e.Msg)
 		}
 		ExpectWithOffset(1, err).NotTo(HaveOccurred())
@@ -78,12 +79,12 @@ var _ = Describe("Email ping bounds", func() {
 		Expect(command(tc, "EHLO client.example.com")).To(HavePrefix("250"))
 		Expect(command(tc, "MAIL FROM:<backup@db1.example.com>")).To(HavePrefix("250"))
 		addresses := []string{
-			uuid + "@pings.example.com",                             // a check
-			p.pingKey + "+nightly-db@PINGS.example.com",             // the same check by slug
+			uuid + "@pings.example.com",                              // a check
+			p.pingKey + "+nightly-db@PINGS.example.com",              // the same check by slug
 			"00000000-0000-4000-8000-000000000000@pings.example.com", // no such UUID
-			p.pingKey + "+no-such-slug@pings.example.com",           // no such slug
-			"nokey+nightly-db@pings.example.com",                    // no such ping key
-			"postmaster@pings.example.com",                          // no check's shape
+			p.pingKey + "+no-such-slug@pings.example.com",            // no such slug
+			"nokey+nightly-db@pings.example.com",                     // no such ping key
+			"postmaster@pings.example.com",                           // no check's shape
 		}
 		var replies []string
 		for _, a := range addresses {
@@ -165,7 +166,7 @@ var _ = Describe("Email ping bounds", func() {
 		}
 		Expect(w.Close()).To(MatchError(SatisfyAll(HavePrefix("552 "), ContainSubstring("5.3.4"))))
 		runtime.ReadMemStats(&after)
-		Expect(after.TotalAlloc-before.TotalAlloc).To(BeNumerically("<", 8<<20))
+		Expect(after.TotalAlloc - before.TotalAlloc).To(BeNumerically("<", 8<<20))
 		Expect(p.pings(uuid)).To(BeEmpty())
 
 		// The session goes on, and a message under the cap is a ping.
