@@ -67,14 +67,17 @@ type WebhookRequest struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=65536
 	Body string `json:"body,omitempty"`
-	// Headers are extra request headers (templates).
+	// Headers are extra request headers (templates): names of at most 256
+	// characters, values of at most 4096.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 256 && size(self[k]) <= 4096)",message="header names may have at most 256 characters and values at most 4096"
 	Headers map[string]string `json:"headers,omitempty"`
 	// HeaderSecretRefs are extra request headers whose values come from
 	// Secrets, for credentials such as Authorization.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 256)",message="header names may have at most 256 characters"
 	HeaderSecretRefs map[string]SecretKeyRef `json:"headerSecretRefs,omitempty"`
 }
 
@@ -186,9 +189,11 @@ type AlertmanagerChannel struct {
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="self.startsWith('http://') || self.startsWith('https://')",message="url must start with http:// or https://"
 	URL string `json:"url"`
-	// Labels are added to every alert.
+	// Labels are added to every alert: names of at most 256 characters,
+	// values of at most 4096.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=32
+	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 256 && size(self[k]) <= 4096)",message="label names may have at most 256 characters and values at most 4096"
 	Labels map[string]string `json:"labels,omitempty"`
 	// BearerTokenSecretRef selects a bearer token for an Alertmanager behind
 	// an authenticating proxy.

@@ -27,8 +27,9 @@ type CheckSpec struct {
 	// +kubebuilder:validation:MaxLength=500
 	Tags string `json:"tags,omitempty"`
 
-	// Desc is a free-form description.
+	// Desc is a free-form description, at most 10,000 characters.
 	// +optional
+	// +kubebuilder:validation:MaxLength=10000
 	Desc string `json:"desc,omitempty"`
 
 	// Timeout is the expected period between pings of a Simple check, in

@@ -100,6 +100,14 @@ spec: {}
 		Expect(check.Spec.Methods).To(BeEmpty())
 	})
 
+	It("counts characters, not bytes, as the Management API does", func() {
+		Expect(apply(newNamespace(), check(
+			"  name: "+strings.Repeat("😀", 100)+"\n"+
+				"  desc: "+strings.Repeat("😀", 10000)+"\n"+
+				"  tags: "+strings.Repeat("😀", 500)+"\n"+
+				"  startKeywords: "+strings.Repeat("😀", 200)+"\n"))).To(Succeed())
+	})
+
 	It("accepts a legacy time-zone alias and an OnCalendar schedule", func() {
 		Expect(apply(newNamespace(), `
 apiVersion: monitoring.vigil.dev/v1alpha1
@@ -171,6 +179,12 @@ var _ = DescribeTable("rejects a bad manifest with a clear message",
 		"spec.uuid", "uuid must be a lowercase hyphenated UUID"),
 	Entry("keywords over 200 characters", check("  successKeywords: "+strings.Repeat("k", 201)+"\n"),
 		"spec.successKeywords", "may not be more than 200"),
+	Entry("desc over 10,000 characters", check("  desc: "+strings.Repeat("😀", 10001)+"\n"),
+		"spec.desc", "may not be more than 10000"),
+	Entry("tags over 500 characters", check("  tags: "+strings.Repeat("t ", 250)+"t\n"),
+		"spec.tags", "may not be more than 500"),
+	Entry("more than 100 channels", check("  channels: ["+strings.Repeat("c,", 100)+"c]\n"),
+		"spec.channels", "must have at most 100 items"),
 	Entry("filter flag as a string", check("  filterBody: \"true\"\n"),
 		"spec.filterBody", "must be of type boolean"),
 	Entry("unknown channel kind", channel("  kind: carrier-pigeon\n"),
@@ -191,6 +205,12 @@ var _ = DescribeTable("rejects a bad manifest with a clear message",
 		"spec.email.to", "should have at least 1 items"),
 	Entry("slack without a secret reference", channel("  kind: slack\n  slack: {}\n"),
 		"spec.slack.urlSecretRef", "Required value"),
+	Entry("webhook header value over 4096 characters", channel("  kind: webhook\n  webhook: {down: {url: \"https://example.com\", headers: {X-A: \""+strings.Repeat("v", 4097)+"\"}}}\n"),
+		"spec.webhook.down.headers", "values at most 4096"),
+	Entry("alertmanager label name over 256 characters", channel("  kind: alertmanager\n  alertmanager: {url: \"https://am.example.com\", labels: {"+strings.Repeat("l", 257)+": x}}\n"),
+		"spec.alertmanager.labels", "label names may have at most 256"),
+	Entry("more than 50 email recipients", channel("  kind: email\n  email: {to: ["+strings.Repeat("a@example.com,", 50)+"a@example.com], from: vigil@example.com, host: smtp.example.com}\n"),
+		"spec.email.to", "must have at most 50 items"),
 	Entry("ntfy priority 6", channel("  kind: ntfy\n  ntfy: {url: \"https://ntfy.sh/x\", priority: 6}\n"),
 		"spec.ntfy.priority", "less than or equal to 5"),
 )
