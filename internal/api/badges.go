@@ -105,7 +105,7 @@ func (s *Server) serveCheckBadge(w http.ResponseWriter, r *http.Request, rest st
 		return
 	}
 	setCORS(w.Header(), "GET, OPTIONS")
-	c, err := checkindex.ByBadgeKey(r.Context(), s.Client, req.BadgeKey)
+	c, err := checkindex.ByBadgeKey(r.Context(), s.Client, s.Store, req.BadgeKey)
 	if errors.Is(err, checkindex.ErrNotFound) || !req.Format.Known() {
 		writeError(w, http.StatusNotFound, "not found")
 		return

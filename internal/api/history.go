@@ -21,7 +21,7 @@ func (s *Server) lookupCheck(w http.ResponseWriter, r *request) (*v1.Check, bool
 	var c *v1.Check
 	var err error
 	if r.uuid != "" {
-		c, err = checkindex.ByUUID(r.Context(), s.Client, r.uuid)
+		c, err = checkindex.ByUUID(r.Context(), s.Client, s.Store, r.uuid)
 	} else {
 		c, err = checkindex.ByUniqueKey(r.Context(), s.Client, r.namespace, r.uniqueKey)
 	}

@@ -15,6 +15,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -63,13 +64,24 @@ func BadgeKey(uuid string) string {
 	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
 }
 
-// ByBadgeKey finds the check whose badge key this is, in any namespace.
-func ByBadgeKey(ctx context.Context, r client.Reader, key string) (*v1.Check, error) {
+// Owners tells which project owns a UUID: the ping store records the first
+// project whose check claimed it (store.ClaimUUID).
+type Owners interface {
+	// UUIDOwner is the owning namespace, "" when no project owns it.
+	UUIDOwner(ctx context.Context, uuid string, now time.Time) (string, error)
+}
+
+// ByBadgeKey finds the check whose badge key this is, in any namespace,
+// as ByUUID does.
+func ByBadgeKey(ctx context.Context, r client.Reader, owners Owners, key string) (*v1.Check, error) {
 	var list v1.CheckList
 	if err := r.List(ctx, &list, client.MatchingFields{BadgeKeyField: key}); err != nil {
 		return nil, err
 	}
-	return oldest(list.Items)
+	if len(list.Items) == 0 {
+		return nil, ErrNotFound
+	}
+	return ownedOldest(ctx, owners, UUIDOf(&list.Items[0]), list.Items)
 }
 
 // Setup registers the indexes; call it before the manager starts.
@@ -105,15 +117,39 @@ func Setup(ctx context.Context, indexer client.FieldIndexer) error {
 	return nil
 }
 
-// ByUUID finds the check with a UUID in any namespace. When two checks claim
-// the same UUID (a misconfiguration the controller reports), the older one
-// owns it.
-func ByUUID(ctx context.Context, r client.Reader, uuid string) (*v1.Check, error) {
+// ByUUID finds the check with a UUID in any namespace: the oldest of those
+// in the project that owns the UUID. spec.uuid is the tenant's to choose, so
+// a check in another project may name the same UUID; it never answers to
+// it (the controller reports it as a duplicate). Before any project has
+// claimed the UUID (a check created a moment ago), the oldest check answers.
+func ByUUID(ctx context.Context, r client.Reader, owners Owners, uuid string) (*v1.Check, error) {
+	list, err := WithUUID(ctx, r, uuid)
+	if err != nil {
+		return nil, err
+	}
+	return ownedOldest(ctx, owners, uuid, list)
+}
+
+// WithUUID lists every check that names the UUID, in any namespace.
+func WithUUID(ctx context.Context, r client.Reader, uuid string) ([]v1.Check, error) {
 	var list v1.CheckList
 	if err := r.List(ctx, &list, client.MatchingFields{UUIDField: uuid}); err != nil {
 		return nil, err
 	}
-	return oldest(list.Items)
+	return list.Items, nil
+}
+
+// ownedOldest is the oldest of the checks (all naming uuid) in the project
+// that owns it.
+func ownedOldest(ctx context.Context, owners Owners, uuid string, checks []v1.Check) (*v1.Check, error) {
+	if len(checks) == 0 {
+		return nil, ErrNotFound
+	}
+	owner, err := owners.UUIDOwner(ctx, uuid, time.Now())
+	if err != nil {
+		return nil, err
+	}
+	return oldest(checks, func(c *v1.Check) bool { return owner == "" || c.Namespace == owner })
 }
 
 // ByUniqueKey finds the check with a unique_key within one namespace.
@@ -122,7 +158,7 @@ func ByUniqueKey(ctx context.Context, r client.Reader, namespace, key string) (*
 	if err := r.List(ctx, &list, client.InNamespace(namespace), client.MatchingFields{UniqueKeyField: key}); err != nil {
 		return nil, err
 	}
-	return oldest(list.Items)
+	return oldest(list.Items, nil)
 }
 
 // BySlug lists the checks with a slug within one namespace, oldest first.
@@ -173,23 +209,11 @@ func ObjectName(base, uuid string) string {
 	return base + "-" + strings.ReplaceAll(uuid, "-", "")[:8]
 }
 
-// DuplicateOf returns the older check that already owns c's UUID, if any.
-func DuplicateOf(ctx context.Context, r client.Reader, c *v1.Check) (*v1.Check, error) {
-	owner, err := ByUUID(ctx, r, UUIDOf(c))
-	if errors.Is(err, ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	if owner.UID == c.UID {
-		return nil, nil
-	}
-	return owner, nil
-}
+// Older reports whether a was created before b (SortOldestFirst's order).
+func Older(a, b *v1.Check) bool { return compareOldest(a, b) < 0 }
 
-func oldest(items []v1.Check) (*v1.Check, error) {
-	if c := Oldest(items, nil); c != nil {
+func oldest(items []v1.Check, match func(*v1.Check) bool) (*v1.Check, error) {
+	if c := Oldest(items, match); c != nil {
 		return c, nil
 	}
 	return nil, ErrNotFound

@@ -157,14 +157,8 @@ func (r *CheckReconciler) validate(ctx context.Context, check *v1.Check) (*specP
 		}
 		return &specProblem{reason: reason, message: err.Error(), stalled: true}, nil
 	}
-	owner, err := checkindex.DuplicateOf(ctx, r.Client, check)
-	if err != nil {
-		return nil, err
-	}
-	if owner != nil {
-		return &specProblem{reason: v1.ReasonDuplicateUUID, stalled: true, recheck: duplicateRecheck,
-			message: fmt.Sprintf("UUID %s is already used by check %s/%s; give this check another spec.uuid",
-				checkindex.UUIDOf(check), owner.Namespace, owner.Name)}, nil
+	if problem, err := r.claimUUID(ctx, check); problem != nil || err != nil {
+		return problem, err
 	}
 	missing, err := r.missingChannels(ctx, check)
 	if err != nil {
@@ -174,6 +168,45 @@ func (r *CheckReconciler) validate(ctx context.Context, check *v1.Check) (*specP
 		return &specProblem{reason: v1.ReasonUnknownChannel,
 			message: fmt.Sprintf("spec.channels names Channels that do not exist in namespace %s: %v; the check is monitored but they cannot be notified",
 				check.Namespace, missing)}, nil
+	}
+	return nil, nil
+}
+
+// claimUUID makes sure the check's UUID is its own: no older check of its
+// project names it, and the ping store records its project as the UUID's
+// owner (claiming it when no project does). spec.uuid is the tenant's to
+// write, so a check that names another project's UUID is refused, however
+// old it is: the UUID stays its project's across a re-create there.
+func (r *CheckReconciler) claimUUID(ctx context.Context, check *v1.Check) (*specProblem, error) {
+	uuid := checkindex.UUIDOf(check)
+	others, err := checkindex.WithUUID(ctx, r.Client, uuid)
+	if err != nil {
+		return nil, err
+	}
+	olderElsewhere := false
+	for i := range others {
+		other := &others[i]
+		if other.UID == check.UID || !checkindex.Older(other, check) {
+			continue
+		}
+		if other.Namespace == check.Namespace {
+			return &specProblem{reason: v1.ReasonDuplicateUUID, stalled: true, recheck: duplicateRecheck,
+				message: fmt.Sprintf("UUID %s is already used by check %s; give this check another spec.uuid", uuid, other.Name)}, nil
+		}
+		olderElsewhere = true
+	}
+	// An older check of another project that has not claimed the UUID yet
+	// (a store that predates claims) keeps its turn: this one claims only
+	// what no one else could.
+	owner, err := r.Store.ClaimUUID(ctx, uuid, check.Namespace, check.UID, r.Clock.Now(), !olderElsewhere)
+	if err != nil {
+		return nil, err
+	}
+	if owner != check.Namespace {
+		// The other project is not named: its namespace is none of this
+		// one's business.
+		return &specProblem{reason: v1.ReasonDuplicateUUID, stalled: true, recheck: duplicateRecheck,
+			message: fmt.Sprintf("UUID %s belongs to another project; give this check another spec.uuid", uuid)}, nil
 	}
 	return nil, nil
 }

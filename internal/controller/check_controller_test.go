@@ -295,8 +295,21 @@ var _ = Describe("Check reconciler", func() {
 		Eventually(func(g Gomega) *metav1.Condition {
 			return meta.FindStatusCondition(get(client.ObjectKeyFromObject(second))(g).Status.Conditions, v1.ConditionReady)
 		}).Should(And(HaveField("Status", metav1.ConditionFalse), HaveField("Reason", v1.ReasonDuplicateUUID),
-			HaveField("Message", ContainSubstring(ns+"/first"))))
+			HaveField("Message", ContainSubstring("belongs to another project")), HaveField("Message", Not(ContainSubstring(ns)))))
 		Expect(meta.IsStatusConditionTrue(get(client.ObjectKeyFromObject(first))(Default).Status.Conditions, v1.ConditionReady)).To(BeTrue())
+	})
+
+	It("makes the later of two checks with the same UUID in one project not Ready, naming the first", func() {
+		ns := newNamespace()
+		const uuid = "1f0e0d0c-1c6d-4b6c-9c3a-1f0d2e3c4b5a"
+		first := newCheck(ns, "first", v1.CheckSpec{UUID: uuid, Grace: 60})
+		Eventually(stateOf(first)).Should(Equal(v1.CheckStateNew))
+		time.Sleep(1100 * time.Millisecond) // creation timestamps have one-second resolution
+		second := newCheck(ns, "second", v1.CheckSpec{UUID: uuid, Grace: 60})
+		Eventually(func(g Gomega) *metav1.Condition {
+			return meta.FindStatusCondition(get(client.ObjectKeyFromObject(second))(g).Status.Conditions, v1.ConditionReady)
+		}).Should(And(HaveField("Status", metav1.ConditionFalse), HaveField("Reason", v1.ReasonDuplicateUUID),
+			HaveField("Message", ContainSubstring("check first"))))
 	})
 
 	It("reports channels that do not exist, and recovers when they appear", func() {

@@ -315,7 +315,7 @@ func (e *EmailListener) resolve(ctx context.Context, address string) (*v1.Check,
 	}
 	// Whatever the lookup's failure (an ambiguous slug included), the
 	// address names no check.
-	check, _, err := lookupCheck(ctx, e.Client, e.Projects, t)
+	check, _, err := lookupCheck(ctx, e.Client, e.Recorder.Store, e.Projects, t)
 	if err != nil {
 		return nil, errors.New("no such check")
 	}

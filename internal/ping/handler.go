@@ -150,7 +150,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // ?create=1. It returns the check or the status and body to answer.
 func (h *Handler) resolve(r *http.Request, t Target) (check *v1.Check, created bool, status int, msg string) {
 	ctx := r.Context()
-	c, namespace, err := lookupCheck(ctx, h.Client, h.Projects, t)
+	c, namespace, err := lookupCheck(ctx, h.Client, h.Recorder.Store, h.Projects, t)
 	switch {
 	case err == nil:
 		return c, false, 0, ""

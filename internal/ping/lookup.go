@@ -29,9 +29,9 @@ var (
 // the project t.PingKey names and t.Slug. Any error looking the UUID up is
 // errNoCheck; an error listing the project's checks by slug is returned as
 // it is. namespace is the project's namespace once the ping key is known.
-func lookupCheck(ctx context.Context, r client.Reader, projects *project.Registry, t Target) (check *v1.Check, namespace string, err error) {
+func lookupCheck(ctx context.Context, r client.Reader, owners checkindex.Owners, projects *project.Registry, t Target) (check *v1.Check, namespace string, err error) {
 	if t.UUID != "" {
-		c, err := checkindex.ByUUID(ctx, r, t.UUID)
+		c, err := checkindex.ByUUID(ctx, r, owners, t.UUID)
 		if err != nil {
 			return nil, "", errNoCheck
 		}

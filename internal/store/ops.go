@@ -236,12 +236,13 @@ func (o *pauseOp) apply(t *txn) error {
 }
 
 // Forget deletes everything the store holds of the checks with these UIDs:
-// their rows, pings, flips and deliveries.
+// their rows, pings, flips and deliveries. The UUIDs they held stay their
+// projects' for UUIDHold from now.
 func (s *Store) Forget(ctx context.Context, uids ...types.UID) error {
 	if len(uids) == 0 {
 		return nil
 	}
-	o := &forgetOp{uids: uids, result: newResult()}
+	o := &forgetOp{uids: uids, now: time.Now(), result: newResult()}
 	if err := s.submit(ctx, o, false); err != nil {
 		return err
 	}
@@ -250,6 +251,7 @@ func (s *Store) Forget(ctx context.Context, uids ...types.UID) error {
 
 type forgetOp struct {
 	uids []types.UID
+	now  time.Time
 	result
 }
 
@@ -267,6 +269,9 @@ func (o *forgetOp) apply(t *txn) error {
 			if err := t.exec(`DELETE FROM `+table+` WHERE `+key+` = ?`, string(uid)); err != nil {
 				return fmt.Errorf("forgetting check %s: %w", uid, err)
 			}
+		}
+		if err := t.releaseUUIDs(o.now, string(uid)); err != nil {
+			return fmt.Errorf("releasing the UUID of check %s: %w", uid, err)
 		}
 	}
 	return nil

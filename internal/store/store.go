@@ -122,6 +122,7 @@ type Store struct {
 	commits     atomic.Int64          // transactions committed
 	writes      atomic.Int64          // writes they held
 	queuedBytes atomic.Int64
+	owners      ownerCache // UUIDOwner's memory
 	stop        chan struct{}
 	stopped     chan struct{}
 	closeOnce   sync.Once

@@ -369,6 +369,60 @@ func Run(t *testing.T, open Opener) {
 				t.Error("its deliveries are still there")
 			}
 		},
+		"a UUID belongs to the first project to claim it, across a re-create, until its hold passes": func(t *testing.T, s *store.Store) {
+			const id = "5d5f3e70-1111-4222-8333-444455556666"
+			now := time.Now()
+			claim := func(ns, uid string, at time.Time, create bool) string {
+				t.Helper()
+				owner, err := s.ClaimUUID(ctx, id, ns, types.UID(uid), at, create)
+				must(t, err)
+				return owner
+			}
+			owner := func(at time.Time) string {
+				t.Helper()
+				ns, err := s.UUIDOwner(ctx, id, at)
+				must(t, err)
+				return ns
+			}
+			if got := claim("victim", "v1", now, false); got != "" {
+				t.Fatalf("a claim that may not create took the UUID for %q", got)
+			}
+			if got := owner(now); got != "" {
+				t.Fatalf("unclaimed UUID owned by %q", got)
+			}
+			if got := claim("victim", "v1", now, true); got != "victim" {
+				t.Fatalf("first claim: owner %q, want victim", got)
+			}
+			if got := claim("attacker", "a1", now, true); got != "victim" {
+				t.Fatalf("another project's claim: owner %q, want victim", got)
+			}
+			// The victim's check is deleted (its rows forgotten) and
+			// re-created: the UUID stays the victim's meanwhile.
+			victim := simple("uuid-v1")
+			victim.UID = "v1"
+			_, err := s.Observe(ctx, []store.Target{victim}, now)
+			must(t, err)
+			must(t, s.Forget(ctx, "v1"))
+			if got := claim("attacker", "a1", time.Now(), true); got != "victim" {
+				t.Fatalf("claim while the victim re-creates: owner %q, want victim", got)
+			}
+			if got := owner(time.Now()); got != "victim" {
+				t.Fatalf("owner while the victim re-creates: %q", got)
+			}
+			if got := claim("victim", "v2", time.Now(), true); got != "victim" {
+				t.Fatalf("the re-created check's claim: owner %q, want victim", got)
+			}
+			// Released again, it is another project's to take once the
+			// hold has passed, not before.
+			must(t, s.Forget(ctx, "v2"))
+			if got := claim("attacker", "a1", time.Now().Add(store.UUIDHold-time.Minute), true); got != "victim" {
+				t.Fatalf("claim before the hold passed: owner %q, want victim", got)
+			}
+			later := time.Now().Add(store.UUIDHold + time.Minute)
+			if got := claim("other", "o1", later, true); got != "other" {
+				t.Fatalf("claim after the hold: owner %q, want other", got)
+			}
+		},
 		"old flips go, unless they owe notifications": func(t *testing.T, s *store.Store) {
 			quiet, loud := simple("l1"), simple("l2", "ops")
 			for _, tg := range []store.Target{quiet, loud} {
