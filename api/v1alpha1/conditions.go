@@ -62,6 +62,9 @@ const (
 	ReasonSecretNotFound = "SecretNotFound"
 	// ReasonSecretKeyMissing: a referenced Secret lacks the needed key.
 	ReasonSecretKeyMissing = "SecretKeyMissing"
+	// ReasonSecretNotAllowed: a referenced Secret lacks the label
+	// monitoring.vigil.dev/channel-secret: "true" the manager requires.
+	ReasonSecretNotAllowed = "SecretNotAllowed"
 	// ReasonDeliveryFailed: a notification could not be delivered (Event).
 	ReasonDeliveryFailed = "DeliveryFailed"
 )

@@ -13,7 +13,7 @@ package api
 
 import (
 	"errors"
-	"io"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
@@ -25,6 +25,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/api/checkinput"
 	"github.com/vigil-operator/vigil/internal/cachewait"
 	"github.com/vigil-operator/vigil/internal/checkspec"
+	"github.com/vigil-operator/vigil/internal/httpserver"
 	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/store"
 )
@@ -56,6 +57,9 @@ type Server struct {
 	MasterBadgeLabel string
 	// MaxBodyBytes bounds request bodies (the reference: 2,621,440).
 	MaxBodyBytes int64
+	// Bodies bounds the body bytes being read at once, with the ping
+	// handler's; nil bounds nothing.
+	Bodies *httpserver.BodyBudget
 	// CacheWait bounds how long a write waits for the cache to see it.
 	CacheWait time.Duration
 	// CacheWatch tells when Client's cache has a write.
@@ -142,56 +146,104 @@ func (s *Server) read(h handlerFunc) handlerFunc {
 	}
 }
 
-// write wraps a handler that needs a read-write key. A POST body is parsed
-// first (a malformed body is a 400 before the key is looked at), and its
-// api_key field is used when there is no X-Api-Key header.
+// anonymousBodyLimit bounds the body of a write whose X-Api-Key header is
+// absent, read before the key (then in its api_key field) is known: twice
+// what a create with a 10,000-character description needs even when every
+// character is \u-escaped, as Python's json.dumps writes them (60 kB). A
+// body of the full MaxBodyBytes is read only for a key that can write.
+const anonymousBodyLimit = 128 << 10
+
+// write wraps a handler that needs a read-write key. A key in the X-Api-Key
+// header is checked before the body is read. Without one, the key may be in
+// a POST body's api_key field (the contract allows it): the body is then
+// read first, at most anonymousBodyLimit bytes of it, and a malformed body
+// is a 400 before the key is looked at, as in the reference.
 func (s *Server) write(h handlerFunc) handlerFunc {
 	return func(w http.ResponseWriter, r *request) {
-		if r.Method == http.MethodPost {
-			if !s.parseBody(w, r) {
+		key, fromHeader := r.Header["X-Api-Key"]
+		if fromHeader {
+			presented := ""
+			if len(key) > 0 {
+				presented = key[0]
+			}
+			if !s.authorizeWrite(w, r, presented) {
 				return
 			}
 		}
-		key, present := r.Header["X-Api-Key"]
-		presented := ""
-		if present && len(key) > 0 {
-			presented = key[0]
-		} else if k, ok := r.body.APIKey(); ok {
-			presented = k
+		if r.Method == http.MethodPost {
+			limit := int64(anonymousBodyLimit)
+			if fromHeader {
+				limit = s.maxBodyBytes()
+			}
+			release, ok := s.parseBody(w, r, limit)
+			defer release()
+			if !ok {
+				return
+			}
 		}
-		if !s.authenticate(w, r, presented) {
-			return
-		}
-		if r.access != project.ReadWrite {
-			writeError(w, http.StatusForbidden, "this endpoint needs a read-write API key; the key given is read-only")
-			return
+		if !fromHeader {
+			presented, _ := r.body.APIKey()
+			if !s.authorizeWrite(w, r, presented) {
+				return
+			}
 		}
 		h(w, r)
 	}
 }
 
-func (s *Server) parseBody(w http.ResponseWriter, r *request) bool {
-	limit := s.MaxBodyBytes
-	if limit <= 0 {
-		limit = 2621440
-	}
-	data, err := io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
-	var tooLarge *http.MaxBytesError
-	if errors.As(err, &tooLarge) {
-		writeError(w, http.StatusRequestEntityTooLarge, "request body too large")
+// authorizeWrite authenticates a key and requires it to be read-write.
+func (s *Server) authorizeWrite(w http.ResponseWriter, r *request, key string) bool {
+	if !s.authenticate(w, r, key) {
 		return false
 	}
-	if err != nil {
+	if r.access != project.ReadWrite {
+		writeError(w, http.StatusForbidden, "this endpoint needs a read-write API key; the key given is read-only")
+		return false
+	}
+	return true
+}
+
+func (s *Server) maxBodyBytes() int64 {
+	if s.MaxBodyBytes > 0 {
+		return s.MaxBodyBytes
+	}
+	return 2621440
+}
+
+// parseBody reads and parses a POST body of at most limit bytes within the
+// server's body budget. release gives its bytes back to the budget.
+func (s *Server) parseBody(w http.ResponseWriter, r *request, limit int64) (release func(), ok bool) {
+	tooLarge := func() {
+		msg := "request body too large"
+		if limit < s.maxBodyBytes() {
+			msg += fmt.Sprintf(": at most %d bytes without an X-Api-Key header", limit)
+		}
+		writeError(w, http.StatusRequestEntityTooLarge, msg)
+	}
+	if r.ContentLength > limit {
+		tooLarge() // said in advance: nothing to read
+		return func() {}, false
+	}
+	data, release, err := s.Bodies.ReadBody(r.Request, limit)
+	switch {
+	case errors.Is(err, httpserver.ErrBodyTooLarge):
+		tooLarge()
+		return release, false
+	case errors.Is(err, httpserver.ErrBusy):
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, err.Error())
+		return release, false
+	case err != nil:
 		writeError(w, http.StatusBadRequest, "could not read request body")
-		return false
+		return release, false
 	}
 	obj, err := checkinput.ParseBody(data)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
-		return false
+		return release, false
 	}
 	r.body = obj
-	return true
+	return release, true
 }
 
 func (s *Server) authenticate(w http.ResponseWriter, r *request, key string) bool {

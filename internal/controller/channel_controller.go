@@ -2,6 +2,7 @@ package controller
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -23,12 +24,13 @@ import (
 
 // ChannelReconciler keeps each Channel's Ready condition true to whether the
 // channel can deliver: its kind is known and every Secret key it references
-// exists.
+// exists (and, when the manager requires it, is in a labelled Secret).
 type ChannelReconciler struct {
 	client.Client
 	// SecretReader reads the Secrets channels reference. They are not in the
 	// manager's cache, which holds only project Secrets, so this is an
-	// uncached reader.
+	// uncached reader; notify.LabelledSecrets when Channels may use only
+	// labelled Secrets.
 	SecretReader client.Reader
 	Recorder     recorder.EventRecorder
 	// Recheck is how often a Channel is validated again, since Secret
@@ -89,6 +91,10 @@ func (r *ChannelReconciler) validate(ctx context.Context, ch *v1.Channel) (reaso
 		if !seen {
 			s = &corev1.Secret{}
 			err := r.SecretReader.Get(ctx, client.ObjectKey{Namespace: ch.Namespace, Name: ref.Name}, s)
+			var notAllowed *notify.SecretNotAllowedError
+			if errors.As(err, &notAllowed) {
+				return v1.ReasonSecretNotAllowed, notAllowed.Error(), nil
+			}
 			if apierrors.IsNotFound(err) {
 				s = nil
 			} else if err != nil {

@@ -21,6 +21,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log"
 )
 
+// MaxHeaderBytes bounds a request's headers; more is answered 431.
+const MaxHeaderBytes = 16 << 10
+
 // Runnable serves a handler on an address as part of a manager.
 type Runnable struct {
 	// Addr is the listen address, such as ":8000" or "127.0.0.1:8000".
@@ -31,6 +34,9 @@ type Runnable struct {
 	Cache cache.Cache
 	// ShutdownTimeout bounds how long in-flight requests may finish.
 	ShutdownTimeout time.Duration
+	// MaxConnections bounds the open connections (DefaultMaxConnections
+	// when 0); past it, new clients wait until one closes.
+	MaxConnections int
 
 	ready atomic.Bool
 	addr  atomic.Value // net.Addr once listening
@@ -67,13 +73,23 @@ func (r *Runnable) Start(ctx context.Context) error {
 		return fmt.Errorf("http server: %w", err)
 	}
 	r.addr.Store(ln.Addr())
+	maxConns := r.MaxConnections
+	if maxConns <= 0 {
+		maxConns = DefaultMaxConnections
+	}
+	ln = newLimitListener(ln, maxConns)
 	srv := &http.Server{
-		Handler:           r.Handler,
+		Handler: r.Handler,
+		// A client that trickles its request holds a connection for
+		// these long at most; the connection cap, the header limit and
+		// the handlers' BodyBudget bound the memory it holds meanwhile.
 		ReadHeaderTimeout: 10 * time.Second,
 		ReadTimeout:       60 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       120 * time.Second,
-		MaxHeaderBytes:    64 << 10,
+		// Clients of the API and pings send a few hundred bytes of
+		// headers; 16 KiB leaves room for proxies' and cookies.
+		MaxHeaderBytes: MaxHeaderBytes,
 		// Requests outlive ctx: on shutdown, in-flight requests (a ping
 		// being stored above all) finish instead of being cancelled.
 		BaseContext: func(net.Listener) context.Context { return context.WithoutCancel(ctx) },

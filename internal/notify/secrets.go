@@ -29,6 +29,58 @@ func SecretsIn(r client.Reader, namespace string) SecretFunc {
 	}
 }
 
+// LabelChannelSecret marks a Secret that Channels may use when the manager
+// runs with --channel-secrets-require-label: its value must be "true".
+const LabelChannelSecret = "monitoring.vigil.dev/channel-secret"
+
+// SecretNotAllowedError is the answer of a LabelledSecrets reader for a
+// Secret without LabelChannelSecret.
+type SecretNotAllowedError struct {
+	// Name is the Secret's.
+	Name string
+}
+
+func (e *SecretNotAllowedError) Error() string {
+	return fmt.Sprintf(`Secret %q is not labelled %s: "true", which this manager requires of the Secrets a Channel uses`,
+		e.Name, LabelChannelSecret)
+}
+
+// LabelledSecrets reads only the Secrets labelled LabelChannelSecret
+// "true"; any other Secret is a *SecretNotAllowedError, and its data never
+// leaves the reader. Without it, whoever may create a Channel may send any
+// Secret of the namespace to any address: the manager reads Secrets for
+// Channels with its own rights, not the Channel author's. The reader reads
+// Secrets only.
+func LabelledSecrets(r client.Reader) client.Reader {
+	return labelledSecrets{r}
+}
+
+type labelledSecrets struct{ r client.Reader }
+
+func (l labelledSecrets) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	s, ok := obj.(*corev1.Secret)
+	if !ok {
+		return fmt.Errorf("reading %T %s: the Channel Secret reader reads only Secrets", obj, key)
+	}
+	read := &corev1.Secret{}
+	if err := l.r.Get(ctx, key, read, opts...); err != nil {
+		return err
+	}
+	if read.Labels[LabelChannelSecret] != "true" {
+		return &SecretNotAllowedError{Name: key.Name}
+	}
+	*s = *read
+	return nil
+}
+
+func (l labelledSecrets) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if _, ok := list.(*corev1.SecretList); !ok {
+		return fmt.Errorf("listing %T: the Channel Secret reader reads only Secrets", list)
+	}
+	// The label selector goes last, so no option of the caller's replaces it.
+	return l.r.List(ctx, list, append(opts, client.MatchingLabels{LabelChannelSecret: "true"})...)
+}
+
 // secret reads a Secret key for a sender. Surrounding white space is dropped
 // (Secrets made from files often end in a newline); an empty value is an
 // error, retryable because the Secret may be fixed.

@@ -24,6 +24,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/cachewait"
 	"github.com/vigil-operator/vigil/internal/checkindex"
 	"github.com/vigil-operator/vigil/internal/checkspec"
+	"github.com/vigil-operator/vigil/internal/httpserver"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/store"
@@ -47,6 +48,9 @@ type Handler struct {
 	TrustedProxies []netip.Prefix
 	// BodyLimit bounds a stored ping body (DefaultBodyLimit when 0).
 	BodyLimit int
+	// Bodies bounds the body bytes being read at once, with the API's;
+	// nil bounds nothing.
+	Bodies *httpserver.BodyBudget
 	// CheckLimit bounds a project's checks for auto-provisioning.
 	CheckLimit func(namespace string) int
 	// Clock stamps pings.
@@ -101,7 +105,20 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	body, _ := io.ReadAll(io.LimitReader(r.Body, int64(h.bodyLimit())))
+	// A body over the limit is truncated, not refused. One that did not
+	// arrive whole is no ping: its client sees an error and tries again,
+	// and the ping must not then be stored twice.
+	body, release, err := h.Bodies.ReadBody(r, int64(h.bodyLimit()))
+	defer release()
+	switch {
+	case errors.Is(err, httpserver.ErrBusy):
+		w.Header().Set("Retry-After", "1")
+		respond(w, http.StatusServiceUnavailable, "busy, try again", uuidForm)
+		return
+	case err != nil && !errors.Is(err, httpserver.ErrBodyTooLarge):
+		respond(w, http.StatusBadRequest, "could not read the request body", uuidForm)
+		return
+	}
 	kind := monitor.PingKind(target.Kind)
 	if check.Spec.Methods == http.MethodPost && r.Method != http.MethodPost {
 		kind = monitor.PingIgnored
@@ -116,7 +133,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	_, err := h.Recorder.Record(r.Context(), check, store.Ping{
+	_, err = h.Recorder.Record(r.Context(), check, store.Ping{
 		Kind: kind, At: now, RID: rid, ExitStatus: target.ExitStatus,
 		Scheme: h.scheme(r), RemoteAddr: h.clientAddr(r), Method: r.Method,
 		UA: truncateRunes(r.UserAgent(), 200), Body: body,

@@ -1,0 +1,156 @@
+package servertest
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/onsi/gomega"
+
+	"github.com/vigil-operator/vigil/internal/ping"
+)
+
+// Slow uploads: what each kind of anonymous client sends before it stops
+// sending and holds its connection open.
+const (
+	// API creates without a key whose chunked body would be 1 MiB: the
+	// server reads no more than its unauthenticated limit of them.
+	nChunkedAPI = 150
+	// API creates without a key that declare a body of 2.5 MB and send
+	// 2 MiB of it: the server answers 413 without reading it.
+	nDeclaredAPI = 150
+	// Pings with 100 kB bodies that send all but the last 1,000 bytes: the
+	// server reads them within the body budget, and refuses those that do
+	// not fit with 503 and Retry-After.
+	nPings = 200
+
+	uploads = nChunkedAPI + nDeclaredAPI + nPings
+	// perConnection is what a held connection may cost the server beyond
+	// its body: its read and write buffers (4 KiB each), the request and
+	// its headers, and the connection's state.
+	perConnection = 64 << 10
+	// memoryBound is how much the manager's live heap may grow under the
+	// uploads: the body budget twice (a chunked body's buffer may double
+	// past what it holds) and each connection's own cost.
+	memoryBound = 2*bodyBudget + uploads*perConnection
+)
+
+// load is the figures of one run of slow uploads.
+type load struct {
+	baseline, during uint64 // live heap bytes, after a collection
+	pingLatencies    []time.Duration
+	pingStatuses     map[int]int
+}
+
+// slowUploads opens the slow uploads against the suite's manager, waits
+// until the server holds what it will of them, sends normal pings and
+// API reads meanwhile, and measures the live heap before and during.
+func slowUploads(tb testing.TB, s *fixture, normalPings int) load {
+	g := gomega.NewWithT(tb)
+	// Warm up what the normal requests use, then measure.
+	for range 10 {
+		_, _ = send(s.addr, http.MethodGet, "/ping/"+s.uuid, "", nil)
+	}
+	l := load{baseline: liveHeap(), pingStatuses: map[int]int{}}
+
+	stop := make(chan struct{})
+	var written, closed sync.WaitGroup
+	upload := func(head string, parts ...[]byte) {
+		written.Add(1)
+		closed.Add(1)
+		go func() {
+			defer closed.Done()
+			conn, err := net.Dial("tcp", s.addr)
+			if err != nil {
+				written.Done()
+				tb.Errorf("dialing: %v", err)
+				return
+			}
+			defer conn.Close()
+			// The server may answer and close before all is sent: that
+			// is an upload refused, and the write's error says so.
+			_, _ = conn.Write([]byte(head))
+			for _, p := range parts {
+				if _, err := conn.Write(p); err != nil {
+					break
+				}
+			}
+			written.Done()
+			<-stop
+		}()
+	}
+	mib := make([]byte, 2<<20)
+	for i := range mib {
+		mib[i] = 'x'
+	}
+	for range nPings {
+		upload(fmt.Sprintf("POST /ping/%s HTTP/1.1\r\nHost: vigil\r\nContent-Length: %d\r\n\r\n", s.uuid, ping.DefaultBodyLimit),
+			mib[:ping.DefaultBodyLimit-1000])
+	}
+	for range nChunkedAPI {
+		upload("POST /api/v3/checks/ HTTP/1.1\r\nHost: vigil\r\nTransfer-Encoding: chunked\r\n\r\n",
+			[]byte(fmt.Sprintf("%x\r\n", 1<<20)), mib[:1<<20])
+	}
+	for range nDeclaredAPI {
+		upload("POST /api/v3/checks/ HTTP/1.1\r\nHost: vigil\r\nContent-Length: 2621440\r\n\r\n", mib)
+	}
+	defer func() {
+		close(stop)
+		closed.Wait()
+	}()
+	written.Wait()
+	// The writes are done once the bytes are in the kernel's buffers; the
+	// server holds them when it has read them: the pings it took fill at
+	// least half the budget.
+	g.Eventually(func() uint64 { return max(liveHeap(), l.baseline) - l.baseline }, 60*time.Second).
+		Should(gomega.BeNumerically(">=", bodyBudget/2))
+
+	// Meanwhile, pings (without a body, or a short one) and API reads are
+	// answered.
+	for i := range normalPings {
+		start := time.Now()
+		var r *response
+		var err error
+		if i%2 == 0 {
+			r, err = send(s.addr, http.MethodGet, "/ping/"+s.uuid, "", nil)
+		} else {
+			r, err = send(s.addr, http.MethodPost, "/ping/"+s.uuid+"/log", "", []byte("a short log line"))
+		}
+		l.pingLatencies = append(l.pingLatencies, time.Since(start))
+		g.Expect(err).NotTo(gomega.HaveOccurred())
+		l.pingStatuses[r.StatusCode]++
+	}
+	r, err := send(s.addr, http.MethodGet, "/api/v3/checks/", "X-Api-Key: "+s.ro, nil)
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(r.StatusCode).To(gomega.Equal(http.StatusOK))
+	l.during = liveHeap()
+	return l
+}
+
+// liveHeap is the bytes of the heap's live objects, after a collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// TestSlowUploads: hundreds of slow anonymous uploads at once grow the
+// manager's live heap by no more than its body budget and connections
+// bound, and pings are answered meanwhile.
+func TestSlowUploads(t *testing.T) {
+	s := suite(t)
+	l := slowUploads(t, s, 50)
+	t.Logf("live heap: %d MiB before, %d MiB during %d slow uploads (bound: +%d MiB); pings: %v",
+		l.baseline>>20, l.during>>20, uploads, memoryBound>>20, l.pingStatuses)
+	if l.pingStatuses[http.StatusOK] != 50 {
+		t.Errorf("pings during the uploads: %v, want 50 answered 200", l.pingStatuses)
+	}
+	if grown := int64(l.during) - int64(l.baseline); grown > memoryBound {
+		t.Errorf("live heap grew by %d MiB under the uploads, bound %d MiB", grown>>20, memoryBound>>20)
+	}
+}

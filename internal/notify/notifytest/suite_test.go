@@ -1,0 +1,44 @@
+// Package notifytest runs a whole manager with
+// --channel-secrets-require-label against a real kube-apiserver and etcd,
+// and notifies a webhook receiver through Channels whose Secrets are
+// labelled and not. Without the flag (every other suite) Channels use any
+// Secret of their namespace.
+package notifytest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/vigil-operator/vigil/internal/delivery"
+	"github.com/vigil-operator/vigil/internal/manager"
+	"github.com/vigil-operator/vigil/internal/testenv/managertest"
+)
+
+var (
+	harness *managertest.Harness
+	ctx     = context.Background()
+)
+
+func TestNotify(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Channel Secrets")
+}
+
+var _ = BeforeSuite(func() {
+	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	SetDefaultEventuallyTimeout(20 * time.Second)
+	SetDefaultEventuallyPollingInterval(50 * time.Millisecond)
+	harness = managertest.Start(manager.Options{
+		ChannelSecretsRequireLabel: true,
+		// Retries come quickly, so a Secret labelled later is seen.
+		Delivery: delivery.Options{MaxAttempts: 100, InitialBackoff: 100 * time.Millisecond, MaxBackoff: 500 * time.Millisecond},
+	})
+})
+
+var _ = AfterSuite(func() { harness.Stop() })
