@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-operator/vigil/internal/heartbeat"
+	"github.com/vigil-operator/vigil/internal/httpserver"
 	"github.com/vigil-operator/vigil/internal/manager"
 	"github.com/vigil-operator/vigil/internal/ping"
 	"github.com/vigil-operator/vigil/internal/project"
@@ -72,6 +73,10 @@ func newManagerCmd(g *globals) *cobra.Command {
 	f.StringVar(&limitsConfigMap, "limits-configmap", defaultLimitsConfigMap(),
 		"per-namespace limits, <namespace>/<name> of a ConfigMap with keys <project namespace>.check-limit and .ping-log-limit; only cluster administrators should be able to write it (default: "+project.DefaultLimitsConfigMap+" in $POD_NAMESPACE; empty: none)")
 	f.IntVar(&opts.PingBodyLimit, "ping-body-limit", ping.DefaultBodyLimit, "bytes of a ping's body that are stored; the rest is dropped")
+	f.IntVar(&opts.MaxConnections, "max-connections", httpserver.DefaultMaxConnections,
+		"open connections the HTTP server takes at once; more clients wait until one closes")
+	f.Int64Var(&opts.RequestBodyBudget, "request-body-budget", httpserver.DefaultBodyBudget,
+		"bytes of request bodies (pings and API writes) being read at once; past it, a request waits a second, then is answered 503 with Retry-After")
 	f.StringVar(&trustedProxies, "trusted-proxies", "", "comma-separated CIDRs or addresses of proxies whose X-Forwarded-For names the client")
 	f.StringVar(&opts.SMTPAddr, "smtp-bind-address", "", `address to take email pings on, such as ":2525" (off when empty)`)
 	f.StringVar(&opts.SMTPDomain, "smtp-domain", "", "domain of email ping addresses, <uuid>@<domain> (default: the host of --base-url)")
@@ -81,8 +86,6 @@ func newManagerCmd(g *globals) *cobra.Command {
 	f.DurationVar(&opts.HeartbeatInterval, "heartbeat-interval", heartbeat.DefaultInterval, "how often the heartbeat is sent")
 	f.StringVar(&opts.CronJobTimeZone, "cronjob-time-zone", "UTC", "time zone of CronJobs without spec.timeZone (kube-controller-manager's zone)")
 	f.IntVar(&opts.Delivery.MaxAttempts, "notify-max-attempts", 10, "attempts per notification before it is given up")
-	f.BoolVar(&opts.ChannelSecretsRequireLabel, "channel-secrets-require-label", false,
-		`let Channels use only Secrets labelled monitoring.vigil.dev/channel-secret: "true" (otherwise whoever may create a Channel may send any Secret of its namespace anywhere)`)
 	return cmd
 }
 

@@ -42,7 +42,6 @@ import (
 	"github.com/vigil-operator/vigil/internal/heartbeat"
 	"github.com/vigil-operator/vigil/internal/httpserver"
 	"github.com/vigil-operator/vigil/internal/metrics"
-	"github.com/vigil-operator/vigil/internal/notify"
 	"github.com/vigil-operator/vigil/internal/ping"
 	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/projection"
@@ -99,6 +98,12 @@ type Options struct {
 	LimitsConfigMap types.NamespacedName
 	// PingBodyLimit bounds a stored ping body in bytes; default ping.DefaultBodyLimit.
 	PingBodyLimit int
+	// MaxConnections bounds the HTTP server's open connections; default
+	// httpserver.DefaultMaxConnections.
+	MaxConnections int
+	// RequestBodyBudget bounds the bytes of request bodies (pings', the
+	// API's) being read at once; default httpserver.DefaultBodyBudget.
+	RequestBodyBudget int64
 	// TrustedProxies are the networks whose X-Forwarded-For is believed.
 	TrustedProxies []netip.Prefix
 	// Delivery tunes notification retries.
@@ -118,9 +123,6 @@ type Options struct {
 	// CronJobTimeZone is the zone of CronJobs without spec.timeZone, as
 	// kube-controller-manager evaluates them; default UTC.
 	CronJobTimeZone string
-	// ChannelSecretsRequireLabel lets Channels use only the Secrets labelled
-	// notify.LabelChannelSecret "true".
-	ChannelSecretsRequireLabel bool
 }
 
 func (o *Options) defaults() {
@@ -254,7 +256,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 		return nil, err
 	}
 	dispatcher = &delivery.Dispatcher{
-		Client: mgr.GetClient(), Secrets: channelSecrets(mgr, opts), Store: st, Clock: opts.Clock,
+		Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Store: st, Clock: opts.Clock,
 		Recorder: mgr.GetEventRecorder("vigil-delivery"), BaseURL: opts.BaseURL, Options: opts.Delivery,
 	}
 	projector = &projection.Projector{
@@ -294,7 +296,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o
 	}
 	if err := (&controller.ChannelReconciler{
 		Client:       mgr.GetClient(),
-		SecretReader: channelSecrets(mgr, opts),
+		SecretReader: mgr.GetAPIReader(),
 		Recorder:     mgr.GetEventRecorder("vigil-channel-controller"),
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the channel controller: %w", err)
@@ -304,15 +306,6 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o
 	}
 	recorder := &ping.Recorder{Store: st, Channels: mgr.GetClient(), PingLogLimit: limits.PingLogLimit, Metrics: m}
 	return setupCronJobs(mgr, cfg, opts, st, recorder)
-}
-
-// channelSecrets reads the Secrets Channels reference, uncached (the cache
-// holds project Secrets only): every one of them, or only the labelled ones.
-func channelSecrets(mgr ctrl.Manager, opts Options) client.Reader {
-	if opts.ChannelSecretsRequireLabel {
-		return notify.LabelledSecrets(mgr.GetAPIReader())
-	}
-	return mgr.GetAPIReader()
 }
 
 // setupHTTP adds the HTTP server (the Management API, pings, badges), the
@@ -326,7 +319,9 @@ func setupHTTP(ctx context.Context, mgr ctrl.Manager, opts Options, st *store.St
 	}
 	recorder := &ping.Recorder{Store: st, Channels: mgr.GetClient(), PingLogLimit: limits.PingLogLimit, Metrics: m}
 	checks := &checkspec.Writer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}
+	bodies := httpserver.NewBodyBudget(opts.RequestBodyBudget)
 	pings := &ping.Handler{
+		Bodies:         bodies,
 		Client:         mgr.GetClient(),
 		Checks:         checks,
 		Projects:       projects,
@@ -339,6 +334,7 @@ func setupHTTP(ctx context.Context, mgr ctrl.Manager, opts Options, st *store.St
 		CacheWatch:     cacheWatch,
 	}
 	apiServer := &api.Server{
+		Bodies:     bodies,
 		CacheWatch: cacheWatch,
 		Client:     mgr.GetClient(),
 		Checks:     checks,
@@ -357,7 +353,8 @@ func setupHTTP(ctx context.Context, mgr ctrl.Manager, opts Options, st *store.St
 			return err
 		}
 	}
-	server := &httpserver.Runnable{Addr: opts.HTTPAddr, Handler: apiServer.Handler(pings), Cache: mgr.GetCache()}
+	server := &httpserver.Runnable{Addr: opts.HTTPAddr, Handler: apiServer.Handler(pings), Cache: mgr.GetCache(),
+		MaxConnections: opts.MaxConnections}
 	if err := mgr.Add(server); err != nil {
 		return err
 	}
