@@ -86,6 +86,8 @@ func newManagerCmd(g *globals) *cobra.Command {
 	f.DurationVar(&opts.HeartbeatInterval, "heartbeat-interval", heartbeat.DefaultInterval, "how often the heartbeat is sent")
 	f.StringVar(&opts.CronJobTimeZone, "cronjob-time-zone", "UTC", "time zone of CronJobs without spec.timeZone (kube-controller-manager's zone)")
 	f.IntVar(&opts.Delivery.MaxAttempts, "notify-max-attempts", 10, "attempts per notification before it is given up")
+	f.BoolVar(&opts.ChannelSecretsRequireLabel, "channel-secrets-require-label", false,
+		`let Channels use only Secrets labelled monitoring.vigil.dev/channel-secret: "true" (otherwise whoever may create a Channel may send any Secret of its namespace anywhere)`)
 	return cmd
 }
 

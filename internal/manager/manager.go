@@ -42,6 +42,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/heartbeat"
 	"github.com/vigil-operator/vigil/internal/httpserver"
 	"github.com/vigil-operator/vigil/internal/metrics"
+	"github.com/vigil-operator/vigil/internal/notify"
 	"github.com/vigil-operator/vigil/internal/ping"
 	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/projection"
@@ -123,6 +124,9 @@ type Options struct {
 	// CronJobTimeZone is the zone of CronJobs without spec.timeZone, as
 	// kube-controller-manager evaluates them; default UTC.
 	CronJobTimeZone string
+	// ChannelSecretsRequireLabel lets Channels use only the Secrets labelled
+	// notify.LabelChannelSecret "true".
+	ChannelSecretsRequireLabel bool
 }
 
 func (o *Options) defaults() {
@@ -256,7 +260,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 		return nil, err
 	}
 	dispatcher = &delivery.Dispatcher{
-		Client: mgr.GetClient(), Secrets: mgr.GetAPIReader(), Store: st, Clock: opts.Clock,
+		Client: mgr.GetClient(), Secrets: channelSecrets(mgr, opts), Store: st, Clock: opts.Clock,
 		Recorder: mgr.GetEventRecorder("vigil-delivery"), BaseURL: opts.BaseURL, Options: opts.Delivery,
 	}
 	projector = &projection.Projector{
@@ -296,7 +300,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o
 	}
 	if err := (&controller.ChannelReconciler{
 		Client:       mgr.GetClient(),
-		SecretReader: mgr.GetAPIReader(),
+		SecretReader: channelSecrets(mgr, opts),
 		Recorder:     mgr.GetEventRecorder("vigil-channel-controller"),
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the channel controller: %w", err)
@@ -306,6 +310,15 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o
 	}
 	recorder := &ping.Recorder{Store: st, Channels: mgr.GetClient(), PingLogLimit: limits.PingLogLimit, Metrics: m}
 	return setupCronJobs(mgr, cfg, opts, st, recorder)
+}
+
+// channelSecrets reads the Secrets Channels reference, uncached (the cache
+// holds project Secrets only): every one of them, or only the labelled ones.
+func channelSecrets(mgr ctrl.Manager, opts Options) client.Reader {
+	if opts.ChannelSecretsRequireLabel {
+		return notify.LabelledSecrets(mgr.GetAPIReader())
+	}
+	return mgr.GetAPIReader()
 }
 
 // setupHTTP adds the HTTP server (the Management API, pings, badges), the
