@@ -18,6 +18,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/checkindex"
 	"github.com/vigil-operator/vigil/internal/checkstate"
 	"github.com/vigil-operator/vigil/internal/monitor"
+	"github.com/vigil-operator/vigil/internal/quota"
 	"github.com/vigil-operator/vigil/internal/store"
 )
 
@@ -146,24 +147,6 @@ func (s *Server) createCheck(w http.ResponseWriter, r *request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	// Unsorted: the oldest match is found in one pass, and the limit only
-	// needs the count.
-	checks, err := s.projectChecks(r.Context(), r.namespace)
-	if err != nil {
-		s.internalError(w, r, "listing checks", err)
-		return
-	}
-	if in.UniqueLookup() {
-		oldest := checkindex.Oldest(checks, func(c *v1.Check) bool { return in.Matches(c.Spec) })
-		if oldest != nil {
-			s.applyUpdate(w, r, oldest.DeepCopy(), in, http.StatusOK)
-			return
-		}
-	}
-	if limit := s.checkLimit(r.namespace); len(checks) >= limit {
-		writeError(w, http.StatusForbidden, fmt.Sprintf("the project has reached its limit of %d checks", limit))
-		return
-	}
 	spec := checkinput.Defaults()
 	in.Apply(&spec, r.version)
 	if in.Channels != nil {
@@ -173,22 +156,43 @@ func (s *Server) createCheck(w http.ResponseWriter, r *request) {
 		}
 		spec.Channels = names
 	}
-	id := uuid.NewString()
-	spec.UUID = id
-	c := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: r.namespace, Name: objectName(&spec, id)}, Spec: spec}
-	if err := s.Checks.Create(r.Context(), c); err != nil {
+	// Under the project's creation lock (package quota): the unique match
+	// and the limit see every earlier creation, on any replica.
+	var match *v1.Check
+	var overLimit int
+	c, err := s.Creates.Create(r.Context(), r.namespace, func(checks []v1.Check, limit int) (*v1.Check, error) {
+		if in.UniqueLookup() {
+			// Unsorted: the oldest match is found in one pass.
+			if oldest := checkindex.Oldest(checks, func(c *v1.Check) bool { return in.Matches(c.Spec) }); oldest != nil {
+				match = oldest.DeepCopy()
+				return nil, nil
+			}
+		}
+		if len(checks) >= limit {
+			overLimit = limit
+			return nil, nil
+		}
+		id := uuid.NewString()
+		spec.UUID = id
+		c := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: r.namespace, Name: objectName(&spec, id)}, Spec: spec}
+		return c, s.Checks.Create(r.Context(), c)
+	})
+	switch {
+	case errors.Is(err, quota.ErrCacheBehind):
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, "the project's checks are being created; try again")
+	case err != nil && c == nil:
+		s.internalError(w, r, "creating the check", err)
+	case err != nil:
 		s.writeFailed(w, r, "creating the check", err)
-		return
+	case match != nil:
+		s.applyUpdate(w, r, match, in, http.StatusOK)
+	case overLimit > 0:
+		writeError(w, http.StatusForbidden, fmt.Sprintf("the project has reached its limit of %d checks", overLimit))
+	default:
+		s.waitForCache(r.Context(), c)
+		s.respondCheck(w, r, http.StatusCreated, c)
 	}
-	s.waitForCache(r.Context(), c)
-	s.respondCheck(w, r, http.StatusCreated, c)
-}
-
-func (s *Server) checkLimit(namespace string) int {
-	if s.Limits == nil {
-		return 20
-	}
-	return s.Limits.CheckLimit(namespace)
 }
 
 // updateCheck answers POST /checks/<uuid>.

@@ -27,13 +27,12 @@ import (
 	"github.com/vigil-operator/vigil/internal/checkspec"
 	"github.com/vigil-operator/vigil/internal/httpserver"
 	"github.com/vigil-operator/vigil/internal/project"
+	"github.com/vigil-operator/vigil/internal/quota"
 	"github.com/vigil-operator/vigil/internal/store"
 )
 
 // Limits returns a project's limits.
 type Limits interface {
-	// CheckLimit is how many checks API clients may create in a project.
-	CheckLimit(namespace string) int
 	// PingLogLimit is how many pings a project's checks keep and list.
 	PingLogLimit(namespace string) int
 }
@@ -50,6 +49,9 @@ type Server struct {
 	Store *store.Store
 	// Limits are per-project limits.
 	Limits Limits
+	// Creates creates checks within their project's limit, one at a time
+	// per project.
+	Creates *quota.Guard
 	// BaseURL is the site root used in returned URLs, such as
 	// "https://vigil.example.com" (no trailing slash).
 	BaseURL string

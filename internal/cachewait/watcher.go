@@ -24,6 +24,11 @@ type Watcher struct {
 	mu      sync.Mutex
 	seen    map[client.ObjectKey]seenCheck
 	waiters map[client.ObjectKey]map[*waiter]struct{}
+	// latest is the highest resourceVersion of any Check event the cache
+	// has applied; caught up with it, the cache holds every earlier write
+	// to Checks (one watch delivers them in order).
+	latest   uint64
+	waiters0 map[*waiter]struct{} // Caught's waiters
 }
 
 type seenCheck struct {
@@ -87,6 +92,15 @@ func (w *Watcher) observe(obj any, present bool) {
 	s := seenCheck{uid: check.UID, version: version}
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if version > w.latest {
+		w.latest = version
+		for wt := range w.waiters0 {
+			if wt.want <= version {
+				close(wt.done)
+				delete(w.waiters0, wt)
+			}
+		}
+	}
 	if present {
 		w.seen[key] = s
 	} else if cur, ok := w.seen[key]; ok && cur.uid == check.UID {
@@ -114,6 +128,44 @@ func (w *Watcher) Version(ctx context.Context, key client.ObjectKey, uid types.U
 		return
 	}
 	w.wait(ctx, key, &waiter{want: want, uid: uid}, timeout)
+}
+
+// Caught waits until the cache has applied every Check event up to
+// resourceVersion version (of a Check written by anyone, in any namespace),
+// or timeout passes (0 means DefaultTimeout) or ctx ends; it reports
+// whether the cache caught up.
+func (w *Watcher) Caught(ctx context.Context, version string, timeout time.Duration) bool {
+	want, err := strconv.ParseUint(version, 10, 64)
+	if err != nil {
+		return false
+	}
+	wt := &waiter{want: want, done: make(chan struct{})}
+	w.mu.Lock()
+	if w.latest >= want {
+		w.mu.Unlock()
+		return true
+	}
+	if w.waiters0 == nil {
+		w.waiters0 = map[*waiter]struct{}{}
+	}
+	w.waiters0[wt] = struct{}{}
+	w.mu.Unlock()
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-wt.done:
+		return true
+	case <-ctx.Done():
+	case <-timer.C:
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, waiting := w.waiters0[wt]
+	delete(w.waiters0, wt)
+	return !waiting // it may have caught up just now
 }
 
 // Gone waits until the cache no longer holds the check key names, or

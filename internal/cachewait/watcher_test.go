@@ -134,3 +134,39 @@ func TestWatcherGivesUpWithTheContext(t *testing.T) {
 		t.Fatal("Version did not return when its context ended")
 	}
 }
+
+func TestWatcherCaught(t *testing.T) {
+	w := NewWatcher()
+	w.observe(check("a", "10"), true)
+	if !w.Caught(context.Background(), "10", time.Second) {
+		t.Error("not caught up with a version the cache applied")
+	}
+	var caught bool
+	done := waitAsync(func() { caught = w.Caught(context.Background(), "12", 5*time.Second) })
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+		w.mu.Lock()
+		n := len(w.waiters0)
+		w.mu.Unlock()
+		if n > 0 {
+			break
+		}
+	}
+	// An event of any check, in any namespace, at a later version.
+	other := check("b", "11")
+	other.Namespace = "elsewhere"
+	w.observe(other, true)
+	if returned(done) {
+		t.Fatal("caught up before the cache reached the version")
+	}
+	deleted := check("c", "12")
+	w.observe(deleted, false)
+	if !returned(done) || !caught {
+		t.Fatal("not caught up after an event at the version")
+	}
+	if w.Caught(context.Background(), "13", 50*time.Millisecond) {
+		t.Error("caught up with a version no event reached")
+	}
+	if w.Caught(context.Background(), "not-a-version", time.Second) {
+		t.Error("caught up with a version that is not one")
+	}
+}

@@ -46,6 +46,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/ping"
 	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/projection"
+	"github.com/vigil-operator/vigil/internal/quota"
 	"github.com/vigil-operator/vigil/internal/runner"
 	"github.com/vigil-operator/vigil/internal/scheme"
 	"github.com/vigil-operator/vigil/internal/store"
@@ -330,6 +331,7 @@ func setupHTTP(ctx context.Context, mgr ctrl.Manager, opts Options, st *store.St
 	if err := cacheWatch.Attach(ctx, mgr.GetCache()); err != nil {
 		return fmt.Errorf("watching the check cache: %w", err)
 	}
+	creates := &quota.Guard{Store: st, Cache: mgr.GetClient(), Watch: cacheWatch, Limit: limits.CheckLimit, Log: log.WithName("quota")}
 	recorder := &ping.Recorder{Store: st, Channels: mgr.GetClient(), PingLogLimit: limits.PingLogLimit, Metrics: m}
 	checks := &checkspec.Writer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}
 	bodies := httpserver.NewBodyBudget(opts.RequestBodyBudget)
@@ -341,7 +343,7 @@ func setupHTTP(ctx context.Context, mgr ctrl.Manager, opts Options, st *store.St
 		Recorder:       recorder,
 		TrustedProxies: opts.TrustedProxies,
 		BodyLimit:      opts.PingBodyLimit,
-		CheckLimit:     limits.CheckLimit,
+		Creates:        creates,
 		Clock:          opts.Clock,
 		Log:            log.WithName("ping"),
 		CacheWatch:     cacheWatch,
@@ -354,6 +356,7 @@ func setupHTTP(ctx context.Context, mgr ctrl.Manager, opts Options, st *store.St
 		Projects:   projects,
 		Store:      st,
 		Limits:     limits,
+		Creates:    creates,
 		BaseURL:    opts.BaseURL,
 		Clock:      opts.Clock,
 		Log:        log,

@@ -27,6 +27,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/httpserver"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/project"
+	"github.com/vigil-operator/vigil/internal/quota"
 	"github.com/vigil-operator/vigil/internal/store"
 )
 
@@ -51,8 +52,9 @@ type Handler struct {
 	// Bodies bounds the body bytes being read at once, with the API's;
 	// nil bounds nothing.
 	Bodies *httpserver.BodyBudget
-	// CheckLimit bounds a project's checks for auto-provisioning.
-	CheckLimit func(namespace string) int
+	// Creates creates the checks of auto-provisioning within the project's
+	// check limit, one at a time per project.
+	Creates *quota.Guard
 	// Clock stamps pings.
 	Clock clock.PassiveClock
 	// Log receives errors.
@@ -185,7 +187,7 @@ func (h *Handler) resolve(r *http.Request, t Target) (check *v1.Check, created b
 	}
 	ctx, cancel := context.WithTimeout(ctx, provisionTimeout)
 	defer cancel()
-	c, err = h.provision(ctx, namespace, t.Slug)
+	c, created, err = h.provision(ctx, namespace, t.Slug)
 	switch {
 	case errors.Is(err, errOverLimit):
 		return nil, false, http.StatusNotFound, msgNotFound
@@ -198,7 +200,7 @@ func (h *Handler) resolve(r *http.Request, t Target) (check *v1.Check, created b
 	if h.CacheWatch != nil {
 		h.CacheWatch.Version(ctx, client.ObjectKeyFromObject(c), c.UID, c.ResourceVersion, provisionTimeout)
 	}
-	return c, true, 0, ""
+	return c, created, 0, ""
 }
 
 var errOverLimit = errors.New("check limit reached")
@@ -206,15 +208,31 @@ var errOverLimit = errors.New("check limit reached")
 // provision creates a check named and slugged after the slug, with the
 // reference's defaults (a day, an hour's grace) and every channel of the
 // project assigned, within the project's check limit.
-func (h *Handler) provision(ctx context.Context, namespace, slug string) (*v1.Check, error) {
-	// Only counted: no need to copy every check out of the cache.
-	var list v1.CheckList
-	if err := h.Client.List(ctx, &list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
-		return nil, err
+// It returns the check the slug's first ping created when this one waited
+// for it, with created false.
+func (h *Handler) provision(ctx context.Context, namespace, slug string) (check *v1.Check, created bool, err error) {
+	var found *v1.Check
+	check, err = h.Creates.Create(ctx, namespace, func(checks []v1.Check, limit int) (*v1.Check, error) {
+		// A ping to the same slug that took its turn first created it.
+		for i := range checks {
+			if checks[i].Spec.Slug == slug {
+				found = checks[i].DeepCopy()
+				return nil, nil
+			}
+		}
+		if len(checks) >= limit {
+			return nil, errOverLimit
+		}
+		return h.create(ctx, namespace, slug)
+	})
+	if found != nil {
+		return found, false, nil
 	}
-	if h.CheckLimit != nil && len(list.Items) >= h.CheckLimit(namespace) {
-		return nil, errOverLimit
-	}
+	return check, err == nil, err
+}
+
+// create creates a check for the slug.
+func (h *Handler) create(ctx context.Context, namespace, slug string) (*v1.Check, error) {
 	var channels v1.ChannelList
 	if err := h.Client.List(ctx, &channels, client.InNamespace(namespace)); err != nil {
 		return nil, err

@@ -32,6 +32,7 @@ var copiedTables = []copiedTable{
 	{name: "deliveries", key: "check_uid, flip_n, channel", columns: []string{"check_uid", "flip_n", "channel", "state",
 		"attempts", "next_attempt", "last_error"}},
 	{name: "uuid_owners", key: "uuid", columns: []string{"uuid", "namespace", "check_uid", "released"}},
+	{name: "project_creates", key: "namespace", columns: []string{"namespace", "resource_version"}},
 }
 
 // counterTable is the change counter, one row that every store has from

@@ -122,7 +122,8 @@ type Store struct {
 	commits     atomic.Int64          // transactions committed
 	writes      atomic.Int64          // writes they held
 	queuedBytes atomic.Int64
-	owners      ownerCache // UUIDOwner's memory
+	owners      ownerCache   // UUIDOwner's memory
+	projects    projectLocks // SQLite's LockProject
 	stop        chan struct{}
 	stopped     chan struct{}
 	closeOnce   sync.Once

@@ -423,6 +423,52 @@ func Run(t *testing.T, open Opener) {
 				t.Fatalf("claim after the hold: owner %q, want other", got)
 			}
 		},
+		"check creations in a project take turns, each told the last one's version": func(t *testing.T, s *store.Store) {
+			first, err := s.LockProject(ctx, "turns")
+			must(t, err)
+			if first.LastCreate != "" {
+				t.Errorf("LastCreate = %q before any creation", first.LastCreate)
+			}
+			// Another project is not held up.
+			other, err := s.LockProject(ctx, "turns-elsewhere")
+			must(t, err)
+			must(t, other.Release(""))
+			// The same project waits for the holder.
+			short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+			defer cancel()
+			if l, err := s.LockProject(short, "turns"); err == nil {
+				_ = l.Release("")
+				t.Fatal("took a project's lock while another held it")
+			}
+			got := make(chan *store.ProjectLock)
+			go func() {
+				l, err := s.LockProject(ctx, "turns")
+				if err != nil {
+					t.Error(err)
+				}
+				got <- l
+			}()
+			select {
+			case <-got:
+				t.Fatal("took the lock before its holder released it")
+			case <-time.After(200 * time.Millisecond):
+			}
+			must(t, first.Release("4711"))
+			second := <-got
+			if second == nil {
+				t.FailNow()
+			}
+			if second.LastCreate != "4711" {
+				t.Errorf("LastCreate = %q, want the first holder's 4711", second.LastCreate)
+			}
+			must(t, second.Release(""))
+			third, err := s.LockProject(ctx, "turns")
+			must(t, err)
+			if third.LastCreate != "4711" {
+				t.Errorf("LastCreate after a holder created nothing = %q, want 4711", third.LastCreate)
+			}
+			must(t, third.Release(""))
+		},
 		"old flips go, unless they owe notifications": func(t *testing.T, s *store.Store) {
 			quiet, loud := simple("l1"), simple("l2", "ops")
 			for _, tg := range []store.Target{quiet, loud} {

@@ -1,0 +1,74 @@
+package apitest
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+)
+
+var _ = Describe("The check limit under parallel creates", func() {
+	// count is how many Checks the namespace holds, read from the API
+	// server, not from the manager's cache.
+	count := func(ns string) int {
+		var list v1.CheckList
+		Expect(k8sClient.List(context.Background(), &list, client.InNamespace(ns))).To(Succeed())
+		return len(list.Items)
+	}
+
+	// race sends every request at once and returns how many answered each
+	// status.
+	race := func(requests []func() response) map[int]int {
+		var mu sync.Mutex
+		statuses := map[int]int{}
+		var wg sync.WaitGroup
+		start := make(chan struct{})
+		for _, req := range requests {
+			wg.Go(func() {
+				defer GinkgoRecover()
+				<-start
+				r := req()
+				mu.Lock()
+				statuses[r.status]++
+				mu.Unlock()
+			})
+		}
+		close(start)
+		wg.Wait()
+		return statuses
+	}
+
+	It("leaves exactly the limit of 100 parallel creates through the API and ?create=1", func() {
+		p := newProject() // the suite's default limit: 20
+		var requests []func() response
+		for i := range 50 {
+			requests = append(requests,
+				func() response {
+					return call("POST", "/api/v3/checks/", p.rw, fmt.Sprintf(`{"name": "api-%d"}`, i))
+				},
+				func() response { return call("GET", fmt.Sprintf("/ping/%s/auto-%d?create=1", p.pingKey, i), "", "") })
+		}
+		statuses := race(requests)
+		Expect(count(p.ns)).To(Equal(20), "statuses: %v", statuses)
+		Expect(statuses[http.StatusCreated]).To(Equal(20), "statuses: %v", statuses)
+		// The API refuses with 403, a ping with 404, as one at the limit.
+		Expect(statuses[http.StatusForbidden] + statuses[http.StatusNotFound]).To(Equal(80), "statuses: %v", statuses)
+	})
+
+	It("creates one check when many pings race to create the same slug", func() {
+		p := newProject()
+		var requests []func() response
+		for range 30 {
+			requests = append(requests, func() response { return call("GET", "/ping/"+p.pingKey+"/same?create=1", "", "") })
+		}
+		statuses := race(requests)
+		Expect(count(p.ns)).To(Equal(1), "statuses: %v", statuses)
+		Expect(statuses).To(Equal(map[int]int{http.StatusCreated: 1, http.StatusOK: 29}))
+	})
+})
