@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"runtime"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -42,8 +43,9 @@ const (
 // load is the figures of one run of slow uploads.
 type load struct {
 	baseline, during uint64 // live heap bytes, after a collection
-	pingLatencies    []time.Duration
-	pingStatuses     map[int]int
+	// pingLatencies are the normal pings' before and during the uploads.
+	idleLatencies, pingLatencies []time.Duration
+	pingStatuses                 map[int]int
 }
 
 // slowUploads opens the slow uploads against the suite's manager, waits
@@ -51,11 +53,14 @@ type load struct {
 // API reads meanwhile, and measures the live heap before and during.
 func slowUploads(tb testing.TB, s *fixture, normalPings int) load {
 	g := gomega.NewWithT(tb)
-	// Warm up what the normal requests use, then measure.
-	for range 10 {
+	l := load{pingStatuses: map[int]int{}}
+	// Normal pings alone, which also warms up what they use.
+	for range normalPings {
+		start := time.Now()
 		_, _ = send(s.addr, http.MethodGet, "/ping/"+s.uuid, "", nil)
+		l.idleLatencies = append(l.idleLatencies, time.Since(start))
 	}
-	l := load{baseline: liveHeap(), pingStatuses: map[int]int{}}
+	l.baseline = liveHeap()
 
 	stop := make(chan struct{})
 	var written, closed sync.WaitGroup
@@ -153,4 +158,31 @@ func TestSlowUploads(t *testing.T) {
 	if grown := int64(l.during) - int64(l.baseline); grown > memoryBound {
 		t.Errorf("live heap grew by %d MiB under the uploads, bound %d MiB", grown>>20, memoryBound>>20)
 	}
+}
+
+// BenchmarkSlowUploads measures one run of the slow uploads (run it with
+// -benchtime 1x): the live heap before and during, and the latency of
+// normal pings before and during.
+func BenchmarkSlowUploads(b *testing.B) {
+	s := suite(b)
+	var l load
+	for b.Loop() {
+		l = slowUploads(b, s, 200)
+	}
+	b.ReportMetric(float64(l.baseline)/(1<<20), "heap-before-MiB")
+	b.ReportMetric(float64(l.during)/(1<<20), "heap-during-MiB")
+	b.ReportMetric(percentile(l.idleLatencies, 50), "ping-p50-before-ms")
+	b.ReportMetric(percentile(l.pingLatencies, 50), "ping-p50-during-ms")
+	b.ReportMetric(percentile(l.pingLatencies, 99), "ping-p99-during-ms")
+	b.ReportMetric(float64(l.pingStatuses[http.StatusOK]), "pings-200")
+}
+
+// percentile is the p-th percentile of d in milliseconds.
+func percentile(d []time.Duration, p int) float64 {
+	d = slices.Clone(d)
+	slices.Sort(d)
+	if len(d) == 0 {
+		return 0
+	}
+	return float64(d[(len(d)-1)*p/100].Microseconds()) / 1000
 }

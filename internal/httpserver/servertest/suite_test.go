@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -125,14 +126,14 @@ func send(addr, method, path, header string, body []byte) (*response, error) {
 		b.WriteString(line + "\r\n")
 	}
 	fmt.Fprintf(&b, "Content-Length: %d\r\nConnection: close\r\n\r\n", len(body))
-	if _, err := conn.Write(append([]byte(b.String()), body...)); err != nil {
-		return nil, err
-	}
+	// The server may answer before it has read the whole request (a body
+	// too large), and close: its answer is still there to read.
+	_, werr := conn.Write(append([]byte(b.String()), body...))
 	br := bufio.NewReader(conn)
 	for {
 		resp, err := http.ReadResponse(br, &http.Request{Method: method})
 		if err != nil {
-			return nil, err
+			return nil, errors.Join(werr, err)
 		}
 		if resp.StatusCode >= 100 && resp.StatusCode < 200 {
 			continue // 100 Continue: the answer follows
