@@ -137,8 +137,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 	_, err = h.Recorder.Record(r.Context(), check, store.Ping{
 		Kind: kind, At: now, RID: rid, ExitStatus: target.ExitStatus,
-		Scheme: h.scheme(r), RemoteAddr: h.clientAddr(r), Method: r.Method,
-		UA: truncateRunes(r.UserAgent(), 200), Body: body,
+		Scheme: truncateRunes(h.scheme(r), maxScheme), RemoteAddr: h.clientAddr(r), Method: truncateRunes(r.Method, maxMethod),
+		UA: truncateRunes(r.UserAgent(), maxUA), Body: body,
 	})
 	switch {
 	case errors.Is(err, store.ErrOverloaded):
@@ -277,14 +277,6 @@ func hostOnly(addr string) string {
 		return strings.Trim(addr[:i], "[]")
 	}
 	return addr
-}
-
-func truncateRunes(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n])
 }
 
 // respond writes a plain-text answer. Success and the UUID form's errors

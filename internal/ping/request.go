@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 )
@@ -40,6 +41,36 @@ var (
 	intRE  = regexp.MustCompile(`^[0-9]+$`)
 	ridRE  = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 )
+
+// Bounds of what a ping stores about its request, in characters. A ping
+// never fails for its metadata: a longer value is cut, as the reference
+// cuts the user agent, so a client cannot fill the ping log with it.
+const (
+	// maxMethod: the longest registered HTTP method (UPDATEREDIRECTREF)
+	// has 17 characters.
+	maxMethod = 32
+	// maxScheme: X-Forwarded-Proto is "http" or "https".
+	maxScheme = 16
+	// maxRemoteAddr: the longest textual IPv6 address has 45 characters;
+	// X-Forwarded-For may carry anything.
+	maxRemoteAddr = 64
+	// maxUA is the reference's.
+	maxUA = 200
+)
+
+// truncateRunes returns s as a ping stores it: at most n characters of
+// valid UTF-8. Header values may hold any bytes, and PostgreSQL refuses
+// text that is not UTF-8, so each invalid byte becomes U+FFFD.
+func truncateRunes(s string, n int) string {
+	s = strings.ToValidUTF8(s, string(utf8.RuneError))
+	for i := range s {
+		if n == 0 {
+			return s[:i]
+		}
+		n--
+	}
+	return s
+}
 
 // ParsePath parses the part of a ping URL after "/ping/", following the
 // reference's routing: UUID routes first (lowercase UUIDs only; a trailing
@@ -136,7 +167,8 @@ func ParseRID(values []string, present bool) (string, bool) {
 // ClientAddr returns the address a ping came from. X-Forwarded-For is
 // honoured only when the connection comes from a trusted proxy; then its
 // first element is used, with a port stripped from an IPv4 address as the
-// reference does.
+// reference does, and cut to 64 characters (an address's zone, or a value
+// that is no address, can be longer).
 func ClientAddr(remoteAddr, forwardedFor string, trusted []netip.Prefix) string {
 	host, _, err := net.SplitHostPort(remoteAddr)
 	if err != nil {
@@ -147,13 +179,12 @@ func ClientAddr(remoteAddr, forwardedFor string, trusted []netip.Prefix) string 
 	}
 	first, _, _ := strings.Cut(forwardedFor, ",")
 	first = strings.TrimSpace(first)
-	if _, err := netip.ParseAddr(first); err == nil {
-		return first
+	if _, err := netip.ParseAddr(first); err != nil {
+		if ap, err := netip.ParseAddrPort(first); err == nil && ap.Addr().Is4() {
+			return ap.Addr().String()
+		}
 	}
-	if ap, err := netip.ParseAddrPort(first); err == nil && ap.Addr().Is4() {
-		return ap.Addr().String()
-	}
-	return first
+	return truncateRunes(first, maxRemoteAddr)
 }
 
 func isTrusted(host string, trusted []netip.Prefix) bool {

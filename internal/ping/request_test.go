@@ -2,7 +2,9 @@ package ping
 
 import (
 	"net/netip"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 )
@@ -91,6 +93,45 @@ func TestParseRID(t *testing.T) {
 	}
 }
 
+func TestTruncateRunes(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		n    int
+		want string
+	}{
+		{"GET", 32, "GET"},
+		{"", 5, ""},
+		{"abcdef", 3, "abc"},
+		{"abc", 3, "abc"},
+		{"abc", 0, ""},
+		{strings.Repeat("😀", 201), 200, strings.Repeat("😀", 200)}, // characters, not bytes
+		{strings.Repeat("é", 200), 200, strings.Repeat("é", 200)},
+		{"a\xffb", 3, "a\ufffdb"}, // PostgreSQL stores only UTF-8
+		{"a\xff\xfeb", 2, "a\ufffd"},
+	} {
+		if got := truncateRunes(tc.in, tc.n); got != tc.want {
+			t.Errorf("truncateRunes(%q, %d) = %q, want %q", tc.in, tc.n, got, tc.want)
+		}
+	}
+}
+
+func FuzzTruncateRunes(f *testing.F) {
+	f.Add("GET", 32)
+	f.Add("a\xffb😀", 2)
+	f.Fuzz(func(t *testing.T, s string, n int) {
+		if n < 0 {
+			return
+		}
+		got := truncateRunes(s, n)
+		if !utf8.ValidString(got) || utf8.RuneCountInString(got) > n {
+			t.Fatalf("truncateRunes(%q, %d) = %q", s, n, got)
+		}
+		if utf8.ValidString(s) && !strings.HasPrefix(s, got) {
+			t.Fatalf("truncateRunes(%q, %d) = %q is not a prefix", s, n, got)
+		}
+	})
+}
+
 func TestClientAddr(t *testing.T) {
 	trusted, err := ParseTrustedProxies("10.0.0.0/8, 127.0.0.1")
 	if err != nil {
@@ -108,6 +149,9 @@ func TestClientAddr(t *testing.T) {
 		{"127.0.0.1:5555", "::ffff:1.1.1.1", "::ffff:1.1.1.1"},
 		{"[::ffff:10.0.0.1]:80", "3.3.3.3", "3.3.3.3"},
 		{"[2001:db8::1]:80", "3.3.3.3", "2001:db8::1"},
+		{"10.1.2.3:5555", strings.Repeat("x", 100) + ", 1.1.1.1", strings.Repeat("x", 64)},
+		{"10.1.2.3:5555", "fe80::1%" + strings.Repeat("z", 100), "fe80::1%" + strings.Repeat("z", 56)},
+		{"10.1.2.3:5555", "caf\xe9", "caf\ufffd"},
 	} {
 		if got := ClientAddr(tc.remote, tc.xff, trusted); got != tc.want {
 			t.Errorf("ClientAddr(%q, %q) = %q, want %q", tc.remote, tc.xff, got, tc.want)
