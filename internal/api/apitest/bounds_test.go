@@ -44,3 +44,22 @@ var _ = Describe("Public badges", func() {
 		Expect(string(call("GET", "/b/2/"+checkBadge+".shields", "", "").body)).To(ContainSubstring(`"label": "check"`))
 	})
 })
+
+var _ = Describe("Field bounds", func() {
+	It("refuse a string over its limit with the reference's message, and take one at the limit", func() {
+		p := newProject()
+		for body, msg := range map[string]string{
+			`{"desc": "` + strings.Repeat("😀", 10001) + `"}`: "json validation error: desc is too long",
+			`{"tags": "` + strings.Repeat("t ", 251) + `"}`:  "json validation error: tags is too long",
+			`{"name": "` + strings.Repeat("é", 101) + `"}`:   "json validation error: name is too long",
+		} {
+			r := call("POST", "/api/v3/checks/", p.rw, body)
+			Expect(r.status).To(Equal(http.StatusBadRequest), r.String())
+			Expect(r.json()).To(HaveKeyWithValue("error", msg))
+		}
+		r := call("POST", "/api/v3/checks/", p.rw,
+			`{"desc": "`+strings.Repeat("😀", 10000)+`", "tags": "`+strings.Repeat("😀", 500)+`"}`)
+		Expect(r.status).To(Equal(http.StatusCreated), r.String())
+		Expect(r.json()["desc"]).To(Equal(strings.Repeat("😀", 10000)))
+	})
+})
