@@ -229,6 +229,12 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 		return nil, err
 	}
 	projects := project.NewRegistry()
+	conflicts := mgr.GetEventRecorder("vigil-projects")
+	projects.OnConflict = func(s *corev1.Secret, what string) {
+		// Every replica tells it; the Events aggregate into one.
+		conflicts.Eventf(s, nil, corev1.EventTypeWarning, project.ReasonKeyConflict, "Authenticate",
+			"this Secret's %s belongs to another project, whose Secret is older: here it opens nothing; remove it from this Secret", what)
+	}
 	if err := projects.Watch(ctx, mgr.GetCache()); err != nil {
 		return nil, fmt.Errorf("watching project Secrets: %w", err)
 	}

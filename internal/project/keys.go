@@ -132,6 +132,15 @@ type StoredKey struct {
 	value  []byte // the digest, or the plaintext key
 }
 
+// identity is what the key is, whatever form it is stored in: its SHA-256.
+func (k StoredKey) identity() string {
+	if k.Hashed {
+		return "api:" + hex.EncodeToString(k.value)
+	}
+	sum := sha256.Sum256(k.value)
+	return "api:" + hex.EncodeToString(sum[:])
+}
+
 // ParseKeys reads the lines of a DataReadWriteKeys or DataReadOnlyKeys
 // entry. A line is either "<label> sha256:<hex>" or a plaintext key; blank
 // lines and lines starting with # are skipped, as are malformed ones.

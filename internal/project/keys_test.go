@@ -1,8 +1,11 @@
 package project
 
 import (
+	"reflect"
+	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -149,5 +152,58 @@ func TestRegistry(t *testing.T) {
 	}
 	if _, ok := r.Project("team-a"); ok {
 		t.Error("a deleted project is still known")
+	}
+}
+
+func TestRegistryKeysAreUniqueAcrossProjects(t *testing.T) {
+	victimRW, victimStored, _ := NewAPIKey(ReadWrite)
+	old := metav1.NewTime(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
+	victim := projectSecret("victim", "vigil-project", map[string]string{
+		DataReadWriteKeys: victimStored, DataPingKey: "pingvvvvvvvvvvvvvvvvvv", DataBadgeKey: "badge-v"})
+	victim.CreationTimestamp = old
+	// The attacker's namespace sorts first and its Secret copies every key.
+	copied := projectSecret("aaa-attacker", "vigil-project", map[string]string{
+		DataReadWriteKeys: victimStored, DataPingKey: "pingvvvvvvvvvvvvvvvvvv", DataBadgeKey: "badge-v"})
+	copied.CreationTimestamp = metav1.NewTime(old.Add(time.Hour))
+
+	var heard []string
+	r := NewRegistry()
+	r.OnConflict = func(s *corev1.Secret, what string) { heard = append(heard, s.Namespace+"/"+s.Name+" "+what) }
+	// In either order of events, on every rebuild, the older Secret wins.
+	for _, order := range [][]*corev1.Secret{{victim, copied}, {copied, victim}} {
+		r = NewRegistry()
+		heard = nil
+		r.OnConflict = func(s *corev1.Secret, what string) { heard = append(heard, s.Namespace+"/"+s.Name+" "+what) }
+		for _, s := range order {
+			r.Upsert(s)
+		}
+		if ns, access := r.Authenticate(victimRW); ns != "victim" || access != ReadWrite {
+			t.Errorf("the victim's key opens %q (%v)", ns, access)
+		}
+		if info, ok := r.ByPingKey("pingvvvvvvvvvvvvvvvvvv"); !ok || info.Namespace != "victim" {
+			t.Errorf("ByPingKey = %+v, %v; want the victim's", info, ok)
+		}
+		if info, ok := r.ByBadgeKey("badge-v"); !ok || info.Namespace != "victim" {
+			t.Errorf("ByBadgeKey = %+v, %v; want the victim's", info, ok)
+		}
+		if info, _ := r.Project("aaa-attacker"); info.PingKey != "" || info.BadgeKey != "" {
+			t.Errorf("the copier's project shows keys it does not own: %+v", info)
+		}
+		sort.Strings(heard)
+		want := []string{"aaa-attacker/vigil-project API key " + victimRW[:12], "aaa-attacker/vigil-project badge key", "aaa-attacker/vigil-project ping key"}
+		if !reflect.DeepEqual(heard, want) {
+			t.Errorf("conflicts heard = %q, want %q", heard, want)
+		}
+		// Told once, not on every later event.
+		heard = nil
+		r.Upsert(victim)
+		if len(heard) != 0 {
+			t.Errorf("conflicts told again: %q", heard)
+		}
+	}
+	// Without the victim's Secret, the copy is the only holder, and works.
+	r.Remove(victim)
+	if info, ok := r.ByPingKey("pingvvvvvvvvvvvvvvvvvv"); !ok || info.Namespace != "aaa-attacker" {
+		t.Errorf("ByPingKey after the victim's Secret went = %+v, %v", info, ok)
 	}
 }

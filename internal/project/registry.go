@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 )
@@ -44,6 +45,12 @@ type Registry struct {
 	projects   map[string]Info       // namespace -> project
 	byPingKey  map[string]string     // ping key -> namespace
 	byBadgeKey map[string]string     // badge key -> namespace
+	reported   map[Conflict]bool     // conflicts OnConflict has heard of
+
+	// OnConflict, when set, hears once of each key that a project Secret
+	// holds and another project's older Secret holds too. It is called
+	// with the registry locked: it must not call the registry.
+	OnConflict func(secret *corev1.Secret, what string)
 }
 
 // NewRegistry returns an empty registry; call Watch to fill it.
@@ -103,9 +110,16 @@ func (r *Registry) Remove(s *corev1.Secret) {
 	r.rebuild()
 }
 
-// rebuild recomputes the indexes; when a namespace has several project
+// rebuild recomputes the indexes. When a namespace has several project
 // Secrets, the first by name that sets a value wins for ping, badge and
 // signing keys, and every Secret's API keys count.
+//
+// Across namespaces every key is unique: a project Secret is the tenant's
+// to write, so a tenant could copy another project's ping key (and receive
+// its pings), its badge key, or a stored API key line (and have the other
+// project's client write into theirs). A key two projects hold belongs to
+// the one whose Secret is older; the other project's copy opens nothing,
+// and OnConflict hears of it.
 func (r *Registry) rebuild() {
 	ids := make([]string, 0, len(r.secrets))
 	for id := range r.secrets {
@@ -116,31 +130,143 @@ func (r *Registry) rebuild() {
 	r.projects = map[string]Info{}
 	r.byPingKey = map[string]string{}
 	r.byBadgeKey = map[string]string{}
+	claims := claimSet{}
+	pingFrom, badgeFrom := map[string]*corev1.Secret{}, map[string]*corev1.Secret{}
+	type held struct {
+		entry  keyEntry
+		secret *corev1.Secret
+	}
+	var apiKeys []held
 	for _, id := range ids {
 		s := r.secrets[id]
 		info := r.projects[s.Namespace]
 		info.Namespace = s.Namespace
 		// Hand-written Secrets often end values with a newline; keys never do.
-		info.PingKey = firstNonEmpty(info.PingKey, strings.TrimSpace(string(s.Data[DataPingKey])))
-		info.BadgeKey = firstNonEmpty(info.BadgeKey, strings.TrimSpace(string(s.Data[DataBadgeKey])))
+		if info.PingKey == "" {
+			info.PingKey = strings.TrimSpace(string(s.Data[DataPingKey]))
+			pingFrom[s.Namespace] = s
+		}
+		if info.BadgeKey == "" {
+			info.BadgeKey = strings.TrimSpace(string(s.Data[DataBadgeKey]))
+			badgeFrom[s.Namespace] = s
+		}
 		info.SigningSecret = firstNonEmpty(info.SigningSecret, strings.TrimSpace(string(s.Data[DataSigningSecret])))
 		r.projects[s.Namespace] = info
 		keys := KeysFromSecretData(s.Data)
 		for _, k := range keys.ReadWrite {
-			r.byLabel[k.Label] = append(r.byLabel[k.Label], keyEntry{namespace: s.Namespace, access: ReadWrite, key: k})
+			e := keyEntry{namespace: s.Namespace, access: ReadWrite, key: k}
+			apiKeys = append(apiKeys, held{e, s})
+			claims.offer("API key "+k.Label, k.identity(), s)
 		}
 		for _, k := range keys.ReadOnly {
-			r.byLabel[k.Label] = append(r.byLabel[k.Label], keyEntry{namespace: s.Namespace, access: ReadOnly, key: k})
+			e := keyEntry{namespace: s.Namespace, access: ReadOnly, key: k}
+			apiKeys = append(apiKeys, held{e, s})
+			claims.offer("API key "+k.Label, k.identity(), s)
 		}
 	}
 	for ns, info := range r.projects {
 		if info.PingKey != "" {
-			r.byPingKey[info.PingKey] = ns
+			claims.offer("ping key", "ping:"+info.PingKey, pingFrom[ns])
 		}
 		if info.BadgeKey != "" {
-			r.byBadgeKey[info.BadgeKey] = ns
+			claims.offer("badge key", "badge:"+info.BadgeKey, badgeFrom[ns])
 		}
 	}
+	// A project whose key another project owns has none: no URL shows it.
+	for ns, info := range r.projects {
+		if info.PingKey != "" && claims.owner("ping:"+info.PingKey) == ns {
+			r.byPingKey[info.PingKey] = ns
+		} else {
+			info.PingKey = ""
+		}
+		if info.BadgeKey != "" && claims.owner("badge:"+info.BadgeKey) == ns {
+			r.byBadgeKey[info.BadgeKey] = ns
+		} else {
+			info.BadgeKey = ""
+		}
+		r.projects[ns] = info
+	}
+	for _, h := range apiKeys {
+		if claims.owner(h.entry.key.identity()) == h.entry.namespace {
+			r.byLabel[h.entry.key.Label] = append(r.byLabel[h.entry.key.Label], h.entry)
+		}
+	}
+	conflicts := claims.conflicts()
+	if r.OnConflict != nil {
+		for _, c := range conflicts {
+			if !r.reported[c] {
+				r.OnConflict(r.secrets[c.Secret.String()], c.What)
+			}
+		}
+	}
+	r.reported = map[Conflict]bool{}
+	for _, c := range conflicts {
+		r.reported[c] = true
+	}
+}
+
+// ReasonKeyConflict is the reason of the Event on a project Secret that
+// holds a key another project's older Secret holds too.
+const ReasonKeyConflict = "KeyConflict"
+
+// Conflict is a key a project Secret holds that another project's older
+// Secret holds too: it opens nothing here.
+type Conflict struct {
+	// Secret is the later Secret, as namespace/name.
+	Secret types.NamespacedName
+	// What names the key: "ping key", "badge key", or "API key hcw_1234abcd".
+	What string
+}
+
+// claimSet finds, for each key, the oldest Secret that holds it.
+type claimSet map[string][]claim
+
+type claim struct {
+	what   string
+	secret *corev1.Secret
+}
+
+func (c claimSet) offer(what, id string, s *corev1.Secret) {
+	c[id] = append(c[id], claim{what: what, secret: s})
+}
+
+// owner is the namespace of the oldest Secret holding id ("" when none).
+func (c claimSet) owner(id string) string {
+	var best *corev1.Secret
+	for _, cl := range c[id] {
+		if best == nil || olderSecret(cl.secret, best) {
+			best = cl.secret
+		}
+	}
+	if best == nil {
+		return ""
+	}
+	return best.Namespace
+}
+
+func (c claimSet) conflicts() []Conflict {
+	var out []Conflict
+	for id, claims := range c {
+		owner := c.owner(id)
+		for _, cl := range claims {
+			if cl.secret.Namespace != owner {
+				out = append(out, Conflict{Secret: types.NamespacedName{Namespace: cl.secret.Namespace, Name: cl.secret.Name}, What: cl.what})
+			}
+		}
+	}
+	return out
+}
+
+// olderSecret orders Secrets by creation, then namespace and name, so that
+// every replica picks the same owner.
+func olderSecret(a, b *corev1.Secret) bool {
+	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
+		return a.CreationTimestamp.Before(&b.CreationTimestamp)
+	}
+	if a.Namespace != b.Namespace {
+		return a.Namespace < b.Namespace
+	}
+	return a.Name < b.Name
 }
 
 // Authenticate returns the project a presented API key opens and what it

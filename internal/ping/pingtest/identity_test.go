@@ -3,15 +3,19 @@ package pingtest
 import (
 	"context"
 	"net/http"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/project"
 )
 
 var _ = Describe("A UUID is its project's", func() {
@@ -64,5 +68,37 @@ var _ = Describe("A UUID is its project's", func() {
 		// Nor does the attacker's API key reach it.
 		r := call("GET", "/api/v3/checks/"+id, attacker.rw, "")
 		Expect(r.status).To(Equal(http.StatusForbidden), r.String())
+	})
+
+	It("never lets another project's copy of its ping key take its slug pings", func() {
+		victim, attacker := newProject(), newProject()
+		id := victim.create(`{"name": "nightly", "slug": "nightly", "timeout": 3600}`)
+		decoy := attacker.create(`{"name": "nightly", "slug": "nightly", "timeout": 3600}`)
+		// The attacker writes the victim's ping key into a project Secret
+		// of their own namespace, newer than the victim's (creation times
+		// have one-second resolution; a tie goes to the namespace first
+		// by name).
+		time.Sleep(1100 * time.Millisecond)
+		copied := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: attacker.ns, Name: "copied",
+			Labels: map[string]string{project.SecretLabel: "true"}},
+			Data: map[string][]byte{project.DataPingKey: []byte(victim.pingKey)}}
+		Expect(k8sClient.Create(ctx, copied)).To(Succeed())
+		// The manager has seen it once it tells the Secret's owner so.
+		Eventually(func(g Gomega) []string {
+			var events eventsv1.EventList
+			g.Expect(k8sClient.List(ctx, &events, client.InNamespace(attacker.ns))).To(Succeed())
+			var reasons []string
+			for _, e := range events.Items {
+				if e.Regarding.Name == "copied" {
+					reasons = append(reasons, e.Reason)
+				}
+			}
+			return reasons
+		}).Should(ContainElement(project.ReasonKeyConflict))
+		for range 3 {
+			expectOK(pingURL("GET", "/ping/"+victim.pingKey+"/nightly", ""))
+		}
+		Expect(victim.pings(id)).To(HaveLen(3))
+		Expect(attacker.pings(decoy)).To(BeEmpty())
 	})
 })
