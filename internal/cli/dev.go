@@ -15,6 +15,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -130,6 +131,9 @@ func runDev(ctx context.Context, out io.Writer, o devOptions) error {
 		BaseURL:     baseURL,
 		MetricsAddr: "127.0.0.1:8080",
 		ProbeAddr:   "127.0.0.1:8081",
+		// As installed: per-project limits from the ConfigMap in the
+		// manager's namespace.
+		LimitsConfigMap: types.NamespacedName{Namespace: devenv.ManagerNamespace, Name: project.DefaultLimitsConfigMap},
 	})
 }
 
