@@ -58,7 +58,7 @@ var _ = Describe("The check limit under parallel creates", func() {
 		Expect(count(p.ns)).To(Equal(20), "statuses: %v", statuses)
 		Expect(statuses[http.StatusCreated]).To(Equal(20), "statuses: %v", statuses)
 		// The API refuses with 403, a ping with 404, as one at the limit.
-		Expect(statuses[http.StatusForbidden] + statuses[http.StatusNotFound]).To(Equal(80), "statuses: %v", statuses)
+		Expect(statuses[http.StatusForbidden]+statuses[http.StatusNotFound]).To(Equal(80), "statuses: %v", statuses)
 	})
 
 	It("creates one check when many pings race to create the same slug", func() {
