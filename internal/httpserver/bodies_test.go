@@ -1,6 +1,7 @@
 package httpserver
 
 import (
+	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -40,7 +41,7 @@ func TestReadBody(t *testing.T) {
 			if tt.chunked {
 				body = chunked{body}
 			}
-			r := httptest.NewRequest(http.MethodPost, "/", body)
+			r := httptest.NewRequestWithContext(context.Background(), http.MethodPost, "/", body)
 			b := NewBodyBudget(1 << 20)
 			data, release, err := b.ReadBody(r, tt.limit)
 			if !errors.Is(err, tt.wantErr) {
@@ -64,7 +65,7 @@ func TestReadBody(t *testing.T) {
 func TestReadBodyBudgetFull(t *testing.T) {
 	b := NewBodyBudget(20_000)
 	large := func() *http.Request {
-		return httptest.NewRequest(http.MethodPost, "/", strings.NewReader(strings.Repeat("x", 15_000)))
+		return httptest.NewRequestWithContext(context.Background(), http.MethodPost, "/", strings.NewReader(strings.Repeat("x", 15_000)))
 	}
 	_, release, err := b.ReadBody(large(), 100_000)
 	if err != nil {
@@ -75,7 +76,7 @@ func TestReadBodyBudgetFull(t *testing.T) {
 		t.Fatalf("a second large body: err = %v, want ErrBusy", err)
 	}
 	// A small body costs the connection's buffer only and is never refused.
-	small := httptest.NewRequest(http.MethodPost, "/", strings.NewReader("ok"))
+	small := httptest.NewRequestWithContext(context.Background(), http.MethodPost, "/", strings.NewReader("ok"))
 	if data, _, err := b.ReadBody(small, 100_000); err != nil || string(data) != "ok" {
 		t.Fatalf("a small body: %q, %v", data, err)
 	}

@@ -38,7 +38,12 @@ func TestMaxConnections(t *testing.T) {
 	done := make(chan error, 3)
 	for range 3 {
 		go func() {
-			resp, err := client.Get(url)
+			req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, url, nil)
+			if err != nil {
+				done <- err
+				return
+			}
+			resp, err := client.Do(req)
 			if err == nil {
 				resp.Body.Close()
 			}

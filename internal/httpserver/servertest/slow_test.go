@@ -1,6 +1,7 @@
 package servertest
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -69,7 +70,7 @@ func slowUploads(tb testing.TB, s *fixture, normalPings int) load {
 		closed.Add(1)
 		go func() {
 			defer closed.Done()
-			conn, err := net.Dial("tcp", s.addr)
+			conn, err := (&net.Dialer{}).DialContext(context.Background(), "tcp", s.addr)
 			if err != nil {
 				written.Done()
 				tb.Errorf("dialing: %v", err)

@@ -105,7 +105,7 @@ type response struct {
 // any method, path and header the server itself would take reach it), and
 // reads the answer. header is "Name: value" lines.
 func send(addr, method, path, header string, body []byte) (*response, error) {
-	conn, err := net.Dial("tcp", addr)
+	conn, err := (&net.Dialer{}).DialContext(context.Background(), "tcp", addr)
 	if err != nil {
 		return nil, err
 	}
