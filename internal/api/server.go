@@ -149,10 +149,11 @@ func (s *Server) read(h handlerFunc) handlerFunc {
 }
 
 // anonymousBodyLimit bounds the body of a write whose X-Api-Key header is
-// absent, read before the key (then in its api_key field) is known: twice
-// what a create with a 10,000-character description needs even when every
-// character is \u-escaped, as Python's json.dumps writes them (60 kB). A
-// body of the full MaxBodyBytes is read only for a key that can write.
+// absent, read before the key (then in its api_key field) is known: room
+// for a create with a 10,000-character description even when every
+// character is \u-escaped, as Python's json.dumps writes them (6 bytes
+// each, 12 outside the BMP). The full MaxBodyBytes is read only for a key
+// in the header that can write.
 const anonymousBodyLimit = 128 << 10
 
 // write wraps a handler that needs a read-write key. A key in the X-Api-Key
