@@ -3,6 +3,7 @@ package store
 import (
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/pressly/goose/v3"
 )
@@ -23,11 +24,15 @@ type dialect struct {
 	// concurrent writers (other replicas') apart, a few overlap one
 	// transaction's round trips with another's commit.
 	writers int
+	// strictText: a TEXT value must be valid UTF-8 without NUL bytes
+	// (PostgreSQL refuses the whole statement otherwise; SQLite stores any
+	// bytes).
+	strictText bool
 }
 
 var (
 	sqliteDialect   = dialect{name: "sqlite", goose: goose.DialectSQLite3, writers: 1}
-	postgresDialect = dialect{name: "postgres", goose: goose.DialectPostgres, dollar: true, lockRows: true, writers: 2}
+	postgresDialect = dialect{name: "postgres", goose: goose.DialectPostgres, dollar: true, lockRows: true, writers: 2, strictText: true}
 )
 
 // sql returns q in the dialect's placeholder style. The statements here
@@ -48,4 +53,20 @@ func (d dialect) sql(q string) string {
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// text makes the string arguments of a statement storable: on PostgreSQL,
+// invalid UTF-8 and NUL bytes become U+FFFD. Whatever reaches the store (a
+// user agent, a webhook's error) must not fail the write, nor the other
+// writes batched in its transaction. Byte slices (bodies) are left alone.
+func (d dialect) text(args []any) []any {
+	if !d.strictText {
+		return args
+	}
+	for i, a := range args {
+		if s, ok := a.(string); ok && (!utf8.ValidString(s) || strings.IndexByte(s, 0) >= 0) {
+			args[i] = strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", "\uFFFD"), "\uFFFD")
+		}
+	}
+	return args
 }

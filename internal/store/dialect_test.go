@@ -1,6 +1,9 @@
 package store
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+)
 
 func TestPlaceholders(t *testing.T) {
 	for _, tc := range []struct{ in, sqlite, postgres string }{
@@ -14,5 +17,19 @@ func TestPlaceholders(t *testing.T) {
 		if got := postgresDialect.sql(tc.in); got != tc.postgres {
 			t.Errorf("postgres %q = %q", tc.in, got)
 		}
+	}
+}
+
+func TestText(t *testing.T) {
+	args := []any{"ok", "bad \xff byte", "nul \x00 byte", []byte("body \xff\x00 kept"), 7}
+	got := postgresDialect.text(append([]any(nil), args...))
+	want := []any{"ok", "bad \uFFFD byte", "nul \uFFFD byte", []byte("body \xff\x00 kept"), 7}
+	for i := range want {
+		if fmt.Sprint(got[i]) != fmt.Sprint(want[i]) {
+			t.Errorf("arg %d = %q, want %q", i, got[i], want[i])
+		}
+	}
+	if kept := sqliteDialect.text(append([]any(nil), args...)); kept[1] != args[1] || kept[2] != args[2] {
+		t.Errorf("SQLite's arguments changed: %q", kept)
 	}
 }

@@ -292,6 +292,7 @@ func (t *txn) exec(query string, args ...any) error {
 }
 
 func (t *txn) execNow(query string, args ...any) error {
+	args = t.s.d.text(args)
 	var err error
 	if st := t.s.stmts[query]; st != nil {
 		_, err = t.tx.StmtContext(t.ctx, st).ExecContext(t.ctx, args...)
@@ -305,6 +306,7 @@ func (t *txn) query(query string, args ...any) (*sql.Rows, error) {
 	if err := t.flushPings(); err != nil {
 		return nil, err
 	}
+	args = t.s.d.text(args)
 	if st := t.s.stmts[query]; st != nil {
 		return t.tx.StmtContext(t.ctx, st).QueryContext(t.ctx, args...)
 	}
@@ -315,6 +317,7 @@ func (t *txn) query(query string, args ...any) (*sql.Rows, error) {
 // read and number check rows (load, flush), never pings, and flushing for
 // each check loaded would undo the multi-row inserts.
 func (t *txn) queryRow(query string, args ...any) *sql.Row {
+	args = t.s.d.text(args)
 	if st := t.s.stmts[query]; st != nil {
 		return t.tx.StmtContext(t.ctx, st).QueryRowContext(t.ctx, args...)
 	}

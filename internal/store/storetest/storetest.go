@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"strings"
 	"testing"
 	"time"
 
@@ -468,6 +469,27 @@ func Run(t *testing.T, open Opener) {
 				t.Errorf("LastCreate after a holder created nothing = %q, want 4711", third.LastCreate)
 			}
 			must(t, third.Release(""))
+		},
+		"any bytes in a ping's facts are stored, and fail no other write": func(t *testing.T, s *store.Store) {
+			bad, good := simple("bytes-bad"), simple("bytes-good")
+			p := ping(monitor.PingSuccess, t0)
+			p.UA, p.Method = "agent \xff\x00 end", "G\xffT"
+			errs := make(chan error, 2)
+			go func() { _, err := s.RecordPing(ctx, bad, p); errs <- err }()
+			go func() { _, err := s.RecordPing(ctx, good, ping(monitor.PingSuccess, t0)); errs <- err }()
+			must(t, <-errs)
+			must(t, <-errs)
+			for _, tg := range []store.Target{bad, good} {
+				pings, err := s.Pings(ctx, tg.UID, 10)
+				must(t, err)
+				if len(pings) != 1 {
+					t.Fatalf("%s: %d pings stored, want 1", tg.Name, len(pings))
+				}
+			}
+			pings, _ := s.Pings(ctx, bad.UID, 10)
+			if !strings.HasPrefix(pings[0].UA, "agent ") || !strings.HasSuffix(pings[0].UA, " end") {
+				t.Errorf("user agent stored as %q", pings[0].UA)
+			}
 		},
 		"old flips go, unless they owe notifications": func(t *testing.T, s *store.Store) {
 			quiet, loud := simple("l1"), simple("l2", "ops")
