@@ -9,8 +9,8 @@ import (
 	"fmt"
 	"slices"
 	"sort"
-	"sync"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
