@@ -18,7 +18,6 @@ import (
 	"github.com/vigil-operator/vigil/internal/checkindex"
 	"github.com/vigil-operator/vigil/internal/checkstate"
 	"github.com/vigil-operator/vigil/internal/monitor"
-	"github.com/vigil-operator/vigil/internal/quota"
 	"github.com/vigil-operator/vigil/internal/store"
 )
 
@@ -178,11 +177,12 @@ func (s *Server) createCheck(w http.ResponseWriter, r *request) {
 		return c, s.Checks.Create(r.Context(), c)
 	})
 	switch {
-	case errors.Is(err, quota.ErrCacheBehind):
-		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusServiceUnavailable, "the project's checks are being created; try again")
 	case err != nil && c == nil:
-		s.internalError(w, r, "creating the check", err)
+		// The project's turn or its list failed (a lock wait that timed
+		// out, the database or API server away): transient.
+		s.Log.Error(err, "creating a check", "namespace", r.namespace)
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, "the check could not be created now; try again")
 	case err != nil:
 		s.writeFailed(w, r, "creating the check", err)
 	case match != nil:

@@ -337,7 +337,8 @@ func setupHTTP(ctx context.Context, mgr ctrl.Manager, opts Options, st *store.St
 	if err := cacheWatch.Attach(ctx, mgr.GetCache()); err != nil {
 		return fmt.Errorf("watching the check cache: %w", err)
 	}
-	creates := &quota.Guard{Store: st, Cache: mgr.GetClient(), Watch: cacheWatch, Limit: limits.CheckLimit, Log: log.WithName("quota")}
+	creates := &quota.Guard{Store: st, Cache: mgr.GetClient(), Watch: cacheWatch, Live: mgr.GetAPIReader(),
+		Limit: limits.CheckLimit, Log: log.WithName("quota")}
 	recorder := &ping.Recorder{Store: st, Channels: mgr.GetClient(), PingLogLimit: limits.PingLogLimit, Metrics: m}
 	checks := &checkspec.Writer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}
 	bodies := httpserver.NewBodyBudget(opts.RequestBodyBudget)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
@@ -41,7 +42,7 @@ type SecretNotAllowedError struct {
 }
 
 func (e *SecretNotAllowedError) Error() string {
-	return fmt.Sprintf(`Secret %q is not labelled %s: "true", which this manager requires of the Secrets a Channel uses`,
+	return fmt.Sprintf(`Secret %q is not labelled %s: "true" (or does not exist), which this manager requires of the Secrets a Channel uses`,
 		e.Name, LabelChannelSecret)
 }
 
@@ -63,7 +64,13 @@ func (l labelledSecrets) Get(ctx context.Context, key client.ObjectKey, obj clie
 		return fmt.Errorf("reading %T %s: the Channel Secret reader reads only Secrets", obj, key)
 	}
 	read := &corev1.Secret{}
-	if err := l.r.Get(ctx, key, read, opts...); err != nil {
+	err := l.r.Get(ctx, key, read, opts...)
+	switch {
+	case apierrors.IsNotFound(err):
+		// The same answer as for an unlabelled Secret: a Channel's author
+		// must not learn which Secrets exist.
+		return &SecretNotAllowedError{Name: key.Name}
+	case err != nil:
 		return err
 	}
 	if read.Labels[LabelChannelSecret] != "true" {

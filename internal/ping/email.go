@@ -260,13 +260,17 @@ func (s *emailSession) Data(r io.Reader) error {
 	}
 	for _, to := range s.to {
 		check, err := s.l.resolve(ctx, to)
-		if err != nil {
+		if errors.Is(err, errEmailNoCheck) {
 			s.l.Log.V(1).Info("dropping an email to no check", "to", to)
 			continue
 		}
+		if err != nil {
+			s.l.Log.Error(err, "looking up an email ping's check", "to", to)
+			return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "try again later"}
+		}
 		p := store.Ping{
 			Kind: emailKind(&check.Spec, msg), At: s.l.Clock.Now(), Scheme: "email",
-			RemoteAddr: s.remote, UA: truncateRunes("Email from "+s.from, 200), Body: body,
+			RemoteAddr: s.remote, UA: truncateRunes("Email from "+s.from, maxUA), Body: body,
 		}
 		if _, err := s.l.Recorder.Record(ctx, check, p); err != nil {
 			s.l.Log.Error(err, "recording an email ping", "check", client.ObjectKeyFromObject(check))
@@ -303,21 +307,27 @@ func readMessage(r io.Reader, limit int) ([]byte, error) {
 }
 
 // resolve finds the check an address names.
+// errEmailNoCheck: the address names no check; the mail is dropped.
+var errEmailNoCheck = errors.New("no such check")
+
 func (e *EmailListener) resolve(ctx context.Context, address string) (*v1.Check, error) {
 	local, domain, ok := strings.Cut(strings.Trim(address, "<>"), "@")
 	if !ok || !strings.EqualFold(domain, e.Domain) {
-		return nil, errors.New("no such check")
+		return nil, errEmailNoCheck
 	}
 	local = strings.ToLower(local)
 	t := Target{UUID: local}
 	if key, slug, ok := strings.Cut(local, "+"); ok {
 		t = Target{PingKey: key, Slug: slug}
 	}
-	// Whatever the lookup's failure (an ambiguous slug included), the
-	// address names no check.
+	// An ambiguous slug names no check either; a failure to look (the
+	// store down) is the caller's to answer with "try again".
 	check, _, err := lookupCheck(ctx, e.Client, e.Recorder.Store, e.Projects, t)
-	if err != nil {
-		return nil, errors.New("no such check")
+	switch {
+	case errors.Is(err, errNoCheck), errors.Is(err, errSlugAmbiguous):
+		return nil, errEmailNoCheck
+	case err != nil:
+		return nil, err
 	}
 	return check, nil
 }

@@ -211,6 +211,9 @@ var errOverLimit = errors.New("check limit reached")
 // It returns the check the slug's first ping created when this one waited
 // for it, with created false.
 func (h *Handler) provision(ctx context.Context, namespace, slug string) (check *v1.Check, created bool, err error) {
+	if h.Creates == nil {
+		return nil, false, errOverLimit // a handler without Creates provisions nothing
+	}
 	var found *v1.Check
 	check, err = h.Creates.Create(ctx, namespace, func(checks []v1.Check, limit int) (*v1.Check, error) {
 		// A ping to the same slug that took its turn first created it.

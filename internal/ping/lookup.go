@@ -27,13 +27,16 @@ var (
 
 // lookupCheck finds the check t names: by UUID when t.UUID is set, else by
 // the project t.PingKey names and t.Slug. Any error looking the UUID up is
-// errNoCheck; an error listing the project's checks by slug is returned as
-// it is. namespace is the project's namespace once the ping key is known.
+// errNoCheck; any other error (the cache's, the ping store's when it asks
+// who owns the UUID) is returned as it is, for a 503. namespace is the project's namespace once the ping key is known.
 func lookupCheck(ctx context.Context, r client.Reader, owners checkindex.Owners, projects *project.Registry, t Target) (check *v1.Check, namespace string, err error) {
 	if t.UUID != "" {
 		c, err := checkindex.ByUUID(ctx, r, owners, t.UUID)
-		if err != nil {
+		switch {
+		case errors.Is(err, checkindex.ErrNotFound):
 			return nil, "", errNoCheck
+		case err != nil:
+			return nil, "", err
 		}
 		return c, "", nil
 	}

@@ -11,8 +11,8 @@ package quota
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"time"
 
 	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -22,10 +22,8 @@ import (
 	"github.com/vigil-operator/vigil/internal/store"
 )
 
-// ErrCacheBehind: the informer cache did not catch up with the project's
-// last creation in time (the API server's watch is slow); the client may
-// try again.
-var ErrCacheBehind = errors.New("the check cache is behind the project's last creation")
+// cacheWait bounds the wait for the cache before the API server is asked.
+const cacheWait = 2 * time.Second
 
 // Guard serializes check creation per project.
 type Guard struct {
@@ -33,6 +31,10 @@ type Guard struct {
 	// Cache lists the project's checks; Watch tells when it has caught up.
 	Cache client.Reader
 	Watch *cachewait.Watcher
+	// Live lists them from the API server when the cache has not caught up
+	// in time: its watch is slow, or the last creation's Check is gone
+	// and no later event has come (after a restart).
+	Live client.Reader
 	// Limit is a project's check limit.
 	Limit func(namespace string) int
 	Log   logr.Logger
@@ -61,11 +63,13 @@ func (g *Guard) Create(ctx context.Context, namespace string, create func(checks
 			g.Log.Error(err, "recording a check creation", "namespace", namespace)
 		}
 	}()
-	if lock.LastCreate != "" && !g.Watch.Caught(ctx, lock.LastCreate, cachewait.DefaultTimeout) {
-		return nil, ErrCacheBehind
-	}
 	var list v1.CheckList
-	if err := g.Cache.List(ctx, &list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
+	if lock.LastCreate == "" || g.Watch.Caught(ctx, lock.LastCreate, cacheWait) {
+		err = g.Cache.List(ctx, &list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy)
+	} else {
+		err = g.Live.List(ctx, &list, client.InNamespace(namespace))
+	}
+	if err != nil {
 		return nil, fmt.Errorf("listing the project's checks: %w", err)
 	}
 	created, err = create(list.Items, g.Limit(namespace))

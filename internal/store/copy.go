@@ -313,6 +313,9 @@ func copyRows(ctx context.Context, t copiedTable, booleans map[string]bool, dd d
 		if len(args) == 0 {
 			return nil
 		}
+		// What an older SQLite store kept as any bytes PostgreSQL takes
+		// only as UTF-8.
+		args = dd.text(args)
 		var err error
 		if len(args) == perBatch*width {
 			if full == nil {

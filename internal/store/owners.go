@@ -62,12 +62,13 @@ func (o *claimOp) apply(t *txn) error {
 			return nil
 		}
 		// ON CONFLICT: on PostgreSQL another replica's leader (one that
-		// lost the lease a moment ago) may insert it first; then it is
-		// read back below on the next reconcile, and this one claims
-		// nothing.
-		o.owner = o.namespace
-		return t.exec(`INSERT INTO uuid_owners (uuid, namespace, check_uid) VALUES (?, ?, ?) ON CONFLICT (uuid) DO NOTHING`,
-			o.uuid, o.namespace, o.uid)
+		// lost the lease a moment ago) may insert it first; the owner is
+		// whoever's row is there after.
+		if err := t.exec(`INSERT INTO uuid_owners (uuid, namespace, check_uid) VALUES (?, ?, ?) ON CONFLICT (uuid) DO NOTHING`,
+			o.uuid, o.namespace, o.uid); err != nil {
+			return err
+		}
+		return t.queryRow(`SELECT namespace FROM uuid_owners WHERE uuid = ?`, o.uuid).Scan(&o.owner)
 	case err != nil:
 		return fmt.Errorf("reading the owner of UUID %s: %w", o.uuid, err)
 	}

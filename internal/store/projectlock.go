@@ -28,12 +28,37 @@ func (l *ProjectLock) Release(created string) error { return l.release(created) 
 
 // LockProject takes namespace's creation lock, waiting for another
 // holder (on this replica or another) until ctx ends.
+//
+// The turn is taken in this process first, and on PostgreSQL at most
+// maxRowLocks of them then hold a connection for the project's row lock:
+// waiters must not take the pool's few connections, which every ping
+// needs, however many creates a tenant sends at once.
 func (s *Store) LockProject(ctx context.Context, namespace string) (*ProjectLock, error) {
-	if s.d.lockRows {
-		return s.lockProjectRow(ctx, namespace)
+	local, err := s.projects.lock(ctx, namespace)
+	if err != nil || !s.d.lockRows {
+		return local, err
 	}
-	return s.projects.lock(ctx, namespace)
+	select {
+	case s.rowLocks <- struct{}{}:
+	case <-ctx.Done():
+		_ = local.Release("")
+		return nil, fmt.Errorf("locking project %s: %w", namespace, ctx.Err())
+	}
+	row, err := s.lockProjectRow(ctx, namespace)
+	if err != nil {
+		<-s.rowLocks
+		_ = local.Release("")
+		return nil, err
+	}
+	return &ProjectLock{LastCreate: row.LastCreate, release: func(created string) error {
+		defer func() { _ = local.Release(created) }()
+		defer func() { <-s.rowLocks }()
+		return row.Release(created)
+	}}, nil
 }
+
+// maxRowLocks bounds the connections a replica holds for project locks.
+const maxRowLocks = 2
 
 // lockProjectRow holds the project's row in project_creates locked in a
 // transaction of its own connection, outside the writer: the lock may be
@@ -44,7 +69,11 @@ func (s *Store) lockProjectRow(ctx context.Context, namespace string) (*ProjectL
 	if err != nil {
 		return nil, fmt.Errorf("locking project %s: %w", namespace, err)
 	}
-	tx, err := conn.BeginTx(ctx, nil)
+	// The transaction is the lock: it must end at Release, not when the
+	// request's context does (database/sql rolls a transaction back when
+	// the context it began with ends). Only the wait for the row is the
+	// request's.
+	tx, err := conn.BeginTx(context.WithoutCancel(ctx), nil)
 	if err != nil {
 		_ = conn.Close()
 		return nil, fmt.Errorf("locking project %s: %w", namespace, err)
@@ -64,8 +93,8 @@ func (s *Store) lockProjectRow(ctx context.Context, namespace string) (*ProjectL
 	l.release = func(created string) error {
 		defer conn.Close()
 		if created != "" {
-			// The statement outlives the request that created the check:
-			// the record must be kept even if its client has gone.
+			// The record is kept even if the client that created the
+			// check has gone.
 			if _, err := tx.ExecContext(context.WithoutCancel(ctx), s.d.sql(`UPDATE project_creates SET resource_version = ? WHERE namespace = ?`), created, namespace); err != nil {
 				_ = tx.Rollback()
 				return err
@@ -76,8 +105,8 @@ func (s *Store) lockProjectRow(ctx context.Context, namespace string) (*ProjectL
 	return l, nil
 }
 
-// projectLocks are SQLite's project locks: this process is the only one
-// that writes the store, so a lock per namespace in memory is enough.
+// projectLocks are the turns of this process, one per namespace: on
+// SQLite, the only process that writes the store, they are the whole lock.
 type projectLocks struct {
 	mu    sync.Mutex
 	locks map[string]chan struct{} // holds a token while free

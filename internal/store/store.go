@@ -122,8 +122,9 @@ type Store struct {
 	commits     atomic.Int64          // transactions committed
 	writes      atomic.Int64          // writes they held
 	queuedBytes atomic.Int64
-	owners      ownerCache   // UUIDOwner's memory
-	projects    projectLocks // SQLite's LockProject
+	owners      ownerCache    // UUIDOwner's memory
+	projects    projectLocks  // LockProject's turns in this process
+	rowLocks    chan struct{} // LockProject's connections (PostgreSQL)
 	stop        chan struct{}
 	stopped     chan struct{}
 	closeOnce   sync.Once
@@ -134,7 +135,8 @@ type Store struct {
 // starts the writer.
 func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	opts.defaults()
-	s := &Store{opts: opts, ops: make(chan op, opts.MaxQueued), stop: make(chan struct{}), stopped: make(chan struct{})}
+	s := &Store{opts: opts, ops: make(chan op, opts.MaxQueued), stop: make(chan struct{}), stopped: make(chan struct{}),
+		rowLocks: make(chan struct{}, maxRowLocks)}
 	switch {
 	case strings.HasPrefix(dsn, "sqlite:"):
 		if err := s.openSQLite(ctx, strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "//")); err != nil {

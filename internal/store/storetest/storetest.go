@@ -469,6 +469,37 @@ func Run(t *testing.T, open Opener) {
 				t.Errorf("LastCreate after a holder created nothing = %q, want 4711", third.LastCreate)
 			}
 			must(t, third.Release(""))
+
+			// A lock outlives the context it was taken with (a client that
+			// went away mid-create): it ends at Release only.
+			gone, cancelGone := context.WithCancel(ctx)
+			held, err := s.LockProject(gone, "turns")
+			must(t, err)
+			cancelGone()
+			short2, cancel2 := context.WithTimeout(ctx, 300*time.Millisecond)
+			defer cancel2()
+			if l, err := s.LockProject(short2, "turns"); err == nil {
+				_ = l.Release("")
+				t.Fatal("took a project's lock after its holder's context ended, before Release")
+			}
+			// Many waiters do not take the connections pings need.
+			waiters, cancelWaiters := context.WithCancel(ctx)
+			var wg sync.WaitGroup
+			for range 20 {
+				wg.Go(func() {
+					if l, err := s.LockProject(waiters, "turns"); err == nil {
+						_ = l.Release("")
+					}
+				})
+			}
+			time.Sleep(100 * time.Millisecond) // let them queue
+			pinged, cancelPing := context.WithTimeout(ctx, 5*time.Second)
+			_, err = s.RecordPing(pinged, simple("while-waiting"), ping(monitor.PingSuccess, t0))
+			cancelPing()
+			must(t, err)
+			cancelWaiters()
+			must(t, held.Release(""))
+			wg.Wait()
 		},
 		"any bytes in a ping's facts are stored, and fail no other write": func(t *testing.T, s *store.Store) {
 			bad, good := simple("bytes-bad"), simple("bytes-good")
