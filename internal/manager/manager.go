@@ -266,6 +266,9 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 	if err != nil {
 		return nil, err
 	}
+	// Project keys belong to the project that held them first, across
+	// re-creates of its Secret (every replica records what it sees).
+	projects.RecordClaims(ctx, st)
 	dispatcher = &delivery.Dispatcher{
 		Client: mgr.GetClient(), Secrets: channelSecrets(mgr, opts), Store: st, Clock: opts.Clock,
 		Recorder: mgr.GetEventRecorder("vigil-delivery"), BaseURL: opts.BaseURL, Options: opts.Delivery,

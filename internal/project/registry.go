@@ -4,10 +4,13 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/hex"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -47,6 +50,17 @@ type Registry struct {
 	byBadgeKey map[string]string     // badge key -> namespace
 	reported   map[Conflict]bool     // conflicts OnConflict has heard of
 
+	// claims records in the ping store which project holds each key
+	// (RecordClaims), so that ownership outlasts the Secrets: a project
+	// that re-creates its Secret keeps its keys, and one that copied them
+	// does not take them meanwhile. Without it, the oldest Secret decides.
+	claims KeyClaims
+
+	offers  map[string][]string // namespace -> the key ids its Secrets hold
+	synced  map[string][]string // namespace -> the ids last recorded in claims
+	claimed map[string]string   // key id -> owner, as claims last answered
+	sync    chan struct{}       // wakes the syncer
+
 	// OnConflict, when set, hears once of each key that a project Secret
 	// holds and another project's older Secret holds too. It is called
 	// with the registry locked: it must not call the registry.
@@ -55,7 +69,8 @@ type Registry struct {
 
 // NewRegistry returns an empty registry; call Watch to fill it.
 func NewRegistry() *Registry {
-	r := &Registry{secrets: map[string]*corev1.Secret{}}
+	r := &Registry{secrets: map[string]*corev1.Secret{}, synced: map[string][]string{}, claimed: map[string]string{},
+		sync: make(chan struct{}, 1)}
 	r.rebuild()
 	return r
 }
@@ -73,6 +88,80 @@ func (r *Registry) Watch(ctx context.Context, c cache.Cache) error {
 		DeleteFunc: func(obj any) { r.Remove(asSecret(obj)) },
 	})
 	return err
+}
+
+// RecordClaims has the registry record in claims, from now until ctx ends,
+// which project holds each key, and decide owners by it.
+func (r *Registry) RecordClaims(ctx context.Context, claims KeyClaims) {
+	r.mu.Lock()
+	r.claims = claims
+	r.mu.Unlock()
+	go r.syncClaims(ctx)
+}
+
+// KeyClaims records which project holds each key (store.SyncKeys).
+type KeyClaims interface {
+	SyncKeys(ctx context.Context, namespace string, ids []string, now time.Time) (map[string]string, error)
+}
+
+// wakeSync tells the syncer that the keys the Secrets hold may have
+// changed. Called with r.mu held.
+func (r *Registry) wakeSync() {
+	select {
+	case r.sync <- struct{}{}:
+	default:
+	}
+}
+
+// syncClaims records, in the background, the keys each namespace's
+// Secrets hold whenever they change, and rebuilds the indexes with the
+// owners the store answers. Until a key's first record (a moment after a
+// Secret appears), the oldest Secret decides. A failed record is tried
+// again a second later.
+func (r *Registry) syncClaims(ctx context.Context) {
+	retry := time.NewTicker(time.Second)
+	defer retry.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.sync:
+		case <-retry.C:
+		}
+		r.mu.RLock()
+		todo := map[string][]string{}
+		for ns, ids := range r.offers {
+			if !slices.Equal(ids, r.synced[ns]) {
+				todo[ns] = ids
+			}
+		}
+		for ns := range r.synced {
+			if _, ok := r.offers[ns]; !ok {
+				todo[ns] = nil // its last Secret went
+			}
+		}
+		r.mu.RUnlock()
+		if len(todo) == 0 {
+			continue
+		}
+		for ns, ids := range todo {
+			owners, err := r.claims.SyncKeys(ctx, ns, ids, time.Now())
+			if err != nil {
+				continue // the ticker tries again
+			}
+			r.mu.Lock()
+			for id, owner := range owners {
+				r.claimed[id] = owner
+			}
+			if ids == nil {
+				delete(r.synced, ns)
+			} else {
+				r.synced[ns] = ids
+			}
+			r.rebuild()
+			r.mu.Unlock()
+		}
+	}
 }
 
 func asSecret(obj any) *corev1.Secret {
@@ -118,8 +207,9 @@ func (r *Registry) Remove(s *corev1.Secret) {
 // to write, so a tenant could copy another project's ping key (and receive
 // its pings), its badge key, or a stored API key line (and have the other
 // project's client write into theirs). A key two projects hold belongs to
-// the one whose Secret is older; the other project's copy opens nothing,
-// and OnConflict hears of it.
+// the one the ping store records as its holder (RecordClaims: the first,
+// across re-creates of its Secret), else to the one whose Secret is older;
+// the other project's copy opens nothing, and OnConflict hears of it.
 func (r *Registry) rebuild() {
 	ids := make([]string, 0, len(r.secrets))
 	for id := range r.secrets {
@@ -130,7 +220,7 @@ func (r *Registry) rebuild() {
 	r.projects = map[string]Info{}
 	r.byPingKey = map[string]string{}
 	r.byBadgeKey = map[string]string{}
-	claims := claimSet{}
+	claims := claimSet{ids: map[string][]claim{}, held: r.claimed}
 	pingFrom, badgeFrom := map[string]*corev1.Secret{}, map[string]*corev1.Secret{}
 	type held struct {
 		entry  keyEntry
@@ -166,20 +256,20 @@ func (r *Registry) rebuild() {
 	}
 	for ns, info := range r.projects {
 		if info.PingKey != "" {
-			claims.offer("ping key", "ping:"+info.PingKey, pingFrom[ns])
+			claims.offer("ping key", keyID("ping", info.PingKey), pingFrom[ns])
 		}
 		if info.BadgeKey != "" {
-			claims.offer("badge key", "badge:"+info.BadgeKey, badgeFrom[ns])
+			claims.offer("badge key", keyID("badge", info.BadgeKey), badgeFrom[ns])
 		}
 	}
 	// A project whose key another project owns has none: no URL shows it.
 	for ns, info := range r.projects {
-		if info.PingKey != "" && claims.owner("ping:"+info.PingKey) == ns {
+		if info.PingKey != "" && claims.owner(keyID("ping", info.PingKey)) == ns {
 			r.byPingKey[info.PingKey] = ns
 		} else {
 			info.PingKey = ""
 		}
-		if info.BadgeKey != "" && claims.owner("badge:"+info.BadgeKey) == ns {
+		if info.BadgeKey != "" && claims.owner(keyID("badge", info.BadgeKey)) == ns {
 			r.byBadgeKey[info.BadgeKey] = ns
 		} else {
 			info.BadgeKey = ""
@@ -191,6 +281,19 @@ func (r *Registry) rebuild() {
 			r.byLabel[h.entry.key.Label] = append(r.byLabel[h.entry.key.Label], h.entry)
 		}
 	}
+	r.offers = map[string][]string{}
+	for id, cls := range claims.ids {
+		for _, cl := range cls {
+			ns := cl.secret.Namespace
+			if !slices.Contains(r.offers[ns], id) {
+				r.offers[ns] = append(r.offers[ns], id)
+			}
+		}
+	}
+	for _, ids := range r.offers {
+		sort.Strings(ids)
+	}
+	r.wakeSync()
 	conflicts := claims.conflicts()
 	if r.OnConflict != nil {
 		for _, c := range conflicts {
@@ -218,8 +321,12 @@ type Conflict struct {
 	What string
 }
 
-// claimSet finds, for each key, the oldest Secret that holds it.
-type claimSet map[string][]claim
+// claimSet finds, for each key, its owner: the project the ping store
+// records (RecordClaims), else the one whose Secret holding it is oldest.
+type claimSet struct {
+	ids  map[string][]claim
+	held map[string]string // key -> the namespace the store says owns it
+}
 
 type claim struct {
 	what   string
@@ -227,13 +334,17 @@ type claim struct {
 }
 
 func (c claimSet) offer(what, id string, s *corev1.Secret) {
-	c[id] = append(c[id], claim{what: what, secret: s})
+	c.ids[id] = append(c.ids[id], claim{what: what, secret: s})
 }
 
-// owner is the namespace of the oldest Secret holding id ("" when none).
+// owner is the namespace that owns id: the store's word, else the
+// namespace of the oldest Secret holding it ("" when none).
 func (c claimSet) owner(id string) string {
+	if ns, ok := c.held[id]; ok {
+		return ns
+	}
 	var best *corev1.Secret
-	for _, cl := range c[id] {
+	for _, cl := range c.ids[id] {
 		if best == nil || olderSecret(cl.secret, best) {
 			best = cl.secret
 		}
@@ -246,7 +357,7 @@ func (c claimSet) owner(id string) string {
 
 func (c claimSet) conflicts() []Conflict {
 	var out []Conflict
-	for id, claims := range c {
+	for id, claims := range c.ids {
 		owner := c.owner(id)
 		for _, cl := range claims {
 			if cl.secret.Namespace != owner {
@@ -328,4 +439,11 @@ func firstNonEmpty(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// keyID is a ping or badge key's identity: its SHA-256, so that the ping
+// store, which records who holds it, does not hold the key itself.
+func keyID(kind, key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return kind + ":" + hex.EncodeToString(sum[:])
 }

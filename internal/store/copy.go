@@ -33,6 +33,7 @@ var copiedTables = []copiedTable{
 		"attempts", "next_attempt", "last_error"}},
 	{name: "uuid_owners", key: "uuid", columns: []string{"uuid", "namespace", "check_uid", "released"}},
 	{name: "project_creates", key: "namespace", columns: []string{"namespace", "resource_version"}},
+	{name: "key_owners", key: "key_id", columns: []string{"key_id", "namespace", "released"}},
 }
 
 // counterTable is the change counter, one row that every store has from

@@ -522,6 +522,38 @@ func Run(t *testing.T, open Opener) {
 				t.Errorf("user agent stored as %q", pings[0].UA)
 			}
 		},
+		"a project key belongs to the first project to hold it, across a re-create of its Secret, until its hold passes": func(t *testing.T, s *store.Store) {
+			now := time.Now()
+			sync := func(ns string, at time.Time, ids ...string) map[string]string {
+				t.Helper()
+				owners, err := s.SyncKeys(ctx, ns, ids, at)
+				must(t, err)
+				return owners
+			}
+			if got := sync("victim", now, "ping:a", "api:b"); got["ping:a"] != "victim" || got["api:b"] != "victim" {
+				t.Fatalf("first holder: %v", got)
+			}
+			if got := sync("copier", now, "ping:a", "api:c"); got["ping:a"] != "victim" || got["api:c"] != "copier" {
+				t.Fatalf("a copy: %v", got)
+			}
+			// The victim's Secret is deleted, then re-created.
+			sync("victim", now)
+			if got := sync("copier", now.Add(time.Hour), "ping:a"); got["ping:a"] != "victim" {
+				t.Fatalf("a copy while the victim re-creates: %v", got)
+			}
+			if got := sync("victim", now.Add(time.Hour), "ping:a", "api:b"); got["ping:a"] != "victim" {
+				t.Fatalf("the re-created Secret: %v", got)
+			}
+			// Held no more for longer than the hold, it is the next
+			// holder's.
+			sync("victim", now.Add(2*time.Hour))
+			if got := sync("copier", now.Add(2*time.Hour+store.UUIDHold-time.Minute), "ping:a"); got["ping:a"] != "victim" {
+				t.Fatalf("before the hold passed: %v", got)
+			}
+			if got := sync("copier", now.Add(2*time.Hour+store.UUIDHold+time.Minute), "ping:a"); got["ping:a"] != "copier" {
+				t.Fatalf("after the hold: %v", got)
+			}
+		},
 		"old flips go, unless they owe notifications": func(t *testing.T, s *store.Store) {
 			quiet, loud := simple("l1"), simple("l2", "ops")
 			for _, tg := range []store.Target{quiet, loud} {

@@ -1,0 +1,79 @@
+package project
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/vigil-operator/vigil/internal/store"
+)
+
+// A project that re-creates its Secret keeps its keys, though a copy in
+// another project is older by then: the ping store remembers who held them
+// first.
+func TestRegistryClaimsOutlastASecret(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, err := store.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "vigil.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	r := NewRegistry()
+	r.RecordClaims(ctx, st)
+
+	rw, stored, _ := NewAPIKey(ReadWrite)
+	data := map[string]string{DataReadWriteKeys: stored, DataPingKey: "pingvvvvvvvvvvvvvvvvvv"}
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	victim := projectSecret("victim", "vigil-project", data)
+	victim.CreationTimestamp = metav1.NewTime(t0)
+	r.Upsert(victim)
+	owned := func(ns string) bool {
+		info, ok := r.ByPingKey("pingvvvvvvvvvvvvvvvvvv")
+		got, _ := r.Authenticate(rw)
+		return ok && info.Namespace == ns && got == ns
+	}
+	eventually(t, func() bool { r.mu.RLock(); defer r.mu.RUnlock(); return len(r.synced["victim"]) == 2 })
+	if !owned("victim") {
+		t.Fatal("the victim does not own its keys")
+	}
+
+	copied := projectSecret("aaa-copier", "vigil-project", data)
+	copied.CreationTimestamp = metav1.NewTime(t0.Add(time.Hour))
+	r.Upsert(copied)
+	eventually(t, func() bool { r.mu.RLock(); defer r.mu.RUnlock(); return len(r.synced["aaa-copier"]) == 2 })
+	if !owned("victim") {
+		t.Fatal("a copy took the keys")
+	}
+
+	// The victim's Secret is deleted: its keys open nothing meanwhile.
+	r.Remove(victim)
+	eventually(t, func() bool { r.mu.RLock(); defer r.mu.RUnlock(); _, ok := r.synced["victim"]; return !ok })
+	if _, ok := r.ByPingKey("pingvvvvvvvvvvvvvvvvvv"); ok {
+		t.Error("the copy's ping key opens the project while the victim re-creates its Secret")
+	}
+	if ns, _ := r.Authenticate(rw); ns != "" {
+		t.Errorf("the copied API key opens %q while the victim re-creates its Secret", ns)
+	}
+	// Re-created, now newer than the copy, it is still the victim's.
+	recreated := victim.DeepCopy()
+	recreated.CreationTimestamp = metav1.NewTime(t0.Add(2 * time.Hour))
+	r.Upsert(recreated)
+	eventually(t, func() bool { r.mu.RLock(); defer r.mu.RUnlock(); return len(r.synced["victim"]) == 2 })
+	if !owned("victim") {
+		t.Error("the re-created Secret lost its keys to the copy")
+	}
+}
+
+func eventually(t *testing.T, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		if cond() {
+			return
+		}
+	}
+	t.Fatal("condition not met in 10 s")
+}
