@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -312,6 +313,9 @@ func TestDefaultValues(t *testing.T) {
 	wantFlag(t, c.Args, "check-limit", "20")
 	wantFlag(t, c.Args, "ping-log-limit", "100")
 	wantFlag(t, c.Args, "ping-body-limit", "100000")
+	wantFlag(t, c.Args, "max-connections", "4096")
+	wantFlag(t, c.Args, "request-body-budget", "67108864")
+	wantFlag(t, c.Args, "limits-configmap", "vigil-system/vigil-limits")
 	wantFlag(t, c.Args, "notify-max-attempts", "10")
 	wantFlag(t, c.Args, "cronjob-time-zone", "UTC")
 	wantFlag(t, c.Args, "zap-log-level", "info")
@@ -846,6 +850,8 @@ func TestManagerSettings(t *testing.T) {
 		"checkLimit=500",
 		"pingLogLimit=1000",
 		"pingBodyLimit=2000000",
+		"maxConnections=100",
+		"requestBodyBudget=1048576",
 		"trustedProxies={10.0.0.0/8,192.168.0.1}",
 		"notify.maxAttempts=3",
 		"cronJobs.timeZone=Europe/Riga",
@@ -856,6 +862,8 @@ func TestManagerSettings(t *testing.T) {
 		"check-limit":         "500",
 		"ping-log-limit":      "1000",
 		"ping-body-limit":     "2000000",
+		"max-connections":     "100",
+		"request-body-budget": "1048576",
 		"trusted-proxies":     "10.0.0.0/8,192.168.0.1",
 		"notify-max-attempts": "3",
 		"cronjob-time-zone":   "Europe/Riga",
@@ -863,6 +871,23 @@ func TestManagerSettings(t *testing.T) {
 		"metrics-secure":      "false",
 	} {
 		wantFlag(t, a, name, want)
+	}
+}
+
+// TestProjectLimits: projectLimits fills the ConfigMap the manager reads,
+// and the manager may read that one ConfigMap only.
+func TestProjectLimits(t *testing.T) {
+	objs := helmTemplate(t, "--set", "projectLimits.team-a.checkLimit=200,projectLimits.team-a.pingLogLimit=1000,projectLimits.team-b.checkLimit=5")
+	cm := objs.must(t, "ConfigMap", "vigil-limits")
+	data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
+	want := map[string]string{"team-a.check-limit": "200", "team-a.ping-log-limit": "1000", "team-b.check-limit": "5"}
+	if !reflect.DeepEqual(data, want) {
+		t.Errorf("limits ConfigMap data = %v, want %v", data, want)
+	}
+	role := objs.must(t, "Role", "vigil-limits-reader")
+	rules, _, _ := unstructured.NestedSlice(role.Object, "rules")
+	if len(rules) != 1 || fmt.Sprint(rules[0].(map[string]any)["resourceNames"]) != "[vigil-limits]" {
+		t.Errorf("limits Role rules = %v, want the one ConfigMap by name", rules)
 	}
 }
 

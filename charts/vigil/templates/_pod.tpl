@@ -70,6 +70,8 @@ spec:
         - --ping-log-limit={{ .Values.pingLogLimit | int64 }}
         - --limits-configmap={{ .Release.Namespace }}/{{ include "vigil.fullname" . }}-limits
         - --ping-body-limit={{ .Values.pingBodyLimit | int64 }}
+        - --max-connections={{ .Values.maxConnections | int64 }}
+        - --request-body-budget={{ .Values.requestBodyBudget | int64 }}
         {{- with .Values.trustedProxies }}
         - {{ printf "--trusted-proxies=%s" (join "," .) | quote }}
         {{- end }}
