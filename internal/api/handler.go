@@ -10,14 +10,16 @@ import (
 )
 
 // Handler is Vigil's whole HTTP surface: the Management API (/api/v1/,
-// /api/v2/, /api/v3/), the public badges (/badge/, /b/) and, when given, the
-// ping endpoints (/ping/). Every request gets an ID (X-Request-Id, kept when
+// /api/v2/, /api/v3/), the public badges (/badge/, /b/), each project's
+// Prometheus endpoint (/projects/<uuid>/metrics/) and, when given, the ping
+// endpoints (/ping/). Every request gets an ID (X-Request-Id, kept when
 // the client or a proxy sent one) that its log line carries.
 func (s *Server) Handler(ping http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", s.ServeAPI)
 	mux.HandleFunc("/badge/", s.ServeBadge)
 	mux.HandleFunc("/b/", s.ServeBadge)
+	mux.HandleFunc("/projects/", s.ServeMetrics)
 	if ping != nil {
 		mux.Handle("/ping/", ping)
 	}

@@ -293,6 +293,7 @@ Vigil is running.
   Management API   %[3]s/api/v3/   (project: namespace %[2]q)
   API key          %[4]s   (read-only: %[5]s)
   Ping key         %[6]s
+  Prometheus       %[3]s/projects/%[8]s/metrics/%[5]s
 
 In another terminal:
 
@@ -303,5 +304,5 @@ In another terminal:
 
 Ctrl-C stops everything; data is kept in %[7]s.
 
-`, envFile, namespace, baseURL, keys.readWrite, keys.readOnly, keys.pingKey, filepath.Dir(envFile))
+`, envFile, namespace, baseURL, keys.readWrite, keys.readOnly, keys.pingKey, filepath.Dir(envFile), project.UUID(namespace))
 }

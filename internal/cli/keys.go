@@ -54,6 +54,10 @@ func newKeysCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			// The project UUID names the project in the Prometheus
+			// endpoint's URL, as in the reference.
+			fmt.Fprintf(cmd.ErrOrStderr(), "Project %q: UUID %s (Prometheus: /projects/%s/metrics/<read-only key>)\n",
+				namespace, project.UUID(namespace), project.UUID(namespace))
 			if len(keys) == 0 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "Project %q has no API keys; create one with: vigil keys create -n %s\n", namespace, namespace)
 				return nil

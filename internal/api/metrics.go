@@ -1,0 +1,176 @@
+package api
+
+import (
+	"bufio"
+	"net/http"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/vigil-operator/vigil/internal/checkindex"
+	"github.com/vigil-operator/vigil/internal/monitor"
+	"github.com/vigil-operator/vigil/internal/project"
+)
+
+// metricsContentType is the reference's: Prometheus reads plain text as its
+// text exposition format.
+const metricsContentType = "text/plain"
+
+// slugRE is the reference's slug path converter, which the key in a
+// metrics URL must match.
+var slugRE = regexp.MustCompile(`^[-a-zA-Z0-9_]+$`)
+
+// metricsPath splits the reference's Prometheus paths:
+// /projects/<uuid>/metrics/<key>, its older form
+// /projects/<uuid>/checks/metrics/<key>, and /projects/<uuid>/metrics/,
+// whose key comes as a bearer token (key "").
+func metricsPath(path string) (code, key string, ok bool) {
+	rest, ok := strings.CutPrefix(path, "/projects/")
+	if !ok {
+		return "", "", false
+	}
+	code, rest, ok = strings.Cut(rest, "/")
+	if !ok || !uuidRE.MatchString(code) {
+		return "", "", false
+	}
+	if rest == "metrics/" {
+		return code, "", true
+	}
+	key, ok = strings.CutPrefix(rest, "metrics/")
+	if !ok {
+		key, ok = strings.CutPrefix(rest, "checks/metrics/")
+	}
+	if !ok || !slugRE.MatchString(key) {
+		return "", "", false
+	}
+	return code, key, true
+}
+
+// ServeMetrics serves a project's checks in Prometheus's text format, at
+// the reference's URLs, so the scrape configs and Grafana dashboards made
+// for Healthchecks work unchanged. Only the project's read-only key opens
+// it (a read-write key is refused, as in the reference, so that a scrape
+// config never holds a key that can write), and only for its own project
+// UUID (project.UUID). Statuses are computed at read time, as the API's.
+func (s *Server) ServeMetrics(w http.ResponseWriter, r *http.Request) {
+	code, key, ok := metricsPath(r.URL.Path)
+	if !ok {
+		writeError(w, http.StatusNotFound, "not found")
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeError(w, http.StatusMethodNotAllowed, "metrics are read with GET")
+		return
+	}
+	if key == "" {
+		var bearer bool
+		if key, bearer = strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); !bearer {
+			w.Header().Set("WWW-Authenticate", "Bearer")
+			writeError(w, http.StatusUnauthorized,
+				"missing read-only api key: send it as Authorization: Bearer <key>, or at the end of the URL")
+			return
+		}
+	}
+	if len(key) != project.KeyLength {
+		writeError(w, http.StatusBadRequest, "an api key is "+strconv.Itoa(project.KeyLength)+" characters")
+		return
+	}
+	ns, access := s.Projects.Authenticate(key)
+	if access != project.ReadOnly || project.UUID(ns) != code {
+		writeError(w, http.StatusForbidden, "wrong api key: metrics need the read-only api key of this project")
+		return
+	}
+	checks, err := s.projectChecks(r.Context(), ns)
+	if err != nil {
+		s.internalError(w, &request{Request: r}, "listing checks", err)
+		return
+	}
+	checkindex.SortOldestFirst(checks)
+	observed, err := s.Store.ChecksIn(r.Context(), ns)
+	if err != nil {
+		s.internalError(w, &request{Request: r}, "reading the ping store", err)
+		return
+	}
+
+	now := s.now()
+	type series struct {
+		labels  string
+		status  monitor.Status
+		started bool
+	}
+	all := make([]series, len(checks))
+	tagDown := map[string]bool{}
+	down := 0
+	for i := range checks {
+		c := &checks[i]
+		v := viewOf(c, observed[c.UID], now)
+		all[i] = series{
+			labels: `{name="` + escapeLabel(c.Spec.Name) + `", tags="` + escapeLabel(c.Spec.Tags) +
+				`", unique_key="` + checkindex.UniqueKey(checkindex.UUIDOf(c)) + `"}`,
+			status:  v.status,
+			started: v.started,
+		}
+		isDown := v.status == monitor.StatusDown
+		if isDown {
+			down++
+		}
+		for _, t := range tagList(c.Spec.Tags) {
+			tagDown[t] = tagDown[t] || isDown
+		}
+	}
+	tags := make([]string, 0, len(tagDown))
+	for t := range tagDown {
+		tags = append(tags, t)
+	}
+	sort.Strings(tags)
+
+	w.Header().Set("Content-Type", metricsContentType)
+	w.WriteHeader(http.StatusOK)
+	// Written as it is made: 10,000 checks are about 2 MB of text, which
+	// need not be held twice. A client gone midway ends the writes' effect,
+	// not the loop, which is bounded by the project's checks.
+	out := bufio.NewWriterSize(w, 32<<10)
+	gauge := func(name, help string, value func(series) bool) {
+		out.WriteString("# HELP " + name + " " + help + "\n# TYPE " + name + " gauge\n")
+		for _, c := range all {
+			out.WriteString(name + c.labels + " " + bit(value(c)) + "\n")
+		}
+	}
+	gauge("hc_check_up", "Whether the check is currently up (1 for yes, 0 for no).",
+		func(c series) bool { return c.status != monitor.StatusDown })
+	out.WriteString("\n")
+	gauge("hc_check_started", "Whether the check is currently started (1 for yes, 0 for no).",
+		func(c series) bool { return c.started })
+	out.WriteString("\n")
+	gauge("hc_check_grace", "Whether the check is currently in the grace period (1 for yes, 0 for no).",
+		func(c series) bool { return c.status == monitor.StatusGrace })
+	out.WriteString("\n")
+	gauge("hc_check_paused", "Whether the check is currently paused (1 for yes, 0 for no).",
+		func(c series) bool { return c.status == monitor.StatusPaused })
+	out.WriteString("\n# HELP hc_tag_up Whether all checks with this tag are up (1 for yes, 0 for no).\n# TYPE hc_tag_up gauge\n")
+	for _, t := range tags {
+		out.WriteString(`hc_tag_up{tag="` + escapeLabel(t) + `"} ` + bit(!tagDown[t]) + "\n")
+	}
+	out.WriteString("\n# HELP hc_checks_total The total number of checks.\n# TYPE hc_checks_total gauge\n")
+	out.WriteString("hc_checks_total " + strconv.Itoa(len(all)) + "\n")
+	out.WriteString("\n# HELP hc_checks_down_total The number of checks currently down.\n# TYPE hc_checks_down_total gauge\n")
+	out.WriteString("hc_checks_down_total " + strconv.Itoa(down) + "\n")
+	_ = out.Flush()
+}
+
+// escapeLabel escapes a label value as the text format requires: backslash,
+// double quote and newline.
+func escapeLabel(s string) string {
+	return labelEscaper.Replace(s)
+}
+
+var labelEscaper = strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`)
+
+func bit(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}
