@@ -64,6 +64,18 @@ type Handler struct {
 	CacheWatch *cachewait.Watcher
 }
 
+// msgStoreUnavailable answers a ping while the ping store's database does
+// not: clients are asked to wait longer than for a busy server.
+const msgStoreUnavailable = "the ping store is unavailable, try again"
+
+// retryAfter is the Retry-After of a 503 with this message.
+func retryAfter(msg string) string {
+	if msg == msgStoreUnavailable {
+		return "5"
+	}
+	return "1"
+}
+
 // provisionTimeout bounds the API server's answer when a ping creates its
 // check (?create=1): a slow or unreachable API server is answered with 503
 // and Retry-After, not a hang.
@@ -97,7 +109,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	check, created, status, msg := h.resolve(r, target)
 	if check == nil {
 		if status == http.StatusServiceUnavailable {
-			w.Header().Set("Retry-After", "1")
+			w.Header().Set("Retry-After", retryAfter(msg))
 		}
 		respond(w, status, msg, uuidForm)
 		return
@@ -148,8 +160,8 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, store.ErrUnavailable):
 		// Not logged per ping: the store logs nothing either, and the
 		// heartbeat and the pings' 503s say it.
-		w.Header().Set("Retry-After", "5")
-		respond(w, http.StatusServiceUnavailable, "the ping store is unavailable, try again", uuidForm)
+		w.Header().Set("Retry-After", retryAfter(msgStoreUnavailable))
+		respond(w, http.StatusServiceUnavailable, msgStoreUnavailable, uuidForm)
 		return
 	case err != nil:
 		h.Log.Error(err, "storing a ping", "check", client.ObjectKeyFromObject(check))
@@ -182,6 +194,9 @@ func (h *Handler) resolve(r *http.Request, t Target) (check *v1.Check, created b
 		// ?create=1: provision it below.
 	case errors.Is(err, errNoCheck):
 		return nil, false, http.StatusNotFound, msgNotFound
+	case h.Recorder.Store.Unavailable(err):
+		// Asking the store who owns the UUID failed as recording would.
+		return nil, false, http.StatusServiceUnavailable, msgStoreUnavailable
 	default:
 		return nil, false, http.StatusServiceUnavailable, "try again"
 	}
