@@ -129,34 +129,40 @@ func (s *Server) ServeMetrics(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", metricsContentType)
 	w.WriteHeader(http.StatusOK)
 	// Written as it is made: 10,000 checks are about 2 MB of text, which
-	// need not be held twice. A client gone midway ends the writes' effect,
-	// not the loop, which is bounded by the project's checks.
+	// need not be held twice. The bufio.Writer keeps the first write error
+	// (a client gone midway) and writes nothing after it; with the status
+	// sent, nothing is left to do with it.
 	out := bufio.NewWriterSize(w, 32<<10)
+	put := func(parts ...string) {
+		for _, p := range parts {
+			_, _ = out.WriteString(p)
+		}
+	}
 	gauge := func(name, help string, value func(series) bool) {
-		out.WriteString("# HELP " + name + " " + help + "\n# TYPE " + name + " gauge\n")
+		put("# HELP ", name, " ", help, "\n# TYPE ", name, " gauge\n")
 		for _, c := range all {
-			out.WriteString(name + c.labels + " " + bit(value(c)) + "\n")
+			put(name, c.labels, " ", bit(value(c)), "\n")
 		}
 	}
 	gauge("hc_check_up", "Whether the check is currently up (1 for yes, 0 for no).",
 		func(c series) bool { return c.status != monitor.StatusDown })
-	out.WriteString("\n")
+	put("\n")
 	gauge("hc_check_started", "Whether the check is currently started (1 for yes, 0 for no).",
 		func(c series) bool { return c.started })
-	out.WriteString("\n")
+	put("\n")
 	gauge("hc_check_grace", "Whether the check is currently in the grace period (1 for yes, 0 for no).",
 		func(c series) bool { return c.status == monitor.StatusGrace })
-	out.WriteString("\n")
+	put("\n")
 	gauge("hc_check_paused", "Whether the check is currently paused (1 for yes, 0 for no).",
 		func(c series) bool { return c.status == monitor.StatusPaused })
-	out.WriteString("\n# HELP hc_tag_up Whether all checks with this tag are up (1 for yes, 0 for no).\n# TYPE hc_tag_up gauge\n")
+	put("\n# HELP hc_tag_up Whether all checks with this tag are up (1 for yes, 0 for no).\n# TYPE hc_tag_up gauge\n")
 	for _, t := range tags {
-		out.WriteString(`hc_tag_up{tag="` + escapeLabel(t) + `"} ` + bit(!tagDown[t]) + "\n")
+		put(`hc_tag_up{tag="`, escapeLabel(t), `"} `, bit(!tagDown[t]), "\n")
 	}
-	out.WriteString("\n# HELP hc_checks_total The total number of checks.\n# TYPE hc_checks_total gauge\n")
-	out.WriteString("hc_checks_total " + strconv.Itoa(len(all)) + "\n")
-	out.WriteString("\n# HELP hc_checks_down_total The number of checks currently down.\n# TYPE hc_checks_down_total gauge\n")
-	out.WriteString("hc_checks_down_total " + strconv.Itoa(down) + "\n")
+	put("\n# HELP hc_checks_total The total number of checks.\n# TYPE hc_checks_total gauge\n",
+		"hc_checks_total ", strconv.Itoa(len(all)), "\n")
+	put("\n# HELP hc_checks_down_total The number of checks currently down.\n# TYPE hc_checks_down_total gauge\n",
+		"hc_checks_down_total ", strconv.Itoa(down), "\n")
 	_ = out.Flush()
 }
 

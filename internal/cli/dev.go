@@ -114,6 +114,7 @@ func runDev(ctx context.Context, out io.Writer, o devOptions) error {
 		"VIGIL_API_KEY_READONLY": keys.readOnly,
 		"VIGIL_PING_KEY":         keys.pingKey,
 		"VIGIL_NAMESPACE":        o.namespace,
+		"VIGIL_PROJECT_UUID":     project.UUID(o.namespace),
 		"PATH":                   assets + ":$PATH",
 	}
 	if err := writeEnvFile(envFile, vars); err != nil {
