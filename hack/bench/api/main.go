@@ -83,6 +83,10 @@ func run(n, writes, concurrency int) error {
 	if err != nil {
 		return err
 	}
+	readOnly, err := project.CreateAPIKey(ctx, c, ns, project.ReadOnly)
+	if err != nil {
+		return err
+	}
 
 	fmt.Printf("creating %d checks directly (the raw rate)...\n", n)
 	timeout := int64(3600)
@@ -154,6 +158,21 @@ func run(n, writes, concurrency int) error {
 	if err != nil {
 		return err
 	}
+	scrapeBytes := 0
+	_, scrapeLat, err := benchutil.Measure(20, 1, func(int) error {
+		b, status, err := do(http.MethodGet, "http://"+addr+"/projects/"+project.UUID(ns)+"/metrics/"+readOnly, "")
+		if err != nil {
+			return err
+		}
+		if up := bytes.Count(b, []byte("\nhc_check_up{")); status != http.StatusOK || up < n {
+			return fmt.Errorf("metrics answered %d with %d checks", status, up)
+		}
+		scrapeBytes = len(b)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
 	uuids := make([]string, writes)
 	apiCreate, createLat, err := benchutil.Measure(writes, concurrency, func(i int) error {
 		b, status, err := do(http.MethodPost, base+"/checks/", fmt.Sprintf(`{"name": "api %d", "timeout": 3600}`, i))
@@ -188,5 +207,7 @@ func run(n, writes, concurrency int) error {
 	fmt.Printf("API create             %7.0f /s = %.2fx raw   p50 %v  p99 %v\n", apiCreate, apiCreate/raw, benchutil.Percentile(createLat, 50), benchutil.Percentile(createLat, 99))
 	fmt.Printf("API update             %7.0f /s = %.2fx raw   p50 %v  p99 %v\n", apiUpdate, apiUpdate/raw, benchutil.Percentile(updateLat, 50), benchutil.Percentile(updateLat, 99))
 	fmt.Printf("API list (%d checks)  p50 %v  p99 %v\n", n, benchutil.Percentile(listLat, 50), benchutil.Percentile(listLat, 99))
+	fmt.Printf("Prometheus scrape (%d checks, %.1f MB)  p50 %v  p99 %v\n", n, float64(scrapeBytes)/1e6,
+		benchutil.Percentile(scrapeLat, 50), benchutil.Percentile(scrapeLat, 99))
 	return nil
 }
