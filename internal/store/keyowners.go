@@ -44,7 +44,7 @@ func (o *syncKeysOp) apply(t *txn) error {
 		if err := t.queryRow(`SELECT namespace, released FROM key_owners WHERE key_id = ?`+lock, id).Scan(&ns, &released); err != nil {
 			return fmt.Errorf("reading a project key's owner: %w", err)
 		}
-		free := released.Valid && released.Int64 <= o.now.Add(-UUIDHold).UnixMicro()
+		free := holdPassed(released, o.now)
 		if ns == o.namespace && !released.Valid {
 			o.owners[id] = ns
 			continue

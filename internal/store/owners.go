@@ -72,7 +72,7 @@ func (o *claimOp) apply(t *txn) error {
 	case err != nil:
 		return fmt.Errorf("reading the owner of UUID %s: %w", o.uuid, err)
 	}
-	free := released.Valid && released.Int64 <= o.now.Add(-UUIDHold).UnixMicro()
+	free := holdPassed(released, o.now)
 	if ns != o.namespace && !free {
 		o.owner = ns
 		return nil
@@ -103,7 +103,7 @@ func (s *Store) UUIDOwner(ctx context.Context, uuid string, now time.Time) (stri
 		return "", nil
 	case err != nil:
 		return "", fmt.Errorf("reading the owner of UUID %s: %w", uuid, err)
-	case released.Valid && released.Int64 <= now.Add(-UUIDHold).UnixMicro():
+	case holdPassed(released, now):
 		return "", nil
 	}
 	s.owners.remember(uuid, ns, time.Now())
@@ -113,7 +113,7 @@ func (s *Store) UUIDOwner(ctx context.Context, uuid string, now time.Time) (stri
 // ownerCache remembers UUID owners for ownerMemo. It holds at most one
 // entry per UUID pinged, and is emptied when it grows past maxOwnerMemo.
 type ownerCache struct {
-	mu      sync.Mutex
+	mu      sync.RWMutex // read on every ping
 	entries map[string]ownerEntry
 }
 
@@ -134,11 +134,17 @@ func (c *ownerCache) remember(uuid, ns string, at time.Time) {
 }
 
 func (c *ownerCache) recall(uuid string, now time.Time) (string, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
+	c.mu.RLock()
+	defer c.mu.RUnlock()
 	e, ok := c.entries[uuid]
 	if !ok || now.Sub(e.at) > ownerMemo {
 		return "", false
 	}
 	return e.namespace, true
+}
+
+// holdPassed reports whether an owner that stopped holding a UUID or key
+// at released (NULL: it still holds it) has been without it for UUIDHold.
+func holdPassed(released sql.NullInt64, now time.Time) bool {
+	return released.Valid && released.Int64 <= now.Add(-UUIDHold).UnixMicro()
 }
