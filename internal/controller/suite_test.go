@@ -75,7 +75,7 @@ var _ = BeforeSuite(func() {
 	Expect(checkindex.Setup(ctx, mgr.GetFieldIndexer())).To(Succeed())
 
 	// The leader's loops, wired as the manager wires them.
-	projector := &projection.Projector{Client: mgr.GetClient(), Clock: clk, Budget: 1000,
+	projector := &projection.Projector{Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Clock: clk, Budget: 1000,
 		Recorder: mgr.GetEventRecorder("vigil-check"), Log: GinkgoLogr}
 	dsn, err := testenv.StoreDSN(ctx, GinkgoT().TempDir())
 	Expect(err).NotTo(HaveOccurred())

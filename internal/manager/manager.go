@@ -274,7 +274,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 		Recorder: mgr.GetEventRecorder("vigil-delivery"), BaseURL: opts.BaseURL, Options: opts.Delivery,
 	}
 	projector = &projection.Projector{
-		Client: mgr.GetClient(), Store: st, Clock: opts.Clock, Budget: opts.StatusBudget,
+		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Store: st, Clock: opts.Clock, Budget: opts.StatusBudget,
 		Recorder: mgr.GetEventRecorder("vigil-check-controller"), Metrics: m, Log: ctrl.Log.WithName("projection"),
 	}
 	loop := &deadline.Loop{

@@ -66,6 +66,9 @@ type Verdict struct {
 type Projector struct {
 	// Client reads Checks from the informer cache and patches their status.
 	Client client.Client
+	// Reader reads a Check from the API server when the cache's copy was
+	// stale (a patch against it conflicted).
+	Reader client.Reader
 	Store  *store.Store
 	Clock  clock.WithTicker
 	// Budget bounds status writes per second (DefaultBudget when 0).
@@ -305,9 +308,25 @@ func stateOf(s monitor.Status) v1.CheckState {
 // project writes one check's status, if it differs from what the store and
 // the verdict say; only a write waits for the budget, so a new leader's
 // first look at every check costs nothing where status is right.
+//
+// The check is read from the informer cache, which may not yet hold this
+// projector's previous write. A merge patch computed against such a stale
+// copy would omit every field the stale copy already agrees on (a
+// lastDuration to clear, say) and leave the previous write's value in
+// place, so the patch carries the resourceVersion it was computed from: a
+// stale base is refused with a conflict, and the check is read once more
+// from the API server itself and patched against that.
 func (p *Projector) project(ctx context.Context, uid types.UID, e *entry, budget *rate.Limiter) error {
+	err := p.projectFrom(ctx, p.Client, uid, e, budget)
+	if apierrors.IsConflict(err) && p.Reader != nil {
+		err = p.projectFrom(ctx, p.Reader, uid, e, budget)
+	}
+	return err
+}
+
+func (p *Projector) projectFrom(ctx context.Context, r client.Reader, uid types.UID, e *entry, budget *rate.Limiter) error {
 	c := &v1.Check{}
-	if err := p.Client.Get(ctx, e.key, c); err != nil {
+	if err := r.Get(ctx, e.key, c); err != nil {
 		return client.IgnoreNotFound(err)
 	}
 	if c.UID != uid {
@@ -339,7 +358,8 @@ func (p *Projector) project(ctx context.Context, uid types.UID, e *entry, budget
 	}
 	t := metav1.NewTime(p.Clock.Now())
 	st.LastSyncTime = &t
-	if err := p.Client.Status().Patch(ctx, updated, client.MergeFrom(c)); err != nil {
+	patch := client.MergeFromWithOptions(c, client.MergeFromWithOptimisticLock{})
+	if err := p.Client.Status().Patch(ctx, updated, patch); err != nil {
 		if apierrors.IsNotFound(err) {
 			return nil
 		}
