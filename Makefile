@@ -101,7 +101,7 @@ verify: fmt vet manifests generate tidy ## Fail if formatting or generation chan
 POSTGRES_SUITES := ./internal/api/apitest ./internal/ping/pingtest ./internal/controller ./internal/delivery ./internal/notify/notifytest
 
 .PHONY: test
-test: envtest postgres prometheus manifests generate $(HELM) ## Run every test (unit, envtest, interop, the install end to end, both store backends) offline.
+test: envtest postgres prometheus chromium manifests generate $(HELM) ## Run every test (unit, envtest, interop, the install end to end, the dashboard in a browser, both store backends) offline.
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) KUSTOMIZE=$(KUSTOMIZE) HELM=$(HELM) $(GO) test ./... -count=1 -timeout 30m
 	@echo "== the whole-manager suites again, on PostgreSQL"
 	VIGIL_TEST_STORE=postgres KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) test -count=1 -timeout 20m $(POSTGRES_SUITES)
@@ -130,6 +130,10 @@ postgres: ## Make sure the PostgreSQL server binaries are installed (Debian's pa
 .PHONY: prometheus
 prometheus: ## Make sure the prometheus binary is installed (Debian's package, when root); a test scrapes the manager with its own server.
 	hack/ensure-prometheus.sh
+
+.PHONY: chromium
+chromium: ## Make sure Chromium is installed (Debian's package, when root); the dashboard's tests drive it headless.
+	hack/ensure-chromium.sh
 
 .PHONY: envtest
 envtest: $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd $(ENVTEST_ASSETS)/kube-controller-manager $(ENVTEST_ASSETS)/kube-scheduler $(ENVTEST_ASSETS)/kubectl ## Build the control-plane binaries from Go modules (first run: several minutes).

@@ -8,6 +8,7 @@ import (
 
 	"github.com/vigil-operator/vigil/internal/badge"
 	"github.com/vigil-operator/vigil/internal/checkindex"
+	"github.com/vigil-operator/vigil/internal/checkstate"
 )
 
 // listBadges answers GET /badges/: the six badge URLs for every tag in the
@@ -28,7 +29,7 @@ func (s *Server) listBadges(w http.ResponseWriter, r *request) {
 	}
 	var tags []string
 	for i := range checks {
-		tags = append(tags, tagList(checks[i].Spec.Tags)...)
+		tags = append(tags, checkstate.Tags(checks[i].Spec.Tags)...)
 	}
 	resp.add("badges", badge.URLSets(s.BaseURL, info.BadgeKey, info.SigningSecret, tags))
 	writeRawJSON(w, http.StatusOK, resp.bytes())
@@ -86,10 +87,10 @@ func (s *Server) serveProjectBadge(w http.ResponseWriter, r *http.Request, rest 
 	now := s.now()
 	statuses := func(yield func(badge.Status) bool) {
 		for i := range checks {
-			if req.Tag != badge.AllTag && !badge.Matches(tagList(checks[i].Spec.Tags), req.Tag) {
+			if req.Tag != badge.AllTag && !badge.Matches(checkstate.Tags(checks[i].Spec.Tags), req.Tag) {
 				continue
 			}
-			if !yield(badge.Status(viewOf(&checks[i], observed[checks[i].UID], now).status)) {
+			if !yield(badge.Status(checkstate.ViewOf(&checks[i], observed[checks[i].UID], now).Status)) {
 				return
 			}
 		}
@@ -119,7 +120,7 @@ func (s *Server) serveCheckBadge(w http.ResponseWriter, r *http.Request, rest st
 		writeError(w, http.StatusServiceUnavailable, "try again")
 		return
 	}
-	res := badge.CheckBadge(badge.Status(viewOf(c, obs, s.now()).status), req.ThreeState)
+	res := badge.CheckBadge(badge.Status(checkstate.ViewOf(c, obs, s.now()).Status), req.ThreeState)
 	label := badge.CheckLabel(c.Spec.Name, c.Spec.Slug, c.Name, checkindex.UUIDOf(c))
 	writeBadge(w, req.Format, req.Format.Render(label, res))
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -70,7 +69,7 @@ func (s *Server) listChecks(w http.ResponseWriter, r *request) {
 	out := make([]*object, 0, len(checks))
 	for i := range checks {
 		c := &checks[i]
-		if !hasAllTags(c.Spec.Tags, tags) {
+		if !checkstate.HasAllTags(c.Spec.Tags, tags) {
 			continue
 		}
 		out = append(out, s.renderCheck(c, observed[c.UID], r, channels))
@@ -78,33 +77,6 @@ func (s *Server) listChecks(w http.ResponseWriter, r *request) {
 	resp := &object{}
 	resp.add("checks", out)
 	writeRawJSON(w, http.StatusOK, resp.bytes())
-}
-
-// tagList splits a tags string as the reference does: on single spaces,
-// trimmed, empties dropped.
-func tagList(tags string) []string {
-	var out []string
-	for _, t := range strings.Split(tags, " ") {
-		if t = strings.TrimSpace(t); t != "" {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// hasAllTags reports whether a check has every wanted tag (whole-tag,
-// case-sensitive); an empty wanted tag matches nothing.
-func hasAllTags(tags string, wanted []string) bool {
-	have := map[string]bool{}
-	for _, t := range tagList(tags) {
-		have[t] = true
-	}
-	for _, w := range wanted {
-		if !have[w] {
-			return false
-		}
-	}
-	return true
 }
 
 // getCheck answers GET /checks/<uuid> and /checks/<unique_key>.

@@ -12,9 +12,10 @@ import (
 // Handler is Vigil's whole HTTP surface: the Management API (/api/v1/,
 // /api/v2/, /api/v3/), the public badges (/badge/, /b/), each project's
 // Prometheus endpoint (/projects/<uuid>/metrics/) and, when given, the ping
-// endpoints (/ping/). Every request gets an ID (X-Request-Id, kept when
+// endpoints (/ping/) and the dashboard (/, /login, /logout, /checks/,
+// /static/; package dashboard). Every request gets an ID (X-Request-Id, kept when
 // the client or a proxy sent one) that its log line carries.
-func (s *Server) Handler(ping http.Handler) http.Handler {
+func (s *Server) Handler(ping, dashboard http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", s.ServeAPI)
 	mux.HandleFunc("/badge/", s.ServeBadge)
@@ -22,6 +23,11 @@ func (s *Server) Handler(ping http.Handler) http.Handler {
 	mux.HandleFunc("/projects/", s.ServeMetrics)
 	if ping != nil {
 		mux.Handle("/ping/", ping)
+	}
+	if dashboard != nil {
+		for _, p := range []string{"/{$}", "/login", "/logout", "/checks/", "/static/"} {
+			mux.Handle(p, dashboard)
+		}
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "not found")

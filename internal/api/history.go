@@ -11,8 +11,7 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/checkindex"
-	"github.com/vigil-operator/vigil/internal/monitor"
-	"github.com/vigil-operator/vigil/internal/store"
+	"github.com/vigil-operator/vigil/internal/checkstate"
 )
 
 // lookupCheck finds the check the path names, answering 404 (no such check)
@@ -74,7 +73,7 @@ func (s *Server) listPings(w http.ResponseWriter, r *request) {
 		s.internalError(w, r, "reading the ping log", err)
 		return
 	}
-	durations := pairDurations(pings)
+	durations := checkstate.RunDurations(pings)
 	uuid := checkindex.UUIDOf(c)
 	out := make([]*object, 0, len(pings))
 	for i, p := range pings {
@@ -100,34 +99,6 @@ func (s *Server) listPings(w http.ResponseWriter, r *request) {
 	resp := &object{}
 	resp.add("pings", out)
 	writeRawJSON(w, http.StatusOK, resp.bytes())
-}
-
-// maxRunGap bounds how far back a completion is paired with its start.
-const maxRunGap = 72 * time.Hour
-
-// pairDurations computes, for each success or fail ping (by index in pings,
-// newest first), the time since the latest earlier start with the same run
-// id (an empty id matches an empty id), provided no other success or fail
-// with that id lies between them and the gap is under 72 hours. Log and
-// ignored pings do not interrupt a run.
-func pairDurations(pings []store.LoggedPing) map[int]time.Duration {
-	out := map[int]time.Duration{}
-	open := map[string]time.Time{} // rid -> start of the run still open
-	for i := len(pings) - 1; i >= 0; i-- {
-		p := pings[i]
-		switch p.Kind {
-		case monitor.PingStart:
-			open[p.RID] = p.At
-		case monitor.PingSuccess, monitor.PingFail:
-			if start, ok := open[p.RID]; ok {
-				if gap := p.At.Sub(start); gap >= 0 && gap < maxRunGap {
-					out[i] = gap
-				}
-				delete(open, p.RID)
-			}
-		}
-	}
-	return out
 }
 
 func nullIfEmpty(s string) any {

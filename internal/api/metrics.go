@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/vigil-operator/vigil/internal/checkindex"
+	"github.com/vigil-operator/vigil/internal/checkstate"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/project"
 )
@@ -105,18 +106,18 @@ func (s *Server) ServeMetrics(w http.ResponseWriter, r *http.Request) {
 	down := 0
 	for i := range checks {
 		c := &checks[i]
-		v := viewOf(c, observed[c.UID], now)
+		v := checkstate.ViewOf(c, observed[c.UID], now)
 		all[i] = series{
 			labels: `{name="` + escapeLabel(c.Spec.Name) + `", tags="` + escapeLabel(c.Spec.Tags) +
 				`", unique_key="` + checkindex.UniqueKey(checkindex.UUIDOf(c)) + `"}`,
-			status:  v.status,
-			started: v.started,
+			status:  v.Status,
+			started: v.Started,
 		}
-		isDown := v.status == monitor.StatusDown
+		isDown := v.Status == monitor.StatusDown
 		if isDown {
 			down++
 		}
-		for _, t := range tagList(c.Spec.Tags) {
+		for _, t := range checkstate.Tags(c.Spec.Tags) {
 			tagDown[t] = tagDown[t] || isDown
 		}
 	}

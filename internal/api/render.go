@@ -13,46 +13,13 @@ import (
 	"github.com/vigil-operator/vigil/internal/store"
 )
 
-// view is what the API shows of a check at an instant.
-type view struct {
-	status    monitor.Status
-	started   bool
-	lastPing  time.Time
-	nextPing  time.Time
-	hasNext   bool
-	lastDur   time.Duration
-	nPings    int64
-	scheduled bool
-}
-
-// viewOf computes a check's status at now from the facts the ping store
-// holds, as the reference computes status at read time: a check reads down
-// as soon as its deadline passes, before the deadline loop records it.
-func viewOf(c *v1.Check, obs store.Check, now time.Time) view {
-	facts := obs.Facts
-	v := view{scheduled: c.Spec.Schedule != nil, lastDur: facts.LastDuration, started: facts.Started(),
-		lastPing: facts.DisplayedLastPing(), nPings: obs.NPings}
-	cfg, err := checkstate.Config(&c.Spec)
-	if err != nil {
-		// The controller reports the spec error; show the recorded state.
-		v.status = facts.State
-		if v.status == "" {
-			v.status = monitor.StatusNew
-		}
-		return v
-	}
-	v.status = cfg.Status(facts, now)
-	v.nextPing, v.hasNext = cfg.NextPing(facts)
-	return v
-}
-
 // apiStatus is the status string of an API version: v1 reports a running
 // check that is not down as "started".
-func (v view) apiStatus(version int) string {
-	if version == 1 && v.started && v.status != monitor.StatusDown {
+func apiStatus(v checkstate.View, version int) string {
+	if version == 1 && v.Started && v.Status != monitor.StatusDown {
 		return "started"
 	}
-	return string(v.status)
+	return string(v.Status)
 }
 
 // channelIDs resolves a spec's channel names to the channels' IDs, sorted
@@ -71,7 +38,7 @@ func channelIDs(spec *v1.CheckSpec, channels []v1.Channel) string {
 // renderCheck is the check's JSON, keys in the reference's order: the
 // read-write form, or for read-only keys the form without secrets.
 func (s *Server) renderCheck(c *v1.Check, obs store.Check, r *request, channels []v1.Channel) *object {
-	v := viewOf(c, obs, s.now())
+	v := checkstate.ViewOf(c, obs, s.now())
 	uuid := checkindex.UUIDOf(c)
 	subject, subjectFail := checkinput.SubjectFields(c.Spec)
 	o := &object{}
@@ -80,11 +47,11 @@ func (s *Server) renderCheck(c *v1.Check, obs store.Check, r *request, channels 
 	o.add("tags", c.Spec.Tags)
 	o.add("desc", c.Spec.Desc)
 	o.add("grace", c.Spec.Grace)
-	o.add("n_pings", v.nPings)
-	o.add("status", v.apiStatus(r.version))
-	o.add("started", v.started)
-	o.add("last_ping", optionalTime(v.lastPing, true))
-	o.add("next_ping", optionalTime(v.nextPing, v.hasNext))
+	o.add("n_pings", v.NPings)
+	o.add("status", apiStatus(v, r.version))
+	o.add("started", v.Started)
+	o.add("last_ping", optionalTime(v.LastPing, true))
+	o.add("next_ping", optionalTime(v.NextPing, v.HasNext))
 	o.add("manual_resume", c.Spec.ManualResume)
 	o.add("methods", c.Spec.Methods)
 	o.add("subject", subject)
@@ -97,7 +64,7 @@ func (s *Server) renderCheck(c *v1.Check, obs store.Check, r *request, channels 
 	o.add("filter_http_body", c.Spec.FilterHTTPBody)
 	o.add("filter_default_fail", c.Spec.FilterDefaultFail)
 	o.add("badge_url", s.BaseURL+"/b/2/"+checkindex.BadgeKey(uuid)+".svg")
-	if secs := int64(v.lastDur / time.Second); secs != 0 {
+	if secs := int64(v.LastDur / time.Second); secs != 0 {
 		o.add("last_duration", secs)
 	}
 	if r.readOnly() {
@@ -111,7 +78,7 @@ func (s *Server) renderCheck(c *v1.Check, obs store.Check, r *request, channels 
 		o.add("resume_url", update+"/resume")
 		o.add("channels", channelIDs(&c.Spec, channels))
 	}
-	if v.scheduled {
+	if v.Scheduled {
 		o.add("schedule", *c.Spec.Schedule)
 		tz := string(c.Spec.TZ)
 		if tz == "" {

@@ -291,6 +291,7 @@ func printNextSteps(out io.Writer, envFile, namespace, baseURL string, keys demo
 	fmt.Fprintf(out, `
 Vigil is running.
 
+  Dashboard        %[3]s/   (sign in with the API key below)
   Management API   %[3]s/api/v3/   (project: namespace %[2]q)
   API key          %[4]s   (read-only: %[5]s)
   Ping key         %[6]s

@@ -37,6 +37,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/checkindex"
 	"github.com/vigil-operator/vigil/internal/checkspec"
 	"github.com/vigil-operator/vigil/internal/controller"
+	"github.com/vigil-operator/vigil/internal/dashboard"
 	"github.com/vigil-operator/vigil/internal/deadline"
 	"github.com/vigil-operator/vigil/internal/delivery"
 	"github.com/vigil-operator/vigil/internal/heartbeat"
@@ -379,7 +380,11 @@ func setupHTTP(ctx context.Context, mgr ctrl.Manager, opts Options, st *store.St
 			return err
 		}
 	}
-	server := &httpserver.Runnable{Addr: opts.HTTPAddr, Handler: apiServer.Handler(pings), Cache: mgr.GetCache(),
+	dash := &dashboard.Server{
+		Client: mgr.GetClient(), Store: st, Projects: projects, PingLogLimit: limits.PingLogLimit,
+		BaseURL: opts.BaseURL, Clock: opts.Clock, Log: log.WithName("dashboard"),
+	}
+	server := &httpserver.Runnable{Addr: opts.HTTPAddr, Handler: apiServer.Handler(pings, dash.Handler()), Cache: mgr.GetCache(),
 		MaxConnections: opts.MaxConnections}
 	if err := mgr.Add(server); err != nil {
 		return err

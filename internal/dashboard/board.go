@@ -1,0 +1,357 @@
+package dashboard
+
+import (
+	"cmp"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/checkindex"
+	"github.com/vigil-operator/vigil/internal/checkstate"
+	"github.com/vigil-operator/vigil/internal/monitor"
+	"github.com/vigil-operator/vigil/internal/project"
+)
+
+// pageSize is how many checks the board shows at once: the page is paged on
+// the server, so that 10,000 checks cost the browser no more than 100.
+const pageSize = 100
+
+// query is the board's state, all of it in the URL so that it can be
+// shared: ?q=backup&tag=prod&sort=status&page=2&wall=1.
+type query struct {
+	Search string
+	Tags   []string
+	Sort   string // name (default), status, last, next
+	Page   int    // from 1
+	Wall   bool
+}
+
+// maxQuery bounds what the board reads from its URL.
+const (
+	maxSearch = 200
+	maxTags   = 10
+)
+
+func parseQuery(v url.Values) query {
+	q := query{Search: strings.TrimSpace(v.Get("q")), Sort: v.Get("sort"), Wall: v.Get("wall") == "1"}
+	if len(q.Search) > maxSearch {
+		q.Search = q.Search[:maxSearch]
+	}
+	for _, t := range v["tag"] {
+		if t = strings.TrimSpace(t); t != "" && len(q.Tags) < maxTags && !slices.Contains(q.Tags, t) {
+			q.Tags = append(q.Tags, t)
+		}
+	}
+	switch q.Sort {
+	case "status", "last", "next":
+	default:
+		q.Sort = "name"
+	}
+	if q.Wall {
+		q.Sort = "status" // a wall shows what is wrong first
+	}
+	q.Page, _ = strconv.Atoi(v.Get("page"))
+	q.Page = max(q.Page, 1)
+	return q
+}
+
+// url is the board's address for q, with only what differs from the
+// defaults.
+func (q query) url() string {
+	v := url.Values{}
+	if q.Search != "" {
+		v.Set("q", q.Search)
+	}
+	for _, t := range q.Tags {
+		v.Add("tag", t)
+	}
+	if q.Sort != "name" && !q.Wall {
+		v.Set("sort", q.Sort)
+	}
+	if q.Page > 1 {
+		v.Set("page", strconv.Itoa(q.Page))
+	}
+	if q.Wall {
+		v.Set("wall", "1")
+	}
+	if len(v) == 0 {
+		return "/"
+	}
+	return "/?" + v.Encode()
+}
+
+func (q query) withTag(tag string) query {
+	q.Page = 1
+	if i := slices.Index(q.Tags, tag); i >= 0 {
+		q.Tags = slices.Delete(slices.Clone(q.Tags), i, i+1)
+	} else {
+		q.Tags = append(slices.Clone(q.Tags), tag)
+	}
+	return q
+}
+
+func (q query) withSort(sort string) query { q.Sort, q.Page = sort, 1; return q }
+func (q query) withPage(page int) query    { q.Page = page; return q }
+
+// row is one check on the board.
+type row struct {
+	UUID, Name, Slug, Object string
+	Tags                     []chip
+	Status                   statusLabel
+	Period, Grace            string
+	LastPing, NextPing       time.Time
+	LastPingAgo, NextPingIn  string
+	NPings                   int64
+	order                    int // status order: down first
+}
+
+// chip is a tag as a filter link.
+type chip struct {
+	Tag, URL string
+	On       bool
+	Count    int
+}
+
+// statusLabel is a status as shown: a word and an icon class, never colour
+// alone.
+type statusLabel struct {
+	Class, Word, Icon string
+}
+
+// labels of the statuses, in the order a wall shows them.
+var labels = map[string]statusLabel{
+	"down":    {"down", "down", "✖"},
+	"grace":   {"grace", "late", "!"},
+	"started": {"started", "running", "▶"},
+	"up":      {"up", "up", "✔"},
+	"new":     {"new", "new", "○"},
+	"paused":  {"paused", "paused", "❚❚"},
+}
+
+var statusOrder = map[string]int{"down": 0, "grace": 1, "started": 2, "up": 3, "new": 4, "paused": 5}
+
+func labelOf(v checkstate.View) statusLabel {
+	key := string(v.Status)
+	if v.Started && v.Status != monitor.StatusDown && v.Status != monitor.StatusPaused {
+		key = "started"
+	}
+	return labels[key]
+}
+
+// summary counts the project's checks by what they need from a person.
+type summary struct {
+	Total, Up, Late, Down, Paused, New, Running int
+}
+
+// boardPage is the board's template data.
+type boardPage struct {
+	Title, Namespace, ProjectUUID string
+	ReadWrite                     bool
+	CSRF                          string
+	Query                         query
+	Rows                          []row
+	Chips                         []chip
+	Summary                       summary
+	Matching, From, To            int
+	PrevURL, NextURL, WallURL     string
+	SortURLs                      map[string]string
+	Now                           time.Time
+}
+
+// board shows the project's checks.
+func (s *Server) board(w http.ResponseWriter, r *http.Request) {
+	v := visitorOf(r)
+	q := parseQuery(r.URL.Query())
+	page, err := s.boardPage(r, v, q)
+	if err != nil {
+		s.unavailable(w, r, "listing the checks", err)
+		return
+	}
+	s.render(w, r, http.StatusOK, "board", page)
+}
+
+func (s *Server) boardPage(r *http.Request, v visitor, q query) (*boardPage, error) {
+	var list v1.CheckList
+	// No deep copy: the page only reads the cache's objects.
+	if err := s.Client.List(r.Context(), &list, client.InNamespace(v.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	observed, err := s.Store.ChecksIn(r.Context(), v.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	now := s.now()
+	p := &boardPage{Title: v.Namespace, Namespace: v.Namespace, ProjectUUID: project.UUID(v.Namespace),
+		ReadWrite: v.ReadWrite, CSRF: v.CSRF, Query: q, Now: now}
+	tagCounts := map[string]int{}
+	needle := strings.ToLower(q.Search)
+	var rows []row
+	for i := range list.Items {
+		c := &list.Items[i]
+		view := checkstate.ViewOf(c, observed[c.UID], now)
+		label := labelOf(view)
+		p.Summary.count(label.Class)
+		tags := checkstate.Tags(c.Spec.Tags)
+		for _, t := range tags {
+			tagCounts[t]++
+		}
+		if !matches(c, needle) || !checkstate.HasAllTags(c.Spec.Tags, q.Tags) {
+			continue
+		}
+		rows = append(rows, row{
+			UUID: checkindex.UUIDOf(c), Name: displayName(c), Slug: c.Spec.Slug, Object: c.Name,
+			Status: label, order: statusOrder[label.Class], NPings: view.NPings,
+			Period: period(c), Grace: words(time.Duration(c.Spec.Grace) * time.Second),
+			LastPing: view.LastPing, NextPing: view.NextPing,
+		})
+		rw := &rows[len(rows)-1]
+		for _, t := range tags {
+			rw.Tags = append(rw.Tags, chip{Tag: t, URL: q.withTag(t).url(), On: slices.Contains(q.Tags, t)})
+		}
+		if !view.LastPing.IsZero() {
+			rw.LastPingAgo = relative(view.LastPing, now)
+		}
+		if view.HasNext {
+			rw.NextPingIn = relative(view.NextPing, now)
+		} else {
+			rw.NextPing = time.Time{}
+		}
+	}
+	sortRows(rows, q.Sort)
+
+	p.Matching = len(rows)
+	pages := max((len(rows)+pageSize-1)/pageSize, 1)
+	q.Page = min(q.Page, pages)
+	p.Query = q
+	start := (q.Page - 1) * pageSize
+	end := min(start+pageSize, len(rows))
+	p.Rows = rows[start:end]
+	p.From, p.To = start+1, end
+	if q.Page > 1 {
+		p.PrevURL = q.withPage(q.Page - 1).url()
+	}
+	if q.Page < pages {
+		p.NextURL = q.withPage(q.Page + 1).url()
+	}
+	wall := q
+	wall.Wall, wall.Page = !q.Wall, 1
+	if !wall.Wall {
+		wall.Sort = "name"
+	}
+	p.WallURL = wall.url()
+	p.SortURLs = map[string]string{}
+	for _, by := range []string{"name", "status", "last", "next"} {
+		p.SortURLs[by] = q.withSort(by).url()
+	}
+	for t, n := range tagCounts {
+		p.Chips = append(p.Chips, chip{Tag: t, URL: q.withTag(t).url(), On: slices.Contains(q.Tags, t), Count: n})
+	}
+	slices.SortFunc(p.Chips, func(a, b chip) int { return cmp.Compare(a.Tag, b.Tag) })
+	return p, nil
+}
+
+func (sm *summary) count(class string) {
+	sm.Total++
+	switch class {
+	case "up":
+		sm.Up++
+	case "grace":
+		sm.Late++
+	case "down":
+		sm.Down++
+	case "paused":
+		sm.Paused++
+	case "new":
+		sm.New++
+	case "started":
+		sm.Running++
+	}
+}
+
+// matches is the search box: a case-insensitive substring of the name, the
+// slug or the object name.
+func matches(c *v1.Check, needle string) bool {
+	if needle == "" {
+		return true
+	}
+	for _, s := range []string{c.Spec.Name, c.Spec.Slug, c.Name} {
+		if strings.Contains(strings.ToLower(s), needle) {
+			return true
+		}
+	}
+	return false
+}
+
+// displayName is the check's name, or its object name when it has none.
+func displayName(c *v1.Check) string {
+	if c.Spec.Name != "" {
+		return c.Spec.Name
+	}
+	return c.Name
+}
+
+// period is the check's expectation in short: "every 1 day" or the
+// schedule with its zone.
+func period(c *v1.Check) string {
+	if c.Spec.Schedule != nil {
+		return *c.Spec.Schedule + " (" + tzOf(c) + ")"
+	}
+	return "every " + words(timeout(c))
+}
+
+func timeout(c *v1.Check) time.Duration {
+	if c.Spec.Timeout != nil {
+		return time.Duration(*c.Spec.Timeout) * time.Second
+	}
+	return checkstate.DefaultTimeout
+}
+
+func tzOf(c *v1.Check) string {
+	if c.Spec.TZ == "" {
+		return "UTC"
+	}
+	return string(c.Spec.TZ)
+}
+
+// sortRows orders the board; ties go by name, then UUID, so that the order
+// is stable between refreshes.
+func sortRows(rows []row, by string) {
+	byTime := func(a, b time.Time) int {
+		switch {
+		case a.IsZero() && b.IsZero():
+			return 0
+		case a.IsZero():
+			return 1 // never comes last
+		case b.IsZero():
+			return -1
+		}
+		return a.Compare(b)
+	}
+	slices.SortFunc(rows, func(a, b row) int {
+		var c int
+		switch by {
+		case "status":
+			c = cmp.Compare(a.order, b.order)
+		case "last":
+			c = -byTime(a.LastPing, b.LastPing) // most recent first
+			if a.LastPing.IsZero() != b.LastPing.IsZero() {
+				c = -c
+			}
+		case "next":
+			c = byTime(a.NextPing, b.NextPing)
+		}
+		if c != 0 {
+			return c
+		}
+		if c = cmp.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.UUID, b.UUID)
+	})
+}

@@ -1,0 +1,68 @@
+package dashboard
+
+import (
+	"net/url"
+	"reflect"
+	"testing"
+	"time"
+)
+
+func TestQuery(t *testing.T) {
+	for _, tc := range []struct {
+		raw  string
+		want query
+		url  string
+	}{
+		{"", query{Sort: "name", Page: 1}, "/"},
+		{"q=+backup+&tag=prod&tag=db&tag=prod&sort=last&page=3", query{Search: "backup", Tags: []string{"prod", "db"}, Sort: "last", Page: 3},
+			"/?page=3&q=backup&sort=last&tag=prod&tag=db"},
+		{"sort=bogus&page=-4", query{Sort: "name", Page: 1}, "/"},
+		{"wall=1&sort=name", query{Sort: "status", Page: 1, Wall: true}, "/?wall=1"},
+	} {
+		v, _ := url.ParseQuery(tc.raw)
+		q := parseQuery(v)
+		if !reflect.DeepEqual(q, tc.want) {
+			t.Errorf("parseQuery(%q) = %+v, want %+v", tc.raw, q, tc.want)
+		}
+		if got := q.url(); got != tc.url {
+			t.Errorf("url of %q = %q, want %q", tc.raw, got, tc.url)
+		}
+		// The URL is the state: parsing it again gives the same query.
+		u, _ := url.Parse(q.url())
+		if again := parseQuery(u.Query()); !reflect.DeepEqual(again, q) {
+			t.Errorf("round trip of %q: %+v", tc.raw, again)
+		}
+	}
+	q := parseQuery(url.Values{"tag": {"a"}, "page": {"2"}})
+	if got := q.withTag("b"); !reflect.DeepEqual(got.Tags, []string{"a", "b"}) || got.Page != 1 {
+		t.Errorf("withTag adds: %+v", got)
+	}
+	if got := q.withTag("a"); len(got.Tags) != 0 || len(q.Tags) != 1 {
+		t.Errorf("withTag removes without touching the original: %+v, %+v", got, q)
+	}
+}
+
+func TestSortRows(t *testing.T) {
+	now := time.Now()
+	rows := []row{
+		{UUID: "1", Name: "b", order: 3, LastPing: now.Add(-time.Hour)},
+		{UUID: "2", Name: "A", order: 0},
+		{UUID: "3", Name: "c", order: 1, LastPing: now},
+	}
+	names := func() (out []string) {
+		for _, r := range rows {
+			out = append(out, r.Name)
+		}
+		return out
+	}
+	for by, want := range map[string][]string{
+		"name":   {"A", "b", "c"},
+		"status": {"A", "c", "b"},
+		"last":   {"c", "b", "A"}, // most recent first, never last
+	} {
+		sortRows(rows, by)
+		if got := names(); !reflect.DeepEqual(got, want) {
+			t.Errorf("sort by %s = %v, want %v", by, got, want)
+		}
+	}
+}

@@ -1,0 +1,347 @@
+package dashboard
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/checkindex"
+	"github.com/vigil-operator/vigil/internal/checkstate"
+	"github.com/vigil-operator/vigil/internal/monitor"
+	"github.com/vigil-operator/vigil/internal/schedule"
+	"github.com/vigil-operator/vigil/internal/store"
+)
+
+// checkPage is a check's page template data. What a read-only key may not
+// see (ping URLs, the ping log and its bodies, channels) is not filled in
+// for it at all, rather than hidden by the template.
+type checkPage struct {
+	Title, Namespace, UUID, Object, Name, Slug, Desc string
+	ReadWrite                                        bool
+	CSRF                                             string
+	Status                                           statusLabel
+	Why                                              string
+	Tags                                             []string
+	Period, Grace, TZ, Schedule, ScheduleWords       string
+	Upcoming                                         []time.Time
+	NPings                                           int64
+	Timeline                                         timeline
+	Badges                                           []badgeLink
+	Kubectl                                          string
+	Paused                                           bool
+	Now                                              time.Time
+
+	// Read-write keys only.
+	PingURL, SlugURL string
+	Snippets         []snippet
+	Pings            []pingRow
+	Channels         []channelRow
+}
+
+type badgeLink struct{ Label, URL, Markdown string }
+
+type snippet struct{ Label, ID, Text string }
+
+type channelRow struct{ Name, Kind string }
+
+type pingRow struct {
+	N                          int64
+	Kind, Icon                 string
+	At                         time.Time
+	Ago, Source, Method, UA    string
+	Duration, ExitStatus, Body string
+	BodyURL                    string
+	BodyMore                   bool
+}
+
+// previewBytes is how much of a ping body the log shows.
+const previewBytes = 120
+
+// checkPage shows one check.
+func (s *Server) checkPage(w http.ResponseWriter, r *http.Request) {
+	v, c := visitorOf(r), checkOf(r)
+	obs, _, err := s.Store.Check(r.Context(), c.UID)
+	if err != nil {
+		s.unavailable(w, r, "reading the check", err)
+		return
+	}
+	now := s.now()
+	view := checkstate.ViewOf(c, obs, now)
+	uuid := checkindex.UUIDOf(c)
+	p := &checkPage{
+		Title: displayName(c), Namespace: c.Namespace, UUID: uuid, Object: c.Name, Name: displayName(c),
+		Slug: c.Spec.Slug, Desc: c.Spec.Desc, ReadWrite: v.ReadWrite, CSRF: v.CSRF, Status: labelOf(view),
+		Tags: checkstate.Tags(c.Spec.Tags), Period: period(c), TZ: tzOf(c), NPings: view.NPings,
+		Grace:   words(time.Duration(c.Spec.Grace) * time.Second),
+		Kubectl: "kubectl -n " + c.Namespace + " get check " + c.Name,
+		Paused:  view.Status == monitor.StatusPaused, Now: now,
+	}
+	p.Why = why(c, obs, view, now)
+	s.explainSchedule(p, c, now)
+	flips, err := s.Store.Flips(r.Context(), c.UID)
+	if err != nil {
+		s.unavailable(w, r, "reading the flips", err)
+		return
+	}
+	p.Timeline = timelineOf(flips, view.Status, c.CreationTimestamp.Time, now)
+	badgeKey := checkindex.BadgeKey(uuid)
+	for _, b := range []struct{ label, path string }{
+		{"two states (up, down)", "/b/2/" + badgeKey + ".svg"},
+		{"three states (up, late, down)", "/b/3/" + badgeKey + ".svg"},
+	} {
+		url := s.BaseURL + b.path
+		p.Badges = append(p.Badges, badgeLink{Label: b.label, URL: b.path, Markdown: "![" + p.Name + "](" + url + ")"})
+	}
+	if v.ReadWrite {
+		if err := s.fillReadWrite(r.Context(), p, c, obs); err != nil {
+			s.unavailable(w, r, "reading the ping log", err)
+			return
+		}
+	}
+	s.render(w, r, http.StatusOK, "check", p)
+}
+
+// why says what the check's state means, in the check's own zone.
+func why(c *v1.Check, obs store.Check, view checkstate.View, now time.Time) string {
+	tz := tzOf(c)
+	at := func(t time.Time) string { return formatIn(t, tz) + " " + zoneName(tz) }
+	cfg, err := checkstate.Config(&c.Spec)
+	if err != nil {
+		return "Its schedule is not valid (" + err.Error() + "); kubectl describe shows the condition."
+	}
+	deadline, hasDeadline := cfg.Deadline(obs.Facts)
+	switch view.Status {
+	case monitor.StatusNew:
+		if view.Started {
+			return "A run started at " + at(obs.Facts.LastStart) + "; no ping has completed one yet."
+		}
+		return "No ping has arrived yet. Monitoring begins with the first one."
+	case monitor.StatusPaused:
+		return "Paused at " + at(obs.Facts.PausedAt) + ". The next ping resumes monitoring" +
+			map[bool]string{true: ", unless the check resumes only by hand.", false: "."}[c.Spec.ManualResume]
+	case monitor.StatusDown:
+		switch f := obs.LastFlip; {
+		case f != nil && !f.Up && f.Reason == monitor.ReasonFail:
+			return "A failure ping arrived at " + at(f.At) + "."
+		case f != nil && !f.Up && f.Reason == monitor.ReasonTimeout:
+			// A missed deadline is recorded at the deadline itself.
+			return "Expected a ping by " + at(f.At.Add(-cfg.Grace)) + ", none came; down since " + at(f.At) + "."
+		case hasDeadline: // past its deadline, not yet recorded
+			return "Expected a ping by " + at(view.NextPing) + ", none came; down since " + at(deadline) + "."
+		case obs.Facts.LastPingFailed && !obs.Facts.LastPing.IsZero():
+			return "A failure ping arrived at " + at(obs.Facts.LastPing) + "."
+		}
+		return "Down since " + at(obs.Facts.StateSince) + "."
+	case monitor.StatusGrace:
+		return "Expected a ping by " + at(view.NextPing) + ", none yet. It goes down at " + at(deadline) + " unless one comes."
+	}
+	msg := "Last ping at " + at(view.LastPing) + "."
+	if view.Started {
+		msg = "A run started at " + at(obs.Facts.LastStart) + "."
+	}
+	if view.HasNext {
+		msg += " Next expected by " + at(view.NextPing) + ", down at " + at(deadline) + " if none comes."
+	}
+	return msg
+}
+
+// explainSchedule fills the schedule in words and its next five instants.
+func (s *Server) explainSchedule(p *checkPage, c *v1.Check, now time.Time) {
+	grace := words(time.Duration(c.Spec.Grace) * time.Second)
+	if c.Spec.Schedule == nil {
+		p.ScheduleWords = "Expects a ping every " + words(timeout(c)) + ", and waits " + grace + " more before it goes down."
+		return
+	}
+	p.Schedule = *c.Spec.Schedule
+	desc := ""
+	if schedule.KindOf(p.Schedule) == schedule.KindCron {
+		desc = describeCron(p.Schedule)
+	}
+	if desc != "" {
+		p.ScheduleWords = "Expects a ping " + desc + ", " + zoneName(p.TZ) + ", and waits " + grace + " more before it goes down."
+	} else {
+		p.ScheduleWords = "Expects a ping on the schedule below, in " + zoneName(p.TZ) + ", and waits " + grace + " more before it goes down."
+	}
+	sched, err := schedule.Parse(p.Schedule, p.TZ)
+	if err != nil {
+		return
+	}
+	t := now
+	for len(p.Upcoming) < 5 {
+		next, ok := sched.Next(t)
+		if !ok {
+			break
+		}
+		p.Upcoming = append(p.Upcoming, next)
+		t = next
+	}
+}
+
+// fillReadWrite adds what only a read-write key sees.
+func (s *Server) fillReadWrite(ctx context.Context, p *checkPage, c *v1.Check, obs store.Check) error {
+	p.PingURL = s.BaseURL + "/ping/" + p.UUID
+	if info, ok := s.Projects.Project(c.Namespace); ok && info.PingKey != "" && c.Spec.Slug != "" {
+		p.SlugURL = s.BaseURL + "/ping/" + info.PingKey + "/" + c.Spec.Slug
+	}
+	p.Snippets = []snippet{
+		{"curl", "snippet-curl", "curl -fsS -m 10 --retry 5 -o /dev/null " + p.PingURL},
+		{"vigil run", "snippet-run", "vigil run " + p.PingURL + " -- /usr/local/bin/backup.sh"},
+		{"CronJob", "snippet-cronjob", cronJobSnippet(c, p.PingURL)},
+	}
+	var channels v1.ChannelList
+	if err := s.Client.List(ctx, &channels, client.InNamespace(c.Namespace)); err != nil {
+		return err
+	}
+	for i := range channels.Items {
+		ch := &channels.Items[i]
+		if c.Spec.Assigns(ch.Name) {
+			p.Channels = append(p.Channels, channelRow{Name: ch.Name, Kind: string(ch.Spec.Kind)})
+		}
+	}
+	limit := s.pingLogLimit(c.Namespace)
+	pings, err := s.Store.Pings(ctx, c.UID, limit)
+	if err != nil {
+		return err
+	}
+	durations := checkstate.RunDurations(pings)
+	for i, pg := range pings {
+		pr := pingRow{N: pg.N, Kind: string(pg.Kind), Icon: pingIcon(pg.Kind), At: pg.At, Ago: relative(pg.At, p.Now),
+			Source: strings.TrimSpace(pg.Scheme + " " + pg.RemoteAddr), Method: pg.Method, UA: pg.UA}
+		if d, ok := durations[i]; ok {
+			pr.Duration = words(d)
+			if d < time.Second {
+				pr.Duration = strconv.FormatInt(d.Milliseconds(), 10) + " ms"
+			}
+		}
+		if pg.ExitStatus != nil {
+			pr.ExitStatus = strconv.Itoa(*pg.ExitStatus)
+		}
+		if pg.BodySize > 0 {
+			body, found, err := s.Store.PingBody(ctx, c.UID, pg.N)
+			if err != nil {
+				return err
+			}
+			if found {
+				pr.Body, pr.BodyMore = preview(body)
+				pr.BodyURL = fmt.Sprintf("/checks/%s/pings/%d/body", p.UUID, pg.N)
+			}
+		}
+		p.Pings = append(p.Pings, pr)
+	}
+	return nil
+}
+
+func pingIcon(k monitor.PingKind) string {
+	switch k {
+	case monitor.PingSuccess:
+		return "✔"
+	case monitor.PingFail:
+		return "✖"
+	case monitor.PingStart:
+		return "▶"
+	case monitor.PingLog:
+		return "✎"
+	}
+	return "–"
+}
+
+// preview is the start of a body as text: at most previewBytes, cut at a
+// rune, invalid UTF-8 replaced.
+func preview(body []byte) (string, bool) {
+	more := len(body) > previewBytes
+	if more {
+		body = body[:previewBytes]
+		for len(body) > 0 && !utf8.Valid(body) {
+			body = body[:len(body)-1]
+		}
+	}
+	return strings.ToValidUTF8(string(body), "\uFFFD"), more
+}
+
+func cronJobSnippet(c *v1.Check, pingURL string) string {
+	sched := "0 3 * * *"
+	tz := ""
+	if c.Spec.Schedule != nil && schedule.KindOf(*c.Spec.Schedule) == schedule.KindCron {
+		sched = *c.Spec.Schedule
+		if c.Spec.TZ != "" {
+			tz = "\n  timeZone: " + string(c.Spec.TZ)
+		}
+	}
+	return `apiVersion: batch/v1
+kind: CronJob
+metadata:
+  name: ` + c.Name + `
+spec:
+  schedule: "` + sched + `"` + tz + `
+  jobTemplate:
+    spec:
+      template:
+        spec:
+          restartPolicy: Never
+          containers:
+            - name: job
+              image: curlimages/curl
+              command: ["sh", "-c", "your-job && curl -fsS -m 10 --retry 5 -o /dev/null ` + pingURL + `"]`
+}
+
+// pingBody shows a ping's full body as plain text (read-write keys only).
+func (s *Server) pingBody(w http.ResponseWriter, r *http.Request) {
+	c := checkOf(r)
+	n, err := strconv.ParseInt(r.PathValue("n"), 10, 64)
+	if err != nil || n < 1 {
+		s.errorPage(w, r, http.StatusNotFound, "No such ping.")
+		return
+	}
+	obs, _, err := s.Store.Check(r.Context(), c.UID)
+	if err != nil {
+		s.unavailable(w, r, "reading the ping log", err)
+		return
+	}
+	if n <= obs.NPings-int64(s.pingLogLimit(c.Namespace)) {
+		s.errorPage(w, r, http.StatusNotFound, "That ping is older than the ping log keeps.")
+		return
+	}
+	body, found, err := s.Store.PingBody(r.Context(), c.UID, n)
+	switch {
+	case err != nil:
+		s.unavailable(w, r, "reading the ping log", err)
+	case !found || len(body) == 0:
+		s.errorPage(w, r, http.StatusNotFound, "That ping has no body.")
+	default:
+		h := w.Header()
+		h.Set("Content-Type", "text/plain; charset=utf-8")
+		h.Set("Cache-Control", "no-store")
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		_, _ = w.Write(body)
+	}
+}
+
+// pause and resume change the pause in the ping store, as the API's do.
+func (s *Server) pause(w http.ResponseWriter, r *http.Request) {
+	s.changePause(w, r, s.Store.Pause)
+}
+
+func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
+	s.changePause(w, r, s.Store.Resume)
+}
+
+func (s *Server) changePause(w http.ResponseWriter, r *http.Request, change func(context.Context, store.Target, time.Time) (store.Check, error)) {
+	c := checkOf(r)
+	_, err := change(r.Context(), checkstate.Target(c, s.Client, s.pingLogLimit(c.Namespace)), s.now())
+	switch {
+	case errors.Is(err, monitor.ErrNotPaused):
+		// Resumed meanwhile (a ping, another tab): the page shows how it is.
+	case err != nil:
+		s.unavailable(w, r, "changing the pause", err)
+		return
+	}
+	http.Redirect(w, r, "/checks/"+checkindex.UUIDOf(c), http.StatusSeeOther)
+}

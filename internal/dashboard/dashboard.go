@@ -1,0 +1,352 @@
+// Package dashboard is Vigil's web face: the status board of a project's
+// checks, a check's page (its state and why, ping log, flips, schedule,
+// ping URLs, badges) and pause/resume, served by the manager's HTTP server
+// in every replica at /.
+//
+// Pages are rendered on the server with html/template from the same
+// informer cache and ping store the Management API reads, and work without
+// JavaScript; a small embedded script adds live updates (it refetches the
+// page's live part), the search box's instant filtering and copy buttons.
+// There is no build step and nothing is fetched from elsewhere: the
+// templates, the stylesheet and the script are embedded in the binary
+// (docs/dashboard.md says why).
+//
+// A user signs in with one of the project's API keys; what each key kind
+// sees is exactly what the Management API shows it. The key is kept in a
+// sealed, HttpOnly, SameSite=Strict session cookie (session.go), and every
+// form carries a CSRF token bound to the session.
+package dashboard
+
+import (
+	"context"
+	"crypto/rand"
+	"embed"
+	"errors"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/checkindex"
+	"github.com/vigil-operator/vigil/internal/project"
+	"github.com/vigil-operator/vigil/internal/store"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// DefaultSessionTTL is how long a sign-in lasts.
+const DefaultSessionTTL = 12 * time.Hour
+
+// Server serves the dashboard.
+type Server struct {
+	// Client reads Checks and Channels from the informer cache.
+	Client client.Reader
+	// Store holds what the checks observed, and takes pause and resume.
+	Store *store.Store
+	// Projects authenticates API keys and holds each project's secrets.
+	Projects *project.Registry
+	// PingLogLimit is a project's ping-log limit.
+	PingLogLimit func(namespace string) int
+	// BaseURL is the site root shown in ping URLs and snippets; a https://
+	// one makes the cookies Secure.
+	BaseURL string
+	// SessionTTL is how long a sign-in lasts (DefaultSessionTTL when 0).
+	SessionTTL time.Duration
+	// Clock tells the time for statuses and session expiry.
+	Clock clock.PassiveClock
+	Log   logr.Logger
+
+	pages    map[string]*template.Template
+	fallback []byte // seals sessions of a project without a signing secret
+}
+
+// Handler returns the dashboard's routes: /, /login, /logout, /checks/…
+// and /static/…. Register it for exactly those paths.
+func (s *Server) Handler() http.Handler {
+	s.pages = parseTemplates()
+	s.fallback = make([]byte, 32)
+	if _, err := rand.Read(s.fallback); err != nil {
+		panic(err)
+	}
+	static, err := fs.Sub(staticFS, "static")
+	if err != nil {
+		panic(err)
+	}
+	files := http.StripPrefix("/static/", http.FileServer(http.FS(static)))
+
+	mux := http.NewServeMux()
+	mux.Handle("GET /static/", cacheFor(time.Hour, files))
+	mux.HandleFunc("GET /{$}", s.signedIn(s.board))
+	mux.HandleFunc("POST /login", s.login)
+	mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/", http.StatusSeeOther) })
+	mux.HandleFunc("POST /logout", s.signedIn(s.checkCSRF(s.logout)))
+	mux.HandleFunc("GET /checks/{uuid}", s.signedIn(s.withCheck(s.checkPage)))
+	mux.HandleFunc("GET /checks/{uuid}/pings/{n}/body", s.signedIn(s.readWrite(s.withCheck(s.pingBody))))
+	mux.HandleFunc("POST /checks/{uuid}/pause", s.signedIn(s.readWrite(s.checkCSRF(s.withCheck(s.pause)))))
+	mux.HandleFunc("POST /checks/{uuid}/resume", s.signedIn(s.readWrite(s.checkCSRF(s.withCheck(s.resume)))))
+	return securityHeaders(mux)
+}
+
+// securityHeaders: no inline script or style and nothing from elsewhere
+// (the pages need neither), no framing, no sniffing.
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; object-src 'none'; "+
+			"base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "same-origin")
+		h.Set("X-Frame-Options", "DENY")
+		next.ServeHTTP(w, r)
+	})
+}
+
+func cacheFor(d time.Duration, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "public, max-age="+strconv.Itoa(int(d.Seconds())))
+		next.ServeHTTP(w, r)
+	})
+}
+
+// visitor is a signed-in request's project and key kind.
+type visitor struct {
+	Namespace string
+	ReadWrite bool
+	CSRF      string
+}
+
+type visitorKey struct{}
+
+func visitorOf(r *http.Request) visitor { return r.Context().Value(visitorKey{}).(visitor) }
+
+// Cookie names: __Host- binds the cookie to this exact origin over HTTPS.
+func (s *Server) sessionCookie() string {
+	if s.secure() {
+		return "__Host-vigil-session"
+	}
+	return "vigil_session"
+}
+
+func (s *Server) loginCookie() string {
+	if s.secure() {
+		return "__Host-vigil-login"
+	}
+	return "vigil_login"
+}
+
+func (s *Server) secure() bool { return strings.HasPrefix(s.BaseURL, "https://") }
+
+func (s *Server) setCookie(w http.ResponseWriter, name, value string, ttl time.Duration) {
+	c := &http.Cookie{Name: name, Value: value, Path: "/", HttpOnly: true, Secure: s.secure(), SameSite: http.SameSiteStrictMode}
+	if ttl > 0 {
+		c.MaxAge = int(ttl.Seconds())
+	} else {
+		c.MaxAge = -1
+	}
+	http.SetCookie(w, c)
+}
+
+func (s *Server) now() time.Time {
+	if s.Clock == nil {
+		return time.Now()
+	}
+	return s.Clock.Now()
+}
+
+func (s *Server) ttl() time.Duration {
+	if s.SessionTTL > 0 {
+		return s.SessionTTL
+	}
+	return DefaultSessionTTL
+}
+
+// secret is the project's session sealing secret: its badge signing
+// secret, which every replica reads from the project Secret; a project
+// without one (a hand-written Secret) gets this replica's own, so its
+// sessions hold on this replica only.
+func (s *Server) secret(namespace string) []byte {
+	if info, ok := s.Projects.Project(namespace); ok && info.SigningSecret != "" {
+		return []byte(info.SigningSecret)
+	}
+	return s.fallback
+}
+
+// signedIn opens the session, authenticates its key again and passes the
+// visitor on; without a valid session it shows the sign-in page (401), or
+// answers a live-update fetch with a bare 401.
+func (s *Server) signedIn(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		v, problem := s.visitor(r)
+		if problem != "" {
+			s.setCookie(w, s.sessionCookie(), "", 0)
+			if isFragment(r) {
+				http.Error(w, problem, http.StatusUnauthorized)
+				return
+			}
+			s.signInPage(w, r, http.StatusUnauthorized, problem)
+			return
+		}
+		next(w, r.WithContext(context.WithValue(r.Context(), visitorKey{}, v)))
+	}
+}
+
+// visitor returns the request's visitor, or why it has none ("" for a
+// request that never signed in, shown as no message).
+func (s *Server) visitor(r *http.Request) (visitor, string) {
+	c, err := r.Cookie(s.sessionCookie())
+	if err != nil || c.Value == "" {
+		return visitor{}, noSession
+	}
+	ns, err := cookieNamespace(c.Value)
+	if err != nil {
+		return visitor{}, "Your session is not valid. Sign in again."
+	}
+	sess, err := open(s.secret(ns), ns, c.Value)
+	if err != nil {
+		return visitor{}, "Your session is not valid. Sign in again."
+	}
+	if sess.expired(s.now()) {
+		return visitor{}, "Your session expired. Sign in again."
+	}
+	keyNS, access := s.Projects.Authenticate(sess.Key)
+	if access == project.NoAccess || keyNS != ns {
+		return visitor{}, "The API key of your session no longer exists. Sign in with a current key."
+	}
+	return visitor{Namespace: ns, ReadWrite: access == project.ReadWrite, CSRF: sess.CSRF}, ""
+}
+
+// noSession is the visitor problem of a request without a session cookie:
+// the sign-in page shows no message for it.
+const noSession = " "
+
+// login signs in with an API key from the sign-in form.
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 4096)
+	if err := r.ParseForm(); err != nil {
+		s.signInPage(w, r, http.StatusBadRequest, "The form could not be read.")
+		return
+	}
+	c, err := r.Cookie(s.loginCookie())
+	if err != nil || !sameToken(c.Value, r.PostForm.Get("csrf")) {
+		s.signInPage(w, r, http.StatusForbidden, "The sign-in form expired or did not come from this page. Try again.")
+		return
+	}
+	key := strings.TrimSpace(r.PostForm.Get("key"))
+	if len(key) != project.KeyLength {
+		s.signInPage(w, r, http.StatusUnauthorized, "That is not an API key: a key is "+strconv.Itoa(project.KeyLength)+" characters.")
+		return
+	}
+	ns, access := s.Projects.Authenticate(key)
+	if access == project.NoAccess {
+		s.signInPage(w, r, http.StatusUnauthorized, "Wrong API key: no project has it.")
+		return
+	}
+	value, err := seal(s.secret(ns), ns, session{Key: key, Expires: s.now().Add(s.ttl()).Unix(), CSRF: newToken()})
+	if err != nil {
+		s.Log.Error(err, "sealing a dashboard session")
+		http.Error(w, "could not sign in", http.StatusInternalServerError)
+		return
+	}
+	s.setCookie(w, s.sessionCookie(), value, s.ttl())
+	s.setCookie(w, s.loginCookie(), "", 0)
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// logout ends the session in this browser.
+func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
+	s.setCookie(w, s.sessionCookie(), "", 0)
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+// signInPage shows the sign-in form with a fresh login CSRF token
+// (double-submitted: in a cookie and in the form).
+func (s *Server) signInPage(w http.ResponseWriter, r *http.Request, status int, problem string) {
+	token := newToken()
+	s.setCookie(w, s.loginCookie(), token, time.Hour)
+	s.render(w, r, status, "signin", map[string]any{"CSRF": token, "Problem": strings.TrimSpace(problem), "Title": "Sign in"})
+}
+
+// readWrite refuses read-only keys.
+func (s *Server) readWrite(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if !visitorOf(r).ReadWrite {
+			s.errorPage(w, r, http.StatusForbidden, "This needs a read-write API key; you signed in with a read-only key.")
+			return
+		}
+		next(w, r)
+	}
+}
+
+// checkCSRF requires the session's CSRF token in the form.
+func (s *Server) checkCSRF(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, 4096)
+		if err := r.ParseForm(); err != nil || !sameToken(visitorOf(r).CSRF, r.PostForm.Get("csrf")) {
+			s.errorPage(w, r, http.StatusForbidden, "The form did not carry this session's CSRF token: reload the page and try again.")
+			return
+		}
+		next(w, r)
+	}
+}
+
+type checkKey struct{}
+
+// withCheck finds the check the path names within the visitor's project;
+// another project's check is not found, as if it did not exist.
+func (s *Server) withCheck(next http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		c, err := checkindex.ByUUID(r.Context(), s.Client, s.Store, r.PathValue("uuid"))
+		switch {
+		case errors.Is(err, checkindex.ErrNotFound) || (err == nil && c.Namespace != visitorOf(r).Namespace):
+			s.errorPage(w, r, http.StatusNotFound, "No such check in this project.")
+			return
+		case err != nil:
+			s.unavailable(w, r, "looking up the check", err)
+			return
+		}
+		next(w, r.WithContext(context.WithValue(r.Context(), checkKey{}, c)))
+	}
+}
+
+func checkOf(r *http.Request) *v1.Check { return r.Context().Value(checkKey{}).(*v1.Check) }
+
+// unavailable answers a failure of the store or the cache.
+func (s *Server) unavailable(w http.ResponseWriter, r *http.Request, what string, err error) {
+	if s.Store.Unavailable(err) {
+		w.Header().Set("Retry-After", "5")
+		s.errorPage(w, r, http.StatusServiceUnavailable, "The ping store is unavailable; try again in a moment.")
+		return
+	}
+	s.Log.Error(err, what, "path", r.URL.Path)
+	s.errorPage(w, r, http.StatusInternalServerError, what+" failed; try again.")
+}
+
+func (s *Server) errorPage(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	if isFragment(r) {
+		http.Error(w, msg, status)
+		return
+	}
+	s.render(w, r, status, "error", map[string]any{"Title": http.StatusText(status), "Message": msg})
+}
+
+// isFragment: the script's live update asks for the page's live part only.
+func isFragment(r *http.Request) bool { return r.Header.Get("X-Vigil-Fragment") == "1" }
+
+func (s *Server) pingLogLimit(namespace string) int {
+	limit := 100
+	if s.PingLogLimit != nil {
+		limit = s.PingLogLimit(namespace)
+	}
+	return min(max(limit, 1), 1000)
+}

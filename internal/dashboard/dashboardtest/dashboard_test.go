@@ -1,0 +1,223 @@
+package dashboardtest
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+
+	"github.com/vigil-operator/vigil/internal/testenv/managertest"
+)
+
+// check is a check of the project, as created through the API.
+type check struct {
+	name, slug, tags, fields string
+	uuid, pingURL            string
+}
+
+var _ = Describe("The dashboard", Ordered, func() {
+	var (
+		p                     managertest.Project
+		backup, report, stage *check
+	)
+	const body = "backup done: 42 rows\nall good"
+
+	BeforeAll(func() {
+		p = harness.NewProject("dash-")
+		backup = &check{name: "DB backup", slug: "db-backup", tags: "prod db", fields: `"timeout": 3600, "grace": 300`}
+		report = &check{name: "Nightly report", slug: "nightly-report", tags: "prod",
+			fields: `"schedule": "45 3 * * *", "tz": "Europe/Riga", "grace": 900`}
+		stage = &check{name: "Staging sync", slug: "staging-sync", tags: "staging", fields: `"timeout": 60, "grace": 60`}
+		for _, c := range []*check{backup, report, stage} {
+			status, resp := apiCall("POST", "/api/v3/checks/", p.ReadWrite, fmt.Sprintf(
+				`{"name": %q, "slug": %q, "tags": %q, %s}`, c.name, c.slug, c.tags, c.fields))
+			Expect(status).To(Equal(http.StatusCreated), "%v", resp)
+			c.uuid, c.pingURL = resp["uuid"].(string), resp["ping_url"].(string)
+		}
+		curl(backup.pingURL, body)
+	})
+
+	It("refuses a wrong key, and a sign-in form that did not come from the page", func() {
+		ctx := newSession()
+		do(ctx,
+			chromedp.Navigate(harness.BaseURL+"/"),
+			chromedp.WaitVisible(chromedp.ID("key")),
+			chromedp.SendKeys(chromedp.ID("key"), strings.Repeat("x", 32)),
+			chromedp.Click(chromedp.CSS(".signin-form button")),
+			chromedp.WaitVisible(chromedp.ID("problem")),
+		)
+		Expect(text(ctx, "#problem")).To(ContainSubstring("Wrong API key"))
+		Expect(js[bool](ctx, `document.querySelector(".summary") === null`)).To(BeTrue())
+
+		// A form posted from elsewhere carries no login cookie: refused,
+		// even with a good key.
+		status, page := get("POST", "/login", strings.NewReader("key="+p.ReadWrite+"&csrf=forged"),
+			"Content-Type", "application/x-www-form-urlencoded")
+		Expect(status).To(Equal(http.StatusForbidden))
+		Expect(page).To(ContainSubstring("did not come from this page"))
+	})
+
+	It("shows a read-only key the board and the checks, without ping URLs, the ping log or bodies", func() {
+		ctx := newSession()
+		signIn(ctx, p.ReadOnly)
+		Expect(text(ctx, ".access")).To(Equal("read-only key"))
+		Expect(js[int](ctx, `document.querySelectorAll("table.board tbody tr").length`)).To(Equal(3))
+		Expect(text(ctx, ".summary")).To(ContainSubstring("3 checks: 1 up, 0 late, 0 down, 0 paused"))
+		Expect(text(ctx, fmt.Sprintf(`tr[data-uuid=%q] .status`, backup.uuid))).To(ContainSubstring("up"))
+
+		do(ctx, chromedp.Click(chromedp.CSS(fmt.Sprintf(`tr[data-uuid=%q] .name a`, backup.uuid))),
+			chromedp.WaitVisible(chromedp.CSS(".state-line")))
+		html := js[string](ctx, `document.documentElement.outerHTML`)
+		Expect(html).To(ContainSubstring("/b/2/"), "badges are for every key")
+		Expect(html).NotTo(ContainSubstring(backup.pingURL))
+		Expect(html).NotTo(ContainSubstring("/ping/"))
+		Expect(html).NotTo(ContainSubstring("Ping log"))
+		Expect(html).NotTo(ContainSubstring("backup done"))
+		Expect(html).NotTo(ContainSubstring("Pause monitoring"))
+
+		// Typing the body's URL does not help.
+		do(ctx, chromedp.Navigate(harness.BaseURL+"/checks/"+backup.uuid+"/pings/1/body"))
+		Expect(text(ctx, "main")).To(ContainSubstring("needs a read-write API key"))
+		Expect(js[string](ctx, `document.body.innerText`)).NotTo(ContainSubstring("backup done"))
+	})
+
+	It("shows a read-write key the ping URLs, snippets, the ping log and the full body", func() {
+		ctx := newSession()
+		signIn(ctx, p.ReadWrite)
+		Expect(text(ctx, ".access")).To(Equal("read-write key"))
+		do(ctx, chromedp.Navigate(harness.BaseURL+"/checks/"+backup.uuid), chromedp.WaitVisible(chromedp.ID("ping-url")))
+		Expect(text(ctx, "#ping-url")).To(Equal(backup.pingURL))
+		Expect(text(ctx, "#snippet-curl")).To(ContainSubstring("curl -fsS -m 10 --retry 5 -o /dev/null " + backup.pingURL))
+		Expect(text(ctx, "#snippet-run")).To(HavePrefix("vigil run " + backup.pingURL))
+		Expect(text(ctx, "#kubectl")).To(Equal("kubectl -n " + p.Namespace + " get check db-backup-" + backup.uuid[:8]))
+		Expect(text(ctx, "table.pings tbody tr")).To(ContainSubstring("backup done: 42 rows"))
+		Expect(text(ctx, ".why")).To(ContainSubstring("Last ping at"))
+
+		do(ctx, chromedp.Click(chromedp.CSS("table.pings .body a")), chromedp.WaitReady(chromedp.CSS("body")))
+		Expect(js[string](ctx, `document.body.innerText`)).To(Equal(body))
+		screenshotAfter(ctx, "/checks/"+backup.uuid, "check")
+	})
+
+	It("shows a ping sent with curl on the open board, without a reload", func() {
+		ctx := newSession()
+		signIn(ctx, p.ReadWrite)
+		status := fmt.Sprintf(`tr[data-uuid=%q] .status`, stage.uuid)
+		Expect(text(ctx, status)).To(ContainSubstring("new"))
+		js[bool](ctx, `window.notReloaded = true`)
+
+		curl(stage.pingURL, "")
+		Eventually(func() string { return text(ctx, status) }).Should(ContainSubstring("up"))
+		Expect(js[bool](ctx, `window.notReloaded === true`)).To(BeTrue(), "the page was reloaded")
+		Expect(text(ctx, ".updated")).To(MatchRegexp(`Updated (just now|\d+s ago)\.`))
+	})
+
+	It("shows a check that missed its deadline as down, live", func() {
+		ctx := newSession()
+		signIn(ctx, p.ReadOnly)
+		status := fmt.Sprintf(`tr[data-uuid=%q] .status`, stage.uuid)
+		Expect(text(ctx, status)).To(ContainSubstring("up"))
+		clk.Step(3 * time.Minute) // timeout 60 s, grace 60 s
+		Eventually(func() string { return text(ctx, status) }).Should(ContainSubstring("down"))
+		Expect(text(ctx, ".summary")).To(ContainSubstring("1 down"))
+
+		do(ctx, chromedp.Navigate(harness.BaseURL+"/checks/"+stage.uuid), chromedp.WaitVisible(chromedp.CSS(".why")))
+		Expect(text(ctx, ".why")).To(MatchRegexp(`^Expected a ping by .* UTC, none came; down since .* UTC\.$`))
+	})
+
+	It("filters by tag and by search, and keeps both in the URL", func() {
+		ctx := newSession()
+		signIn(ctx, p.ReadOnly)
+		rows := `document.querySelectorAll("table.board tbody tr").length`
+		do(ctx, chromedp.Click(chromedp.CSS(`nav.chips a[href="/?tag=staging"]`)),
+			chromedp.WaitVisible(chromedp.CSS(`nav.chips a.on`)))
+		Expect(run(ctx, chromedp.Location())).To(HaveSuffix("/?tag=staging"))
+		Expect(js[int](ctx, rows)).To(Equal(1))
+		Expect(text(ctx, "table.board tbody tr .name a")).To(Equal("Staging sync"))
+
+		// The search box filters as one types, and the URL follows.
+		do(ctx, chromedp.Navigate(harness.BaseURL+"/"), chromedp.WaitVisible(chromedp.ID("q")),
+			chromedp.SendKeys(chromedp.ID("q"), "night"))
+		Eventually(func() int { return js[int](ctx, rows) }).Should(Equal(1))
+		Expect(text(ctx, "table.board tbody tr .name a")).To(Equal("Nightly report"))
+		Expect(run(ctx, chromedp.Location())).To(HaveSuffix("/?q=night"))
+
+		// A shared link opens the same view.
+		do(ctx, chromedp.Navigate(harness.BaseURL+"/?q=back&tag=prod"), chromedp.WaitVisible(chromedp.CSS(".summary")))
+		Expect(js[int](ctx, rows)).To(Equal(1))
+		Expect(text(ctx, "table.board tbody tr .name a")).To(Equal("DB backup"))
+	})
+
+	It("pauses and resumes with a read-write key, and refuses a form without the session's CSRF token", func() {
+		ctx := newSession()
+		signIn(ctx, p.ReadWrite)
+		do(ctx, chromedp.Navigate(harness.BaseURL+"/checks/"+report.uuid), chromedp.WaitVisible(chromedp.CSS(".pause-form")))
+
+		// A form posted by a script without the token is refused.
+		code := run(ctx, chromedp.Evaluate[float64](fmt.Sprintf(`fetch("/checks/%s/pause", {method: "POST", body: new URLSearchParams({csrf: "guess"})}).then(r => r.status)`, report.uuid), chromedp.EvalAwaitPromise))
+		Expect(code).To(BeNumerically("==", http.StatusForbidden))
+		_, resp := apiCall("GET", "/api/v3/checks/"+report.uuid, p.ReadWrite, "")
+		Expect(resp["status"]).To(Equal("new"))
+
+		do(ctx, chromedp.Click(chromedp.CSS(".pause-form button")), chromedp.WaitVisible(chromedp.CSS(".status.big.paused")))
+		Expect(text(ctx, ".pause-form button")).To(Equal("Resume monitoring"))
+		_, resp = apiCall("GET", "/api/v3/checks/"+report.uuid, p.ReadWrite, "")
+		Expect(resp["status"]).To(Equal("paused"))
+
+		do(ctx, chromedp.Click(chromedp.CSS(".pause-form button")), chromedp.WaitVisible(chromedp.CSS(".status.big.new")))
+		Expect(text(ctx, ".pause-form button")).To(Equal("Pause monitoring"))
+	})
+
+	It("explains a schedule in words, with its next instants in its zone and the viewer's", func() {
+		ctx := newSession()
+		signIn(ctx, p.ReadOnly)
+		do(ctx, chromedp.Navigate(harness.BaseURL+"/checks/"+report.uuid), chromedp.WaitVisible(chromedp.CSS("table.upcoming")))
+		Expect(text(ctx, "main")).To(ContainSubstring("Expects a ping every day at 03:45, Riga time"))
+		Expect(js[int](ctx, `document.querySelectorAll("table.upcoming tbody tr").length`)).To(Equal(5))
+		Expect(text(ctx, "table.upcoming tbody tr td")).To(MatchRegexp(`^\w{3} \d+ \w{3} 03:45$`))
+	})
+
+	It("reads at phone width, can be used from the keyboard, and has a wall mode", func() {
+		ctx := newSession()
+		signIn(ctx, p.ReadWrite)
+		screenshotAfter(ctx, "/", "board")
+		screenshotAfter(ctx, "/?wall=1", "wall")
+		Expect(js[string](ctx, `getComputedStyle(document.body).backgroundColor`)).To(Equal("rgb(13, 17, 23)"))
+		// Down first on the wall.
+		Expect(text(ctx, "table.board tbody tr .status")).To(ContainSubstring("down"))
+
+		// The first Tab reaches the skip link, which leads to the content.
+		do(ctx, chromedp.Navigate(harness.BaseURL+"/"), chromedp.WaitVisible(chromedp.CSS(".summary")),
+			chromedp.KeyEvent("\t"))
+		Expect(js[string](ctx, `document.activeElement.textContent`)).To(Equal("Skip to content"))
+
+		// At phone width nothing overflows sideways.
+		do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(harness.BaseURL+"/"),
+			chromedp.WaitVisible(chromedp.CSS(".summary")))
+		Expect(js[bool](ctx, `document.documentElement.scrollWidth <= window.innerWidth`)).To(BeTrue())
+		screenshot(ctx, "board-phone")
+	})
+
+	It("signs out, and ends a session when it expires", func() {
+		ctx := newSession()
+		signIn(ctx, p.ReadOnly)
+		do(ctx, chromedp.Click(chromedp.CSS(".signout button")), chromedp.WaitVisible(chromedp.ID("key")))
+		do(ctx, chromedp.Navigate(harness.BaseURL+"/"), chromedp.WaitVisible(chromedp.ID("key")))
+
+		signIn(ctx, p.ReadOnly)
+		clk.Step(13 * time.Hour) // past the 12-hour session
+		do(ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.ID("problem")))
+		Expect(text(ctx, "#problem")).To(ContainSubstring("Your session expired"))
+	})
+})
+
+// screenshotAfter opens path in the session and saves a screenshot of it.
+func screenshotAfter(ctx context.Context, path, name string) {
+	GinkgoHelper()
+	do(ctx, chromedp.Navigate(harness.BaseURL+path), chromedp.WaitVisible(chromedp.CSS("main")))
+	screenshot(ctx, name)
+}

@@ -1,0 +1,195 @@
+// Package dashboardtest drives the dashboard of a whole manager, on envtest
+// and a real ping store, with a real headless Chromium (Debian's chromium,
+// which hack/ensure-chromium.sh installs) over the DevTools protocol. The
+// manager runs on a fake clock, so that a check can go down, and a session
+// expire, without the test waiting for it. Screenshots of the board, the
+// wall mode and a check's page are written under bin/screenshots/.
+package dashboardtest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	testingclock "k8s.io/utils/clock/testing"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/vigil-operator/vigil/internal/manager"
+	"github.com/vigil-operator/vigil/internal/testenv"
+	"github.com/vigil-operator/vigil/internal/testenv/managertest"
+)
+
+var (
+	harness *managertest.Harness
+	// clk is the manager's clock: pings are recorded at its time, statuses
+	// computed and sessions expired at it.
+	clk = testingclock.NewFakeClock(time.Now().UTC().Truncate(time.Second))
+	// browser is one Chromium; each session opens its own browser context
+	// (its own cookies) in it.
+	browser       context.Context
+	stopBrowser   context.CancelFunc
+	screenshotDir string
+)
+
+func TestDashboard(t *testing.T) {
+	RegisterFailHandler(Fail)
+	RunSpecs(t, "Dashboard in a real browser")
+}
+
+// chromiumPath is Debian's chromium, or $VIGIL_CHROMIUM.
+func chromiumPath() string {
+	if p := os.Getenv("VIGIL_CHROMIUM"); p != "" {
+		return p
+	}
+	p, err := exec.LookPath("chromium")
+	Expect(err).NotTo(HaveOccurred(), "chromium is missing: run hack/ensure-chromium.sh (make test does)")
+	return p
+}
+
+var _ = BeforeSuite(func() {
+	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
+	SetDefaultEventuallyTimeout(30 * time.Second)
+	SetDefaultEventuallyPollingInterval(200 * time.Millisecond)
+	harness = managertest.Start(manager.Options{Clock: clk})
+
+	root, err := testenv.RepoRoot()
+	Expect(err).NotTo(HaveOccurred())
+	screenshotDir = filepath.Join(root, "bin", "screenshots")
+	Expect(os.MkdirAll(screenshotDir, 0o755)).To(Succeed())
+
+	opts := []chromedp.ExecAllocatorOption{
+		chromedp.ExecPath(chromiumPath()),
+		chromedp.NoFirstRun, chromedp.NoDefaultBrowserCheck, chromedp.Headless, chromedp.NoSandbox, chromedp.DisableGPU,
+		// Nothing but the manager: no updates, no sync, no QUIC probes.
+		chromedp.Flag("disable-quic", true),
+		chromedp.Flag("disable-background-networking", true),
+		chromedp.Flag("disable-component-update", true),
+		chromedp.Flag("disable-sync", true),
+		chromedp.Flag("disable-dev-shm-usage", true),
+		chromedp.Flag("disable-extensions", true),
+		chromedp.UserDataDir(GinkgoT().TempDir()),
+		chromedp.WindowSize(1280, 900),
+	}
+	alloc, stopAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+	var stopCtx context.CancelFunc
+	browser, stopCtx = chromedp.NewContext(alloc)
+	stopBrowser = func() { stopCtx(); stopAlloc() }
+	// The first Run starts the browser; it lives as long as this context.
+	Expect(chromedp.Do(browser)).To(Succeed())
+})
+
+var _ = AfterSuite(func() {
+	if stopBrowser != nil {
+		stopBrowser()
+	}
+	harness.Stop()
+})
+
+// newSession opens a tab with its own cookies, closed when the spec ends.
+func newSession() context.Context {
+	ctx, cancel := chromedp.NewContext(browser, chromedp.WithNewBrowserContext())
+	DeferCleanup(cancel)
+	Expect(chromedp.Do(ctx)).To(Succeed())
+	return ctx
+}
+
+// do runs browser steps, each run bounded.
+func do(ctx context.Context, steps ...chromedp.Action[chromedp.Void]) {
+	GinkgoHelper()
+	c, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	Expect(chromedp.Do(c, steps...)).To(Succeed())
+}
+
+// run runs one browser action and returns its value.
+func run[T any](ctx context.Context, a chromedp.Action[T]) T {
+	GinkgoHelper()
+	c, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	v, err := chromedp.Run(c, a)
+	Expect(err).NotTo(HaveOccurred())
+	return v
+}
+
+// js evaluates an expression in the page.
+func js[T any](ctx context.Context, expr string) T {
+	GinkgoHelper()
+	return run(ctx, chromedp.Evaluate[T](expr))
+}
+
+// text is the visible text of the first element matching a CSS selector.
+func text(ctx context.Context, sel string) string {
+	GinkgoHelper()
+	return run(ctx, chromedp.Text(chromedp.CSS(sel)))
+}
+
+// signIn signs in on the sign-in page with key and waits for the board.
+func signIn(ctx context.Context, key string) {
+	GinkgoHelper()
+	do(ctx,
+		chromedp.Navigate(harness.BaseURL+"/"),
+		chromedp.WaitVisible(chromedp.ID("key")),
+		chromedp.SendKeys(chromedp.ID("key"), key),
+		chromedp.Click(chromedp.CSS(".signin-form button")),
+		chromedp.WaitVisible(chromedp.CSS(".summary")),
+	)
+}
+
+// screenshot saves the whole page as bin/screenshots/<name>.png.
+func screenshot(ctx context.Context, name string) {
+	GinkgoHelper()
+	png := run(ctx, chromedp.FullScreenshot(100))
+	Expect(os.WriteFile(filepath.Join(screenshotDir, name+".png"), png, 0o644)).To(Succeed())
+}
+
+// apiCall makes a Management API request and decodes its JSON answer.
+func apiCall(method, path, key, body string) (int, map[string]any) {
+	GinkgoHelper()
+	req, err := http.NewRequestWithContext(context.Background(), method, harness.BaseURL+path, bytes.NewBufferString(body))
+	Expect(err).NotTo(HaveOccurred())
+	req.Header.Set("X-Api-Key", key)
+	resp, err := http.DefaultClient.Do(req)
+	Expect(err).NotTo(HaveOccurred())
+	defer resp.Body.Close()
+	var m map[string]any
+	Expect(json.NewDecoder(resp.Body).Decode(&m)).To(Succeed())
+	return resp.StatusCode, m
+}
+
+// curl pings a URL with curl, as a job would, with an optional body.
+func curl(url, body string) {
+	GinkgoHelper()
+	args := []string{"-fsS", "-m", "10", "-o", "/dev/null", url}
+	if body != "" {
+		args = append(args, "--data-raw", body)
+	}
+	out, err := exec.Command("curl", args...).CombinedOutput()
+	Expect(err).NotTo(HaveOccurred(), "curl: %s", out)
+}
+
+// get fetches a page without a browser: no cookies, no JavaScript.
+func get(method, path string, body io.Reader, header ...string) (int, string) {
+	GinkgoHelper()
+	req, err := http.NewRequestWithContext(context.Background(), method, harness.BaseURL+path, body)
+	Expect(err).NotTo(HaveOccurred())
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := http.DefaultClient.Do(req)
+	Expect(err).NotTo(HaveOccurred())
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	Expect(err).NotTo(HaveOccurred())
+	return resp.StatusCode, string(b)
+}

@@ -1,0 +1,60 @@
+package dashboard
+
+import (
+	"bytes"
+	"html/template"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// pageNames are the templates under templates/, each rendered inside
+// layout.html; a page's "live" template is the part the script refetches.
+var pageNames = []string{"signin", "error", "board", "check"}
+
+func parseTemplates() map[string]*template.Template {
+	funcs := template.FuncMap{
+		"iso":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"utc":      func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+		"in":       formatIn,
+		"duration": words,
+		"pct":      percent,
+		"add":      func(a, b int) int { return a + b },
+	}
+	pages := map[string]*template.Template{}
+	for _, name := range pageNames {
+		pages[name] = template.Must(template.New("layout.html").Funcs(funcs).
+			ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
+	}
+	return pages
+}
+
+// render executes a page into a buffer first, so that a template error is
+// a clean 500 and not half a page. A live-update fetch gets the page's live
+// part alone.
+func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, page string, data any) {
+	t := s.pages[page]
+	name := "layout.html"
+	if isFragment(r) && t.Lookup("live") != nil {
+		name = "live"
+	}
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, name, data); err != nil {
+		s.Log.Error(err, "rendering a dashboard page", "page", page)
+		http.Error(w, "the page could not be rendered", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// percent writes a share for people: "100", "99.95", "0".
+func percent(f float64) string {
+	if f >= 100 || f <= 0 {
+		return strconv.FormatFloat(f, 'f', 0, 64)
+	}
+	return strconv.FormatFloat(f, 'f', 2, 64)
+}

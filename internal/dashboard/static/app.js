@@ -1,0 +1,90 @@
+// Vigil's dashboard, enhanced: every page works without this script; with
+// it, the page's live part (#live) is refetched every few seconds, the
+// search box filters as you type, times are shown in your own zone too,
+// and copy buttons copy. No framework and no build step: the server
+// renders the HTML, this swaps it in.
+"use strict";
+(function () {
+  var REFRESH_MS = 5000;
+  var live = document.querySelector("[data-live]");
+  var lastUpdate = Date.now();
+  var inflight = null;
+
+  function localTimes(root) {
+    root.querySelectorAll("time[data-local]").forEach(function (el) {
+      var d = new Date(el.getAttribute("datetime"));
+      if (!isNaN(d)) {
+        el.textContent = d.toLocaleString(undefined, { weekday: "short", day: "numeric", month: "short", hour: "2-digit", minute: "2-digit", timeZoneName: "short" });
+      }
+    });
+  }
+
+  function showAge() {
+    var el = document.querySelector("[data-updated]");
+    if (!el) return;
+    var s = Math.round((Date.now() - lastUpdate) / 1000);
+    el.textContent = s < 2 ? "Updated just now." : "Updated " + s + "s ago.";
+  }
+
+  function refresh() {
+    if (!live || document.hidden) return;
+    if (inflight) inflight.abort();
+    var ctl = new AbortController();
+    inflight = ctl;
+    fetch(location.pathname + location.search, { headers: { "X-Vigil-Fragment": "1" }, credentials: "same-origin", signal: ctl.signal, cache: "no-store" })
+      .then(function (resp) {
+        if (resp.status === 401) { location.reload(); return null; }
+        if (!resp.ok) throw new Error(resp.status);
+        return resp.text();
+      })
+      .then(function (html) {
+        if (html == null) return;
+        var focused = document.activeElement && live.contains(document.activeElement) ? document.activeElement.getAttribute("href") : null;
+        live.innerHTML = html;
+        if (focused) {
+          var again = live.querySelector('a[href="' + CSS.escape(focused) + '"]');
+          if (again) again.focus();
+        }
+        localTimes(live);
+        lastUpdate = Date.now();
+        showAge();
+      })
+      .catch(function () { /* offline for a moment: the age keeps growing, which says so */ })
+      .finally(function () { if (inflight === ctl) inflight = null; });
+  }
+
+  // The search box filters as you type; the URL follows, so it can be shared.
+  var form = document.querySelector("form[data-live-search]");
+  if (form && live) {
+    var timer = null;
+    form.querySelector("input[type=search]").addEventListener("input", function () {
+      clearTimeout(timer);
+      timer = setTimeout(function () {
+        var params = new URLSearchParams(new FormData(form));
+        if (!params.get("q")) params.delete("q");
+        var qs = params.toString();
+        history.replaceState(null, "", qs ? "/?" + qs : "/");
+        refresh();
+      }, 200);
+    });
+  }
+
+  document.addEventListener("click", function (ev) {
+    var btn = ev.target.closest("button[data-copy]");
+    if (!btn) return;
+    var src = document.getElementById(btn.getAttribute("data-copy"));
+    if (!src || !navigator.clipboard) return;
+    navigator.clipboard.writeText(src.textContent.trim()).then(function () {
+      var was = btn.textContent;
+      btn.textContent = "Copied";
+      setTimeout(function () { btn.textContent = was; }, 1500);
+    });
+  });
+
+  localTimes(document);
+  if (live) {
+    setInterval(refresh, REFRESH_MS);
+    setInterval(showAge, 1000);
+    document.addEventListener("visibilitychange", function () { if (!document.hidden) refresh(); });
+  }
+})();

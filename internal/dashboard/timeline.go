@@ -1,0 +1,103 @@
+package dashboard
+
+import (
+	"time"
+
+	"github.com/vigil-operator/vigil/internal/monitor"
+	"github.com/vigil-operator/vigil/internal/store"
+)
+
+// timelineSpan is how far back a check's page shows its flips.
+const timelineSpan = 90 * 24 * time.Hour
+
+// timeline is a check's up and down periods over the span, as a bar.
+type timeline struct {
+	Segments []segment
+	// Downs is how many down periods began in the span; DownFor their
+	// total length within it; UpPercent the share of the known time up.
+	Downs     int
+	DownFor   string
+	UpPercent float64
+	Known     bool // some of the span has a known state
+}
+
+// segment is one period: its state and where it lies on the bar, in
+// percent of the span.
+type segment struct {
+	State        string // up, down, unknown
+	Left, Width  float64
+	From, To     time.Time
+	Length, Word string
+}
+
+// timelineOf lays the flips (newest first, as the store returns them) over
+// the span ending at now. Before the check was created, and before its
+// first flip, its state is unknown, unless it is up or down now and never
+// flipped.
+func timelineOf(flips []store.Flip, status monitor.Status, created, now time.Time) timeline {
+	start := now.Add(-timelineSpan)
+	// Walk oldest first: the state at the span's start is that of the last
+	// flip before it.
+	state := "unknown"
+	if len(flips) == 0 && status != monitor.StatusNew {
+		state = stateWord(status != monitor.StatusDown)
+	}
+	var tl timeline
+	from := start
+	var downFor, known time.Duration
+	if created.After(start) && len(flips) == 0 {
+		tl.Segments = append(tl.Segments, segment{State: "unknown", Word: "unknown", From: start, To: created,
+			Width: pct(created.Sub(start)), Length: words(created.Sub(start))})
+		from = created
+	}
+	add := func(to time.Time) {
+		if !to.After(from) {
+			return
+		}
+		d := to.Sub(from)
+		if n := len(tl.Segments); n > 0 && tl.Segments[n-1].State == state {
+			last := &tl.Segments[n-1] // one period, however it was reached
+			last.To, last.Width, last.Length = to, pct(to.Sub(last.From)), words(to.Sub(last.From))
+		} else {
+			tl.Segments = append(tl.Segments, segment{State: state, From: from, To: to,
+				Left: pct(from.Sub(start)), Width: pct(d), Length: words(d), Word: state})
+		}
+		switch state {
+		case "down":
+			downFor += d
+			known += d
+		case "up":
+			known += d
+		}
+	}
+	for i := len(flips) - 1; i >= 0; i-- {
+		f := flips[i]
+		if f.At.After(now) {
+			break
+		}
+		if f.At.After(start) {
+			add(f.At)
+			from = f.At
+			if !f.Up {
+				tl.Downs++
+			}
+		}
+		state = stateWord(f.Up)
+	}
+	add(now)
+	tl.Known = known > 0
+	tl.DownFor = words(downFor)
+	if known > 0 {
+		tl.UpPercent = 100 * float64(known-downFor) / float64(known)
+	}
+	return tl
+}
+
+func stateWord(up bool) string {
+	if up {
+		return "up"
+	}
+	return "down"
+}
+
+func pct(d time.Duration) float64 { return 100 * float64(d) / float64(timelineSpan) }

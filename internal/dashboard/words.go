@@ -1,0 +1,172 @@
+package dashboard
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// words says a duration the way people do, in at most two units:
+// "1 day", "2 hours 30 minutes", "45 seconds".
+func words(d time.Duration) string {
+	if d < 0 {
+		d = -d
+	}
+	d = d.Round(time.Second)
+	if d < time.Second {
+		return "0 seconds"
+	}
+	units := []struct {
+		name string
+		size time.Duration
+	}{{"day", 24 * time.Hour}, {"hour", time.Hour}, {"minute", time.Minute}, {"second", time.Second}}
+	var parts []string
+	for _, u := range units {
+		if n := d / u.size; n > 0 {
+			parts = append(parts, plural(int64(n), u.name))
+			d -= n * u.size
+			if len(parts) == 2 {
+				break
+			}
+		} else if len(parts) > 0 {
+			break // "1 day 3 minutes" reads as more exact than it is
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+func plural(n int64, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return strconv.FormatInt(n, 10) + " " + unit + "s"
+}
+
+// relative says when t is from now: "just now", "3 minutes ago", "in 2 hours".
+func relative(t, now time.Time) string {
+	d := now.Sub(t)
+	switch {
+	case d > -time.Second && d < 5*time.Second:
+		return "just now"
+	case d > 0:
+		return coarse(d) + " ago"
+	default:
+		return "in " + coarse(-d)
+	}
+}
+
+// coarse is words in one unit, for the board's narrow columns.
+func coarse(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return plural(int64(d/time.Second), "second")
+	case d < time.Hour:
+		return plural(int64(d/time.Minute), "minute")
+	case d < 48*time.Hour:
+		return plural(int64(d/time.Hour), "hour")
+	default:
+		return plural(int64(d/(24*time.Hour)), "day")
+	}
+}
+
+// zoneName is how a time zone is said: "Riga time" for Europe/Riga, "UTC".
+func zoneName(tz string) string {
+	if tz == "" || tz == "UTC" || tz == "Etc/UTC" {
+		return "UTC"
+	}
+	city := tz[strings.LastIndex(tz, "/")+1:]
+	return strings.ReplaceAll(city, "_", " ") + " time"
+}
+
+// formatIn writes t in the zone tz as "Mon 24 Nov 03:45".
+func formatIn(t time.Time, tz string) string {
+	loc, err := time.LoadLocation(tz)
+	if err != nil || tz == "" {
+		loc = time.UTC
+	}
+	return t.In(loc).Format("Mon 2 Jan 15:04")
+}
+
+var weekdays = []string{"Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"}
+
+// describeCron says a five-field cron expression in words where it has a
+// common shape, and "" where it does not (the page then shows the
+// expression and its next instants, which explain any schedule).
+func describeCron(expr string) string {
+	f := strings.Fields(expr)
+	if len(f) != 5 {
+		switch expr {
+		case "@hourly":
+			return "every hour, on the hour"
+		case "@daily", "@midnight":
+			return "every day at 00:00"
+		case "@weekly":
+			return "every Sunday at 00:00"
+		case "@monthly":
+			return "on the 1st of every month at 00:00"
+		case "@yearly", "@annually":
+			return "every 1 January at 00:00"
+		}
+		return ""
+	}
+	minute, hour, dom, month, dow := f[0], f[1], f[2], f[3], f[4]
+	if month != "*" {
+		return ""
+	}
+	num := func(s string, hi int) (int, bool) {
+		n, err := strconv.Atoi(s)
+		return n, err == nil && n >= 0 && n <= hi
+	}
+	step := func(s string) (int, bool) {
+		rest, ok := strings.CutPrefix(s, "*/")
+		if !ok {
+			return 0, false
+		}
+		n, err := strconv.Atoi(rest)
+		return n, err == nil && n > 0
+	}
+	m, mOK := num(minute, 59)
+	h, hOK := num(hour, 23)
+	if dom != "*" {
+		d, ok := num(dom, 31)
+		if !ok || d == 0 || dow != "*" || !mOK || !hOK {
+			return ""
+		}
+		return fmt.Sprintf("on day %d of every month at %02d:%02d", d, h, m)
+	}
+	var days string
+	switch {
+	case dow == "*":
+		days = "every day"
+	case dow == "1-5" || dow == "MON-FRI" || dow == "mon-fri":
+		days = "on weekdays"
+	case dow == "0,6" || dow == "6,0" || dow == "SAT,SUN" || dow == "sat,sun":
+		days = "on weekends"
+	default:
+		d, ok := num(dow, 7)
+		if !ok {
+			return ""
+		}
+		days = "every " + weekdays[d%7]
+	}
+	switch {
+	case minute == "*" && hour == "*" && dow == "*":
+		return "every minute"
+	case hour == "*" && dow == "*":
+		if n, ok := step(minute); ok {
+			return fmt.Sprintf("every %d minutes", n)
+		}
+		if mOK {
+			return fmt.Sprintf("every hour at minute %d", m)
+		}
+	case mOK && dow == "*":
+		if n, ok := step(hour); ok {
+			return fmt.Sprintf("every %d hours at minute %d", n, m)
+		}
+	}
+	if mOK && hOK {
+		return fmt.Sprintf("%s at %02d:%02d", days, h, m)
+	}
+	return ""
+}

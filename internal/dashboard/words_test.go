@@ -1,0 +1,83 @@
+package dashboard
+
+import (
+	"testing"
+	"time"
+)
+
+func TestWords(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0 seconds"},
+		{time.Second, "1 second"},
+		{90 * time.Second, "1 minute 30 seconds"},
+		{time.Hour, "1 hour"},
+		{24 * time.Hour, "1 day"},
+		{26 * time.Hour, "1 day 2 hours"},
+		{24*time.Hour + 3*time.Minute, "1 day"}, // two adjacent units at most
+		{-2 * time.Minute, "2 minutes"},
+		{1500 * time.Millisecond, "2 seconds"},
+	} {
+		if got := words(tc.d); got != tc.want {
+			t.Errorf("words(%v) = %q, want %q", tc.d, got, tc.want)
+		}
+	}
+}
+
+func TestRelative(t *testing.T) {
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		t    time.Time
+		want string
+	}{
+		{now, "just now"},
+		{now.Add(-3 * time.Second), "just now"},
+		{now.Add(-42 * time.Second), "42 seconds ago"},
+		{now.Add(-3 * time.Minute), "3 minutes ago"},
+		{now.Add(-26 * time.Hour), "26 hours ago"},
+		{now.Add(-72 * time.Hour), "3 days ago"},
+		{now.Add(time.Hour), "in 1 hour"},
+	} {
+		if got := relative(tc.t, now); got != tc.want {
+			t.Errorf("relative(%v) = %q, want %q", now.Sub(tc.t), got, tc.want)
+		}
+	}
+}
+
+func TestZoneName(t *testing.T) {
+	for tz, want := range map[string]string{"": "UTC", "UTC": "UTC", "Europe/Riga": "Riga time",
+		"America/Argentina/Buenos_Aires": "Buenos Aires time"} {
+		if got := zoneName(tz); got != want {
+			t.Errorf("zoneName(%q) = %q, want %q", tz, got, want)
+		}
+	}
+}
+
+func TestDescribeCron(t *testing.T) {
+	for expr, want := range map[string]string{
+		"* * * * *":       "every minute",
+		"*/5 * * * *":     "every 5 minutes",
+		"15 * * * *":      "every hour at minute 15",
+		"0 */6 * * *":     "every 6 hours at minute 0",
+		"45 3 * * *":      "every day at 03:45",
+		"0 9 * * 1-5":     "on weekdays at 09:00",
+		"30 22 * * 0":     "every Sunday at 22:30",
+		"0 0 * * 7":       "every Sunday at 00:00",
+		"0 4 1 * *":       "on day 1 of every month at 04:00",
+		"@daily":          "every day at 00:00",
+		"0 3 * 1 *":       "", // months: said by the instants instead
+		"0 3,15 * * *":    "",
+		"1-5 * * * *":     "",
+		"0 3 1 * 1":       "",
+		"garbage":         "",
+		"0 25 * * *":      "",
+		"*/0 * * * *":     "",
+		"0 9 * * MON-FRI": "on weekdays at 09:00",
+	} {
+		if got := describeCron(expr); got != want {
+			t.Errorf("describeCron(%q) = %q, want %q", expr, got, want)
+		}
+	}
+}
