@@ -112,7 +112,7 @@ bench-lateness: envtest ## Measure how late checks are recorded down (and status
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./hack/bench/lateness -checks 10000
 
 .PHONY: bench-api
-bench-api: envtest ## Measure API create, update and list with 10,000 checks against the raw API-server write rate.
+bench-api: envtest ## Measure API create, update and list, the Prometheus scrape and the dashboard with 10,000 checks against the raw API-server write rate.
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./hack/bench/api -checks 10000
 
 .PHONY: bench-pings

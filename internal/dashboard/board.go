@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -36,15 +37,14 @@ type query struct {
 const (
 	maxSearch = 200
 	maxTags   = 10
+	maxTag    = 100
 )
 
 func parseQuery(v url.Values) query {
 	q := query{Search: strings.TrimSpace(v.Get("q")), Sort: v.Get("sort"), Wall: v.Get("wall") == "1"}
-	if len(q.Search) > maxSearch {
-		q.Search = q.Search[:maxSearch]
-	}
+	q.Search = truncate(q.Search, maxSearch)
 	for _, t := range v["tag"] {
-		if t = strings.TrimSpace(t); t != "" && len(q.Tags) < maxTags && !slices.Contains(q.Tags, t) {
+		if t = strings.TrimSpace(t); t != "" && len(t) <= maxTag && len(q.Tags) < maxTags && !slices.Contains(q.Tags, t) {
 			q.Tags = append(q.Tags, t)
 		}
 	}
@@ -59,6 +59,17 @@ func parseQuery(v url.Values) query {
 	q.Page, _ = strconv.Atoi(v.Get("page"))
 	q.Page = max(q.Page, 1)
 	return q
+}
+
+// truncate cuts s to at most n bytes, at a rune boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // url is the board's address for q, with only what differs from the
@@ -99,9 +110,11 @@ func (q query) withTag(tag string) query {
 func (q query) withSort(sort string) query { q.Sort, q.Page = sort, 1; return q }
 func (q query) withPage(page int) query    { q.Page = page; return q }
 
-// row is one check on the board.
+// row is one check on the board. ID names it in URLs: its UUID for a
+// read-write key, and for a read-only key its unique key, as in the API,
+// because the UUID is also its ping URL.
 type row struct {
-	UUID, Name, Slug, Object string
+	ID, Name, Slug, Object string
 	Tags                     []chip
 	Status                   statusLabel
 	Period, Grace            string
@@ -205,7 +218,7 @@ func (s *Server) boardPage(r *http.Request, v visitor, q query) (*boardPage, err
 			continue
 		}
 		rows = append(rows, row{
-			UUID: checkindex.UUIDOf(c), Name: displayName(c), Slug: c.Spec.Slug, Object: c.Name,
+			ID: checkID(c, v.ReadWrite), Name: displayName(c), Slug: c.Spec.Slug, Object: c.Name,
 			Status: label, order: statusOrder[label.Class], NPings: view.NPings,
 			Period: period(c), Grace: words(time.Duration(c.Spec.Grace) * time.Second),
 			LastPing: view.LastPing, NextPing: view.NextPing,
@@ -274,6 +287,14 @@ func (sm *summary) count(class string) {
 	}
 }
 
+// checkID is how the dashboard names a check to a visitor (see row).
+func checkID(c *v1.Check, readWrite bool) string {
+	if readWrite {
+		return checkindex.UUIDOf(c)
+	}
+	return checkindex.UniqueKey(checkindex.UUIDOf(c))
+}
+
 // matches is the search box: a case-insensitive substring of the name, the
 // slug or the object name.
 func matches(c *v1.Check, needle string) bool {
@@ -319,7 +340,7 @@ func tzOf(c *v1.Check) string {
 	return string(c.Spec.TZ)
 }
 
-// sortRows orders the board; ties go by name, then UUID, so that the order
+// sortRows orders the board; ties go by name, then ID, so that the order
 // is stable between refreshes.
 func sortRows(rows []row, by string) {
 	byTime := func(a, b time.Time) int {
@@ -352,6 +373,6 @@ func sortRows(rows []row, by string) {
 		if c = cmp.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.UUID, b.UUID)
+		return cmp.Compare(a.ID, b.ID)
 	})
 }

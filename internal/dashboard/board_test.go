@@ -3,6 +3,7 @@ package dashboard
 import (
 	"net/url"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 )
@@ -17,6 +18,8 @@ func TestQuery(t *testing.T) {
 		{"q=+backup+&tag=prod&tag=db&tag=prod&sort=last&page=3", query{Search: "backup", Tags: []string{"prod", "db"}, Sort: "last", Page: 3},
 			"/?page=3&q=backup&sort=last&tag=prod&tag=db"},
 		{"sort=bogus&page=-4", query{Sort: "name", Page: 1}, "/"},
+		{"tag=" + strings.Repeat("t", 101) + "&q=" + strings.Repeat("é", 101), query{Search: strings.Repeat("é", 100), Sort: "name", Page: 1},
+			"/?q=" + strings.Repeat("%C3%A9", 100)},
 		{"wall=1&sort=name", query{Sort: "status", Page: 1, Wall: true}, "/?wall=1"},
 	} {
 		v, _ := url.ParseQuery(tc.raw)
@@ -45,9 +48,9 @@ func TestQuery(t *testing.T) {
 func TestSortRows(t *testing.T) {
 	now := time.Now()
 	rows := []row{
-		{UUID: "1", Name: "b", order: 3, LastPing: now.Add(-time.Hour)},
-		{UUID: "2", Name: "A", order: 0},
-		{UUID: "3", Name: "c", order: 1, LastPing: now},
+		{ID: "1", Name: "b", order: 3, LastPing: now.Add(-time.Hour)},
+		{ID: "2", Name: "A", order: 0},
+		{ID: "3", Name: "c", order: 1, LastPing: now},
 	}
 	names := func() (out []string) {
 		for _, r := range rows {

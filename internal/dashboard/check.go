@@ -24,7 +24,7 @@ import (
 // see (ping URLs, the ping log and its bodies, channels) is not filled in
 // for it at all, rather than hidden by the template.
 type checkPage struct {
-	Title, Namespace, UUID, Object, Name, Slug, Desc string
+	Title, Namespace, ID, Object, Name, Slug, Desc string
 	ReadWrite                                        bool
 	CSRF                                             string
 	Status                                           statusLabel
@@ -77,7 +77,7 @@ func (s *Server) checkPage(w http.ResponseWriter, r *http.Request) {
 	view := checkstate.ViewOf(c, obs, now)
 	uuid := checkindex.UUIDOf(c)
 	p := &checkPage{
-		Title: displayName(c), Namespace: c.Namespace, UUID: uuid, Object: c.Name, Name: displayName(c),
+		Title: displayName(c), Namespace: c.Namespace, ID: checkID(c, v.ReadWrite), Object: c.Name, Name: displayName(c),
 		Slug: c.Spec.Slug, Desc: c.Spec.Desc, ReadWrite: v.ReadWrite, CSRF: v.CSRF, Status: labelOf(view),
 		Tags: checkstate.Tags(c.Spec.Tags), Period: period(c), TZ: tzOf(c), NPings: view.NPings,
 		Grace:   words(time.Duration(c.Spec.Grace) * time.Second),
@@ -187,7 +187,7 @@ func (s *Server) explainSchedule(p *checkPage, c *v1.Check, now time.Time) {
 
 // fillReadWrite adds what only a read-write key sees.
 func (s *Server) fillReadWrite(ctx context.Context, p *checkPage, c *v1.Check, obs store.Check) error {
-	p.PingURL = s.BaseURL + "/ping/" + p.UUID
+	p.PingURL = s.BaseURL + "/ping/" + p.ID // the UUID: read-write keys only
 	if info, ok := s.Projects.Project(c.Namespace); ok && info.PingKey != "" && c.Spec.Slug != "" {
 		p.SlugURL = s.BaseURL + "/ping/" + info.PingKey + "/" + c.Spec.Slug
 	}
@@ -212,6 +212,10 @@ func (s *Server) fillReadWrite(ctx context.Context, p *checkPage, c *v1.Check, o
 		return err
 	}
 	durations := checkstate.RunDurations(pings)
+	previews, err := s.Store.BodyPreviews(ctx, c.UID, limit, previewBytes+1)
+	if err != nil {
+		return err
+	}
 	for i, pg := range pings {
 		pr := pingRow{N: pg.N, Kind: string(pg.Kind), Icon: pingIcon(pg.Kind), At: pg.At, Ago: relative(pg.At, p.Now),
 			Source: strings.TrimSpace(pg.Scheme + " " + pg.RemoteAddr), Method: pg.Method, UA: pg.UA}
@@ -224,15 +228,9 @@ func (s *Server) fillReadWrite(ctx context.Context, p *checkPage, c *v1.Check, o
 		if pg.ExitStatus != nil {
 			pr.ExitStatus = strconv.Itoa(*pg.ExitStatus)
 		}
-		if pg.BodySize > 0 {
-			body, found, err := s.Store.PingBody(ctx, c.UID, pg.N)
-			if err != nil {
-				return err
-			}
-			if found {
-				pr.Body, pr.BodyMore = preview(body)
-				pr.BodyURL = fmt.Sprintf("/checks/%s/pings/%d/body", p.UUID, pg.N)
-			}
+		if body, ok := previews[pg.N]; ok {
+			pr.Body, pr.BodyMore = preview(body)
+			pr.BodyURL = fmt.Sprintf("/checks/%s/pings/%d/body", p.ID, pg.N)
 		}
 		p.Pings = append(p.Pings, pr)
 	}
@@ -253,8 +251,8 @@ func pingIcon(k monitor.PingKind) string {
 	return "–"
 }
 
-// preview is the start of a body as text: at most previewBytes, cut at a
-// rune, invalid UTF-8 replaced.
+// preview is the start of a body as text: at most previewBytes (more is
+// the part read beyond them), cut at a rune, invalid UTF-8 replaced.
 func preview(body []byte) (string, bool) {
 	more := len(body) > previewBytes
 	if more {

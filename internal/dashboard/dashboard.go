@@ -25,11 +25,13 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/google/uuid"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -74,7 +76,7 @@ type Server struct {
 // Handler returns the dashboard's routes: /, /login, /logout, /checks/…
 // and /static/…. Register it for exactly those paths.
 func (s *Server) Handler() http.Handler {
-	s.pages = parseTemplates()
+	s.pages = parseTemplates(assetVersions())
 	s.fallback = make([]byte, 32)
 	if _, err := rand.Read(s.fallback); err != nil {
 		panic(err)
@@ -86,21 +88,23 @@ func (s *Server) Handler() http.Handler {
 	files := http.StripPrefix("/static/", http.FileServer(http.FS(static)))
 
 	mux := http.NewServeMux()
-	mux.Handle("GET /static/", cacheFor(time.Hour, files))
+	// The pages name assets with their content's hash (asset), so they can
+	// be cached for long and an upgrade is seen at once.
+	mux.Handle("GET /static/", cacheFor(30*24*time.Hour, noListing(files)))
 	mux.HandleFunc("GET /{$}", s.signedIn(s.board))
 	mux.HandleFunc("POST /login", s.login)
 	mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/", http.StatusSeeOther) })
 	mux.HandleFunc("POST /logout", s.signedIn(s.checkCSRF(s.logout)))
-	mux.HandleFunc("GET /checks/{uuid}", s.signedIn(s.withCheck(s.checkPage)))
-	mux.HandleFunc("GET /checks/{uuid}/pings/{n}/body", s.signedIn(s.readWrite(s.withCheck(s.pingBody))))
-	mux.HandleFunc("POST /checks/{uuid}/pause", s.signedIn(s.readWrite(s.checkCSRF(s.withCheck(s.pause)))))
-	mux.HandleFunc("POST /checks/{uuid}/resume", s.signedIn(s.readWrite(s.checkCSRF(s.withCheck(s.resume)))))
-	return securityHeaders(mux)
+	mux.HandleFunc("GET /checks/{id}", s.signedIn(s.withCheck(s.checkPage)))
+	mux.HandleFunc("GET /checks/{id}/pings/{n}/body", s.signedIn(s.readWrite(s.withCheck(s.pingBody))))
+	mux.HandleFunc("POST /checks/{id}/pause", s.signedIn(s.readWrite(s.checkCSRF(s.withCheck(s.pause)))))
+	mux.HandleFunc("POST /checks/{id}/resume", s.signedIn(s.readWrite(s.checkCSRF(s.withCheck(s.resume)))))
+	return securityHeaders(s.secure(), mux)
 }
 
 // securityHeaders: no inline script or style and nothing from elsewhere
 // (the pages need neither), no framing, no sniffing.
-func securityHeaders(next http.Handler) http.Handler {
+func securityHeaders(secure bool, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; object-src 'none'; "+
@@ -108,6 +112,20 @@ func securityHeaders(next http.Handler) http.Handler {
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "same-origin")
 		h.Set("X-Frame-Options", "DENY")
+		if secure {
+			h.Set("Strict-Transport-Security", "max-age=31536000")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// noListing keeps the file server from listing the directory.
+func noListing(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/") {
+			http.NotFound(w, r)
+			return
+		}
 		next.ServeHTTP(w, r)
 	})
 }
@@ -189,7 +207,12 @@ func (s *Server) signedIn(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		v, problem := s.visitor(r)
 		if problem != "" {
-			s.setCookie(w, s.sessionCookie(), "", 0)
+			if problem != noSession {
+				// Only a cookie that was sent and failed is cleared: a
+				// SameSite=Strict cookie is not sent on a link from
+				// elsewhere, and the session it belongs to is still good.
+				s.setCookie(w, s.sessionCookie(), "", 0)
+			}
 			if isFragment(r) {
 				http.Error(w, problem, http.StatusUnauthorized)
 				return
@@ -306,9 +329,9 @@ type checkKey struct{}
 // another project's check is not found, as if it did not exist.
 func (s *Server) withCheck(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		c, err := checkindex.ByUUID(r.Context(), s.Client, s.Store, r.PathValue("uuid"))
+		c, err := s.lookup(r, visitorOf(r), r.PathValue("id"))
 		switch {
-		case errors.Is(err, checkindex.ErrNotFound) || (err == nil && c.Namespace != visitorOf(r).Namespace):
+		case errors.Is(err, checkindex.ErrNotFound):
 			s.errorPage(w, r, http.StatusNotFound, "No such check in this project.")
 			return
 		case err != nil:
@@ -318,6 +341,28 @@ func (s *Server) withCheck(next http.HandlerFunc) http.HandlerFunc {
 		next(w, r.WithContext(context.WithValue(r.Context(), checkKey{}, c)))
 	}
 }
+
+// lookup finds a check by the ID a visitor knows it by: a read-write key
+// by its UUID, a read-only key by its unique key only (see row). Another
+// project's check is not found.
+func (s *Server) lookup(r *http.Request, v visitor, id string) (*v1.Check, error) {
+	if !v.ReadWrite {
+		if !uniqueKeyRE.MatchString(id) {
+			return nil, checkindex.ErrNotFound
+		}
+		return checkindex.ByUniqueKey(r.Context(), s.Client, v.Namespace, id)
+	}
+	if parsed, err := uuid.Parse(id); err != nil || parsed.String() != id {
+		return nil, checkindex.ErrNotFound
+	}
+	c, err := checkindex.ByUUID(r.Context(), s.Client, s.Store, id)
+	if err == nil && c.Namespace != v.Namespace {
+		return nil, checkindex.ErrNotFound
+	}
+	return c, err
+}
+
+var uniqueKeyRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
 
 func checkOf(r *http.Request) *v1.Check { return r.Context().Value(checkKey{}).(*v1.Check) }
 

@@ -2,6 +2,8 @@ package dashboard
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"html/template"
 	"net/http"
 	"strconv"
@@ -12,8 +14,9 @@ import (
 // layout.html; a page's "live" template is the part the script refetches.
 var pageNames = []string{"signin", "error", "board", "check"}
 
-func parseTemplates() map[string]*template.Template {
+func parseTemplates(versions map[string]string) map[string]*template.Template {
 	funcs := template.FuncMap{
+		"asset":    func(name string) string { return "/static/" + name + "?v=" + versions[name] },
 		"iso":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 		"utc":      func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 		"in":       formatIn,
@@ -27,6 +30,24 @@ func parseTemplates() map[string]*template.Template {
 			ParseFS(templateFS, "templates/layout.html", "templates/"+name+".html"))
 	}
 	return pages
+}
+
+// assetVersions are the static files' content hashes, for their URLs.
+func assetVersions() map[string]string {
+	out := map[string]string{}
+	entries, err := staticFS.ReadDir("static")
+	if err != nil {
+		panic(err)
+	}
+	for _, e := range entries {
+		b, err := staticFS.ReadFile("static/" + e.Name())
+		if err != nil {
+			panic(err)
+		}
+		sum := sha256.Sum256(b)
+		out[e.Name()] = hex.EncodeToString(sum[:6])
+	}
+	return out
 }
 
 // render executes a page into a buffer first, so that a template error is

@@ -33,14 +33,19 @@ type segment struct {
 // timelineOf lays the flips (newest first, as the store returns them) over
 // the span ending at now. Before the check was created, and before its
 // first flip, its state is unknown, unless it is up or down now and never
-// flipped.
+// flipped (a new or paused check that never flipped: unknown throughout).
 func timelineOf(flips []store.Flip, status monitor.Status, created, now time.Time) timeline {
 	start := now.Add(-timelineSpan)
 	// Walk oldest first: the state at the span's start is that of the last
 	// flip before it.
 	state := "unknown"
-	if len(flips) == 0 && status != monitor.StatusNew {
-		state = stateWord(status != monitor.StatusDown)
+	if len(flips) == 0 {
+		switch status {
+		case monitor.StatusUp, monitor.StatusGrace:
+			state = "up"
+		case monitor.StatusDown:
+			state = "down"
+		}
 	}
 	var tl timeline
 	from := start

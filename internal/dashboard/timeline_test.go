@@ -47,6 +47,10 @@ func TestTimeline(t *testing.T) {
 		abs(tl.Segments[1].Width-100*30.0/90) > 1e-9 || tl.UpPercent != 100 {
 		t.Errorf("young up check: %+v", tl)
 	}
+	// A paused check that never flipped says nothing about up or down.
+	if tl := timelineOf(nil, monitor.StatusPaused, now.Add(-30*day), now); tl.Known || len(tl.Segments) != 1 {
+		t.Errorf("paused check: %+v", tl)
+	}
 	// A check whose first flip (down) came 10 days ago: unknown before it.
 	tl = timelineOf([]store.Flip{{N: 1, At: now.Add(-10 * day), Up: false}}, monitor.StatusDown, now.Add(-11*day), now)
 	if len(tl.Segments) != 2 || tl.Segments[0].State != "unknown" || tl.Segments[1].State != "down" || tl.UpPercent != 0 {

@@ -103,6 +103,29 @@ func (s *Store) PingBody(ctx context.Context, uid types.UID, n int64) (body []by
 	return body, true, nil
 }
 
+// BodyPreviews returns the first maxBytes of the bodies of a check's newest
+// limit pings, by serial number (pings without a body are absent): one
+// query for a page of the ping log, which reads no more of each body than it
+// shows.
+func (s *Store) BodyPreviews(ctx context.Context, uid types.UID, limit, maxBytes int) (map[int64][]byte, error) {
+	rows, err := s.query(ctx, `SELECT n, substr(body, 1, ?) FROM (SELECT n, body FROM pings WHERE check_uid = ?
+		ORDER BY n DESC LIMIT ?) AS newest WHERE length(body) > 0`, maxBytes, string(uid), limit)
+	if err != nil {
+		return nil, fmt.Errorf("reading ping bodies: %w", err)
+	}
+	defer rows.Close()
+	out := map[int64][]byte{}
+	for rows.Next() {
+		var n int64
+		var body []byte
+		if err := rows.Scan(&n, &body); err != nil {
+			return nil, err
+		}
+		out[n] = body
+	}
+	return out, rows.Err()
+}
+
 // LastResult returns the body and exit status of the check's newest
 // success or fail ping, for notifications: what the job said.
 func (s *Store) LastResult(ctx context.Context, uid types.UID) (body []byte, exit *int, err error) {

@@ -6,7 +6,10 @@
 //   - API create: POST /api/v3/checks/ (validation, the write, and the wait
 //     until the cache has it, so a read right after sees it);
 //   - API update: POST /api/v3/checks/<uuid>;
-//   - list: GET /api/v3/checks/ with N checks, p50 and p99.
+//   - list: GET /api/v3/checks/ with N checks, p50 and p99;
+//   - the project's Prometheus scrape, and the dashboard's board (signed in
+//     as a browser is): its first page, a search, a filtered later page
+//     and the live part its script refetches.
 //
 // Run: go run ./hack/bench/api [-checks 10000] (make bench-api).
 package main
@@ -19,9 +22,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"os"
+	"regexp"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -173,6 +180,10 @@ func run(n, writes, concurrency int) error {
 	if err != nil {
 		return err
 	}
+	board, err := measureDashboard(ctx, "http://"+addr, readOnly, n)
+	if err != nil {
+		return err
+	}
 	uuids := make([]string, writes)
 	apiCreate, createLat, err := benchutil.Measure(writes, concurrency, func(i int) error {
 		b, status, err := do(http.MethodPost, base+"/checks/", fmt.Sprintf(`{"name": "api %d", "timeout": 3600}`, i))
@@ -209,5 +220,86 @@ func run(n, writes, concurrency int) error {
 	fmt.Printf("API list (%d checks)  p50 %v  p99 %v\n", n, benchutil.Percentile(listLat, 50), benchutil.Percentile(listLat, 99))
 	fmt.Printf("Prometheus scrape (%d checks, %.1f MB)  p50 %v  p99 %v\n", n, float64(scrapeBytes)/1e6,
 		benchutil.Percentile(scrapeLat, 50), benchutil.Percentile(scrapeLat, 99))
+	for _, b := range board {
+		fmt.Printf("dashboard %-28s p50 %v  p99 %v  %.0f kB\n", b.what, benchutil.Percentile(b.lat, 50),
+			benchutil.Percentile(b.lat, 99), float64(b.bytes)/1e3)
+	}
 	return nil
+}
+
+// boardTiming is one dashboard page's latencies and size.
+type boardTiming struct {
+	what  string
+	lat   []time.Duration
+	bytes int
+}
+
+var csrfRE = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
+
+// measureDashboard signs in to the dashboard as a browser does (the
+// sign-in form's CSRF token, then the session cookie) and times the board
+// of the n-check project: its first page, a search, a tag filter on a later
+// page sorted by status, and the live part the page's script refetches.
+func measureDashboard(ctx context.Context, base, key string, n int) ([]boardTiming, error) {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		return nil, err
+	}
+	hc := &http.Client{Jar: jar}
+	get := func(path string, header ...string) ([]byte, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+		if err != nil {
+			return nil, err
+		}
+		for i := 0; i+1 < len(header); i += 2 {
+			req.Header.Set(header[i], header[i+1])
+		}
+		resp, err := hc.Do(req)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err == nil && resp.StatusCode != http.StatusOK {
+			err = fmt.Errorf("GET %s answered %d", path, resp.StatusCode)
+		}
+		return b, err
+	}
+	form, _ := get("/") // the sign-in page: 401 with the form
+	m := csrfRE.FindSubmatch(form)
+	if m == nil {
+		return nil, fmt.Errorf("no sign-in form at /")
+	}
+	resp, err := hc.PostForm(base+"/login", url.Values{"key": {key}, "csrf": {string(m[1])}})
+	if err != nil {
+		return nil, err
+	}
+	_ = resp.Body.Close()
+	pages := []struct{ what, path, want string }{
+		{fmt.Sprintf("board (%d checks, page 1)", n), "/", "Checks 1–100 of " + strconv.Itoa(n)},
+		{"search ?q=check 99", "/?q=check+99", "of 111"},
+		{"tag + status sort, page 50", "/?tag=bench&sort=status&page=50", "Checks 4901–5000"},
+		{"live part (every 5 s)", "/", "Checks 1–100"},
+	}
+	var out []boardTiming
+	for i, pg := range pages {
+		var header []string
+		if i == len(pages)-1 {
+			header = []string{"X-Vigil-Fragment", "1"}
+		}
+		t := boardTiming{what: pg.what}
+		_, t.lat, err = benchutil.Measure(20, 1, func(int) error {
+			b, err := get(pg.path, header...)
+			if err == nil && !bytes.Contains(b, []byte(pg.want)) {
+				err = fmt.Errorf("%s does not say %q", pg.path, pg.want)
+			}
+			t.bytes = len(b)
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
 }

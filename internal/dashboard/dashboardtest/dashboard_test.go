@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
+	"github.com/vigil-operator/vigil/internal/checkindex"
 	"github.com/vigil-operator/vigil/internal/testenv/managertest"
 )
 
@@ -19,6 +20,10 @@ type check struct {
 	name, slug, tags, fields string
 	uuid, pingURL            string
 }
+
+// key is how a read-only session names the check: its unique key, as the
+// API does, since its UUID is its ping URL.
+func (c *check) key() string { return checkindex.UniqueKey(c.uuid) }
 
 var _ = Describe("The dashboard", Ordered, func() {
 	var (
@@ -54,6 +59,17 @@ var _ = Describe("The dashboard", Ordered, func() {
 		Expect(text(ctx, "#problem")).To(ContainSubstring("Wrong API key"))
 		Expect(js[bool](ctx, `document.querySelector(".summary") === null`)).To(BeTrue())
 
+		// A request without the session cookie (a link followed from an email:
+		// the SameSite=Strict cookie stays behind) gets the sign-in page and
+		// leaves the browser's session alone.
+		resp, err := http.Get(harness.BaseURL + "/")
+		Expect(err).NotTo(HaveOccurred())
+		resp.Body.Close()
+		Expect(resp.StatusCode).To(Equal(http.StatusUnauthorized))
+		for _, c := range resp.Cookies() {
+			Expect(c.Name).NotTo(Equal("vigil_session"), "a request without a session must not clear one")
+		}
+
 		// A form posted from elsewhere carries no login cookie: refused,
 		// even with a good key.
 		status, page := get("POST", "/login", strings.NewReader("key="+p.ReadWrite+"&csrf=forged"),
@@ -68,22 +84,51 @@ var _ = Describe("The dashboard", Ordered, func() {
 		Expect(text(ctx, ".access")).To(Equal("read-only key"))
 		Expect(js[int](ctx, `document.querySelectorAll("table.board tbody tr").length`)).To(Equal(3))
 		Expect(text(ctx, ".summary")).To(ContainSubstring("3 checks: 1 up, 0 late, 0 down, 0 paused"))
-		Expect(text(ctx, fmt.Sprintf(`tr[data-uuid=%q] .status`, backup.uuid))).To(ContainSubstring("up"))
+		Expect(text(ctx, fmt.Sprintf(`tr[data-id=%q] .status`, backup.key()))).To(ContainSubstring("up"))
+		// No UUID anywhere: it is the ping URL.
+		for _, c := range []*check{backup, report, stage} {
+			Expect(js[string](ctx, `document.documentElement.outerHTML`)).NotTo(ContainSubstring(c.uuid))
+		}
 
-		do(ctx, chromedp.Click(chromedp.CSS(fmt.Sprintf(`tr[data-uuid=%q] .name a`, backup.uuid))),
+		do(ctx, chromedp.Click(chromedp.CSS(fmt.Sprintf(`tr[data-id=%q] .name a`, backup.key()))),
 			chromedp.WaitVisible(chromedp.CSS(".state-line")))
 		html := js[string](ctx, `document.documentElement.outerHTML`)
 		Expect(html).To(ContainSubstring("/b/2/"), "badges are for every key")
-		Expect(html).NotTo(ContainSubstring(backup.pingURL))
+		Expect(html).NotTo(ContainSubstring(backup.uuid))
 		Expect(html).NotTo(ContainSubstring("/ping/"))
 		Expect(html).NotTo(ContainSubstring("Ping log"))
 		Expect(html).NotTo(ContainSubstring("backup done"))
 		Expect(html).NotTo(ContainSubstring("Pause monitoring"))
 
-		// Typing the body's URL does not help.
-		do(ctx, chromedp.Navigate(harness.BaseURL+"/checks/"+backup.uuid+"/pings/1/body"))
+		// Typing the body's URL does not help, by either name of the check.
+		do(ctx, chromedp.Navigate(harness.BaseURL+"/checks/"+backup.key()+"/pings/1/body"))
 		Expect(text(ctx, "main")).To(ContainSubstring("needs a read-write API key"))
 		Expect(js[string](ctx, `document.body.innerText`)).NotTo(ContainSubstring("backup done"))
+		do(ctx, chromedp.Navigate(harness.BaseURL+"/checks/"+backup.uuid+"/pings/1/body"))
+		Expect(text(ctx, "main")).To(ContainSubstring("needs a read-write API key"))
+		do(ctx, chromedp.Navigate(harness.BaseURL+"/checks/"+backup.uuid))
+		Expect(text(ctx, "main")).To(ContainSubstring("No such check in this project"))
+	})
+
+	It("shows a key its own project only", func() {
+		other := harness.NewProject("dash-other-")
+		status, resp := apiCall("POST", "/api/v3/checks/", other.ReadWrite, `{"name": "Theirs", "timeout": 3600}`)
+		Expect(status).To(Equal(http.StatusCreated), "%v", resp)
+		theirs := resp["uuid"].(string)
+
+		ctx := newSession()
+		signIn(ctx, p.ReadWrite)
+		Expect(js[string](ctx, `document.body.innerText`)).NotTo(ContainSubstring("Theirs"))
+		for _, path := range []string{"/checks/" + theirs, "/checks/" + theirs + "/pings/1/body", "/checks/not-a-uuid"} {
+			do(ctx, chromedp.Navigate(harness.BaseURL+path), chromedp.WaitVisible(chromedp.CSS("main")))
+			Expect(text(ctx, "main")).To(ContainSubstring("No such check in this project"), path)
+		}
+		// Even with this session's CSRF token, another project's check cannot be paused.
+		do(ctx, chromedp.Navigate(harness.BaseURL+"/"), chromedp.WaitVisible(chromedp.CSS(".summary")))
+		code := run(ctx, chromedp.Evaluate[float64](fmt.Sprintf(`fetch("/checks/%s/pause", {method: "POST", body: new URLSearchParams({csrf: document.querySelector("input[name=csrf]").value})}).then(r => r.status)`, theirs), chromedp.EvalAwaitPromise))
+		Expect(code).To(BeNumerically("==", http.StatusNotFound))
+		_, resp = apiCall("GET", "/api/v3/checks/"+theirs, other.ReadWrite, "")
+		Expect(resp["status"]).To(Equal("new"))
 	})
 
 	It("shows a read-write key the ping URLs, snippets, the ping log and the full body", func() {
@@ -106,7 +151,7 @@ var _ = Describe("The dashboard", Ordered, func() {
 	It("shows a ping sent with curl on the open board, without a reload", func() {
 		ctx := newSession()
 		signIn(ctx, p.ReadWrite)
-		status := fmt.Sprintf(`tr[data-uuid=%q] .status`, stage.uuid)
+		status := fmt.Sprintf(`tr[data-id=%q] .status`, stage.uuid)
 		Expect(text(ctx, status)).To(ContainSubstring("new"))
 		js[bool](ctx, `window.notReloaded = true`)
 
@@ -119,13 +164,13 @@ var _ = Describe("The dashboard", Ordered, func() {
 	It("shows a check that missed its deadline as down, live", func() {
 		ctx := newSession()
 		signIn(ctx, p.ReadOnly)
-		status := fmt.Sprintf(`tr[data-uuid=%q] .status`, stage.uuid)
+		status := fmt.Sprintf(`tr[data-id=%q] .status`, stage.key())
 		Expect(text(ctx, status)).To(ContainSubstring("up"))
 		clk.Step(3 * time.Minute) // timeout 60 s, grace 60 s
 		Eventually(func() string { return text(ctx, status) }).Should(ContainSubstring("down"))
 		Expect(text(ctx, ".summary")).To(ContainSubstring("1 down"))
 
-		do(ctx, chromedp.Navigate(harness.BaseURL+"/checks/"+stage.uuid), chromedp.WaitVisible(chromedp.CSS(".why")))
+		do(ctx, chromedp.Navigate(harness.BaseURL+"/checks/"+stage.key()), chromedp.WaitVisible(chromedp.CSS(".why")))
 		Expect(text(ctx, ".why")).To(MatchRegexp(`^Expected a ping by .* UTC, none came; down since .* UTC\.$`))
 	})
 
@@ -175,7 +220,7 @@ var _ = Describe("The dashboard", Ordered, func() {
 	It("explains a schedule in words, with its next instants in its zone and the viewer's", func() {
 		ctx := newSession()
 		signIn(ctx, p.ReadOnly)
-		do(ctx, chromedp.Navigate(harness.BaseURL+"/checks/"+report.uuid), chromedp.WaitVisible(chromedp.CSS("table.upcoming")))
+		do(ctx, chromedp.Navigate(harness.BaseURL+"/checks/"+report.key()), chromedp.WaitVisible(chromedp.CSS("table.upcoming")))
 		Expect(text(ctx, "main")).To(ContainSubstring("Expects a ping every day at 03:45, Riga time"))
 		Expect(js[int](ctx, `document.querySelectorAll("table.upcoming tbody tr").length`)).To(Equal(5))
 		Expect(text(ctx, "table.upcoming tbody tr td")).To(MatchRegexp(`^\w{3} \d+ \w{3} 03:45$`))

@@ -26,6 +26,23 @@
     el.textContent = s < 2 ? "Updated just now." : "Updated " + s + "s ago.";
   }
 
+  // announce tells screen readers what changed (the summary or the state
+  // line), once per change: not the age, which changes every second.
+  var announcer = document.querySelector("[data-announce]");
+  var said = null;
+  function summaryText() {
+    var src = document.querySelector("[data-announce-source]");
+    if (!src) return "";
+    var copy = src.cloneNode(true);
+    copy.querySelectorAll(".updated, .wall-link").forEach(function (el) { el.remove(); });
+    return copy.textContent.replace(/\s+/g, " ").trim();
+  }
+  function announce() {
+    var now = summaryText();
+    if (announcer && said !== null && now !== said) announcer.textContent = now;
+    said = now;
+  }
+
   function refresh() {
     if (!live || document.hidden) return;
     if (inflight) inflight.abort();
@@ -39,15 +56,14 @@
       })
       .then(function (html) {
         if (html == null) return;
-        var focused = document.activeElement && live.contains(document.activeElement) ? document.activeElement.getAttribute("href") : null;
+        // Content does not move under someone working in it: while focus
+        // is inside the live part, the update waits (the age says so).
+        if (live.contains(document.activeElement)) return;
         live.innerHTML = html;
-        if (focused) {
-          var again = live.querySelector('a[href="' + CSS.escape(focused) + '"]');
-          if (again) again.focus();
-        }
         localTimes(live);
         lastUpdate = Date.now();
         showAge();
+        announce();
       })
       .catch(function () { /* offline for a moment: the age keeps growing, which says so */ })
       .finally(function () { if (inflight === ctl) inflight = null; });
@@ -73,15 +89,28 @@
     var btn = ev.target.closest("button[data-copy]");
     if (!btn) return;
     var src = document.getElementById(btn.getAttribute("data-copy"));
-    if (!src || !navigator.clipboard) return;
-    navigator.clipboard.writeText(src.textContent.trim()).then(function () {
-      var was = btn.textContent;
-      btn.textContent = "Copied";
-      setTimeout(function () { btn.textContent = was; }, 1500);
-    });
+    if (!src) return;
+    var was = btn.innerHTML;
+    function flash(msg) {
+      btn.textContent = msg;
+      setTimeout(function () { btn.innerHTML = was; }, 2000);
+    }
+    // The clipboard API needs a secure origin (HTTPS or localhost);
+    // elsewhere the text is selected, to copy with the keyboard.
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(src.textContent.trim()).then(function () { flash("Copied"); });
+      return;
+    }
+    var range = document.createRange();
+    range.selectNodeContents(src);
+    var sel = window.getSelection();
+    sel.removeAllRanges();
+    sel.addRange(range);
+    flash("Selected: press Ctrl+C");
   });
 
   localTimes(document);
+  said = summaryText();
   if (live) {
     setInterval(refresh, REFRESH_MS);
     setInterval(showAge, 1000);

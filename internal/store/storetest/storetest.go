@@ -190,6 +190,25 @@ func Run(t *testing.T, open Opener) {
 			if _, found, _ := s.PingBody(ctx, tg.UID, 1); found {
 				t.Error("ping 1 is still in the log")
 			}
+			previews, err := s.BodyPreviews(ctx, tg.UID, 3, 5)
+			must(t, err)
+			want := map[int64]string{40: "00000", 39: "00000", 38: "00000"}
+			if len(previews) != len(want) {
+				t.Fatalf("previews of the newest 3 = %v", previews)
+			}
+			for n, w := range want {
+				if string(previews[n]) != w {
+					t.Errorf("preview of ping %d = %q, want %q", n, previews[n], w)
+				}
+			}
+			// A ping without a body has no preview.
+			_, err = s.RecordPing(ctx, tg, ping(monitor.PingSuccess, t0.Add(time.Minute)))
+			must(t, err)
+			previews, err = s.BodyPreviews(ctx, tg.UID, 2, 100)
+			must(t, err)
+			if _, ok := previews[41]; ok || string(previews[40]) != "00000039" || len(previews) != 1 {
+				t.Errorf("previews of the newest 2, the newest without a body = %v", previews)
+			}
 		},
 		"bodies beyond the budget are dropped, oldest first": func(t *testing.T, s *store.Store) {
 			tg := simple("g")
