@@ -114,14 +114,14 @@ func (q query) withPage(page int) query    { q.Page = page; return q }
 // read-write key, and for a read-only key its unique key, as in the API,
 // because the UUID is also its ping URL.
 type row struct {
-	ID, Name, Slug, Object string
-	Tags                     []chip
-	Status                   statusLabel
-	Period, Grace            string
-	LastPing, NextPing       time.Time
-	LastPingAgo, NextPingIn  string
-	NPings                   int64
-	order                    int // status order: down first
+	ID, Name, Slug, Object  string
+	Tags                    []chip
+	Status                  statusLabel
+	Period, Grace           string
+	LastPing, NextPing      time.Time
+	LastPingAgo, NextPingIn string
+	NPings                  int64
+	order                   int // status order: down first
 }
 
 // chip is a tag as a filter link.

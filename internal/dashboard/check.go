@@ -25,19 +25,19 @@ import (
 // for it at all, rather than hidden by the template.
 type checkPage struct {
 	Title, Namespace, ID, Object, Name, Slug, Desc string
-	ReadWrite                                        bool
-	CSRF                                             string
-	Status                                           statusLabel
-	Why                                              string
-	Tags                                             []string
-	Period, Grace, TZ, Schedule, ScheduleWords       string
-	Upcoming                                         []time.Time
-	NPings                                           int64
-	Timeline                                         timeline
-	Badges                                           []badgeLink
-	Kubectl                                          string
-	Paused                                           bool
-	Now                                              time.Time
+	ReadWrite                                      bool
+	CSRF                                           string
+	Status                                         statusLabel
+	Why                                            string
+	Tags                                           []string
+	Period, Grace, TZ, Schedule, ScheduleWords     string
+	Upcoming                                       []time.Time
+	NPings                                         int64
+	Timeline                                       timeline
+	Badges                                         []badgeLink
+	Kubectl                                        string
+	Paused                                         bool
+	Now                                            time.Time
 
 	// Read-write keys only.
 	PingURL, SlugURL string
