@@ -90,7 +90,7 @@ func (s *Server) Handler() http.Handler {
 	mux := http.NewServeMux()
 	// The pages name assets with their content's hash (asset), so they can
 	// be cached for long and an upgrade is seen at once.
-	mux.Handle("GET /static/", cacheFor(30*24*time.Hour, noListing(files)))
+	mux.Handle("GET /static/", longCache(noListing(files)))
 	mux.HandleFunc("GET /{$}", s.signedIn(s.board))
 	mux.HandleFunc("POST /login", s.login)
 	mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/", http.StatusSeeOther) })
@@ -130,9 +130,10 @@ func noListing(next http.Handler) http.Handler {
 	})
 }
 
-func cacheFor(d time.Duration, next http.Handler) http.Handler {
+// longCache lets browsers keep a static file for 30 days.
+func longCache(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "public, max-age="+strconv.Itoa(int(d.Seconds())))
+		w.Header().Set("Cache-Control", "public, max-age=2592000")
 		next.ServeHTTP(w, r)
 	})
 }

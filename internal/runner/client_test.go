@@ -129,17 +129,20 @@ func TestPingOverallBound(t *testing.T) {
 	srv := newPingServer(t, 0, 503, 503, 503, 503, 503, 503, 503, 503, 503, 503)
 	p := RetryPolicy{Attempts: 10, AttemptTimeout: time.Second, InitialBackoff: 100 * time.Millisecond, MaxBackoff: 100 * time.Millisecond, MaxElapsed: 300 * time.Millisecond}
 	_, err := (&Client{Retry: p}).Ping(context.Background(), Request{URL: srv.checkURL()})
-	var serr *StatusError
-	if !errors.As(err, &serr) || serr.StatusCode != 503 {
-		t.Fatalf("error = %v", err)
+	if err == nil || !strings.Contains(err.Error(), "time limit") {
+		t.Fatalf("error = %v; want it to name the time limit", err)
 	}
-	if !strings.Contains(err.Error(), "time limit") {
-		t.Errorf("error = %v; want it to name the time limit", err)
+	// The last error is the last 503, or, when the time limit cut the last
+	// attempt short (a loaded machine answers slowly), that attempt's
+	// timeout; never another status.
+	var serr *StatusError
+	if errors.As(err, &serr) && serr.StatusCode != 503 {
+		t.Errorf("error = %v", err)
 	}
 	// Jitter waits between half the backoff and all of it, so 300ms hold at
 	// most 1+300/50 tries, fewer than the 10 the policy would otherwise make.
-	if n := len(srv.requests()); n < 2 || n > 7 {
-		t.Errorf("%d requests, want 2 to 7", n)
+	if n := len(srv.requests()); n < 1 || n > 7 {
+		t.Errorf("%d requests, want 1 to 7", n)
 	}
 }
 

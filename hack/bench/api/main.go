@@ -29,6 +29,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -270,7 +271,13 @@ func measureDashboard(ctx context.Context, base, key string, n int) ([]boardTimi
 	if m == nil {
 		return nil, fmt.Errorf("no sign-in form at /")
 	}
-	resp, err := hc.PostForm(base+"/login", url.Values{"key": {key}, "csrf": {string(m[1])}})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/login",
+		strings.NewReader(url.Values{"key": {key}, "csrf": {string(m[1])}}.Encode()))
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	resp, err := hc.Do(req)
 	if err != nil {
 		return nil, err
 	}

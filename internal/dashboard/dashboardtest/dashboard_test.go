@@ -62,7 +62,9 @@ var _ = Describe("The dashboard", Ordered, func() {
 		// A request without the session cookie (a link followed from an email:
 		// the SameSite=Strict cookie stays behind) gets the sign-in page and
 		// leaves the browser's session alone.
-		resp, err := http.Get(harness.BaseURL + "/")
+		req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, harness.BaseURL+"/", nil)
+		Expect(err).NotTo(HaveOccurred())
+		resp, err := http.DefaultClient.Do(req)
 		Expect(err).NotTo(HaveOccurred())
 		resp.Body.Close()
 		Expect(resp.StatusCode).To(Equal(http.StatusUnauthorized))
@@ -72,8 +74,7 @@ var _ = Describe("The dashboard", Ordered, func() {
 
 		// A form posted from elsewhere carries no login cookie: refused,
 		// even with a good key.
-		status, page := get("POST", "/login", strings.NewReader("key="+p.ReadWrite+"&csrf=forged"),
-			"Content-Type", "application/x-www-form-urlencoded")
+		status, page := post("/login", "key="+p.ReadWrite+"&csrf=forged")
 		Expect(status).To(Equal(http.StatusForbidden))
 		Expect(page).To(ContainSubstring("did not come from this page"))
 	})

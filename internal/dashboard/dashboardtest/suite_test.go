@@ -15,6 +15,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -178,14 +179,12 @@ func curl(url, body string) {
 	Expect(err).NotTo(HaveOccurred(), "curl: %s", out)
 }
 
-// get fetches a page without a browser: no cookies, no JavaScript.
-func get(method, path string, body io.Reader, header ...string) (int, string) {
+// post posts a form without a browser: no cookies, no JavaScript.
+func post(path, form string) (int, string) {
 	GinkgoHelper()
-	req, err := http.NewRequestWithContext(context.Background(), method, harness.BaseURL+path, body)
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, harness.BaseURL+path, strings.NewReader(form))
 	Expect(err).NotTo(HaveOccurred())
-	for i := 0; i+1 < len(header); i += 2 {
-		req.Header.Set(header[i], header[i+1])
-	}
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 	resp, err := http.DefaultClient.Do(req)
 	Expect(err).NotTo(HaveOccurred())
 	defer resp.Body.Close()
