@@ -84,7 +84,7 @@ func (s *Server) checkPage(w http.ResponseWriter, r *http.Request) {
 		Kubectl: "kubectl -n " + c.Namespace + " get check " + c.Name,
 		Paused:  view.Status == monitor.StatusPaused, Now: now,
 	}
-	p.Why = why(c, obs, view, now)
+	p.Why = why(c, obs, view)
 	s.explainSchedule(p, c, now)
 	flips, err := s.Store.Flips(r.Context(), c.UID)
 	if err != nil {
@@ -101,7 +101,7 @@ func (s *Server) checkPage(w http.ResponseWriter, r *http.Request) {
 		p.Badges = append(p.Badges, badgeLink{Label: b.label, URL: b.path, Markdown: "![" + p.Name + "](" + url + ")"})
 	}
 	if v.ReadWrite {
-		if err := s.fillReadWrite(r.Context(), p, c, obs); err != nil {
+		if err := s.fillReadWrite(r.Context(), p, c); err != nil {
 			s.unavailable(w, r, "reading the ping log", err)
 			return
 		}
@@ -110,7 +110,7 @@ func (s *Server) checkPage(w http.ResponseWriter, r *http.Request) {
 }
 
 // why says what the check's state means, in the check's own zone.
-func why(c *v1.Check, obs store.Check, view checkstate.View, now time.Time) string {
+func why(c *v1.Check, obs store.Check, view checkstate.View) string {
 	tz := tzOf(c)
 	at := func(t time.Time) string { return formatIn(t, tz) + " " + zoneName(tz) }
 	cfg, err := checkstate.Config(&c.Spec)
@@ -186,7 +186,7 @@ func (s *Server) explainSchedule(p *checkPage, c *v1.Check, now time.Time) {
 }
 
 // fillReadWrite adds what only a read-write key sees.
-func (s *Server) fillReadWrite(ctx context.Context, p *checkPage, c *v1.Check, obs store.Check) error {
+func (s *Server) fillReadWrite(ctx context.Context, p *checkPage, c *v1.Check) error {
 	p.PingURL = s.BaseURL + "/ping/" + p.ID // the UUID: read-write keys only
 	if info, ok := s.Projects.Project(c.Namespace); ok && info.PingKey != "" && c.Spec.Slug != "" {
 		p.SlugURL = s.BaseURL + "/ping/" + info.PingKey + "/" + c.Spec.Slug

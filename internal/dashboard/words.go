@@ -136,12 +136,12 @@ func describeCron(expr string) string {
 		return fmt.Sprintf("on day %d of every month at %02d:%02d", d, h, m)
 	}
 	var days string
-	switch {
-	case dow == "*":
+	switch dow {
+	case "*":
 		days = "every day"
-	case dow == "1-5" || dow == "MON-FRI" || dow == "mon-fri":
+	case "1-5", "MON-FRI", "mon-fri":
 		days = "on weekdays"
-	case dow == "0,6" || dow == "6,0" || dow == "SAT,SUN" || dow == "sat,sun":
+	case "0,6", "6,0", "SAT,SUN", "sat,sun":
 		days = "on weekends"
 	default:
 		d, ok := num(dow, 7)

@@ -175,7 +175,9 @@ func curl(url, body string) {
 	if body != "" {
 		args = append(args, "--data-raw", body)
 	}
-	out, err := exec.Command("curl", args...).CombinedOutput()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "curl", args...).CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), "curl: %s", out)
 }
 
