@@ -218,6 +218,14 @@ func (s *Server) signedIn(next http.HandlerFunc) http.HandlerFunc {
 				http.Error(w, problem, http.StatusUnauthorized)
 				return
 			}
+			if problem == noSession && r.Method == http.MethodGet && r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+				// A link from elsewhere (a notification, a chat) does not
+				// carry the SameSite=Strict cookie; the same URL opened again
+				// from this page does. The page does that once: a request
+				// from this site without a cookie gets the sign-in page.
+				s.render(w, r, http.StatusOK, "bounce", map[string]any{"Title": "Opening", "URL": r.URL.RequestURI()})
+				return
+			}
 			s.signInPage(w, r, http.StatusUnauthorized, problem)
 			return
 		}

@@ -255,6 +255,13 @@ var _ = Describe("The dashboard", Ordered, func() {
 		do(ctx, chromedp.Navigate(harness.BaseURL+"/"), chromedp.WaitVisible(chromedp.ID("key")))
 
 		signIn(ctx, p.ReadOnly)
+		// A link followed from another site (a notification) does not carry
+		// the SameSite=Strict cookie; the page opens itself again and the
+		// session is there.
+		link := fmt.Sprintf(`data:text/html,<a id="go" href="%s/checks/%s">open</a>`, harness.BaseURL, report.key())
+		do(ctx, chromedp.Navigate(link), chromedp.Click(chromedp.ID("go")), chromedp.WaitVisible(chromedp.CSS(".state-line")))
+		Expect(text(ctx, "h1")).To(Equal("Nightly report"))
+
 		clk.Step(13 * time.Hour) // past the 12-hour session
 		do(ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.ID("problem")))
 		Expect(text(ctx, "#problem")).To(ContainSubstring("Your session expired"))

@@ -5,6 +5,12 @@
 // renders the HTML, this swaps it in.
 "use strict";
 (function () {
+  // Arrived by a link from another site, which does not carry the
+  // SameSite=Strict session cookie: open the same page again from here.
+  if (document.querySelector("[data-bounce]")) {
+    location.replace(location.href);
+    return;
+  }
   var REFRESH_MS = 5000;
   var live = document.querySelector("[data-live]");
   var lastUpdate = Date.now();
