@@ -57,6 +57,18 @@ func Start(opts manager.Options) *Harness {
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	h.Config, err = h.Env.Start()
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	// A failed assertion below panics out of Start, and the suite never
+	// gets a Harness to Stop: stop the control plane here, or its
+	// kube-apiserver and etcd outlive the test process.
+	started := false
+	defer func() {
+		if !started {
+			if h.cancel != nil {
+				h.cancel()
+			}
+			_ = h.Env.Stop()
+		}
+	}()
 	h.Client, err = client.New(h.Config, client.Options{Scheme: h.Env.Scheme})
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	h.ManagerConfig, h.Forbidden, err = testenv.AsManager(context.Background(), h.Config)
@@ -96,6 +108,7 @@ func Start(opts manager.Options) *Harness {
 		_, err := h.listChecks("")
 		return err
 	}).Should(gomega.Succeed())
+	started = true
 	return h
 }
 
