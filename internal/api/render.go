@@ -80,17 +80,9 @@ func (s *Server) renderCheck(c *v1.Check, obs store.Check, r *request, channels 
 	}
 	if v.Scheduled {
 		o.add("schedule", *c.Spec.Schedule)
-		tz := string(c.Spec.TZ)
-		if tz == "" {
-			tz = "UTC"
-		}
-		o.add("tz", tz)
+		o.add("tz", checkstate.TimeZone(&c.Spec))
 	} else {
-		timeout := int64(checkstate.DefaultTimeout / time.Second)
-		if c.Spec.Timeout != nil {
-			timeout = *c.Spec.Timeout
-		}
-		o.add("timeout", timeout)
+		o.add("timeout", int64(checkstate.Timeout(&c.Spec)/time.Second))
 	}
 	return o
 }

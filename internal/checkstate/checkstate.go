@@ -29,28 +29,37 @@ const DefaultTimeout = 86400 * time.Second
 // as logging a ping.
 func Config(spec *v1.CheckSpec) (monitor.Config, error) {
 	cfg := monitor.Config{
-		Timeout:      DefaultTimeout,
+		Timeout:      Timeout(spec),
 		Grace:        time.Duration(spec.Grace) * time.Second,
 		ManualResume: spec.ManualResume,
 	}
 	if cfg.Grace <= 0 {
 		cfg.Grace = time.Hour
 	}
-	if spec.Timeout != nil {
-		cfg.Timeout = time.Duration(*spec.Timeout) * time.Second
-	}
 	if spec.Schedule != nil {
-		tz := string(spec.TZ)
-		if tz == "" {
-			tz = "UTC"
-		}
-		s, err := schedule.Parse(*spec.Schedule, tz)
+		s, err := schedule.Parse(*spec.Schedule, TimeZone(spec))
 		if err != nil {
 			return cfg, err
 		}
 		cfg.Schedule = s
 	}
 	return cfg, nil
+}
+
+// Timeout is a Simple check's period: the spec's, or DefaultTimeout.
+func Timeout(spec *v1.CheckSpec) time.Duration {
+	if spec.Timeout != nil {
+		return time.Duration(*spec.Timeout) * time.Second
+	}
+	return DefaultTimeout
+}
+
+// TimeZone is the zone a schedule is read in: the spec's, or UTC.
+func TimeZone(spec *v1.CheckSpec) string {
+	if spec.TZ == "" {
+		return "UTC"
+	}
+	return string(spec.TZ)
 }
 
 // Target is the check as the store's writes need it. channels reads the

@@ -121,7 +121,24 @@ type row struct {
 	LastPing, NextPing      time.Time
 	LastPingAgo, NextPingIn string
 	NPings                  int64
-	order                   int // status order: down first
+	order                   int       // status order: down first
+	check                   *v1.Check // the cache's object: read only
+}
+
+// fill sets what the board shows of a row beyond its sort keys.
+func (rw *row) fill(q query, readWrite bool, now time.Time) {
+	c := rw.check
+	rw.ID, rw.Slug = checkID(c, readWrite), c.Spec.Slug
+	rw.Period, rw.Grace = period(c), words(time.Duration(c.Spec.Grace)*time.Second)
+	for _, t := range checkstate.Tags(c.Spec.Tags) {
+		rw.Tags = append(rw.Tags, chip{Tag: t, URL: q.withTag(t).url(), On: slices.Contains(q.Tags, t)})
+	}
+	if !rw.LastPing.IsZero() {
+		rw.LastPingAgo = relative(rw.LastPing, now)
+	}
+	if !rw.NextPing.IsZero() {
+		rw.NextPingIn = relative(rw.NextPing, now)
+	}
 }
 
 // chip is a tag as a filter link.
@@ -217,24 +234,12 @@ func (s *Server) boardPage(r *http.Request, v visitor, q query) (*boardPage, err
 		if !matches(c, needle) || !checkstate.HasAllTags(c.Spec.Tags, q.Tags) {
 			continue
 		}
-		rows = append(rows, row{
-			ID: checkID(c, v.ReadWrite), Name: displayName(c), Slug: c.Spec.Slug, Object: c.Name,
-			Status: label, order: statusOrder[label.Class], NPings: view.NPings,
-			Period: period(c), Grace: words(time.Duration(c.Spec.Grace) * time.Second),
-			LastPing: view.LastPing, NextPing: view.NextPing,
-		})
-		rw := &rows[len(rows)-1]
-		for _, t := range tags {
-			rw.Tags = append(rw.Tags, chip{Tag: t, URL: q.withTag(t).url(), On: slices.Contains(q.Tags, t)})
-		}
-		if !view.LastPing.IsZero() {
-			rw.LastPingAgo = relative(view.LastPing, now)
-		}
+		rw := row{check: c, Name: displayName(c), Object: c.Name, Status: label, order: statusOrder[label.Class], NPings: view.NPings,
+			LastPing: view.LastPing}
 		if view.HasNext {
-			rw.NextPingIn = relative(view.NextPing, now)
-		} else {
-			rw.NextPing = time.Time{}
+			rw.NextPing = view.NextPing
 		}
+		rows = append(rows, rw)
 	}
 	sortRows(rows, q.Sort)
 
@@ -246,6 +251,11 @@ func (s *Server) boardPage(r *http.Request, v visitor, q query) (*boardPage, err
 	end := min(start+pageSize, len(rows))
 	p.Rows = rows[start:end]
 	p.From, p.To = start+1, end
+	// Only the page's rows are shown: the rest of their fields are filled
+	// for those alone, not for every matching check.
+	for i := range p.Rows {
+		p.Rows[i].fill(q, v.ReadWrite, now)
+	}
 	if q.Page > 1 {
 		p.PrevURL = q.withPage(q.Page - 1).url()
 	}
@@ -321,27 +331,13 @@ func displayName(c *v1.Check) string {
 // schedule with its zone.
 func period(c *v1.Check) string {
 	if c.Spec.Schedule != nil {
-		return *c.Spec.Schedule + " (" + tzOf(c) + ")"
+		return *c.Spec.Schedule + " (" + checkstate.TimeZone(&c.Spec) + ")"
 	}
-	return "every " + words(timeout(c))
+	return "every " + words(checkstate.Timeout(&c.Spec))
 }
 
-func timeout(c *v1.Check) time.Duration {
-	if c.Spec.Timeout != nil {
-		return time.Duration(*c.Spec.Timeout) * time.Second
-	}
-	return checkstate.DefaultTimeout
-}
-
-func tzOf(c *v1.Check) string {
-	if c.Spec.TZ == "" {
-		return "UTC"
-	}
-	return string(c.Spec.TZ)
-}
-
-// sortRows orders the board; ties go by name, then ID, so that the order
-// is stable between refreshes.
+// sortRows orders the board; ties go by name, then object name (unique in
+// the project), so that the order is stable between refreshes.
 func sortRows(rows []row, by string) {
 	byTime := func(a, b time.Time) int {
 		switch {
@@ -373,6 +369,6 @@ func sortRows(rows []row, by string) {
 		if c = cmp.Compare(strings.ToLower(a.Name), strings.ToLower(b.Name)); c != 0 {
 			return c
 		}
-		return cmp.Compare(a.ID, b.ID)
+		return cmp.Compare(a.Object, b.Object)
 	})
 }

@@ -79,7 +79,7 @@ func (s *Server) checkPage(w http.ResponseWriter, r *http.Request) {
 	p := &checkPage{
 		Title: displayName(c), Namespace: c.Namespace, ID: checkID(c, v.ReadWrite), Object: c.Name, Name: displayName(c),
 		Slug: c.Spec.Slug, Desc: c.Spec.Desc, ReadWrite: v.ReadWrite, CSRF: v.CSRF, Status: labelOf(view),
-		Tags: checkstate.Tags(c.Spec.Tags), Period: period(c), TZ: tzOf(c), NPings: view.NPings,
+		Tags: checkstate.Tags(c.Spec.Tags), Period: period(c), TZ: checkstate.TimeZone(&c.Spec), NPings: view.NPings,
 		Grace:   words(time.Duration(c.Spec.Grace) * time.Second),
 		Kubectl: "kubectl -n " + c.Namespace + " get check " + c.Name,
 		Paused:  view.Status == monitor.StatusPaused, Now: now,
@@ -111,7 +111,7 @@ func (s *Server) checkPage(w http.ResponseWriter, r *http.Request) {
 
 // why says what the check's state means, in the check's own zone.
 func why(c *v1.Check, obs store.Check, view checkstate.View) string {
-	tz := tzOf(c)
+	tz := checkstate.TimeZone(&c.Spec)
 	at := func(t time.Time) string { return formatIn(t, tz) + " " + zoneName(tz) }
 	cfg, err := checkstate.Config(&c.Spec)
 	if err != nil {
@@ -157,7 +157,7 @@ func why(c *v1.Check, obs store.Check, view checkstate.View) string {
 func (s *Server) explainSchedule(p *checkPage, c *v1.Check, now time.Time) {
 	grace := words(time.Duration(c.Spec.Grace) * time.Second)
 	if c.Spec.Schedule == nil {
-		p.ScheduleWords = "Expects a ping every " + words(timeout(c)) + ", and waits " + grace + " more before it goes down."
+		p.ScheduleWords = "Expects a ping every " + words(checkstate.Timeout(&c.Spec)) + ", and waits " + grace + " more before it goes down."
 		return
 	}
 	p.Schedule = *c.Spec.Schedule
@@ -206,7 +206,7 @@ func (s *Server) fillReadWrite(ctx context.Context, p *checkPage, c *v1.Check) e
 			p.Channels = append(p.Channels, channelRow{Name: ch.Name, Kind: string(ch.Spec.Kind)})
 		}
 	}
-	limit := s.pingLogLimit(c.Namespace)
+	limit := s.PingLogLimit(c.Namespace)
 	pings, err := s.Store.Pings(ctx, c.UID, limit)
 	if err != nil {
 		return err
@@ -303,7 +303,7 @@ func (s *Server) pingBody(w http.ResponseWriter, r *http.Request) {
 		s.unavailable(w, r, "reading the ping log", err)
 		return
 	}
-	if n <= obs.NPings-int64(s.pingLogLimit(c.Namespace)) {
+	if n <= obs.NPings-int64(s.PingLogLimit(c.Namespace)) {
 		s.errorPage(w, r, http.StatusNotFound, "That ping is older than the ping log keeps.")
 		return
 	}
@@ -333,7 +333,7 @@ func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
 
 func (s *Server) changePause(w http.ResponseWriter, r *http.Request, change func(context.Context, store.Target, time.Time) (store.Check, error)) {
 	c := checkOf(r)
-	_, err := change(r.Context(), checkstate.Target(c, s.Client, s.pingLogLimit(c.Namespace)), s.now())
+	_, err := change(r.Context(), checkstate.Target(c, s.Client, s.PingLogLimit(c.Namespace)), s.now())
 	switch {
 	case errors.Is(err, monitor.ErrNotPaused):
 		// Resumed meanwhile (a ping, another tab): the page shows how it is.

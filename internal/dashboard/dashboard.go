@@ -58,7 +58,8 @@ type Server struct {
 	Store *store.Store
 	// Projects authenticates API keys and holds each project's secrets.
 	Projects *project.Registry
-	// PingLogLimit is a project's ping-log limit.
+	// PingLogLimit is a project's ping-log limit (project.Limits, which
+	// bounds it to 1..1000).
 	PingLogLimit func(namespace string) int
 	// BaseURL is the site root shown in ping URLs and snippets; a https://
 	// one makes the cookies Secure.
@@ -206,9 +207,9 @@ func (s *Server) secret(namespace string) []byte {
 // answers a live-update fetch with a bare 401.
 func (s *Server) signedIn(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		v, problem := s.visitor(r)
-		if problem != "" {
-			if problem != noSession {
+		v, ok, problem := s.visitor(r)
+		if !ok {
+			if problem != "" {
 				// Only a cookie that was sent and failed is cleared: a
 				// SameSite=Strict cookie is not sent on a link from
 				// elsewhere, and the session it belongs to is still good.
@@ -218,7 +219,7 @@ func (s *Server) signedIn(next http.HandlerFunc) http.HandlerFunc {
 				http.Error(w, problem, http.StatusUnauthorized)
 				return
 			}
-			if problem == noSession && r.Method == http.MethodGet && r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+			if problem == "" && r.Method == http.MethodGet && r.Header.Get("Sec-Fetch-Site") == "cross-site" {
 				// A link from elsewhere (a notification, a chat) does not
 				// carry the SameSite=Strict cookie; the same URL opened again
 				// from this page does. The page does that once: a request
@@ -233,34 +234,31 @@ func (s *Server) signedIn(next http.HandlerFunc) http.HandlerFunc {
 	}
 }
 
-// visitor returns the request's visitor, or why it has none ("" for a
-// request that never signed in, shown as no message).
-func (s *Server) visitor(r *http.Request) (visitor, string) {
+// visitor returns the request's visitor, or, when it has none, why: ""
+// for a request without a session cookie (nothing to say), otherwise what
+// was wrong with its cookie.
+func (s *Server) visitor(r *http.Request) (v visitor, ok bool, problem string) {
 	c, err := r.Cookie(s.sessionCookie())
 	if err != nil || c.Value == "" {
-		return visitor{}, noSession
+		return visitor{}, false, ""
 	}
 	ns, err := cookieNamespace(c.Value)
 	if err != nil {
-		return visitor{}, "Your session is not valid. Sign in again."
+		return visitor{}, false, "Your session is not valid. Sign in again."
 	}
 	sess, err := open(s.secret(ns), ns, c.Value)
 	if err != nil {
-		return visitor{}, "Your session is not valid. Sign in again."
+		return visitor{}, false, "Your session is not valid. Sign in again."
 	}
 	if sess.expired(s.now()) {
-		return visitor{}, "Your session expired. Sign in again."
+		return visitor{}, false, "Your session expired. Sign in again."
 	}
 	keyNS, access := s.Projects.Authenticate(sess.Key)
 	if access == project.NoAccess || keyNS != ns {
-		return visitor{}, "The API key of your session no longer exists. Sign in with a current key."
+		return visitor{}, false, "The API key of your session no longer exists. Sign in with a current key."
 	}
-	return visitor{Namespace: ns, ReadWrite: access == project.ReadWrite, CSRF: sess.CSRF}, ""
+	return visitor{Namespace: ns, ReadWrite: access == project.ReadWrite, CSRF: sess.CSRF}, true, ""
 }
-
-// noSession is the visitor problem of a request without a session cookie:
-// the sign-in page shows no message for it.
-const noSession = " "
 
 // login signs in with an API key from the sign-in form.
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
@@ -306,7 +304,7 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 func (s *Server) signInPage(w http.ResponseWriter, r *http.Request, status int, problem string) {
 	token := newToken()
 	s.setCookie(w, s.loginCookie(), token, time.Hour)
-	s.render(w, r, status, "signin", map[string]any{"CSRF": token, "Problem": strings.TrimSpace(problem), "Title": "Sign in"})
+	s.render(w, r, status, "signin", map[string]any{"CSRF": token, "Problem": problem, "Title": "Sign in"})
 }
 
 // readWrite refuses read-only keys.
@@ -396,11 +394,3 @@ func (s *Server) errorPage(w http.ResponseWriter, r *http.Request, status int, m
 
 // isFragment: the script's live update asks for the page's live part only.
 func isFragment(r *http.Request) bool { return r.Header.Get("X-Vigil-Fragment") == "1" }
-
-func (s *Server) pingLogLimit(namespace string) int {
-	limit := 100
-	if s.PingLogLimit != nil {
-		limit = s.PingLogLimit(namespace)
-	}
-	return min(max(limit, 1), 1000)
-}

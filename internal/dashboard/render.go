@@ -16,13 +16,11 @@ var pageNames = []string{"signin", "error", "board", "check", "bounce"}
 
 func parseTemplates(versions map[string]string) map[string]*template.Template {
 	funcs := template.FuncMap{
-		"asset":    func(name string) string { return "/static/" + name + "?v=" + versions[name] },
-		"iso":      func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-		"utc":      func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
-		"in":       formatIn,
-		"duration": words,
-		"pct":      percent,
-		"add":      func(a, b int) int { return a + b },
+		"asset": func(name string) string { return "/static/" + name + "?v=" + versions[name] },
+		"iso":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"utc":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+		"in":    formatIn,
+		"pct":   percent,
 	}
 	pages := map[string]*template.Template{}
 	for _, name := range pageNames {
