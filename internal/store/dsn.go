@@ -161,11 +161,10 @@ func redactURL(dsn string) (string, bool) {
 			b.WriteByte('&')
 		}
 		rawKey, _, hasValue := strings.Cut(pair, "=")
+		// A key that does not decode could be anything: its value is
+		// masked too.
 		key, err := url.PathUnescape(rawKey)
-		if err != nil {
-			key = rawKey
-		}
-		if hasValue && secretKey(key) {
+		if hasValue && (err != nil || secretKey(key)) {
 			b.WriteString(rawKey + "=" + mask)
 			continue
 		}

@@ -29,6 +29,8 @@ func TestRedact(t *testing.T) {
 			"postgres://db/vigil?user=vigil&password=xxxxx&sslmode=require", []string{"s3cret"}},
 		{"URL password parameter, key percent-encoded", "postgres://db/vigil?pass%77ord=s3cret",
 			"postgres://db/vigil?pass%77ord=xxxxx", []string{"s3cret"}},
+		{"URL parameter whose key does not decode", "postgres://db/vigil?pa%ZZss=s3cret&sslmode=require",
+			"postgres://db/vigil?pa%ZZss=xxxxx&sslmode=require", []string{"s3cret"}},
 		{"URL sslpassword and password", "postgres://u:one1@db/vigil?sslkey=/k&sslpassword=two2&password=three3",
 			"postgres://u:xxxxx@db/vigil?sslkey=/k&sslpassword=xxxxx&password=xxxxx", []string{"one1", "two2", "three3"}},
 		{"URL percent-encoded password", "postgres://vigil:p%40ss%2Fw0rd@db/vigil", "postgres://vigil:xxxxx@db/vigil", []string{"p%40ss", "w0rd"}},
