@@ -57,7 +57,7 @@ func newManagerCmd(g *globals) *cobra.Command {
 	// The default is read after parsing, so that --help never prints a
 	// DSN's password from $VIGIL_STORE.
 	f.StringVar(&opts.Store, "store", "",
-		"the ping store, where pings, flips and notifications are kept: sqlite:<path>, or a postgres:// URL (libpq form; TLS with sslmode, sslrootcert, sslcert, sslkey) for several replicas (default $VIGIL_STORE, else sqlite:/var/lib/vigil/vigil.db)")
+		"the ping store, where pings, flips and notifications are kept: sqlite:<path>, or PostgreSQL for several replicas: a postgres:// URL or libpq key=value pairs (TLS with sslmode, sslrootcert, sslcert, sslkey) (default $VIGIL_STORE, else sqlite:/var/lib/vigil/vigil.db)")
 	f.Float64Var(&opts.StatusBudget, "status-writes-per-second", projection.DefaultBudget,
 		"Check status writes per second, cluster-wide: state changes first, then ping statistics, oldest first")
 	f.StringVar(&opts.BaseURL, "base-url", "http://localhost:8000", "URL clients reach the HTTP server at, used in returned ping, API and badge URLs")

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -45,6 +44,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/metrics"
 	"github.com/vigil-operator/vigil/internal/notify"
 	"github.com/vigil-operator/vigil/internal/ping"
+	"github.com/vigil-operator/vigil/internal/podlog"
 	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/projection"
 	"github.com/vigil-operator/vigil/internal/quota"
@@ -439,46 +439,9 @@ func setupCronJobs(mgr ctrl.Manager, cfg *rest.Config, opts Options, st *store.S
 	}
 	if err := (&controller.JobReconciler{
 		Client: mgr.GetClient(), Recorder: recorder, Store: st,
-		Pods: mgr.GetAPIReader(), Logs: podLogTail(clientset),
+		Pods: mgr.GetAPIReader(), Logs: podlog.Tail(clientset, controller.LogTailBytes),
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the Job controller: %w", err)
 	}
 	return nil
-}
-
-// podLogTail reads the last bytes of a container's log (at most
-// controller.LogTailBytes, from its last 200 lines) through the API server,
-// which asks the kubelet. The log's limitBytes would keep the first bytes
-// of those lines, not the last: the stream is read, keeping its end.
-func podLogTail(cs kubernetes.Interface) func(ctx context.Context, namespace, pod, container string) ([]byte, error) {
-	return func(ctx context.Context, namespace, pod, container string) ([]byte, error) {
-		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		lines := int64(200)
-		rc, err := cs.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container, TailLines: &lines}).Stream(ctx)
-		if err != nil {
-			return nil, err
-		}
-		defer rc.Close()
-		return lastBytes(rc, controller.LogTailBytes)
-	}
-}
-
-// lastBytes reads r to its end and returns its last n bytes, holding no
-// more than about 2n at a time.
-func lastBytes(r io.Reader, n int) ([]byte, error) {
-	buf := make([]byte, 0, 2*n)
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf[:0], buf[len(buf)-n:]...)
-		}
-		k, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+k]
-		if err == io.EOF {
-			return buf[max(0, len(buf)-n):], nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
 }

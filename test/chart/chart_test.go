@@ -765,55 +765,121 @@ func TestPortsAndProbes(t *testing.T) {
 // role, by namespace ("" for a ClusterRoleBinding).
 func bindingsTo(t *testing.T, objs objects, kind, role string) map[string]*rbacv1.RoleBinding {
 	t.Helper()
+	return bindingsToKind(t, objs, kind, "ClusterRole", role)
+}
+
+// bindingsToKind returns the bindings of kind whose roleRef is the role of
+// roleKind and name, by namespace.
+func bindingsToKind(t *testing.T, objs objects, kind, roleKind, role string) map[string]*rbacv1.RoleBinding {
+	t.Helper()
 	out := map[string]*rbacv1.RoleBinding{}
 	for _, u := range objs.ofKind(kind) {
 		b := convert[rbacv1.RoleBinding](t, &u)
-		if b.RoleRef.Kind == "ClusterRole" && b.RoleRef.Name == role {
+		if b.RoleRef.Kind == roleKind && b.RoleRef.Name == role {
 			out[b.Namespace] = b
 		}
 	}
 	return out
 }
 
+// rolesNamed returns the Roles named name, by namespace.
+func rolesNamed(t *testing.T, objs objects, name string) map[string]*rbacv1.Role {
+	t.Helper()
+	out := map[string]*rbacv1.Role{}
+	for _, u := range objs.ofKind("Role") {
+		if u.GetName() == name {
+			out[u.GetNamespace()] = convert[rbacv1.Role](t, &u)
+		}
+	}
+	return out
+}
+
+// generatedRules are the rules `make manifests` wrote into file.
+func generatedRules(t *testing.T, file string) []rbacv1.PolicyRule {
+	t.Helper()
+	generated, err := devenv.DecodeObjects(readRepoFile(t, file))
+	if err != nil || len(generated) != 1 {
+		t.Fatalf("%s: want one role, got %d objects (%v)", file, len(generated), err)
+	}
+	return convert[rbacv1.ClusterRole](t, &generated[0]).Rules
+}
+
 var managerSubject = []rbacv1.Subject{{Kind: "ServiceAccount", Name: "vigil-manager", Namespace: namespace}}
+
+// managerRoles are the manager's roles that watchNamespaces puts in each
+// listed namespace, with the files of their generated rules.
+var managerRoles = map[string]string{
+	"vigil-manager-role": "config/rbac/role.yaml",
+	"vigil-cronjobs":     "config/rbac/cronjobs/role.yaml",
+}
 
 func TestWatchNamespaces(t *testing.T) {
 	t.Run("all by default", func(t *testing.T) {
 		objs := helmTemplate(t)
 		noFlag(t, args(t, objs), "namespaces")
-		for _, role := range []string{"vigil-manager-role", "vigil-cronjobs"} {
+		for role := range managerRoles {
 			if crb := bindingsTo(t, objs, "ClusterRoleBinding", role); len(crb) != 1 || !slices.Equal(crb[""].Subjects, managerSubject) {
 				t.Errorf("%s: ClusterRoleBindings %v, want one to the manager", role, crb)
 			}
 			if rb := bindingsTo(t, objs, "RoleBinding", role); len(rb) != 0 {
 				t.Errorf("%s: RoleBindings in %v", role, keys(rb))
 			}
+			if r := rolesNamed(t, objs, role); len(r) != 0 {
+				t.Errorf("%s: Roles in %v", role, keys(r))
+			}
 		}
 	})
-	t.Run("a and b", func(t *testing.T) {
-		objs := helmTemplate(t, "--set", "watchNamespaces={a,b}")
-		wantFlag(t, args(t, objs), "namespaces", "a,b")
-		for _, role := range []string{"vigil-manager-role", "vigil-cronjobs"} {
-			if crb := bindingsTo(t, objs, "ClusterRoleBinding", role); len(crb) != 0 {
-				t.Errorf("%s: a ClusterRoleBinding with watchNamespaces set", role)
-			}
-			rb := bindingsTo(t, objs, "RoleBinding", role)
-			if got := keys(rb); !slices.Equal(got, []string{"a", "b"}) {
-				t.Errorf("%s: RoleBindings in %v, want a and b", role, got)
-			}
-			for ns, b := range rb {
-				if !slices.Equal(b.Subjects, managerSubject) {
-					t.Errorf("%s: RoleBinding in %s has subjects %+v", role, ns, b.Subjects)
+	for name, extra := range map[string][]string{"embedded": nil, "postgres": postgres} {
+		t.Run("a and b, "+name, func(t *testing.T) {
+			objs := helmTemplate(t, append([]string{"--set", "watchNamespaces={a,b}"}, extra...)...)
+			wantFlag(t, args(t, objs), "namespaces", "a,b")
+			for role, file := range managerRoles {
+				// A Role with the generated rules in each listed namespace,
+				// bound there to the manager; no ClusterRole to bind.
+				if objs.get("ClusterRole", role) != nil {
+					t.Errorf("ClusterRole %s rendered with watchNamespaces set", role)
+				}
+				roles := rolesNamed(t, objs, role)
+				if got := keys(roles); !slices.Equal(got, []string{"a", "b"}) {
+					t.Errorf("Role %s in %v, want a and b", role, got)
+				}
+				for ns, r := range roles {
+					rulesEqual(t, fmt.Sprintf("Role %s in %s vs %s", role, ns, file), r.Rules, generatedRules(t, file))
+				}
+				rb := bindingsToKind(t, objs, "RoleBinding", "Role", role)
+				if got := keys(rb); !slices.Equal(got, []string{"a", "b"}) {
+					t.Errorf("%s: RoleBindings in %v, want a and b", role, got)
+				}
+				for ns, b := range rb {
+					if !slices.Equal(b.Subjects, managerSubject) {
+						t.Errorf("%s: RoleBinding in %s has subjects %+v", role, ns, b.Subjects)
+					}
 				}
 			}
-		}
-		// Metrics authentication is unaffected, and there is still no
-		// leader election.
-		noLeaderElectionRBAC(t, objs)
-		if len(bindingsTo(t, objs, "ClusterRoleBinding", "vigil-metrics-auth-role")) != 1 {
-			t.Error("no ClusterRoleBinding for vigil-metrics-auth-role")
-		}
-	})
+			// Cluster-wide, the manager may only review scrapers' tokens
+			// and access (metrics authentication), which reads nothing.
+			for _, kind := range []string{"ClusterRoleBinding", "RoleBinding"} {
+				for _, u := range objs.ofKind(kind) {
+					b := convert[rbacv1.RoleBinding](t, &u)
+					if !slices.Equal(b.Subjects, managerSubject) {
+						continue
+					}
+					switch {
+					case kind == "ClusterRoleBinding" && b.RoleRef.Name != "vigil-metrics-auth-role":
+						t.Errorf("ClusterRoleBinding %s binds %s to the manager with watchNamespaces set", b.Name, b.RoleRef.Name)
+					case kind == "RoleBinding" && !slices.Contains([]string{"a", "b", namespace}, b.Namespace):
+						t.Errorf("RoleBinding %s in %s: outside the listed namespaces and the release's", b.Name, b.Namespace)
+					}
+				}
+			}
+			if len(bindingsTo(t, objs, "ClusterRoleBinding", "vigil-metrics-auth-role")) != 1 {
+				t.Error("no ClusterRoleBinding for vigil-metrics-auth-role")
+			}
+			if name == "embedded" {
+				noLeaderElectionRBAC(t, objs) // still no leader election
+			}
+		})
+	}
 }
 
 func keys[V any](m map[string]V) []string {
@@ -838,9 +904,13 @@ func TestCronJobsDisabled(t *testing.T) {
 	a := args(t, objs)
 	wantFlag(t, a, "cronjobs", "false")
 	noFlag(t, a, "cronjob-time-zone")
-	// With watchNamespaces too, no RoleBinding to the cronjobs role.
-	if b := bindingsTo(t, helmTemplate(t, "--set", "cronJobs.enabled=false,watchNamespaces={a}"), "RoleBinding", "vigil-cronjobs"); len(b) != 0 {
+	// With watchNamespaces too, no cronjobs Role and no RoleBinding to it.
+	namespaced := helmTemplate(t, "--set", "cronJobs.enabled=false,watchNamespaces={a}")
+	if b := bindingsToKind(t, namespaced, "RoleBinding", "Role", "vigil-cronjobs"); len(b) != 0 {
 		t.Errorf("RoleBindings to vigil-cronjobs in %v with cronJobs.enabled=false", keys(b))
+	}
+	if r := rolesNamed(t, namespaced, "vigil-cronjobs"); len(r) != 0 {
+		t.Errorf("Roles vigil-cronjobs in %v with cronJobs.enabled=false", keys(r))
 	}
 }
 
