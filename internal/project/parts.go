@@ -84,7 +84,7 @@ func (r *Registry) build(ns string) *part {
 		}
 		if len(cut) > 0 {
 			p.limited[s.Name] = fmt.Sprintf("the project Secrets of namespace %s hold more than %d API keys, the limit: "+
-				"this Secret's %s are ignored and open nothing. A cluster administrator can raise the limit (manager flag --api-key-limit, "+
+				"in this Secret, %s are ignored and open nothing. A cluster administrator can raise the limit (manager flag --api-key-limit, "+
 				"or %s.%s in the limits ConfigMap)", ns, limit, strings.Join(cut, " and "), ns, LimitsKeyKeyLimit)
 		}
 	}
