@@ -51,26 +51,21 @@ var _ = Describe("A namespace's project Secrets", func() {
 		Expect(status).To(Equal(http.StatusOK), body)
 		victimRows := ownerRows() // its API keys, ping and badge keys
 
-		baseline := measure(pingPath, 300, nil)
-
-		hostile := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "hostile-"}}
-		Expect(harness.Client.Create(ctx, hostile)).To(Succeed())
-		secrets := make([]*corev1.Secret, hostileSecrets)
-		during := measure(pingPath, 100, func() {
-			for i := range secrets {
-				secrets[i] = &corev1.Secret{
-					ObjectMeta: metav1.ObjectMeta{Namespace: hostile.Name, Name: fmt.Sprintf("keys-%d", i),
-						Labels: map[string]string{project.SecretLabel: "true"}},
-					Data: map[string][]byte{project.DataReadWriteKeys: keyLines(i*linesPerSecret, linesPerSecret)},
-				}
-				Expect(harness.Client.Create(ctx, secrets[i])).To(Succeed())
-			}
+		// The baseline: the same Secrets, unlabelled, in another namespace.
+		// The API server and etcd do the same work; the manager's cache
+		// never sees them.
+		baseline := measure(pingPath, 200, func() { createSecrets(newNamespace("bystander-"), 0, false) })
+		hostile := newNamespace("hostile-")
+		var secrets []*corev1.Secret
+		during := measure(pingPath, 200, func() {
+			secrets = createSecrets(hostile, 0, true)
 			// The manager took them in once their keys within the limit
-			// are recorded; the pings go on for a second more.
+			// are recorded.
 			Eventually(ownerRows).Should(BeNumerically(">=", victimRows+project.DefaultKeyLimit))
 		})
-		AddReportEntry("victim ping p99", fmt.Sprintf("baseline %v (%d pings), while 100,000 key lines came in %v (%d pings)",
-			p99(baseline), len(baseline), p99(during), len(during)))
+		AddReportEntry("victim ping latency", fmt.Sprintf("p50 %v, p99 %v of %d pings while 100,000 key lines came in unlabelled; "+
+			"p50 %v, p99 %v of %d pings while they came in as project Secrets",
+			percentile(baseline, 50), p99(baseline), len(baseline), percentile(during, 50), p99(during), len(during)))
 		Expect(p99(during)).To(BeNumerically("<=", maxSlowdown*p99(baseline)),
 			"another project's ping p99 rose from %v to %v", p99(baseline), p99(during))
 		Expect(ownerRows()).To(Equal(victimRows+project.DefaultKeyLimit), "key rows beyond the victim's and the limit")
@@ -88,7 +83,7 @@ var _ = Describe("A namespace's project Secrets", func() {
 		By("each Secret the limits cut is told what of it is ignored")
 		Eventually(func(g Gomega) map[string]string {
 			var events eventsv1.EventList
-			g.Expect(harness.Client.List(ctx, &events, client.InNamespace(hostile.Name))).To(Succeed())
+			g.Expect(harness.Client.List(ctx, &events, client.InNamespace(hostile))).To(Succeed())
 			told := map[string]string{}
 			for _, e := range events.Items {
 				if e.Reason == project.ReasonLimitExceeded && e.Type == corev1.EventTypeWarning {
@@ -114,6 +109,30 @@ var _ = Describe("A namespace's project Secrets", func() {
 		Eventually(ownerRows).Should(Equal(victimRows + project.DefaultKeyLimit))
 	})
 })
+
+func newNamespace(prefix string) string {
+	n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix}}
+	ExpectWithOffset(1, harness.Client.Create(context.Background(), n)).To(Succeed())
+	return n.Name
+}
+
+// createSecrets creates hostileSecrets Secrets of linesPerSecret keys each
+// in namespace, from the first-th key on, labelled as project Secrets or
+// not.
+func createSecrets(namespace string, first int, labelled bool) []*corev1.Secret {
+	secrets := make([]*corev1.Secret, hostileSecrets)
+	for i := range secrets {
+		secrets[i] = &corev1.Secret{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: fmt.Sprintf("keys-%d", i)},
+			Data:       map[string][]byte{project.DataReadWriteKeys: keyLines(first+i*linesPerSecret, linesPerSecret)},
+		}
+		if labelled {
+			secrets[i].Labels = map[string]string{project.SecretLabel: "true"}
+		}
+		ExpectWithOffset(1, harness.Client.Create(context.Background(), secrets[i])).To(Succeed())
+	}
+	return secrets
+}
 
 // apiKey is the hostile namespace's i-th key: plaintext, 32 characters.
 func apiKey(i int) string {
@@ -187,9 +206,12 @@ func measure(path string, minPings int, work func()) []time.Duration {
 }
 
 // p99 is the 99th percentile of d.
-func p99(d []time.Duration) time.Duration {
+func p99(d []time.Duration) time.Duration { return percentile(d, 99) }
+
+// percentile is the p-th percentile of d.
+func percentile(d []time.Duration, p int) time.Duration {
 	ExpectWithOffset(1, d).NotTo(BeEmpty())
 	s := slices.Clone(d)
 	slices.Sort(s)
-	return s[min(len(s)-1, len(s)*99/100)]
+	return s[min(len(s)-1, len(s)*p/100)]
 }
