@@ -1,7 +1,6 @@
 package project
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -65,10 +64,12 @@ type Limits struct {
 	// reference's default is 100).
 	DefaultPingLogLimit int
 	// DefaultSecretLimit is how many project Secrets of a namespace count
-	// (DefaultSecretLimit when 0); the newest beyond it are ignored.
+	// (DefaultSecretLimit when not positive); the newest beyond it are
+	// ignored.
 	DefaultSecretLimit int
 	// DefaultKeyLimit is how many API keys a namespace's project Secrets
-	// may hold (DefaultKeyLimit when 0); later lines are ignored.
+	// may hold (DefaultKeyLimit when not positive); later lines are
+	// ignored.
 	DefaultKeyLimit int
 	// OnChange, when set, is called after the overrides changed (the
 	// registry then re-reads the Secrets under the new bounds).
@@ -112,7 +113,7 @@ func (l *Limits) SecretLimit(namespace string) int {
 	if o := l.overrides[namespace]; o.secrets > 0 {
 		return o.secrets
 	}
-	return cmp.Or(l.DefaultSecretLimit, DefaultSecretLimit)
+	return positiveOr(l.DefaultSecretLimit, DefaultSecretLimit)
 }
 
 // KeyLimit is how many API keys the namespace's project Secrets may hold.
@@ -126,7 +127,15 @@ func (l *Limits) KeyLimit(namespace string) int {
 	if o := l.overrides[namespace]; o.keys > 0 {
 		return o.keys
 	}
-	return cmp.Or(l.DefaultKeyLimit, DefaultKeyLimit)
+	return positiveOr(l.DefaultKeyLimit, DefaultKeyLimit)
+}
+
+// positiveOr is n, or def when n is not positive (a flag left at 0).
+func positiveOr(n, def int) int {
+	if n > 0 {
+		return n
+	}
+	return def
 }
 
 // SetOverrides replaces the per-namespace limits with those data holds (the

@@ -63,6 +63,10 @@ func TestLimits(t *testing.T) {
 	if flags.SecretLimit("a") != 3 || flags.KeyLimit("a") != 7 {
 		t.Errorf("flag defaults: %d secrets, %d keys; want 3, 7", flags.SecretLimit("a"), flags.KeyLimit("a"))
 	}
+	negative := &Limits{DefaultSecretLimit: -1, DefaultKeyLimit: -1}
+	if negative.SecretLimit("a") != DefaultSecretLimit || negative.KeyLimit("a") != DefaultKeyLimit {
+		t.Error("a negative flag does not give the defaults")
+	}
 	var none *Limits
 	if none.SecretLimit("a") != DefaultSecretLimit || none.KeyLimit("a") != DefaultKeyLimit {
 		t.Error("a nil Limits does not give the defaults")
