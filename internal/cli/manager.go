@@ -70,8 +70,12 @@ func newManagerCmd(g *globals) *cobra.Command {
 		"namespace of the leader-election lease (default: $POD_NAMESPACE, which the install sets to the manager's own)")
 	f.IntVar(&opts.CheckLimit, "check-limit", 20, "checks a project may hold (the limits ConfigMap overrides it per namespace)")
 	f.IntVar(&opts.PingLogLimit, "ping-log-limit", 100, "pings each check keeps (the limits ConfigMap overrides it per namespace)")
+	f.IntVar(&opts.ProjectSecretLimit, "project-secret-limit", project.DefaultSecretLimit,
+		"project Secrets of a namespace that count, the oldest; the rest open nothing, with a Warning Event (the limits ConfigMap overrides it per namespace)")
+	f.IntVar(&opts.APIKeyLimit, "api-key-limit", project.DefaultKeyLimit,
+		"API keys a namespace's project Secrets may hold; later lines open nothing, with a Warning Event (the limits ConfigMap overrides it per namespace)")
 	f.StringVar(&limitsConfigMap, "limits-configmap", defaultLimitsConfigMap(),
-		"per-namespace limits, <namespace>/<name> of a ConfigMap with keys <project namespace>.check-limit and .ping-log-limit; only cluster administrators should be able to write it (default: "+project.DefaultLimitsConfigMap+" in $POD_NAMESPACE; empty: none)")
+		"per-namespace limits, <namespace>/<name> of a ConfigMap with keys <project namespace>.check-limit, .ping-log-limit, .project-secret-limit and .api-key-limit; only cluster administrators should be able to write it (default: "+project.DefaultLimitsConfigMap+" in $POD_NAMESPACE; empty: none)")
 	f.IntVar(&opts.PingBodyLimit, "ping-body-limit", ping.DefaultBodyLimit, "bytes of a ping's body that are stored; the rest is dropped")
 	f.IntVar(&opts.MaxConnections, "max-connections", httpserver.DefaultMaxConnections,
 		"open connections the HTTP server takes at once; more clients wait until one closes")

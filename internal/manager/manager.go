@@ -94,6 +94,12 @@ type Options struct {
 	CheckLimit int
 	// PingLogLimit is a project's default ping-log length; default 100.
 	PingLogLimit int
+	// ProjectSecretLimit and APIKeyLimit bound what a namespace's project
+	// Secrets cost; defaults project.DefaultSecretLimit and
+	// project.DefaultKeyLimit. The limits ConfigMap overrides them per
+	// namespace.
+	ProjectSecretLimit int
+	APIKeyLimit        int
 	// LimitsConfigMap names the ConfigMap of per-namespace limits (package
 	// project: "<namespace>.check-limit" and "<namespace>.ping-log-limit"),
 	// in the manager's own namespace, where only the cluster administrator
@@ -236,10 +242,15 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 		conflicts.Eventf(s, nil, corev1.EventTypeWarning, project.ReasonKeyConflict, "Authenticate",
 			"this Secret's %s belongs to another project, whose Secret is older: here it opens nothing; remove it from this Secret", what)
 	}
+	projects.OnLimit = func(s *corev1.Secret, message string) {
+		conflicts.Eventf(s, nil, corev1.EventTypeWarning, project.ReasonLimitExceeded, "Authenticate", "%s", message)
+	}
+	limits := &project.Limits{DefaultCheckLimit: opts.CheckLimit, DefaultPingLogLimit: opts.PingLogLimit,
+		DefaultSecretLimit: opts.ProjectSecretLimit, DefaultKeyLimit: opts.APIKeyLimit}
+	projects.Limits, limits.OnChange = limits, projects.Refresh
 	if err := projects.Watch(ctx, mgr.GetCache()); err != nil {
 		return nil, fmt.Errorf("watching project Secrets: %w", err)
 	}
-	limits := &project.Limits{DefaultCheckLimit: opts.CheckLimit, DefaultPingLogLimit: opts.PingLogLimit}
 	if opts.LimitsConfigMap.Name != "" {
 		logger := ctrl.Log.WithName("limits")
 		err := limits.Watch(ctx, mgr.GetCache(), opts.LimitsConfigMap, func(problems []string) {

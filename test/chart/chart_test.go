@@ -312,6 +312,8 @@ func TestDefaultValues(t *testing.T) {
 	wantFlag(t, c.Args, "leader-elect", "false")
 	wantFlag(t, c.Args, "check-limit", "20")
 	wantFlag(t, c.Args, "ping-log-limit", "100")
+	wantFlag(t, c.Args, "project-secret-limit", "20")
+	wantFlag(t, c.Args, "api-key-limit", "1000")
 	wantFlag(t, c.Args, "ping-body-limit", "100000")
 	wantFlag(t, c.Args, "max-connections", "4096")
 	wantFlag(t, c.Args, "request-body-budget", "67108864")
@@ -919,6 +921,8 @@ func TestManagerSettings(t *testing.T) {
 		"baseURL=https://hc.example.com/",
 		"checkLimit=500",
 		"pingLogLimit=1000",
+		"projectSecretLimit=40",
+		"apiKeyLimit=5000",
 		"pingBodyLimit=2000000",
 		"maxConnections=100",
 		"requestBodyBudget=1048576",
@@ -928,17 +932,19 @@ func TestManagerSettings(t *testing.T) {
 		"logLevel=debug",
 	}, ","), "--set-json", `extraArgs=["--metrics-secure=false"]`))
 	for name, want := range map[string]string{
-		"base-url":            "https://hc.example.com",
-		"check-limit":         "500",
-		"ping-log-limit":      "1000",
-		"ping-body-limit":     "2000000",
-		"max-connections":     "100",
-		"request-body-budget": "1048576",
-		"trusted-proxies":     "10.0.0.0/8,192.168.0.1",
-		"notify-max-attempts": "3",
-		"cronjob-time-zone":   "Europe/Riga",
-		"zap-log-level":       "debug",
-		"metrics-secure":      "false",
+		"base-url":             "https://hc.example.com",
+		"check-limit":          "500",
+		"ping-log-limit":       "1000",
+		"project-secret-limit": "40",
+		"api-key-limit":        "5000",
+		"ping-body-limit":      "2000000",
+		"max-connections":      "100",
+		"request-body-budget":  "1048576",
+		"trusted-proxies":      "10.0.0.0/8,192.168.0.1",
+		"notify-max-attempts":  "3",
+		"cronjob-time-zone":    "Europe/Riga",
+		"zap-log-level":        "debug",
+		"metrics-secure":       "false",
 	} {
 		wantFlag(t, a, name, want)
 	}
@@ -947,10 +953,12 @@ func TestManagerSettings(t *testing.T) {
 // TestProjectLimits: projectLimits fills the ConfigMap the manager reads,
 // and the manager may read that one ConfigMap only.
 func TestProjectLimits(t *testing.T) {
-	objs := helmTemplate(t, "--set", "projectLimits.team-a.checkLimit=200,projectLimits.team-a.pingLogLimit=1000,projectLimits.team-b.checkLimit=5")
+	objs := helmTemplate(t, "--set", "projectLimits.team-a.checkLimit=200,projectLimits.team-a.pingLogLimit=1000,projectLimits.team-b.checkLimit=5,"+
+		"projectLimits.team-c.projectSecretLimit=40,projectLimits.team-c.apiKeyLimit=5000")
 	cm := objs.must(t, "ConfigMap", "vigil-limits")
 	data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
-	want := map[string]string{"team-a.check-limit": "200", "team-a.ping-log-limit": "1000", "team-b.check-limit": "5"}
+	want := map[string]string{"team-a.check-limit": "200", "team-a.ping-log-limit": "1000", "team-b.check-limit": "5",
+		"team-c.project-secret-limit": "40", "team-c.api-key-limit": "5000"}
 	if !reflect.DeepEqual(data, want) {
 		t.Errorf("limits ConfigMap data = %v, want %v", data, want)
 	}

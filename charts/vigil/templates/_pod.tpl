@@ -68,6 +68,8 @@ spec:
         {{- end }}
         - --check-limit={{ .Values.checkLimit | int64 }}
         - --ping-log-limit={{ .Values.pingLogLimit | int64 }}
+        - --project-secret-limit={{ .Values.projectSecretLimit | int64 }}
+        - --api-key-limit={{ .Values.apiKeyLimit | int64 }}
         - --limits-configmap={{ .Release.Namespace }}/{{ include "vigil.fullname" . }}-limits
         - --ping-body-limit={{ .Values.pingBodyLimit | int64 }}
         - --max-connections={{ .Values.maxConnections | int64 }}
