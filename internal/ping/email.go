@@ -174,25 +174,26 @@ func (l *boundedListener) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err
 		}
+		select {
+		case l.slots <- struct{}{}:
+		default:
+			refuse(c, busyReply)
+			continue
+		}
 		uncount, ok := l.perSource.Take(c.RemoteAddr())
 		if !ok {
+			<-l.slots
 			refuse(c, perSourceReply)
 			continue
 		}
-		select {
-		case l.slots <- struct{}{}:
-			sc := &sessionConn{Conn: c, end: time.Now().Add(l.session), release: func() { uncount(); <-l.slots }}
-			// The session's end holds from the accept, whatever
-			// deadlines go-smtp sets (or does not set) later.
-			if err := sc.SetReadDeadline(sc.end); err != nil {
-				_ = sc.Close()
-				continue
-			}
-			return sc, nil
-		default:
-			uncount()
-			refuse(c, busyReply)
+		sc := &sessionConn{Conn: c, end: time.Now().Add(l.session), release: func() { uncount(); <-l.slots }}
+		// The session's end holds from the accept, whatever deadlines
+		// go-smtp sets (or does not set) later.
+		if err := sc.SetReadDeadline(sc.end); err != nil {
+			_ = sc.Close()
+			continue
 		}
+		return sc, nil
 	}
 }
 
