@@ -15,6 +15,9 @@ import (
 // whose it is (/api/, /ping/) when it has one: nothing the code does not
 // recognise is echoed.
 func templateOf(path string) string {
+	if !strings.HasPrefix(path, "/") {
+		return "{unknown}" // "*", or a proxy's absolute form
+	}
 	trimmed := strings.TrimSuffix(path, "/")
 	slash := ""
 	if trimmed != path && trimmed != "" {
