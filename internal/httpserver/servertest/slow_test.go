@@ -236,7 +236,7 @@ func TestSlowReaders(t *testing.T) {
 
 	l := slowReads(t, s, p.ReadOnly)
 	grown := int64(l.during) - int64(l.baseline)
-	bound := int64(slowReaders * len(list) / 4)
+	bound := int64(slowReaders * len(list) / 8)
 	t.Logf("list: %d bytes; live heap: %d MiB before, %d MiB with %d readers that do not read (bound: +%d MiB)",
 		len(list), l.baseline>>20, l.during>>20, slowReaders, bound>>20)
 	if grown > bound {
