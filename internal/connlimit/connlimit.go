@@ -17,17 +17,17 @@ import (
 // PerSource counts open connections by source address and refuses one
 // past its cap.
 type PerSource struct {
-	max    int
+	limit  int
 	exempt []netip.Prefix
 
 	mu   sync.Mutex
 	open map[netip.Addr]int
 }
 
-// NewPerSource allows max connections from each source, and any number
+// NewPerSource allows limit connections from each source, and any number
 // from the addresses in exempt.
-func NewPerSource(max int, exempt []netip.Prefix) *PerSource {
-	return &PerSource{max: max, exempt: exempt, open: map[netip.Addr]int{}}
+func NewPerSource(limit int, exempt []netip.Prefix) *PerSource {
+	return &PerSource{limit: limit, exempt: exempt, open: map[netip.Addr]int{}}
 }
 
 // Take counts a connection from addr (a connection's RemoteAddr). It
@@ -41,7 +41,7 @@ func (p *PerSource) Take(addr net.Addr) (release func(), ok bool) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.open[src] >= p.max {
+	if p.open[src] >= p.limit {
 		return nil, false
 	}
 	p.open[src]++
