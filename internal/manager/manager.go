@@ -110,6 +110,10 @@ type Options struct {
 	// MaxConnections bounds the HTTP server's open connections; default
 	// httpserver.DefaultMaxConnections.
 	MaxConnections int
+	// MaxConnectionsPerSource bounds the HTTP server's open connections
+	// from one address (trusted proxies exempt); default
+	// httpserver.DefaultMaxConnectionsPerSource.
+	MaxConnectionsPerSource int
 	// RequestBodyBudget bounds the bytes of request bodies (pings', the
 	// API's) being read at once; default httpserver.DefaultBodyBudget.
 	RequestBodyBudget int64
@@ -122,6 +126,10 @@ type Options struct {
 	// SMTPDomain is the domain of ping addresses (<uuid>@<domain>); default
 	// the host of BaseURL.
 	SMTPDomain string
+	// SMTPMaxConnectionsPerSource bounds the SMTP listener's connections
+	// from one address (trusted proxies exempt); default
+	// ping.DefaultSMTPMaxConnectionsPerSource.
+	SMTPMaxConnectionsPerSource int
 	// DisableCronJobs turns the CronJob feature off: no CronJob or Job is
 	// watched, and the manager needs none of internal/rbac/cronjobs.
 	DisableCronJobs bool
@@ -387,6 +395,7 @@ func setupHTTP(ctx context.Context, mgr ctrl.Manager, opts Options, st *store.St
 		if err := mgr.Add(&ping.EmailListener{
 			Addr: opts.SMTPAddr, Domain: opts.SMTPDomain, Client: mgr.GetClient(), Projects: projects, Recorder: recorder,
 			BodyLimit: opts.PingBodyLimit, Clock: opts.Clock, Log: ctrl.Log.WithName("smtp"),
+			MaxConnectionsPerSource: opts.SMTPMaxConnectionsPerSource, TrustedProxies: opts.TrustedProxies,
 		}); err != nil {
 			return err
 		}
@@ -396,7 +405,7 @@ func setupHTTP(ctx context.Context, mgr ctrl.Manager, opts Options, st *store.St
 		BaseURL: opts.BaseURL, Clock: opts.Clock, Log: log.WithName("dashboard"),
 	}
 	server := &httpserver.Runnable{Addr: opts.HTTPAddr, Handler: apiServer.Handler(pings, dash.Handler()), Cache: mgr.GetCache(),
-		MaxConnections: opts.MaxConnections}
+		MaxConnections: opts.MaxConnections, MaxConnectionsPerSource: opts.MaxConnectionsPerSource, TrustedProxies: opts.TrustedProxies}
 	if err := mgr.Add(server); err != nil {
 		return err
 	}

@@ -316,6 +316,7 @@ func TestDefaultValues(t *testing.T) {
 	wantFlag(t, c.Args, "api-key-limit", "1000")
 	wantFlag(t, c.Args, "ping-body-limit", "100000")
 	wantFlag(t, c.Args, "max-connections", "4096")
+	wantFlag(t, c.Args, "max-connections-per-source", "256")
 	wantFlag(t, c.Args, "request-body-budget", "67108864")
 	wantFlag(t, c.Args, "limits-configmap", "vigil-system/vigil-limits")
 	wantFlag(t, c.Args, "notify-max-attempts", "10")
@@ -925,6 +926,7 @@ func TestManagerSettings(t *testing.T) {
 		"apiKeyLimit=5000",
 		"pingBodyLimit=2000000",
 		"maxConnections=100",
+		"maxConnectionsPerSource=20",
 		"requestBodyBudget=1048576",
 		"trustedProxies={10.0.0.0/8,192.168.0.1}",
 		"notify.maxAttempts=3",
@@ -932,19 +934,20 @@ func TestManagerSettings(t *testing.T) {
 		"logLevel=debug",
 	}, ","), "--set-json", `extraArgs=["--metrics-secure=false"]`))
 	for name, want := range map[string]string{
-		"base-url":             "https://hc.example.com",
-		"check-limit":          "500",
-		"ping-log-limit":       "1000",
-		"project-secret-limit": "40",
-		"api-key-limit":        "5000",
-		"ping-body-limit":      "2000000",
-		"max-connections":      "100",
-		"request-body-budget":  "1048576",
-		"trusted-proxies":      "10.0.0.0/8,192.168.0.1",
-		"notify-max-attempts":  "3",
-		"cronjob-time-zone":    "Europe/Riga",
-		"zap-log-level":        "debug",
-		"metrics-secure":       "false",
+		"base-url":                   "https://hc.example.com",
+		"check-limit":                "500",
+		"ping-log-limit":             "1000",
+		"project-secret-limit":       "40",
+		"api-key-limit":              "5000",
+		"ping-body-limit":            "2000000",
+		"max-connections":            "100",
+		"max-connections-per-source": "20",
+		"request-body-budget":        "1048576",
+		"trusted-proxies":            "10.0.0.0/8,192.168.0.1",
+		"notify-max-attempts":        "3",
+		"cronjob-time-zone":          "Europe/Riga",
+		"zap-log-level":              "debug",
+		"metrics-secure":             "false",
 	} {
 		wantFlag(t, a, name, want)
 	}
@@ -1269,10 +1272,11 @@ func TestSMTP(t *testing.T) {
 		return cp, sp
 	}
 	t.Run("on", func(t *testing.T) {
-		objs := helmTemplate(t, "--set", "smtp.enabled=true,smtp.domain=hc.example.com")
+		objs := helmTemplate(t, "--set", "smtp.enabled=true,smtp.domain=hc.example.com,smtp.maxConnectionsPerSource=3")
 		a := args(t, objs)
 		wantFlag(t, a, "smtp-bind-address", ":2525")
 		wantFlag(t, a, "smtp-domain", "hc.example.com")
+		wantFlag(t, a, "smtp-max-connections-per-source", "3")
 		cp, sp := smtpPort(objs)
 		if cp == nil || cp.ContainerPort != 2525 {
 			t.Errorf("container port %+v, want smtp 2525", cp)
@@ -1284,6 +1288,7 @@ func TestSMTP(t *testing.T) {
 	t.Run("off", func(t *testing.T) {
 		objs := helmTemplate(t)
 		noFlag(t, args(t, objs), "smtp-bind-address")
+		noFlag(t, args(t, objs), "smtp-max-connections-per-source")
 		if cp, sp := smtpPort(objs); cp != nil || sp != nil {
 			t.Errorf("smtp ports without smtp.enabled: %+v %+v", cp, sp)
 		}

@@ -73,6 +73,7 @@ spec:
         - --limits-configmap={{ .Release.Namespace }}/{{ include "vigil.fullname" . }}-limits
         - --ping-body-limit={{ .Values.pingBodyLimit | int64 }}
         - --max-connections={{ .Values.maxConnections | int64 }}
+        - --max-connections-per-source={{ .Values.maxConnectionsPerSource | int64 }}
         - --request-body-budget={{ .Values.requestBodyBudget | int64 }}
         {{- with .Values.trustedProxies }}
         - {{ printf "--trusted-proxies=%s" (join "," .) | quote }}
@@ -82,6 +83,7 @@ spec:
         {{- with .Values.smtp.domain }}
         - {{ printf "--smtp-domain=%s" . | quote }}
         {{- end }}
+        - --smtp-max-connections-per-source={{ .Values.smtp.maxConnectionsPerSource | int64 }}
         {{- end }}
         {{- if .Values.cronJobs.enabled }}
         - {{ printf "--cronjob-time-zone=%s" .Values.cronJobs.timeZone | quote }}
