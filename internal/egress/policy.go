@@ -83,6 +83,11 @@ type Allowlist struct {
 	Hosts []string
 }
 
+// Loopback allows the loopback addresses, 127.0.0.0/8 and ::1: what `make
+// dev` allows, so a webhook listener on the developer's machine hears its
+// notifications, and what tests with loopback receivers allow.
+var Loopback = Allowlist{Prefixes: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}}
+
 // ParseAllowlist reads a list of CIDRs, addresses and host names separated
 // by commas or white space, such as "10.1.2.0/24, smtp.mail.svc, ::1". An
 // address allows itself alone. It refuses what is none of the three, naming
@@ -170,8 +175,9 @@ func hostName(s string) (string, bool) {
 	return s, true
 }
 
-// normal sorts and de-duplicates, so equal lists compare equal.
+// normal sorts and de-duplicates a copy, so equal lists compare equal.
 func (a Allowlist) normal() Allowlist {
+	a.Prefixes, a.Hosts = slices.Clone(a.Prefixes), slices.Clone(a.Hosts)
 	slices.SortFunc(a.Prefixes, func(x, y netip.Prefix) int {
 		if c := x.Addr().Compare(y.Addr()); c != 0 {
 			return c
@@ -187,8 +193,8 @@ func (a Allowlist) normal() Allowlist {
 // Join is both lists' entries.
 func (a Allowlist) Join(b Allowlist) Allowlist {
 	return Allowlist{
-		Prefixes: append(slices.Clone(a.Prefixes), b.Prefixes...),
-		Hosts:    append(slices.Clone(a.Hosts), b.Hosts...),
+		Prefixes: slices.Concat(a.Prefixes, b.Prefixes),
+		Hosts:    slices.Concat(a.Hosts, b.Hosts),
 	}.normal()
 }
 

@@ -15,12 +15,17 @@ func TestLimits(t *testing.T) {
 		"junk.ping-log-limit": "-5",
 		"nodot":               "5",
 		"x.max-checks":        "5",
+		"big.egress-allow":    "10.1.2.0/24, smtp.mail.svc",
+		"junk.egress-allow":   "10.1.2.0/24, http://smtp",
+		"egress-allow":        "127.0.0.0/8",
 	})
 	want := []string{
+		`key "egress-allow": want <namespace>.check-limit, <namespace>.ping-log-limit or <namespace>.egress-allow`,
 		`key "junk.check-limit": "lots" is not a positive integer`,
+		`key "junk.egress-allow": "http://smtp": want CIDRs, IP addresses or host names`,
 		`key "junk.ping-log-limit": "-5" is not a positive integer`,
-		`key "nodot": want <namespace>.check-limit or <namespace>.ping-log-limit`,
-		`key "x.max-checks": want <namespace>.check-limit or <namespace>.ping-log-limit`,
+		`key "nodot": want <namespace>.check-limit, <namespace>.ping-log-limit or <namespace>.egress-allow`,
+		`key "x.max-checks": want <namespace>.check-limit, <namespace>.ping-log-limit or <namespace>.egress-allow`,
 	}
 	if !reflect.DeepEqual(problems, want) {
 		t.Errorf("problems = %q, want %q", problems, want)
@@ -42,8 +47,18 @@ func TestLimits(t *testing.T) {
 			t.Errorf("PingLogLimit(%q) = %d, want %d", tc.ns, got, tc.pingLogs)
 		}
 	}
+	// An allowlist is its namespace's alone; one that does not parse
+	// allows nothing.
+	for ns, want := range map[string]string{"big": "10.1.2.0/24, smtp.mail.svc", "junk": "", "x": "", "": ""} {
+		if got := l.EgressAllow(ns).String(); got != want {
+			t.Errorf("EgressAllow(%q) = %q, want %q", ns, got, want)
+		}
+	}
 	// A deleted ConfigMap leaves the defaults.
 	l.SetOverrides(nil)
+	if got := l.EgressAllow("big").String(); got != "" {
+		t.Errorf("after clearing, EgressAllow(big) = %q", got)
+	}
 	if got := l.CheckLimit("big"); got != 20 {
 		t.Errorf("after clearing, CheckLimit(big) = %d, want 20", got)
 	}
