@@ -15,7 +15,9 @@
 // others. The Channel's status shows the last delivery; it is written at
 // most once per StatusInterval per channel, whatever the number of
 // notifications (an etcd write per notification would be Vigil filling
-// etcd during a wave of downs).
+// etcd during a wave of downs). Every send connects through the egress
+// guard (package egress); an address it refuses is an ordinary failure,
+// retried, recorded with the reason EgressDenied.
 package delivery
 
 import (
