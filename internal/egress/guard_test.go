@@ -135,8 +135,14 @@ func TestNameResolvingToLoopbackIsRefused(t *testing.T) {
 	ln.nothingAccepted(t)
 
 	// The same through HTTP: the request never leaves.
-	client := &http.Client{Transport: g.Transport("team-a")}
-	_, err = client.Get("http://localhost:" + port + "/") //nolint:noctx // a test's one request
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://localhost:"+port+"/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := (&http.Client{Transport: g.Transport("team-a")}).Do(req)
+	if err == nil {
+		_ = resp.Body.Close()
+	}
 	if !IsDenied(err) {
 		t.Fatalf("GET http://localhost: %v, want EgressDenied", err)
 	}
