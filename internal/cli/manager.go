@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vigil-operator/vigil/internal/egress"
 	"github.com/vigil-operator/vigil/internal/heartbeat"
 	"github.com/vigil-operator/vigil/internal/httpserver"
 	"github.com/vigil-operator/vigil/internal/manager"
@@ -20,7 +21,7 @@ import (
 
 func newManagerCmd(g *globals) *cobra.Command {
 	opts := manager.Options{}
-	var trustedProxies, limitsConfigMap string
+	var trustedProxies, limitsConfigMap, egressAllow, egressDeny string
 	var cronJobs bool
 	cmd := &cobra.Command{
 		Use:   "manager",
@@ -33,6 +34,12 @@ func newManagerCmd(g *globals) *cobra.Command {
 			}
 			if opts.TrustedProxies, err = ping.ParseTrustedProxies(trustedProxies); err != nil {
 				return fmt.Errorf("--trusted-proxies: %w", err)
+			}
+			if opts.EgressAllow, err = egress.ParseAllowlist(egressAllow); err != nil {
+				return fmt.Errorf("--egress-allow: %w", err)
+			}
+			if opts.EgressDeny, err = egress.ParseRanges(egressDeny); err != nil {
+				return fmt.Errorf("--egress-deny: %w", err)
 			}
 			opts.DisableCronJobs = !cronJobs
 			if opts.LimitsConfigMap, err = parseObjectKey(limitsConfigMap); err != nil {
@@ -75,7 +82,7 @@ func newManagerCmd(g *globals) *cobra.Command {
 	f.IntVar(&opts.APIKeyLimit, "api-key-limit", project.DefaultKeyLimit,
 		"API keys a namespace's project Secrets may hold; later lines open nothing, with a Warning Event (the limits ConfigMap overrides it per namespace)")
 	f.StringVar(&limitsConfigMap, "limits-configmap", defaultLimitsConfigMap(),
-		"per-namespace limits, <namespace>/<name> of a ConfigMap with keys <project namespace>.check-limit, .ping-log-limit, .project-secret-limit and .api-key-limit; only cluster administrators should be able to write it (default: "+project.DefaultLimitsConfigMap+" in $POD_NAMESPACE; empty: none)")
+		"per-namespace limits, <namespace>/<name> of a ConfigMap with keys <project namespace>.check-limit, .ping-log-limit, .project-secret-limit, .api-key-limit and .egress-allow; only cluster administrators should be able to write it (default: "+project.DefaultLimitsConfigMap+" in $POD_NAMESPACE; empty: none)")
 	f.IntVar(&opts.PingBodyLimit, "ping-body-limit", ping.DefaultBodyLimit, "bytes of a ping's body that are stored; the rest is dropped")
 	f.IntVar(&opts.MaxConnections, "max-connections", httpserver.DefaultMaxConnections,
 		"open connections the HTTP server takes at once; more clients wait until one closes, and past seven eighths of it idle keep-alive connections are closed, the longest idle first")
@@ -97,6 +104,10 @@ func newManagerCmd(g *globals) *cobra.Command {
 	f.IntVar(&opts.Delivery.MaxAttempts, "notify-max-attempts", 10, "attempts per notification before it is given up")
 	f.BoolVar(&opts.ChannelSecretsRequireLabel, "channel-secrets-require-label", false,
 		`let Channels use only Secrets labelled monitoring.vigil.dev/channel-secret: "true" (otherwise whoever may create a Channel may send any Secret of its namespace anywhere)`)
+	f.StringVar(&egressAllow, "egress-allow", "",
+		"CIDRs, addresses and host names every namespace's Channels may reach although the egress guard refuses them (loopback, link-local, private and other non-global ranges, and --egress-deny); the limits ConfigMap's <namespace>.egress-allow adds to it per namespace")
+	f.StringVar(&egressDeny, "egress-deny", "",
+		"CIDRs Channels may not reach besides the non-global ranges: the cluster's Service and Pod ranges, such as 10.96.0.0/12,10.244.0.0/16")
 	return cmd
 }
 

@@ -15,14 +15,15 @@
 // others. The Channel's status shows the last delivery; it is written at
 // most once per StatusInterval per channel, whatever the number of
 // notifications (an etcd write per notification would be Vigil filling
-// etcd during a wave of downs).
+// etcd during a wave of downs). Every send connects through the egress
+// guard (package egress); an address it refuses is an ordinary failure,
+// retried, recorded with the reason EgressDenied.
 package delivery
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -38,6 +39,7 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/checkindex"
+	"github.com/vigil-operator/vigil/internal/egress"
 	"github.com/vigil-operator/vigil/internal/notify"
 	"github.com/vigil-operator/vigil/internal/store"
 )
@@ -60,8 +62,6 @@ type Options struct {
 	// StatusInterval is how often a Channel's status may be written with
 	// its last delivery (default 2 s).
 	StatusInterval time.Duration
-	// HTTP is the client senders use (default: 10 s timeout).
-	HTTP *http.Client
 }
 
 func (o *Options) defaults() {
@@ -98,8 +98,11 @@ type Dispatcher struct {
 	Secrets client.Reader
 	Store   *store.Store
 	Clock   clock.WithTicker
-	// Recorder emits DeliveryFailed Events on Channels.
+	// Recorder emits DeliveryFailed and EgressDenied Events on Channels.
 	Recorder recorder.EventRecorder
+	// Egress is the guard every delivery connects through; nil means the
+	// default policy, with no exceptions.
+	Egress *egress.Guard
 	// BaseURL builds the ping URL messages show.
 	BaseURL string
 	Options Options
@@ -303,7 +306,7 @@ func (d *Dispatcher) send(ctx context.Context, dl store.Delivery) error {
 		return err
 	}
 	msg := notify.Message{Check: info, Up: dl.Flip.Up, Time: dl.Flip.At, Reason: string(dl.Flip.Reason)}
-	sendErr := notify.Send(ctx, notify.Delivery{Channel: ch, Message: msg, Secret: notify.SecretsIn(d.Secrets, ch.Namespace), HTTP: d.Options.HTTP})
+	sendErr := notify.Send(ctx, notify.Delivery{Channel: ch, Message: msg, Secret: notify.SecretsIn(d.Secrets, ch.Namespace), Egress: d.Egress})
 	if ctx.Err() == nil { // a send cut short by the stop is no news for the Channel
 		d.recordOnChannel(ch, check, dl.Flip.Up, sendErr)
 	}
@@ -326,14 +329,20 @@ func (d *Dispatcher) backoff(attempts int, err error) time.Duration {
 
 // recordOnChannel notes the attempt for the Channel's status (last
 // delivery, last error), which writeStatuses writes, and records a failure
-// as an Event on the Channel (the event recorder bounds those).
+// as an Event on the Channel (the event recorder bounds those): reason
+// EgressDenied when the guard refused the address, DeliveryFailed
+// otherwise.
 func (d *Dispatcher) recordOnChannel(ch *v1.Channel, check *v1.Check, up bool, sendErr error) {
 	now := metav1.NewTime(d.Clock.Now())
 	last := &v1.Delivery{Time: now, Check: check.Name, Up: up}
 	if sendErr != nil {
 		last.Error = truncate(sendErr.Error(), 512)
+		reason := v1.ReasonDeliveryFailed
+		if egress.IsDenied(sendErr) {
+			reason = v1.ReasonEgressDenied
+		}
 		if d.Recorder != nil {
-			d.Recorder.Eventf(ch, nil, corev1.EventTypeWarning, v1.ReasonDeliveryFailed, "Deliver",
+			d.Recorder.Eventf(ch, nil, corev1.EventTypeWarning, reason, "Deliver",
 				"Notifying about check %s failed: %s", check.Name, last.Error)
 		}
 	}

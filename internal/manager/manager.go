@@ -39,6 +39,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/dashboard"
 	"github.com/vigil-operator/vigil/internal/deadline"
 	"github.com/vigil-operator/vigil/internal/delivery"
+	"github.com/vigil-operator/vigil/internal/egress"
 	"github.com/vigil-operator/vigil/internal/heartbeat"
 	"github.com/vigil-operator/vigil/internal/httpserver"
 	"github.com/vigil-operator/vigil/internal/metrics"
@@ -143,6 +144,13 @@ type Options struct {
 	// ChannelSecretsRequireLabel lets Channels use only the Secrets labelled
 	// notify.LabelChannelSecret "true".
 	ChannelSecretsRequireLabel bool
+	// EgressAllow is what every namespace's Channels may reach past the
+	// egress guard's refused ranges; the limits ConfigMap's
+	// "<namespace>.egress-allow" adds to it for one namespace.
+	EgressAllow egress.Allowlist
+	// EgressDeny are refused besides the guard's default ranges: the
+	// cluster's Service and Pod ranges.
+	EgressDeny []netip.Prefix
 }
 
 func (o *Options) defaults() {
@@ -292,6 +300,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 	dispatcher = &delivery.Dispatcher{
 		Client: mgr.GetClient(), Secrets: channelSecrets(mgr, opts), Store: st, Clock: opts.Clock,
 		Recorder: mgr.GetEventRecorder("vigil-delivery"), BaseURL: opts.BaseURL, Options: opts.Delivery,
+		Egress: egress.New(egress.Options{Allow: opts.EgressAllow, Deny: opts.EgressDeny, NamespaceAllow: limits.EgressAllow}),
 	}
 	projector = &projection.Projector{
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Store: st, Clock: opts.Clock, Budget: opts.StatusBudget,

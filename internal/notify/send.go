@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"sort"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/egress"
 	"github.com/vigil-operator/vigil/internal/version"
 )
 
@@ -27,20 +29,38 @@ type Delivery struct {
 	Message Message
 	// Secret reads the Secret keys the channel references.
 	Secret SecretFunc
-	// HTTP is the client every HTTP kind uses; it should have a timeout.
-	// Nil means a client with a 10-second timeout. Senders do not follow
-	// redirects: a 3xx answer is a (retryable) error.
-	HTTP *http.Client
+	// Egress is the guard every connection of the delivery goes through,
+	// for the Channel's namespace: the only way a sender reaches the
+	// network. Nil means the default policy, with no exceptions.
+	Egress *egress.Guard
 
 	// recorder holds the Secret values read so far (set by Send).
 	recorder *secretRecorder
 }
 
-// DefaultHTTPTimeout bounds a request when Delivery.HTTP is nil, as the
-// reference bounds its requests.
+// DefaultHTTPTimeout bounds an HTTP request, as the reference bounds its
+// requests; connecting is bounded sooner (egress.ConnectTimeout).
 const DefaultHTTPTimeout = 10 * time.Second
 
-var defaultHTTP = &http.Client{Timeout: DefaultHTTPTimeout}
+// defaultEgress is the guard of a Delivery without one: nothing but global
+// addresses.
+var defaultEgress = egress.New(egress.Options{})
+
+// httpClient is the client of the HTTP kinds: through the guard, bounded by
+// DefaultHTTPTimeout, following no redirects (a 3xx answer is a retryable error).
+func (d *Delivery) httpClient() *http.Client {
+	return &http.Client{
+		Transport:     d.Egress.Transport(d.Channel.Namespace),
+		Timeout:       DefaultHTTPTimeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// dial connects to address ("host:port") through the guard, for the kinds
+// that speak something other than HTTP.
+func (d *Delivery) dial(ctx context.Context, address string) (net.Conn, error) {
+	return d.Egress.DialContext(ctx, d.Channel.Namespace, "tcp", address)
+}
 
 var userAgent = sync.OnceValue(func() string {
 	v := version.Get()
@@ -71,8 +91,8 @@ func Send(ctx context.Context, d Delivery) error {
 	if !ok {
 		return Permanent(fmt.Errorf("unknown channel kind %q", d.Channel.Spec.Kind))
 	}
-	if d.HTTP == nil {
-		d.HTTP = defaultHTTP
+	if d.Egress == nil {
+		d.Egress = defaultEgress
 	}
 	rec := &secretRecorder{read: d.Secret}
 	d.Secret, d.recorder = rec.get, rec

@@ -13,10 +13,12 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+
+	"github.com/vigil-operator/vigil/internal/egress"
 )
 
 // Keys of the limits ConfigMap, "<namespace>.<limit>", such as
-// "team-a.check-limit: 200". Namespace names are DNS labels, so the first
+// "team-a.check-limit: 200" or "team-a.egress-allow: 10.1.2.0/24". Namespace names are DNS labels, so the first
 // dot ends the namespace.
 const (
 	LimitsKeyCheckLimit   = "check-limit"
@@ -25,6 +27,10 @@ const (
 	// reads of a namespace's project Secrets.
 	LimitsKeySecretLimit = "project-secret-limit"
 	LimitsKeyKeyLimit    = "api-key-limit"
+	// LimitsKeyEgressAllow lists what the namespace's Channels may reach
+	// besides the manager's own allowlist (package egress): CIDRs,
+	// addresses and host names, such as "10.1.2.0/24, smtp.mail.svc".
+	LimitsKeyEgressAllow = "egress-allow"
 	// DefaultLimitsConfigMap is the name of the limits ConfigMap in the
 	// manager's namespace.
 	DefaultLimitsConfigMap = "vigil-limits"
@@ -55,7 +61,8 @@ const MaxPingLogLimit = 1000
 // make them pointless. (Vigil once read them from annotations on the
 // project Secret, which the tenant writes.) Like the reference's
 // per-account limits, they bound what API clients and ping
-// auto-provisioning create and how many pings each check keeps.
+// auto-provisioning create and how many pings each check keeps; and, past
+// the reference, where the project's Channels may connect (package egress).
 type Limits struct {
 	// DefaultCheckLimit applies when the ConfigMap sets none (the
 	// reference's default is 20).
@@ -79,7 +86,10 @@ type Limits struct {
 	overrides map[string]limitOverride // namespace -> its limits (0: not set)
 }
 
-type limitOverride struct{ checks, pingLog, secrets, keys int }
+type limitOverride struct {
+	checks, pingLog, secrets, keys int
+	egressAllow                    egress.Allowlist
+}
 
 // CheckLimit is how many checks the project may hold.
 func (l *Limits) CheckLimit(namespace string) int {
@@ -138,6 +148,14 @@ func positiveOr(n, def int) int {
 	return def
 }
 
+// EgressAllow is what the namespace's Channels may reach besides what the
+// manager allows everywhere.
+func (l *Limits) EgressAllow(namespace string) egress.Allowlist {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.overrides[namespace].egressAllow
+}
+
 // SetOverrides replaces the per-namespace limits with those data holds (the
 // limits ConfigMap's data; nil clears them). It returns what it could not
 // read, one message per entry; those entries are ignored, so a typo leaves
@@ -147,6 +165,17 @@ func (l *Limits) SetOverrides(data map[string]string) []string {
 	var problems []string
 	for key, value := range data {
 		ns, limit, ok := strings.Cut(key, ".")
+		if ok && ns != "" && limit == LimitsKeyEgressAllow {
+			allow, err := egress.ParseAllowlist(value)
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("key %q: %v", key, err))
+				continue
+			}
+			o := overrides[ns]
+			o.egressAllow = allow
+			overrides[ns] = o
+			continue
+		}
 		n, err := strconv.Atoi(strings.TrimSpace(value))
 		switch {
 		case !ok || ns == "" || !slices.Contains(limitsKeys, limit):
@@ -180,7 +209,7 @@ func (l *Limits) SetOverrides(data map[string]string) []string {
 }
 
 // limitsKeys are the limits a namespace's entry may set.
-var limitsKeys = []string{LimitsKeyCheckLimit, LimitsKeyPingLogLimit, LimitsKeySecretLimit, LimitsKeyKeyLimit}
+var limitsKeys = []string{LimitsKeyCheckLimit, LimitsKeyPingLogLimit, LimitsKeySecretLimit, LimitsKeyKeyLimit, LimitsKeyEgressAllow}
 
 // Watch follows the limits ConfigMap key names through the cache (which the
 // manager restricts to that one ConfigMap); report receives what could not

@@ -20,13 +20,18 @@ func TestLimits(t *testing.T) {
 		"junk.api-key-limit":       "0",
 		"nodot":                    "5",
 		"x.max-checks":             "5",
+		"big.egress-allow":         "10.1.2.0/24, smtp.mail.svc",
+		"junk.egress-allow":        "10.1.2.0/24, http://smtp",
+		"egress-allow":             "127.0.0.0/8",
 	})
 	want := []string{
+		`key "egress-allow": want <namespace>.<check-limit|ping-log-limit|project-secret-limit|api-key-limit|egress-allow>`,
 		`key "junk.api-key-limit": "0" is not a positive integer`,
 		`key "junk.check-limit": "lots" is not a positive integer`,
+		`key "junk.egress-allow": "http://smtp": want CIDRs, IP addresses or host names`,
 		`key "junk.ping-log-limit": "-5" is not a positive integer`,
-		`key "nodot": want <namespace>.<check-limit|ping-log-limit|project-secret-limit|api-key-limit>`,
-		`key "x.max-checks": want <namespace>.<check-limit|ping-log-limit|project-secret-limit|api-key-limit>`,
+		`key "nodot": want <namespace>.<check-limit|ping-log-limit|project-secret-limit|api-key-limit|egress-allow>`,
+		`key "x.max-checks": want <namespace>.<check-limit|ping-log-limit|project-secret-limit|api-key-limit|egress-allow>`,
 	}
 	if !reflect.DeepEqual(problems, want) {
 		t.Errorf("problems = %q, want %q", problems, want)
@@ -71,8 +76,18 @@ func TestLimits(t *testing.T) {
 	if none.SecretLimit("a") != DefaultSecretLimit || none.KeyLimit("a") != DefaultKeyLimit {
 		t.Error("a nil Limits does not give the defaults")
 	}
+	// An allowlist is its namespace's alone; one that does not parse
+	// allows nothing.
+	for ns, want := range map[string]string{"big": "10.1.2.0/24, smtp.mail.svc", "junk": "", "x": "", "": ""} {
+		if got := l.EgressAllow(ns).String(); got != want {
+			t.Errorf("EgressAllow(%q) = %q, want %q", ns, got, want)
+		}
+	}
 	// A deleted ConfigMap leaves the defaults.
 	l.SetOverrides(nil)
+	if got := l.EgressAllow("big").String(); got != "" {
+		t.Errorf("after clearing, EgressAllow(big) = %q", got)
+	}
 	if got := l.CheckLimit("big"); got != 20 {
 		t.Errorf("after clearing, CheckLimit(big) = %d, want 20", got)
 	}

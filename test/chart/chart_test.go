@@ -283,6 +283,8 @@ func TestDefaultValues(t *testing.T) {
 	// The single replica does not elect a leader, so it has no lease to
 	// hold: no leader-election Role or RoleBinding.
 	noLeaderElectionRBAC(t, objs)
+	// Channels reach global addresses only: the egress guard's default.
+	noFlag(t, args(t, objs), "egress-allow")
 	// Namespaced objects land in the release namespace.
 	for _, u := range objs {
 		if ns := u.GetNamespace(); ns != "" && ns != namespace {
@@ -930,6 +932,8 @@ func TestManagerSettings(t *testing.T) {
 		"requestBodyBudget=1048576",
 		"trustedProxies={10.0.0.0/8,192.168.0.1}",
 		"notify.maxAttempts=3",
+		"notify.egressAllow={10.1.2.0/24,smtp.mail.svc}",
+		"notify.egressDeny={10.96.0.0/12,fd00:10:96::/112}",
 		"cronJobs.timeZone=Europe/Riga",
 		"logLevel=debug",
 	}, ","), "--set-json", `extraArgs=["--metrics-secure=false"]`))
@@ -945,6 +949,8 @@ func TestManagerSettings(t *testing.T) {
 		"request-body-budget":        "1048576",
 		"trusted-proxies":            "10.0.0.0/8,192.168.0.1",
 		"notify-max-attempts":        "3",
+		"egress-allow":               "10.1.2.0/24,smtp.mail.svc",
+		"egress-deny":                "10.96.0.0/12,fd00:10:96::/112",
 		"cronjob-time-zone":          "Europe/Riga",
 		"zap-log-level":              "debug",
 		"metrics-secure":             "false",
@@ -957,11 +963,12 @@ func TestManagerSettings(t *testing.T) {
 // and the manager may read that one ConfigMap only.
 func TestProjectLimits(t *testing.T) {
 	objs := helmTemplate(t, "--set", "projectLimits.team-a.checkLimit=200,projectLimits.team-a.pingLogLimit=1000,projectLimits.team-b.checkLimit=5,"+
-		"projectLimits.team-c.projectSecretLimit=40,projectLimits.team-c.apiKeyLimit=5000")
+		"projectLimits.team-c.projectSecretLimit=40,projectLimits.team-c.apiKeyLimit=5000",
+		"--set", "projectLimits.team-c.egressAllow={10.1.2.0/24,smtp.mail.svc}")
 	cm := objs.must(t, "ConfigMap", "vigil-limits")
 	data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
 	want := map[string]string{"team-a.check-limit": "200", "team-a.ping-log-limit": "1000", "team-b.check-limit": "5",
-		"team-c.project-secret-limit": "40", "team-c.api-key-limit": "5000"}
+		"team-c.project-secret-limit": "40", "team-c.api-key-limit": "5000", "team-c.egress-allow": "10.1.2.0/24, smtp.mail.svc"}
 	if !reflect.DeepEqual(data, want) {
 		t.Errorf("limits ConfigMap data = %v, want %v", data, want)
 	}

@@ -94,6 +94,12 @@ spec:
         {{- if .Values.notify.channelSecretsRequireLabel }}
         - --channel-secrets-require-label=true
         {{- end }}
+        {{- with .Values.notify.egressAllow }}
+        - {{ printf "--egress-allow=%s" (join "," .) | quote }}
+        {{- end }}
+        {{- with .Values.notify.egressDeny }}
+        - {{ printf "--egress-deny=%s" (join "," .) | quote }}
+        {{- end }}
         - {{ printf "--zap-log-level=%v" .Values.logLevel | quote }}
         {{- if $hb.url }}
         - {{ printf "--heartbeat-url=%s" $hb.url | quote }}

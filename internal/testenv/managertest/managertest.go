@@ -206,14 +206,27 @@ func (h *Harness) Accepts(key string) (bool, error) {
 // SetCheckLimit sets the project's check limit in the limits ConfigMap, as
 // a cluster administrator would.
 func (h *Harness) SetCheckLimit(namespace string, limit int) {
+	h.setLimit(namespace+"."+project.LimitsKeyCheckLimit, fmt.Sprint(limit))
+}
+
+// AllowEgress lets the project's Channels reach allow (CIDRs, addresses,
+// host names; egress.Loopback.String() for the tests' loopback receivers),
+// through the limits ConfigMap, as a cluster administrator would. The
+// manager runs with the default egress policy: without this, its Channels
+// reach no loopback or private address.
+func (h *Harness) AllowEgress(namespace, allow string) {
+	h.setLimit(namespace+"."+project.LimitsKeyEgressAllow, allow)
+}
+
+func (h *Harness) setLimit(key, value string) {
 	ctx := context.Background()
-	key := h.limitsConfigMap
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	name := h.limitsConfigMap
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: name.Namespace, Name: name.Name}}
 	_, err := controllerutil.CreateOrPatch(ctx, h.Client, cm, func() error {
 		if cm.Data == nil {
 			cm.Data = map[string]string{}
 		}
-		cm.Data[namespace+"."+project.LimitsKeyCheckLimit] = fmt.Sprint(limit)
+		cm.Data[key] = value
 		return nil
 	})
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
