@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/vigil-operator/vigil/internal/delivery"
+	"github.com/vigil-operator/vigil/internal/egress"
 	"github.com/vigil-operator/vigil/internal/manager"
 	"github.com/vigil-operator/vigil/internal/testenv"
 	"github.com/vigil-operator/vigil/internal/testenv/managertest"
@@ -54,6 +55,9 @@ var _ = BeforeSuite(func() {
 			Namespaces:     []string{teamA, teamB},
 			LeaderElection: true, LeaderElectionNamespace: testenv.ManagerNamespace,
 			Delivery: delivery.Options{InitialBackoff: 100 * time.Millisecond, MaxBackoff: 500 * time.Millisecond},
+			// The webhook receiver listens on loopback, which the egress
+			// guard refuses unless the administrator allows it.
+			EgressAllow: egress.Loopback,
 		})
 })
 
