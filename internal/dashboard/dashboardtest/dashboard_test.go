@@ -157,7 +157,7 @@ var _ = Describe("The dashboard", Ordered, func() {
 		js[bool](ctx, `window.notReloaded = true`)
 
 		curl(stage.pingURL, "")
-		Eventually(func() string { return text(ctx, status) }).Should(ContainSubstring("up"))
+		Eventually(func() string { return liveText(ctx, status) }).Should(ContainSubstring("up"))
 		Expect(js[bool](ctx, `window.notReloaded === true`)).To(BeTrue(), "the page was reloaded")
 		Expect(text(ctx, ".updated")).To(MatchRegexp(`Updated (just now|\d+s ago)\.`))
 	})
@@ -168,7 +168,7 @@ var _ = Describe("The dashboard", Ordered, func() {
 		status := fmt.Sprintf(`tr[data-id=%q] .status`, stage.key())
 		Expect(text(ctx, status)).To(ContainSubstring("up"))
 		clk.Step(3 * time.Minute) // timeout 60 s, grace 60 s
-		Eventually(func() string { return text(ctx, status) }).Should(ContainSubstring("down"))
+		Eventually(func() string { return liveText(ctx, status) }).Should(ContainSubstring("down"))
 		Expect(text(ctx, ".summary")).To(ContainSubstring("1 down"))
 
 		do(ctx, chromedp.Navigate(harness.BaseURL+"/checks/"+stage.key()), chromedp.WaitVisible(chromedp.CSS(".why")))

@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
@@ -133,6 +134,15 @@ func js[T any](ctx context.Context, expr string) T {
 func text(ctx context.Context, sel string) string {
 	GinkgoHelper()
 	return run(ctx, chromedp.Text(chromedp.CSS(sel)))
+}
+
+// liveText is the text of the first element matching a CSS selector in a
+// part of the page the live refresh replaces, read in one step: text finds
+// the node, then reads it, and a refresh in between leaves it asking for a
+// node that is gone. "" when nothing matches.
+func liveText(ctx context.Context, sel string) string {
+	GinkgoHelper()
+	return js[string](ctx, fmt.Sprintf(`(document.querySelector(%q) || {innerText: ""}).innerText`, sel))
 }
 
 // signIn signs in on the sign-in page with key and waits for the board.
