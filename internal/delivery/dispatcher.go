@@ -181,7 +181,7 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 		var due []store.Delivery
 		var err error
 		if d.Store.Health() == nil { // outcomes could not be recorded: send nothing
-			due, err = d.Store.DueDeliveries(ctx, d.Clock.Now(), 4*d.Options.Workers, busy...)
+			due, err = d.Store.DueDeliveries(ctx, d.Clock.Now(), store.DueQuery{Limit: 4 * d.Options.Workers, BusyChannels: busy})
 		}
 		if err != nil && ctx.Err() == nil {
 			log.FromContext(ctx).Error(err, "finding due notifications")
