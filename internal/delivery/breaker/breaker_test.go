@@ -26,7 +26,7 @@ var (
 type step struct {
 	wait time.Duration
 	key  Key
-	goes  bool
+	goes bool
 	err  error
 }
 
