@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -41,6 +42,19 @@ func (t target) String() string {
 		s += t.u.EscapedPath()
 	}
 	return s
+}
+
+// endpointOf is the host:port a URL names, with the scheme's default
+// port.
+func endpointOf(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	return net.JoinHostPort(u.Hostname(), port)
 }
 
 // request is one HTTP request of a sender.
@@ -93,6 +107,9 @@ func (d *Delivery) do(ctx context.Context, r request) error {
 	}
 	req.Header.Set("User-Agent", UserAgent())
 
+	if err := d.gate(endpointOf(r.target.u)); err != nil {
+		return fmt.Errorf("%s %s: %w", r.method, r.target, err)
+	}
 	client := *d.HTTP
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	resp, err := client.Do(req)

@@ -31,6 +31,12 @@ type Delivery struct {
 	// Nil means a client with a 10-second timeout. Senders do not follow
 	// redirects: a 3xx answer is a (retryable) error.
 	HTTP *http.Client
+	// Gate, when set, is asked before each connection to an endpoint
+	// (host:port as the channel names it): before every HTTP request and
+	// every SMTP session. An error refuses it: nothing is sent and Send
+	// returns the error, wrapped. The dispatcher's breaker uses it to skip
+	// endpoints that keep timing out.
+	Gate func(endpoint string) error
 
 	// recorder holds the Secret values read so far (set by Send).
 	recorder *secretRecorder
@@ -88,6 +94,14 @@ func Send(ctx context.Context, d Delivery) error {
 		se.Target, se.Body = redact(se.Target, secrets), redact(se.Body, secrets)
 	}
 	return &redactedError{err: fmt.Errorf("%s: %w", d.Channel.Spec.Kind, err), secrets: secrets}
+}
+
+// gate asks d.Gate, if any, whether endpoint may be contacted.
+func (d *Delivery) gate(endpoint string) error {
+	if d.Gate == nil {
+		return nil
+	}
+	return d.Gate(endpoint)
 }
 
 // secretRecorder remembers every Secret value read through it, so errors can
