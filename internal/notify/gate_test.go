@@ -33,7 +33,7 @@ func TestGate(t *testing.T) {
 			err := Send(t.Context(), Delivery{Channel: k.channel(srv.URL), Message: downMessage(),
 				Secret: secretMap(k.secrets(srv.URL)), HTTP: testHTTP(), Gate: func(string) error { return refused }})
 			if !errors.Is(err, refused) || IsPermanent(err) {
-				t.Errorf("refused: Send = %v", err)
+				t.Fatalf("refused: Send = %v", err)
 			}
 			checkNoCredentials(t, err)
 			if n := len(srv.requests()); n != 1 {
