@@ -317,11 +317,12 @@ func TestDefaultValues(t *testing.T) {
 	wantFlag(t, c.Args, "request-body-budget", "67108864")
 	wantFlag(t, c.Args, "limits-configmap", "vigil-system/vigil-limits")
 	wantFlag(t, c.Args, "notify-max-attempts", "10")
+	wantFlag(t, c.Args, "notify-workers", "16")
 	wantFlag(t, c.Args, "cronjob-time-zone", "UTC")
 	wantFlag(t, c.Args, "zap-log-level", "info")
 	wantFlag(t, c.Args, "store", "sqlite:/var/lib/vigil/vigil.db")
 	wantFlag(t, c.Args, "status-writes-per-second", "20")
-	for _, name := range []string{"namespaces", "cronjobs", "trusted-proxies", "smtp-bind-address", "smtp-domain", "heartbeat-url", "heartbeat-interval"} {
+	for _, name := range []string{"namespaces", "cronjobs", "trusted-proxies", "smtp-bind-address", "smtp-domain", "heartbeat-url", "heartbeat-interval", "notify-namespace-workers"} {
 		noFlag(t, c.Args, name)
 	}
 	if pod.Spec.ServiceAccountName != "vigil-manager" {
@@ -854,6 +855,8 @@ func TestManagerSettings(t *testing.T) {
 		"requestBodyBudget=1048576",
 		"trustedProxies={10.0.0.0/8,192.168.0.1}",
 		"notify.maxAttempts=3",
+		"notify.workers=32",
+		"notify.namespaceWorkers=6",
 		"cronJobs.timeZone=Europe/Riga",
 		"logLevel=debug",
 	}, ","), "--set-json", `extraArgs=["--metrics-secure=false"]`))
@@ -866,12 +869,14 @@ func TestManagerSettings(t *testing.T) {
 		"request-body-budget": "1048576",
 		"trusted-proxies":     "10.0.0.0/8,192.168.0.1",
 		"notify-max-attempts": "3",
+		"notify-workers":      "32",
 		"cronjob-time-zone":   "Europe/Riga",
 		"zap-log-level":       "debug",
 		"metrics-secure":      "false",
 	} {
 		wantFlag(t, a, name, want)
 	}
+	wantFlag(t, a, "notify-namespace-workers", "6")
 }
 
 // TestProjectLimits: projectLimits fills the ConfigMap the manager reads,
