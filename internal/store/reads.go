@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"math"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -278,86 +276,6 @@ func scanUIDs(rows *sql.Rows) ([]types.UID, error) {
 			return nil, err
 		}
 		out = append(out, uid)
-	}
-	return out, rows.Err()
-}
-
-// ChannelRef names a channel: its namespace and name.
-type ChannelRef struct{ Namespace, Name string }
-
-// DueQuery says which of the due deliveries DueDeliveries returns.
-type DueQuery struct {
-	// Limit is how many it returns at most.
-	Limit int
-	// PerNamespace, when positive, is how many deliveries of one namespace
-	// it returns at most, so that one namespace's backlog cannot fill the
-	// answer and hide another namespace's single alert.
-	PerNamespace int
-	// BusyNamespaces and BusyChannels are left out: they have as many
-	// deliveries in flight as they may.
-	BusyNamespaces []string
-	BusyChannels   []ChannelRef
-}
-
-// DueDeliveries returns pending deliveries whose next attempt has come, at
-// most q.Limit. Namespaces take turns: the answer holds each namespace's
-// earliest due delivery, then each one's second, and so on, earliest
-// first within a turn, so that however many deliveries one namespace owes,
-// another's come in the same answer. A channel hears of a check's flips in
-// order: a delivery waits while an older one of the same check to the same
-// channel is pending.
-func (s *Store) DueDeliveries(ctx context.Context, now time.Time, q DueQuery) ([]Delivery, error) {
-	args := []any{string(DeliveryPending), now.UnixMicro(), string(DeliveryPending)}
-	except := ""
-	if len(q.BusyNamespaces) > 0 {
-		except += " AND c.namespace NOT IN (?" + strings.Repeat(", ?", len(q.BusyNamespaces)-1) + ")"
-		for _, ns := range q.BusyNamespaces {
-			args = append(args, ns)
-		}
-	}
-	if len(q.BusyChannels) > 0 {
-		except += " AND c.namespace || '/' || d.channel NOT IN (?" + strings.Repeat(", ?", len(q.BusyChannels)-1) + ")"
-		for _, b := range q.BusyChannels {
-			args = append(args, b.Namespace+"/"+b.Name)
-		}
-	}
-	perNamespace := int64(q.PerNamespace)
-	if perNamespace <= 0 {
-		perNamespace = math.MaxInt64
-	}
-	// The turn is a delivery's place in its namespace's queue: the outer
-	// query takes turns in order, so a namespace's hundredth delivery comes
-	// after every other namespace's first.
-	rows, err := s.query(ctx, `SELECT f.n, f.created, f.up, f.from_state, f.to_state, f.reason,
-			d.check_uid, d.namespace, d.name, d.channel, d.state, d.attempts, d.next_attempt, d.last_error
-		FROM (
-			SELECT d.check_uid, d.flip_n, d.channel, d.state, d.attempts, d.next_attempt, d.last_error,
-				c.namespace, c.name, ROW_NUMBER() OVER (PARTITION BY c.namespace
-					ORDER BY d.next_attempt, d.check_uid, d.flip_n, d.channel) AS turn
-			FROM deliveries d
-			JOIN checks c ON c.uid = d.check_uid
-			WHERE d.state = ? AND d.next_attempt <= ? AND NOT EXISTS (
-				SELECT 1 FROM deliveries o WHERE o.check_uid = d.check_uid AND o.channel = d.channel
-					AND o.state = ? AND o.flip_n < d.flip_n)`+except+`
-		) d
-		JOIN flips f ON f.check_uid = d.check_uid AND f.n = d.flip_n
-		WHERE d.turn <= ?
-		ORDER BY d.turn, d.next_attempt, d.namespace, d.check_uid, d.flip_n, d.channel LIMIT ?`, append(args, perNamespace, q.Limit)...)
-	if err != nil {
-		return nil, fmt.Errorf("finding due notifications: %w", err)
-	}
-	defer rows.Close()
-	var out []Delivery
-	for rows.Next() {
-		var d Delivery
-		var state string
-		var next int64
-		f, err := scanFlip(rows, &d.CheckUID, &d.Namespace, &d.Name, &d.Channel, &state, &d.Attempts, &next, &d.LastError)
-		if err != nil {
-			return nil, err
-		}
-		d.Flip, d.State, d.NextAttempt = f, DeliveryState(state), time.UnixMicro(next).UTC()
-		out = append(out, d)
 	}
 	return out, rows.Err()
 }
