@@ -234,7 +234,9 @@ func (d *Dispatcher) dispatch(ctx context.Context, wg *sync.WaitGroup) (again bo
 	if free <= 0 || d.Store.Health() != nil { // outcomes could not be recorded: send nothing
 		return false
 	}
-	q := store.DueQuery{Limit: 4 * d.Options.Workers, PerNamespace: d.Options.PerNamespace, BusyNamespaces: fullNamespaces}
+	// Enough to choose from for the free workers; each namespace in the
+	// answer costs the store one small read.
+	q := store.DueQuery{Limit: 4 * free, PerNamespace: d.Options.PerNamespace, BusyNamespaces: fullNamespaces}
 	for _, ch := range fullChannels {
 		q.BusyChannels = append(q.BusyChannels, store.ChannelRef{Namespace: ch.Namespace, Name: ch.Channel})
 	}

@@ -339,6 +339,21 @@ func Run(t *testing.T, open Opener) {
 			if got := channels(due); !slices.Equal(got, []string{"calm"}) {
 				t.Fatalf("due to = %v with flood busy (and another namespace's calm), want only calm", got)
 			}
+			many := store.DueQuery{Limit: 10}
+			for i := range 9 {
+				many.BusyChannels = append(many.BusyChannels, store.ChannelRef{Namespace: "team-a", Name: fmt.Sprint("other-", i)})
+			}
+			due, err = s.DueDeliveries(ctx, t0.Add(time.Hour), many)
+			must(t, err)
+			if got := channels(due); !slices.Equal(got, []string{"calm", "flood", "flood"}) {
+				t.Fatalf("due to = %v with nine other channels busy, want all", got)
+			}
+			many.BusyChannels = append(many.BusyChannels, store.ChannelRef{Namespace: "team-a", Name: "calm"})
+			due, err = s.DueDeliveries(ctx, t0.Add(time.Hour), many)
+			must(t, err)
+			if got := channels(due); !slices.Equal(got, []string{"flood", "flood"}) {
+				t.Fatalf("due to = %v with calm and nine others busy, want flood's", got)
+			}
 		},
 		"namespaces take turns in due deliveries: one namespace's backlog does not fill the answer": func(t *testing.T, s *store.Store) {
 			in := func(ns, uid string, at time.Time) {
