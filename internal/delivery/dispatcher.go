@@ -56,7 +56,7 @@ import (
 
 // Defaults for Options.
 const (
-	DefaultWorkers    = 16
+	DefaultWorkers    = 32
 	DefaultPerChannel = 4
 )
 
@@ -67,16 +67,17 @@ type Options struct {
 	// InitialBackoff and MaxBackoff bound the exponential backoff between
 	// attempts (defaults 10 s and 1 h).
 	InitialBackoff, MaxBackoff time.Duration
-	// PerChannel is how many deliveries one channel may have in flight
-	// (default 4).
-	PerChannel int
-	// Workers is how many deliveries are sent at once (default 16).
+	// Workers is how many deliveries are sent at once (default 32).
 	Workers int
 	// PerNamespace is how many deliveries of one namespace may be in
 	// flight, its share of the Workers (default a quarter of them, at
 	// least one): whatever one namespace's Channels do, the other workers
 	// stay free for the others'.
 	PerNamespace int
+	// PerChannel is how many deliveries one channel may have in flight
+	// (default 4, and at most half the namespace's share, at least one):
+	// one slow channel leaves room for its namespace's others.
+	PerChannel int
 	// BreakerTimeouts is how many requests in a row to one endpoint (in
 	// one namespace) must time out before the next are refused, for
 	// BreakerCoolDown, after which one goes through as a probe (defaults 3
@@ -103,14 +104,14 @@ func (o *Options) defaults() {
 	if o.MaxBackoff <= 0 {
 		o.MaxBackoff = time.Hour
 	}
-	if o.PerChannel <= 0 {
-		o.PerChannel = DefaultPerChannel
-	}
 	if o.Workers <= 0 {
 		o.Workers = DefaultWorkers
 	}
 	if o.PerNamespace <= 0 {
 		o.PerNamespace = max(1, o.Workers/4)
+	}
+	if o.PerChannel <= 0 {
+		o.PerChannel = max(1, min(DefaultPerChannel, o.PerNamespace/2))
 	}
 	if o.Poll <= 0 {
 		o.Poll = time.Second

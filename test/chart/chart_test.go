@@ -317,7 +317,7 @@ func TestDefaultValues(t *testing.T) {
 	wantFlag(t, c.Args, "request-body-budget", "67108864")
 	wantFlag(t, c.Args, "limits-configmap", "vigil-system/vigil-limits")
 	wantFlag(t, c.Args, "notify-max-attempts", "10")
-	wantFlag(t, c.Args, "notify-workers", "16")
+	wantFlag(t, c.Args, "notify-workers", "32")
 	wantFlag(t, c.Args, "cronjob-time-zone", "UTC")
 	wantFlag(t, c.Args, "zap-log-level", "info")
 	wantFlag(t, c.Args, "store", "sqlite:/var/lib/vigil/vigil.db")
@@ -855,7 +855,7 @@ func TestManagerSettings(t *testing.T) {
 		"requestBodyBudget=1048576",
 		"trustedProxies={10.0.0.0/8,192.168.0.1}",
 		"notify.maxAttempts=3",
-		"notify.workers=32",
+		"notify.workers=64",
 		"notify.namespaceWorkers=6",
 		"cronJobs.timeZone=Europe/Riga",
 		"logLevel=debug",
@@ -869,7 +869,7 @@ func TestManagerSettings(t *testing.T) {
 		"request-body-budget": "1048576",
 		"trusted-proxies":     "10.0.0.0/8,192.168.0.1",
 		"notify-max-attempts": "3",
-		"notify-workers":      "32",
+		"notify-workers":      "64",
 		"cronjob-time-zone":   "Europe/Riga",
 		"zap-log-level":       "debug",
 		"metrics-secure":      "false",
