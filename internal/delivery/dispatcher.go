@@ -228,16 +228,18 @@ func (d *Dispatcher) dispatch(ctx context.Context, wg *sync.WaitGroup) (again bo
 	d.mu.Lock()
 	d.queries++
 	query := d.queries
-	free := d.Options.Workers - len(d.inflight)
+	free, inFlight, after := d.Options.Workers-len(d.inflight), len(d.inflight), d.lastServed
 	fullNamespaces, fullChannels := d.load.Full(d.limits())
 	d.mu.Unlock()
 	defer d.forget(query)
 	if free <= 0 || d.Store.Health() != nil { // outcomes could not be recorded: send nothing
 		return false
 	}
-	// Enough to choose from for the free workers; each namespace in the
-	// answer costs the store one small read.
-	q := store.DueQuery{Limit: 4 * free, PerNamespace: d.Options.PerNamespace, BusyNamespaces: fullNamespaces}
+	// Enough to choose from for the free workers, besides the deliveries
+	// in flight (still pending in the store, so in the answer); each
+	// namespace in the answer costs the store one small read.
+	q := store.DueQuery{Limit: 4*free + inFlight, PerNamespace: d.Options.PerNamespace,
+		BusyNamespaces: fullNamespaces, After: after}
 	for _, ch := range fullChannels {
 		q.BusyChannels = append(q.BusyChannels, store.ChannelRef{Namespace: ch.Namespace, Name: ch.Channel})
 	}

@@ -26,6 +26,11 @@ type DueQuery struct {
 	// deliveries in flight as they may.
 	BusyNamespaces []string
 	BusyChannels   []ChannelRef
+	// After is the namespace served last. When more namespaces owe due
+	// deliveries than the answer holds, it holds those first in name order
+	// after After, round and round, so that each namespace's turn comes,
+	// however old the others' backlogs.
+	After string
 }
 
 // pendingSQL is DeliveryPending as an SQL literal: the partial indexes on
@@ -36,10 +41,9 @@ const pendingSQL = `'` + string(DeliveryPending) + `'`
 // most q.Limit. Namespaces take turns: the answer holds each namespace's
 // earliest due delivery, then each one's second, and so on, earliest first
 // within a turn, so that however many deliveries one namespace owes,
-// another's come in the same answer (and when more namespaces owe some
-// than the answer holds, those whose earliest is earliest). A channel
-// hears of a check's flips in order: a delivery waits while an older one
-// of the same check to the same channel is pending.
+// another's come in the same answer. A channel hears of a check's flips in
+// order: a delivery waits while an older one of the same check to the same
+// channel is pending.
 //
 // Each namespace's deliveries are read from an index, earliest first, no
 // further than the answer can use: however long one namespace's backlog,
@@ -80,7 +84,8 @@ func (s *Store) DueDeliveries(ctx context.Context, now time.Time, q DueQuery) ([
 }
 
 // dueNamespaces lists the namespaces, other than the busy ones, that owe
-// due deliveries: at most q.Limit, those whose earliest is earliest first.
+// due deliveries: at most q.Limit, in name order from the first after
+// q.After, round and round.
 func (s *Store) dueNamespaces(ctx context.Context, now time.Time, q DueQuery) ([]string, error) {
 	args := []any{now.UnixMicro()}
 	except := ""
@@ -92,7 +97,7 @@ func (s *Store) dueNamespaces(ctx context.Context, now time.Time, q DueQuery) ([
 	}
 	rows, err := s.query(ctx, `SELECT namespace FROM deliveries
 		WHERE state = `+pendingSQL+` AND next_attempt <= ?`+except+`
-		GROUP BY namespace ORDER BY MIN(next_attempt), namespace LIMIT ?`, append(args, q.Limit)...)
+		GROUP BY namespace ORDER BY namespace <= ?, namespace LIMIT ?`, append(args, q.After, q.Limit)...)
 	if err != nil {
 		return nil, err
 	}

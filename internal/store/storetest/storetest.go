@@ -392,6 +392,15 @@ func Run(t *testing.T, open Opener) {
 			if got := names(store.DueQuery{Limit: 30}); len(got) != 22 || got[21] != "team-a/check-flood-19" {
 				t.Errorf("all due = %v, want 22 ending with team-a's latest", got)
 			}
+			// When the answer cannot hold every namespace's, namespaces take
+			// turns in name order after the one served last, however old
+			// the others' backlogs.
+			for after, want := range map[string]string{"": "team-a/check-flood-0", "team-a": "team-b/check-calm",
+				"team-b": "team-c/check-quiet", "team-c": "team-a/check-flood-0", "team-bb": "team-c/check-quiet"} {
+				if got := names(store.DueQuery{Limit: 1, After: after}); !slices.Equal(got, []string{want}) {
+					t.Errorf("one due after %q = %v, want %s", after, got, want)
+				}
+			}
 		},
 		"a channel hears a check's flips in order, and outcomes are kept": func(t *testing.T, s *store.Store) {
 			tg := simple("j", "ops")
