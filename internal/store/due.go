@@ -52,13 +52,39 @@ func (s *Store) DueDeliveries(ctx context.Context, now time.Time, q DueQuery) ([
 	if q.Limit <= 0 {
 		return nil, nil
 	}
-	perNamespace := q.PerNamespace
-	if perNamespace <= 0 || perNamespace > q.Limit {
-		perNamespace = q.Limit
+	if q.PerNamespace <= 0 || q.PerNamespace > q.Limit {
+		q.PerNamespace = q.Limit
 	}
-	namespaces, err := s.dueNamespaces(ctx, now, q)
+	read := s.dueOneByOne
+	if s.d.lateral {
+		read = s.dueAtOnce
+	}
+	due, err := read(ctx, now, q)
 	if err != nil {
 		return nil, fmt.Errorf("finding due notifications: %w", err)
+	}
+	return takeTurns(due, q.Limit), nil
+}
+
+// dueColumns and dueWhere read a namespace's due deliveries (d) with their
+// flips (f) and checks (c), those that no older flip of the same check
+// waits before on the same channel.
+const (
+	dueColumns = `f.n, f.created, f.up, f.from_state, f.to_state, f.reason,
+		d.check_uid, c.namespace, c.name, d.channel, d.state, d.attempts, d.next_attempt, d.last_error`
+	dueWhere = `d.state = ` + pendingSQL + ` AND d.next_attempt <= ? AND NOT EXISTS (
+		SELECT 1 FROM deliveries o WHERE o.check_uid = d.check_uid AND o.channel = d.channel
+			AND o.state = ` + pendingSQL + ` AND o.flip_n < d.flip_n)`
+	dueOrder = `ORDER BY d.next_attempt, d.check_uid, d.flip_n, d.channel`
+)
+
+// dueOneByOne lists the namespaces that owe due deliveries, then reads
+// each one's first, with a prepared statement (preparing would cost more
+// than the read).
+func (s *Store) dueOneByOne(ctx context.Context, now time.Time, q DueQuery) ([]Delivery, error) {
+	namespaces, err := s.dueNamespaces(ctx, now, q)
+	if err != nil {
+		return nil, err
 	}
 	busy := map[string][]any{}
 	for _, b := range q.BusyChannels {
@@ -68,7 +94,7 @@ func (s *Store) DueDeliveries(ctx context.Context, now time.Time, q DueQuery) ([
 	for _, ns := range namespaces {
 		st, err := s.due.statement(ctx, s, len(busy[ns]))
 		if err != nil {
-			return nil, fmt.Errorf("finding due notifications: %w", err)
+			return nil, err
 		}
 		args := append([]any{ns, now.UnixMicro()}, busy[ns]...)
 		// Unused places in the list of busy channels hold "", which no
@@ -76,11 +102,40 @@ func (s *Store) DueDeliveries(ctx context.Context, now time.Time, q DueQuery) ([
 		for range st.places - len(busy[ns]) {
 			args = append(args, "")
 		}
-		if due, err = s.scanDue(ctx, due, st.stmt, append(args, perNamespace)...); err != nil {
-			return nil, fmt.Errorf("finding due notifications of namespace %s: %w", ns, err)
+		rows, err := st.stmt.QueryContext(ctx, append(args, q.PerNamespace)...)
+		if err != nil {
+			return nil, fmt.Errorf("namespace %s: %w", ns, err)
+		}
+		if due, err = scanDue(rows, due); err != nil {
+			return nil, fmt.Errorf("namespace %s: %w", ns, err)
 		}
 	}
-	return takeTurns(due, q.Limit), nil
+	return due, nil
+}
+
+// dueAtOnce reads the namespaces that owe due deliveries and each one's
+// first in one statement.
+func (s *Store) dueAtOnce(ctx context.Context, now time.Time, q DueQuery) ([]Delivery, error) {
+	// Empty arrays, not NULL: "x = ANY(NULL)" is NULL, which would leave
+	// everything out.
+	busyNamespaces, busyChannels := append([]string{}, q.BusyNamespaces...), []string{}
+	for _, b := range q.BusyChannels {
+		busyChannels = append(busyChannels, b.Namespace+"/"+b.Name)
+	}
+	rows, err := s.query(ctx, `SELECT `+dueColumns+`
+		FROM (SELECT namespace FROM deliveries
+			WHERE state = `+pendingSQL+` AND next_attempt <= ? AND NOT (namespace = ANY(?))
+			GROUP BY namespace ORDER BY namespace <= ?, namespace LIMIT ?) n
+		CROSS JOIN LATERAL (SELECT d.* FROM deliveries d
+			WHERE d.namespace = n.namespace AND `+dueWhere+` AND NOT (d.namespace || '/' || d.channel = ANY(?))
+			`+dueOrder+` LIMIT ?) d
+		JOIN flips f ON f.check_uid = d.check_uid AND f.n = d.flip_n
+		JOIN checks c ON c.uid = d.check_uid`,
+		now.UnixMicro(), busyNamespaces, q.After, q.Limit, now.UnixMicro(), busyChannels, q.PerNamespace)
+	if err != nil {
+		return nil, err
+	}
+	return scanDue(rows, nil)
 }
 
 // dueNamespaces lists the namespaces, other than the busy ones, that owe
@@ -113,12 +168,8 @@ func (s *Store) dueNamespaces(ctx context.Context, now time.Time, q DueQuery) ([
 	return out, rows.Err()
 }
 
-// scanDue appends the deliveries st reads to due.
-func (s *Store) scanDue(ctx context.Context, due []Delivery, st *sql.Stmt, args ...any) ([]Delivery, error) {
-	rows, err := st.QueryContext(ctx, args...)
-	if err != nil {
-		return nil, err
-	}
+// scanDue appends the deliveries rows hold to due, and closes rows.
+func scanDue(rows *sql.Rows, due []Delivery) ([]Delivery, error) {
 	defer rows.Close()
 	for rows.Next() {
 		var d Delivery
@@ -185,16 +236,12 @@ func (ds *dueStatements) statement(ctx context.Context, s *Store, busy int) (*du
 	if st := ds.stmts[places]; st != nil {
 		return st, nil
 	}
-	stmt, err := s.ro.PrepareContext(ctx, s.d.sql(`SELECT f.n, f.created, f.up, f.from_state, f.to_state, f.reason,
-			d.check_uid, c.namespace, c.name, d.channel, d.state, d.attempts, d.next_attempt, d.last_error
+	stmt, err := s.ro.PrepareContext(ctx, s.d.sql(`SELECT `+dueColumns+`
 		FROM deliveries d
 		JOIN flips f ON f.check_uid = d.check_uid AND f.n = d.flip_n
 		JOIN checks c ON c.uid = d.check_uid
-		WHERE d.namespace = ? AND d.state = `+pendingSQL+` AND d.next_attempt <= ? AND NOT EXISTS (
-			SELECT 1 FROM deliveries o WHERE o.check_uid = d.check_uid AND o.channel = d.channel
-				AND o.state = `+pendingSQL+` AND o.flip_n < d.flip_n)
-			AND d.channel NOT IN (?`+strings.Repeat(", ?", places-1)+`)
-		ORDER BY d.next_attempt, d.check_uid, d.flip_n, d.channel LIMIT ?`))
+		WHERE d.namespace = ? AND `+dueWhere+` AND d.channel NOT IN (?`+strings.Repeat(", ?", places-1)+`)
+		`+dueOrder+` LIMIT ?`))
 	if err != nil {
 		return nil, err
 	}
