@@ -89,7 +89,7 @@ type blackHole struct {
 }
 
 func newBlackHole() *blackHole {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	l, err := new(net.ListenConfig).Listen(context.Background(), "tcp", "127.0.0.1:0")
 	Expect(err).NotTo(HaveOccurred())
 	b := &blackHole{listener: l}
 	var mu sync.Mutex

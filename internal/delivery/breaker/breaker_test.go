@@ -16,9 +16,9 @@ import (
 )
 
 var (
-	timeout  = fmt.Errorf("POST http://black.hole/: %w", os.ErrDeadlineExceeded)
-	answered = errors.New("POST http://slow.example/: HTTP 503 Service Unavailable")
-	canceled = fmt.Errorf("POST http://slow.example/: %w", context.Canceled)
+	errTimeout  = fmt.Errorf("POST http://black.hole/: %w", os.ErrDeadlineExceeded)
+	errAnswered = errors.New("POST http://slow.example/: HTTP 503 Service Unavailable")
+	errCanceled = fmt.Errorf("POST http://slow.example/: %w", context.Canceled)
 )
 
 // A step: wait, then try a request (go: whether the breaker lets it
@@ -44,35 +44,35 @@ func TestBreaker(t *testing.T) {
 	}{{
 		name: "closed: timeouts below the threshold let requests through",
 		steps: []step{
-			{key: a, goes: true, err: timeout},
-			{key: a, goes: true, err: timeout},
+			{key: a, goes: true, err: errTimeout},
+			{key: a, goes: true, err: errTimeout},
 			{key: a, goes: true, err: nil},
 		},
 	}, {
 		name: "an answer resets the count, an error answer too",
 		steps: []step{
-			{key: a, goes: true, err: timeout},
-			{key: a, goes: true, err: timeout},
-			{key: a, goes: true, err: answered},
-			{key: a, goes: true, err: timeout},
-			{key: a, goes: true, err: timeout},
+			{key: a, goes: true, err: errTimeout},
+			{key: a, goes: true, err: errTimeout},
+			{key: a, goes: true, err: errAnswered},
+			{key: a, goes: true, err: errTimeout},
+			{key: a, goes: true, err: errTimeout},
 			{key: a, goes: true},
 		},
 	}, {
 		name: "open: after three timeouts in a row, refused for the cool-down",
 		steps: []step{
-			{key: a, goes: true, err: timeout},
-			{key: a, goes: true, err: timeout},
-			{key: a, goes: true, err: timeout},
+			{key: a, goes: true, err: errTimeout},
+			{key: a, goes: true, err: errTimeout},
+			{key: a, goes: true, err: errTimeout},
 			{key: a, goes: false},
 			{wait: coolDown - time.Second, key: a, goes: false},
 		},
 	}, {
 		name: "open for one endpoint of one namespace only",
 		steps: []step{
-			{key: a, goes: true, err: timeout},
-			{key: a, goes: true, err: timeout},
-			{key: a, goes: true, err: timeout},
+			{key: a, goes: true, err: errTimeout},
+			{key: a, goes: true, err: errTimeout},
+			{key: a, goes: true, err: errTimeout},
 			{key: other, goes: true},
 			{key: b, goes: true},
 			{key: a, goes: false},
@@ -80,9 +80,9 @@ func TestBreaker(t *testing.T) {
 	}, {
 		name: "half-open: after the cool-down one probe, the rest wait for it",
 		steps: []step{
-			{key: a, goes: true, err: timeout},
-			{key: a, goes: true, err: timeout},
-			{key: a, goes: true, err: timeout},
+			{key: a, goes: true, err: errTimeout},
+			{key: a, goes: true, err: errTimeout},
+			{key: a, goes: true, err: errTimeout},
 			{wait: coolDown, key: a, goes: true, err: nil}, // the probe, answered
 			{key: a, goes: true},
 			{key: a, goes: true},
@@ -90,10 +90,10 @@ func TestBreaker(t *testing.T) {
 	}, {
 		name: "a probe that times out opens it for another cool-down",
 		steps: []step{
-			{key: a, goes: true, err: timeout},
-			{key: a, goes: true, err: timeout},
-			{key: a, goes: true, err: timeout},
-			{wait: coolDown, key: a, goes: true, err: timeout},
+			{key: a, goes: true, err: errTimeout},
+			{key: a, goes: true, err: errTimeout},
+			{key: a, goes: true, err: errTimeout},
+			{wait: coolDown, key: a, goes: true, err: errTimeout},
 			{key: a, goes: false},
 			{wait: coolDown - time.Second, key: a, goes: false},
 			{wait: time.Second, key: a, goes: true},
@@ -101,11 +101,11 @@ func TestBreaker(t *testing.T) {
 	}, {
 		name: "a probe cut short by its caller lets another probe",
 		steps: []step{
-			{key: a, goes: true, err: timeout},
-			{key: a, goes: true, err: timeout},
-			{key: a, goes: true, err: timeout},
-			{wait: coolDown, key: a, goes: true, err: canceled},
-			{key: a, goes: true, err: timeout},
+			{key: a, goes: true, err: errTimeout},
+			{key: a, goes: true, err: errTimeout},
+			{key: a, goes: true, err: errTimeout},
+			{wait: coolDown, key: a, goes: true, err: errCanceled},
+			{key: a, goes: true, err: errTimeout},
 			{key: a, goes: false},
 		},
 	}} {
@@ -133,7 +133,7 @@ func TestProbeRefusesOthersUntilItEnds(t *testing.T) {
 		if err := br.Allow(a); err != nil {
 			t.Fatal(err)
 		}
-		br.Done(a, timeout)
+		br.Done(a, errTimeout)
 	}
 	var open *OpenError
 	if err := br.Allow(a); !errors.As(err, &open) || !open.Until.Equal(clk.Now().Add(time.Minute)) || open.Timeouts != 2 {
@@ -161,11 +161,11 @@ func TestSweepForgetsIdleEndpoints(t *testing.T) {
 	for i := range 100 {
 		k := Key{"team-a", fmt.Sprint("host-", i, ":80")}
 		_ = br.Allow(k)
-		br.Done(k, timeout)
+		br.Done(k, errTimeout)
 	}
 	clk.SetTime(clk.Now().Add(2 * time.Minute))
 	_ = br.Allow(a)
-	br.Done(a, timeout)
+	br.Done(a, errTimeout)
 	if len(br.endpoints) != 1 {
 		t.Errorf("%d endpoints kept, want only the last one to time out", len(br.endpoints))
 	}
@@ -180,7 +180,7 @@ func TestAttempt(t *testing.T) {
 	if at.Gate("first:443") != nil || at.Gate("second:443") != nil {
 		t.Fatal("refused while closed")
 	}
-	at.Done(timeout)
+	at.Done(errTimeout)
 	if err := br.Allow(Key{"team-a", "first:443"}); err != nil {
 		t.Errorf("the endpoint that answered: %v", err)
 	}
@@ -204,12 +204,12 @@ func TestAttempt(t *testing.T) {
 // TestIsTimeout: the errors a hanging endpoint gives, through the real
 // HTTP client and dialer, are timeouts; refusals and answers are not.
 func TestIsTimeout(t *testing.T) {
-	hang, err := net.Listen("tcp", "127.0.0.1:0") // accepts (the kernel does) and never answers
+	hang, err := new(net.ListenConfig).Listen(t.Context(), "tcp", "127.0.0.1:0") // accepts (the kernel does) and never answers
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer hang.Close()
-	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	closed, err := new(net.ListenConfig).Listen(t.Context(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -218,32 +218,34 @@ func TestIsTimeout(t *testing.T) {
 	answers := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(503) }))
 	defer answers.Close()
 
-	get := func(c *http.Client, url string) error {
-		resp, err := c.Get(url)
+	get := func(ctx context.Context, c *http.Client, url string) error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := c.Do(req)
 		if err == nil {
 			_ = resp.Body.Close()
 		}
 		return err
 	}
-	ctx, cancel := context.WithCancel(context.Background())
+	canceled, cancel := context.WithCancel(t.Context())
 	cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, answers.URL, nil)
-	_, canceledErr := http.DefaultClient.Do(req)
 	short := &http.Client{Timeout: 50 * time.Millisecond}
 	for _, tc := range []struct {
 		name string
 		err  error
 		want bool
 	}{
-		{"the HTTP client's timeout", get(short, "http://"+hang.Addr().String()+"/"), true},
+		{"the HTTP client's timeout", get(t.Context(), short, "http://"+hang.Addr().String()+"/"), true},
 		{"a dial timeout", func() error {
-			_, err := (&net.Dialer{Timeout: time.Nanosecond}).Dial("tcp", hang.Addr().String())
+			_, err := (&net.Dialer{Timeout: time.Nanosecond}).DialContext(t.Context(), "tcp", hang.Addr().String())
 			return err
 		}(), true},
 		{"a deadline, wrapped", fmt.Errorf("webhook: %w", context.DeadlineExceeded), true},
-		{"connection refused", get(short, "http://"+closedAddr+"/"), false},
-		{"canceled by the caller", canceledErr, false},
-		{"an answer", answered, false},
+		{"connection refused", get(t.Context(), short, "http://"+closedAddr+"/"), false},
+		{"canceled by the caller", get(canceled, http.DefaultClient, answers.URL), false},
+		{"an answer", errAnswered, false},
 		{"none", nil, false},
 	} {
 		if got := IsTimeout(tc.err); got != tc.want {
