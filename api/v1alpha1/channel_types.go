@@ -68,16 +68,20 @@ type WebhookRequest struct {
 	// +kubebuilder:validation:MaxLength=65536
 	Body string `json:"body,omitempty"`
 	// Headers are extra request headers (templates): names of at most 256
-	// characters, values of at most 4096.
+	// characters, values of at most 4096. Host is not one of them: the
+	// request goes to the URL's host, under its name.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=32
 	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 256 && size(self[k]) <= 4096)",message="header names may have at most 256 characters and values at most 4096"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.lowerAscii() != 'host')",message="a Channel cannot set the Host header: the request goes to the URL's host"
 	Headers map[string]string `json:"headers,omitempty"`
 	// HeaderSecretRefs are extra request headers whose values come from
-	// Secrets, for credentials such as Authorization.
+	// Secrets, for credentials such as Authorization. Host is not one of
+	// them.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=32
 	// +kubebuilder:validation:XValidation:rule="self.all(k, size(k) <= 256)",message="header names may have at most 256 characters"
+	// +kubebuilder:validation:XValidation:rule="self.all(k, k.lowerAscii() != 'host')",message="a Channel cannot set the Host header: the request goes to the URL's host"
 	HeaderSecretRefs map[string]SecretKeyRef `json:"headerSecretRefs,omitempty"`
 }
 

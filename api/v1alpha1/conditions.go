@@ -67,4 +67,9 @@ const (
 	ReasonSecretNotAllowed = "SecretNotAllowed"
 	// ReasonDeliveryFailed: a notification could not be delivered (Event).
 	ReasonDeliveryFailed = "DeliveryFailed"
+	// ReasonEgressDenied: a notification was not sent because its address
+	// is in a range the manager does not connect to unless its
+	// administrator allows it (Event, and the start of the error in the
+	// Channel's status.lastError).
+	ReasonEgressDenied = "EgressDenied"
 )

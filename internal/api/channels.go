@@ -56,15 +56,15 @@ func (s *Server) listChannels(w http.ResponseWriter, r *request) {
 		s.internalError(w, r, "listing channels", err)
 		return
 	}
-	out := make([]*object, 0, len(channels))
-	for i := range channels {
-		o := &object{}
-		o.add("id", string(channels[i].UID))
-		o.add("name", channelName(&channels[i]))
-		o.add("kind", apiKind(channels[i].Spec.Kind))
-		out = append(out, o)
-	}
-	resp := &object{}
-	resp.add("channels", out)
-	writeRawJSON(w, http.StatusOK, resp.bytes())
+	writeList(w, "channels", func(yield func(*object) bool) {
+		for i := range channels {
+			o := &object{}
+			o.add("id", string(channels[i].UID))
+			o.add("name", channelName(&channels[i]))
+			o.add("kind", apiKind(channels[i].Spec.Kind))
+			if !yield(o) {
+				return
+			}
+		}
+	})
 }

@@ -66,17 +66,14 @@ func (s *Server) listChecks(w http.ResponseWriter, r *request) {
 		s.internalError(w, r, "reading the ping store", err)
 		return
 	}
-	out := make([]*object, 0, len(checks))
-	for i := range checks {
-		c := &checks[i]
-		if !checkstate.HasAllTags(c.Spec.Tags, tags) {
-			continue
+	writeList(w, "checks", func(yield func(*object) bool) {
+		for i := range checks {
+			c := &checks[i]
+			if checkstate.HasAllTags(c.Spec.Tags, tags) && !yield(s.renderCheck(c, observed[c.UID], r, channels)) {
+				return
+			}
 		}
-		out = append(out, s.renderCheck(c, observed[c.UID], r, channels))
-	}
-	resp := &object{}
-	resp.add("checks", out)
-	writeRawJSON(w, http.StatusOK, resp.bytes())
+	})
 }
 
 // getCheck answers GET /checks/<uuid> and /checks/<unique_key>.

@@ -76,7 +76,8 @@ func withRequestLog(log logr.Logger, next http.Handler) http.Handler {
 		if len(r.URL.Path) >= 6 && r.URL.Path[:6] == "/ping/" {
 			v = 2
 		}
-		log.V(v).Info("request", "requestID", id, "method", r.Method, "path", r.URL.Path,
+		// The route, not the path: paths carry credentials.
+		log.V(v).Info("request", "requestID", id, "method", r.Method, "route", templateOf(r.URL.Path),
 			"status", rec.status, "bytes", rec.bytes, "duration", time.Since(start).String())
 	})
 }

@@ -12,6 +12,7 @@ import (
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/checkindex"
 	"github.com/vigil-operator/vigil/internal/checkstate"
+	"github.com/vigil-operator/vigil/internal/store"
 )
 
 // lookupCheck finds the check the path names, answering 404 (no such check)
@@ -47,7 +48,7 @@ func (s *Server) internalError(w http.ResponseWriter, r *request, what string, e
 		writeError(w, http.StatusServiceUnavailable, "the ping store is unavailable; try again")
 		return
 	}
-	s.Log.Error(err, what, "path", r.URL.Path)
+	s.Log.Error(err, what, "route", templateOf(r.URL.Path))
 	writeError(w, http.StatusInternalServerError, what+" failed; try again")
 }
 
@@ -75,30 +76,36 @@ func (s *Server) listPings(w http.ResponseWriter, r *request) {
 	}
 	durations := checkstate.RunDurations(pings)
 	uuid := checkindex.UUIDOf(c)
-	out := make([]*object, 0, len(pings))
-	for i, p := range pings {
-		o := &object{}
-		o.add("type", string(p.Kind))
-		o.add("date", isoMicro(p.At))
-		o.add("n", p.N)
-		o.add("scheme", p.Scheme)
-		o.add("remote_addr", nullIfEmpty(p.RemoteAddr))
-		o.add("method", p.Method)
-		o.add("ua", p.UA)
-		o.add("rid", nullIfEmpty(p.RID))
-		if p.BodySize > 0 {
-			o.add("body_url", s.BaseURL+apiPrefix(r.version)+"checks/"+uuid+"/pings/"+strconv.FormatInt(p.N, 10)+"/body")
-		} else {
-			o.add("body_url", nil)
+	writeList(w, "pings", func(yield func(*object) bool) {
+		for i, p := range pings {
+			if !yield(s.renderPing(p, durations, i, uuid, r.version)) {
+				return
+			}
 		}
-		if d, ok := durations[i]; ok {
-			o.add("duration", math.Round(d.Seconds()*100)/100)
-		}
-		out = append(out, o)
+	})
+}
+
+// renderPing is the i-th ping of the log as the API lists it; durations
+// are the log's run durations by index.
+func (s *Server) renderPing(p store.LoggedPing, durations map[int]time.Duration, i int, uuid string, version int) *object {
+	o := &object{}
+	o.add("type", string(p.Kind))
+	o.add("date", isoMicro(p.At))
+	o.add("n", p.N)
+	o.add("scheme", p.Scheme)
+	o.add("remote_addr", nullIfEmpty(p.RemoteAddr))
+	o.add("method", p.Method)
+	o.add("ua", p.UA)
+	o.add("rid", nullIfEmpty(p.RID))
+	if p.BodySize > 0 {
+		o.add("body_url", s.BaseURL+apiPrefix(version)+"checks/"+uuid+"/pings/"+strconv.FormatInt(p.N, 10)+"/body")
+	} else {
+		o.add("body_url", nil)
 	}
-	resp := &object{}
-	resp.add("pings", out)
-	writeRawJSON(w, http.StatusOK, resp.bytes())
+	if d, ok := durations[i]; ok {
+		o.add("duration", math.Round(d.Seconds()*100)/100)
+	}
+	return o
 }
 
 func nullIfEmpty(s string) any {
@@ -160,21 +167,23 @@ func (s *Server) listFlips(w http.ResponseWriter, r *request) {
 		s.internalError(w, r, "reading the flips", err)
 		return
 	}
-	out := make([]*object, 0, len(flips))
-	for _, f := range flips {
-		if !filter.keep(f.At) {
-			continue
+	writeList(w, "", func(yield func(*object) bool) {
+		for _, f := range flips {
+			if !filter.keep(f.At) {
+				continue
+			}
+			o := &object{}
+			o.add("timestamp", isoSeconds(f.At))
+			up := 0
+			if f.Up {
+				up = 1
+			}
+			o.add("up", up)
+			if !yield(o) {
+				return
+			}
 		}
-		o := &object{}
-		o.add("timestamp", isoSeconds(f.At))
-		up := 0
-		if f.Up {
-			up = 1
-		}
-		o.add("up", up)
-		out = append(out, o)
-	}
-	writeRawJSON(w, http.StatusOK, arrayBytes(out))
+	})
 }
 
 type flipFilter struct {

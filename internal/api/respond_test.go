@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -31,33 +35,65 @@ func checkLike(i int) *object {
 	return o
 }
 
+// encodingJSON is what encoding/json writes for v, without escaping HTML.
+func encodingJSON(t testing.TB, v any) []byte {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
+}
+
 func TestListsAreWhatEncodingJSONWouldWrite(t *testing.T) {
 	for _, n := range []int{0, 1, 3} {
 		items := make([]*object, 0, n)
 		for i := range n {
 			items = append(items, checkLike(i))
 		}
-		want, err := json.Marshal(map[string][]*object{"checks": items})
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp := &object{}
-		resp.add("checks", items)
-		if got := resp.bytes(); !bytes.Equal(got, want) {
-			t.Errorf("%d checks:\n got %s\nwant %s", n, got, want)
-		}
-		wantArray, _ := json.Marshal(items)
-		if got := arrayBytes(items); !bytes.Equal(got, wantArray) {
-			t.Errorf("%d checks as an array:\n got %s\nwant %s", n, got, wantArray)
-		}
-		if !json.Valid(resp.bytes()) {
-			t.Errorf("%d checks: invalid JSON", n)
+		for _, key := range []string{"checks", ""} {
+			var want []byte
+			if key == "" {
+				want = encodingJSON(t, items)
+			} else {
+				want = encodingJSON(t, map[string][]*object{key: items})
+			}
+			rec := httptest.NewRecorder()
+			writeList(rec, key, slices.Values(items))
+			if got := rec.Body.Bytes(); !bytes.Equal(got, want) || !json.Valid(got) {
+				t.Errorf("%d items, key %q:\n got %s\nwant %s", n, key, got, want)
+			}
+			if ct := rec.Header().Get("Content-Type"); rec.Code != http.StatusOK || ct != "application/json" {
+				t.Errorf("%d items, key %q: %d %q", n, key, rec.Code, ct)
+			}
 		}
 	}
 }
 
-// BenchmarkCheckList compares writing a list of 10,000 rendered checks as
-// they are with handing them to encoding/json, as the API once did:
+// TestNoHTMLEscaping: <, > and & are written as they are, as the reference
+// writes them, and not six bytes each; what JSON must escape still is.
+func TestNoHTMLEscaping(t *testing.T) {
+	o := &object{}
+	o.add("desc", "<b>Backups</b> & \"restores\"\n\u2028")
+	o.add("tags", strings.Repeat("<", 10_000))
+	want := `{"desc":"<b>Backups</b> & \"restores\"\n\u2028","tags":"` + strings.Repeat("<", 10_000) + `"}`
+	if got := string(o.bytes()); got != want {
+		t.Errorf("got %.200s\nwant %.200s", got, want)
+	}
+	rec := httptest.NewRecorder()
+	writeError(rec, http.StatusBadRequest, "a <b> & c")
+	if got := rec.Body.String(); got != `{"error":"a <b> & c"}` {
+		t.Errorf("error: %s", got)
+	}
+	var back map[string]string
+	if err := json.Unmarshal(o.bytes(), &back); err != nil || back["desc"] != "<b>Backups</b> & \"restores\"\n\u2028" {
+		t.Errorf("does not read back: %v %q", err, back["desc"])
+	}
+}
+
+// BenchmarkCheckList compares writing a list of 10,000 rendered checks one
+// by one with handing them to encoding/json, as the API once did:
 //
 //	go test ./internal/api -run x -bench CheckList -benchmem
 func BenchmarkCheckList(b *testing.B) {
@@ -65,11 +101,9 @@ func BenchmarkCheckList(b *testing.B) {
 	for i := range items {
 		items[i] = checkLike(i)
 	}
-	b.Run("as-is", func(b *testing.B) {
+	b.Run("streamed", func(b *testing.B) {
 		for b.Loop() {
-			resp := &object{}
-			resp.add("checks", items)
-			_ = resp.bytes()
+			writeList(discard{}, "checks", slices.Values(items))
 		}
 	})
 	b.Run("encoding-json", func(b *testing.B) {
@@ -80,3 +114,10 @@ func BenchmarkCheckList(b *testing.B) {
 		}
 	})
 }
+
+// discard is a ResponseWriter that drops what it is given.
+type discard struct{}
+
+func (discard) Header() http.Header         { return http.Header{} }
+func (discard) Write(b []byte) (int, error) { return len(b), nil }
+func (discard) WriteHeader(int)             {}

@@ -3,12 +3,14 @@ package cli
 import (
 	"context"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/spf13/cobra"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/egress"
 	"github.com/vigil-operator/vigil/internal/notify"
 )
 
@@ -17,14 +19,20 @@ func newChannelsCmd(g *globals) *cobra.Command {
 		Use:   "channels",
 		Short: "Work with a project's notification channels",
 	}
-	var namespace string
+	var namespace, egressAllow string
 	test := &cobra.Command{
 		Use:   "test NAME",
 		Short: "Send a test notification through a Channel and report the result",
 		Long: "Sends a test notification (marked as a test) through the Channel, with the Channel's\n" +
-			"Secrets read from its namespace, and exits non-zero when delivery fails.",
+			"Secrets read from its namespace, and exits non-zero when delivery fails. It connects from\n" +
+			"this machine through the manager's egress guard: loopback, private and other non-global\n" +
+			"addresses are refused unless --egress-allow allows them.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			allow, err := egress.ParseAllowlist(egressAllow)
+			if err != nil {
+				return fmt.Errorf("--egress-allow: %w", err)
+			}
 			c, err := g.client()
 			if err != nil {
 				return err
@@ -36,7 +44,8 @@ func newChannelsCmd(g *globals) *cobra.Command {
 				return err
 			}
 			msg := notify.Message{Test: true, Check: notify.CheckInfo{Namespace: namespace, Object: "test", Name: "Test check"}}
-			err = notify.Send(ctx, notify.Delivery{Channel: ch, Message: msg, Secret: notify.SecretsIn(c, namespace)})
+			err = notify.Send(ctx, notify.Delivery{Channel: ch, Message: msg, Secret: notify.SecretsIn(c, namespace),
+				Egress: egress.New(egress.Options{Allow: allow})})
 			if err != nil {
 				return fmt.Errorf("channel %s/%s: test notification failed: %w", namespace, ch.Name, err)
 			}
@@ -45,6 +54,8 @@ func newChannelsCmd(g *globals) *cobra.Command {
 		},
 	}
 	test.Flags().StringVarP(&namespace, "namespace", "n", "default", "the Channel's namespace (project)")
+	test.Flags().StringVar(&egressAllow, "egress-allow", os.Getenv("VIGIL_EGRESS_ALLOW"),
+		"CIDRs, addresses and host names the test may reach although the egress guard refuses them, as the manager's --egress-allow (default $VIGIL_EGRESS_ALLOW, which make dev's env file sets to loopback)")
 	cmd.AddCommand(test)
 	return cmd
 }

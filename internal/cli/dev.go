@@ -22,6 +22,7 @@ import (
 
 	"github.com/vigil-operator/vigil/internal/devenv"
 	"github.com/vigil-operator/vigil/internal/devenv/execnode"
+	"github.com/vigil-operator/vigil/internal/egress"
 	"github.com/vigil-operator/vigil/internal/manager"
 	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/scheme"
@@ -115,6 +116,7 @@ func runDev(ctx context.Context, out io.Writer, o devOptions) error {
 		"VIGIL_PING_KEY":         keys.pingKey,
 		"VIGIL_NAMESPACE":        o.namespace,
 		"VIGIL_PROJECT_UUID":     project.UUID(o.namespace),
+		"VIGIL_EGRESS_ALLOW":     egress.Loopback.String(), // for `vigil channels test`
 		"PATH":                   assets + ":$PATH",
 	}
 	if err := writeEnvFile(envFile, vars); err != nil {
@@ -135,6 +137,10 @@ func runDev(ctx context.Context, out io.Writer, o devOptions) error {
 		// As installed: per-project limits from the ConfigMap in the
 		// manager's namespace.
 		LimitsConfigMap: types.NamespacedName{Namespace: devenv.ManagerNamespace, Name: project.DefaultLimitsConfigMap},
+		// The webhook listener of docs/notifications.md, and anything else
+		// on this machine, hears the notifications: loopback is allowed
+		// here, never in an install.
+		EgressAllow: egress.Loopback,
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/vigil-operator/vigil/internal/delivery"
+	"github.com/vigil-operator/vigil/internal/egress"
 	"github.com/vigil-operator/vigil/internal/heartbeat"
 	"github.com/vigil-operator/vigil/internal/httpserver"
 	"github.com/vigil-operator/vigil/internal/manager"
@@ -21,7 +22,7 @@ import (
 
 func newManagerCmd(g *globals) *cobra.Command {
 	opts := manager.Options{}
-	var trustedProxies, limitsConfigMap string
+	var trustedProxies, limitsConfigMap, egressAllow, egressDeny string
 	var cronJobs bool
 	cmd := &cobra.Command{
 		Use:   "manager",
@@ -34,6 +35,12 @@ func newManagerCmd(g *globals) *cobra.Command {
 			}
 			if opts.TrustedProxies, err = ping.ParseTrustedProxies(trustedProxies); err != nil {
 				return fmt.Errorf("--trusted-proxies: %w", err)
+			}
+			if opts.EgressAllow, err = egress.ParseAllowlist(egressAllow); err != nil {
+				return fmt.Errorf("--egress-allow: %w", err)
+			}
+			if opts.EgressDeny, err = egress.ParseRanges(egressDeny); err != nil {
+				return fmt.Errorf("--egress-deny: %w", err)
 			}
 			opts.DisableCronJobs = !cronJobs
 			if opts.LimitsConfigMap, err = parseObjectKey(limitsConfigMap); err != nil {
@@ -58,7 +65,7 @@ func newManagerCmd(g *globals) *cobra.Command {
 	// The default is read after parsing, so that --help never prints a
 	// DSN's password from $VIGIL_STORE.
 	f.StringVar(&opts.Store, "store", "",
-		"the ping store, where pings, flips and notifications are kept: sqlite:<path>, or a postgres:// URL (libpq form; TLS with sslmode, sslrootcert, sslcert, sslkey) for several replicas (default $VIGIL_STORE, else sqlite:/var/lib/vigil/vigil.db)")
+		"the ping store, where pings, flips and notifications are kept: sqlite:<path>, or PostgreSQL for several replicas: a postgres:// URL or libpq key=value pairs (TLS with sslmode, sslrootcert, sslcert, sslkey) (default $VIGIL_STORE, else sqlite:/var/lib/vigil/vigil.db)")
 	f.Float64Var(&opts.StatusBudget, "status-writes-per-second", projection.DefaultBudget,
 		"Check status writes per second, cluster-wide: state changes first, then ping statistics, oldest first")
 	f.StringVar(&opts.BaseURL, "base-url", "http://localhost:8000", "URL clients reach the HTTP server at, used in returned ping, API and badge URLs")
@@ -71,16 +78,25 @@ func newManagerCmd(g *globals) *cobra.Command {
 		"namespace of the leader-election lease (default: $POD_NAMESPACE, which the install sets to the manager's own)")
 	f.IntVar(&opts.CheckLimit, "check-limit", 20, "checks a project may hold (the limits ConfigMap overrides it per namespace)")
 	f.IntVar(&opts.PingLogLimit, "ping-log-limit", 100, "pings each check keeps (the limits ConfigMap overrides it per namespace)")
+	f.IntVar(&opts.ProjectSecretLimit, "project-secret-limit", project.DefaultSecretLimit,
+		"project Secrets of a namespace that count, the oldest; the rest open nothing, with a Warning Event (the limits ConfigMap overrides it per namespace)")
+	f.IntVar(&opts.APIKeyLimit, "api-key-limit", project.DefaultKeyLimit,
+		"API keys a namespace's project Secrets may hold; later lines open nothing, with a Warning Event (the limits ConfigMap overrides it per namespace)")
 	f.StringVar(&limitsConfigMap, "limits-configmap", defaultLimitsConfigMap(),
-		"per-namespace limits, <namespace>/<name> of a ConfigMap with keys <project namespace>.check-limit and .ping-log-limit; only cluster administrators should be able to write it (default: "+project.DefaultLimitsConfigMap+" in $POD_NAMESPACE; empty: none)")
+		"per-namespace limits, <namespace>/<name> of a ConfigMap with keys <project namespace>.check-limit, .ping-log-limit, .project-secret-limit, .api-key-limit and .egress-allow; only cluster administrators should be able to write it (default: "+project.DefaultLimitsConfigMap+" in $POD_NAMESPACE; empty: none)")
 	f.IntVar(&opts.PingBodyLimit, "ping-body-limit", ping.DefaultBodyLimit, "bytes of a ping's body that are stored; the rest is dropped")
 	f.IntVar(&opts.MaxConnections, "max-connections", httpserver.DefaultMaxConnections,
-		"open connections the HTTP server takes at once; more clients wait until one closes")
+		"open connections the HTTP server takes at once; more clients wait until one closes, and past seven eighths of it idle keep-alive connections are closed, the longest idle first")
+	f.IntVar(&opts.MaxConnectionsPerSource, "max-connections-per-source", httpserver.DefaultMaxConnectionsPerSource,
+		"open HTTP connections one address may hold (trusted proxies exempt); one more is closed at once")
 	f.Int64Var(&opts.RequestBodyBudget, "request-body-budget", httpserver.DefaultBodyBudget,
 		"bytes of request bodies (pings and API writes) being read at once; past it, a request waits a second, then is answered 503 with Retry-After")
-	f.StringVar(&trustedProxies, "trusted-proxies", "", "comma-separated CIDRs or addresses of proxies whose X-Forwarded-For names the client")
+	f.StringVar(&trustedProxies, "trusted-proxies", "",
+		"comma-separated CIDRs or addresses of proxies whose X-Forwarded-For names the client, exempt from the per-source connection caps: list the proxies' own addresses, not a range other pods share")
 	f.StringVar(&opts.SMTPAddr, "smtp-bind-address", "", `address to take email pings on, such as ":2525" (off when empty)`)
 	f.StringVar(&opts.SMTPDomain, "smtp-domain", "", "domain of email ping addresses, <uuid>@<domain> (default: the host of --base-url)")
+	f.IntVar(&opts.SMTPMaxConnectionsPerSource, "smtp-max-connections-per-source", ping.DefaultSMTPMaxConnectionsPerSource,
+		"SMTP connections one address may hold (trusted proxies exempt); one more is answered 421")
 	f.BoolVar(&cronJobs, "cronjobs", true, "monitor annotated CronJobs and turn their Jobs into pings (needs the cronjobs role)")
 	f.StringVar(&opts.HeartbeatURL, "heartbeat-url", "",
 		"an external Healthchecks-compatible ping URL the leader pings while healthy, so that something outside the cluster notices when Vigil stops (default $VIGIL_HEARTBEAT_URL)")
@@ -92,6 +108,10 @@ func newManagerCmd(g *globals) *cobra.Command {
 		"notifications of one namespace sent at once, its share of --notify-workers, so that one namespace's slow Channels cannot delay another's alerts (0: a quarter of --notify-workers)")
 	f.BoolVar(&opts.ChannelSecretsRequireLabel, "channel-secrets-require-label", false,
 		`let Channels use only Secrets labelled monitoring.vigil.dev/channel-secret: "true" (otherwise whoever may create a Channel may send any Secret of its namespace anywhere)`)
+	f.StringVar(&egressAllow, "egress-allow", "",
+		"CIDRs, addresses and host names every namespace's Channels may reach although the egress guard refuses them (loopback, link-local, private and other non-global ranges, and --egress-deny); the limits ConfigMap's <namespace>.egress-allow adds to it per namespace")
+	f.StringVar(&egressDeny, "egress-deny", "",
+		"CIDRs Channels may not reach besides the non-global ranges: the cluster's Service and Pod ranges, such as 10.96.0.0/12,10.244.0.0/16")
 	return cmd
 }
 

@@ -50,9 +50,9 @@ manager's version. docs/migrate-to-postgres.md has the steps in a cluster.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&from, "from", "", "the store to copy: the embedded store's file (a path or sqlite:<path>), or a postgres:// URL")
+	f.StringVar(&from, "from", "", "the store to copy: the embedded store's file (a path or sqlite:<path>), or PostgreSQL (a postgres:// URL or libpq key=value pairs)")
 	// No default shown: $VIGIL_STORE holds a password.
-	f.StringVar(&to, "to", "", "the new, empty store: a postgres:// URL or sqlite:<path> (default $VIGIL_STORE)")
+	f.StringVar(&to, "to", "", "the new, empty store: PostgreSQL (a postgres:// URL or libpq key=value pairs) or sqlite:<path> (default $VIGIL_STORE)")
 	_ = cmd.MarkFlagRequired("from")
 	return cmd
 }
@@ -98,12 +98,12 @@ func migrateStore(ctx context.Context, out io.Writer, from, to string) error {
 }
 
 // storeDSN is the DSN of a store named by a DSN or by the path of an
-// embedded store's file.
+// embedded store's file. Anything in a DSN's form (a .pgpass line too,
+// which Open refuses) is taken as a DSN: made into a path, it would be
+// created as a file and shown, password and all.
 func storeDSN(s string) string {
-	for _, prefix := range []string{"sqlite:", "postgres://", "postgresql://"} {
-		if strings.HasPrefix(s, prefix) {
-			return s
-		}
+	if store.IsDSN(s) {
+		return s
 	}
 	return "sqlite:" + s
 }

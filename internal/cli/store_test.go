@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/store"
@@ -27,9 +31,10 @@ func vigil(t *testing.T, args ...string) (string, error) {
 }
 
 // TestStoreMigrate copies an embedded store into PostgreSQL with `vigil
-// store migrate`, the destination from $VIGIL_STORE, and checks what it
-// says, that it never shows the password, and its refusals: a second run,
-// a source a manager has open, a missing file.
+// store migrate`, the destination from $VIGIL_STORE (a URL) and from
+// --to (libpq key=value pairs), and checks what it says, that it never
+// shows the password, and its refusals: a second run, a source a manager
+// has open, a .pgpass line, a missing file.
 func TestStoreMigrate(t *testing.T) {
 	ctx := context.Background()
 	pg, err := testenv.StartPostgres(ctx)
@@ -87,6 +92,43 @@ func TestStoreMigrate(t *testing.T) {
 	if !errors.Is(err, store.ErrNotEmpty) || strings.Contains(err.Error()+out, password) {
 		t.Errorf("a second run: %v\n%s", err, out)
 	}
+
+	// The destination named by libpq key=value pairs, its password quoted
+	// with a space and a quote in it: taken as PostgreSQL, not as a file
+	// name, and shown without any of the password.
+	kwURL, err := pg.NewDatabase(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := pgx.ParseConfig(kwURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keywords := fmt.Sprintf(`host=%s port=%d user=%s dbname=%s sslmode=disable password='s3cret pa55\'word'`, cfg.Host, cfg.Port, cfg.User, cfg.Database)
+	wd := t.TempDir()
+	t.Chdir(wd)
+	out, err = vigil(t, "store", "migrate", "--from", path, "--to", keywords)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if shown := strings.Replace(keywords, `'s3cret pa55\'word'`, "xxxxx", 1); !strings.Contains(out, "to "+shown+" in ") {
+		t.Errorf("the command said %q, want the DSN shown as %q", out, shown)
+	}
+	for _, part := range []string{"s3cret", "pa55", "word'"} {
+		if strings.Contains(out, part) {
+			t.Errorf("the command said %q, showing %q of the password", out, part)
+		}
+	}
+	// A .pgpass line where a DSN goes is refused, unshown, and makes no
+	// file of that name.
+	out, err = vigil(t, "store", "migrate", "--from", path, "--to", "127.0.0.1:5432:vigil:vigil:s3cret-pa55")
+	if err == nil || !strings.Contains(err.Error(), "127.0.0.1:5432:vigil:vigil:xxxxx is a line of a .pgpass file") || strings.Contains(err.Error()+out, "s3cret") {
+		t.Errorf("a .pgpass line as --to: %v\n%s", err, out)
+	}
+	if files, _ := os.ReadDir(wd); len(files) != 0 {
+		t.Errorf("the refused runs left %v in the working directory", files)
+	}
+
 	if _, err := vigil(t, "store", "migrate", "--from", filepath.Join(t.TempDir(), "missing.db")); err == nil {
 		t.Error("a missing --from file was copied")
 	}

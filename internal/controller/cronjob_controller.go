@@ -39,6 +39,12 @@ const (
 	AnnotationTags = "monitoring.vigil.dev/tags"
 	// AnnotationName is the check's display name; default the CronJob's.
 	AnnotationName = "monitoring.vigil.dev/name"
+	// AnnotationLogs "true" lets the tail of a failed pod's log into the
+	// fail ping of every check that follows the CronJob (its own, and any
+	// Check whose spec.cronJobRef names it). Without it a fail ping says
+	// which container failed and how, but no log line: AnnotationCheck
+	// does not imply it (docs/cronjobs.md).
+	AnnotationLogs = "monitoring.vigil.dev/logs"
 
 	// LabelCronJob marks the Check made for a CronJob with its name.
 	LabelCronJob = "monitoring.vigil.dev/cronjob"

@@ -212,32 +212,60 @@ var _ = Describe("CronJob monitoring", func() {
 		Expect(success.RID).To(Equal(string(ok.UID)))
 		Expect(success.At).To(BeTemporally("==", done.Time))
 
-		bad := newJob("report-2")
-		// The Job's failed pod, whose log tail goes into the failure ping.
-		pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "report-2-x7k2p",
-			Labels:          map[string]string{batchv1.JobNameLabel: bad.Name},
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: bad.Name, UID: bad.UID, Controller: ptr.To(true)}}},
-			Spec: cj.Spec.JobTemplate.Spec.Template.Spec}
-		Expect(k8sClient.Create(ctx, pod)).To(Succeed())
-		pod.Status.Phase = corev1.PodFailed
-		pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "job", Image: "busybox",
-			State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 2}}}}
-		Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
-		bad.Status.StartTime = ptr.To(metav1.NewTime(done.Add(time.Minute)))
-		failedAt := metav1.NewTime(done.Add(2 * time.Minute))
-		bad.Status.Failed = 1
-		bad.Status.Conditions = []batchv1.JobCondition{
-			{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastTransitionTime: failedAt},
-			{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastTransitionTime: failedAt},
+		// failJob makes a Job that fails at the given time, with a failed
+		// pod, whose log the suite's log reader makes up.
+		failJob := func(name string, at time.Time) *batchv1.Job {
+			j := newJob(name)
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name + "-x7k2p",
+				Labels:          map[string]string{batchv1.JobNameLabel: j.Name},
+				OwnerReferences: []metav1.OwnerReference{{APIVersion: "batch/v1", Kind: "Job", Name: j.Name, UID: j.UID, Controller: ptr.To(true)}}},
+				Spec: cj.Spec.JobTemplate.Spec.Template.Spec}
+			Expect(k8sClient.Create(ctx, pod)).To(Succeed())
+			pod.Status.Phase = corev1.PodFailed
+			pod.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "job", Image: "busybox",
+				State: corev1.ContainerState{Terminated: &corev1.ContainerStateTerminated{ExitCode: 2, Reason: "Error"}}}}
+			Expect(k8sClient.Status().Update(ctx, pod)).To(Succeed())
+			j.Status.StartTime = ptr.To(metav1.NewTime(at.Add(-time.Minute)))
+			failedAt := metav1.NewTime(at)
+			j.Status.Failed = 1
+			j.Status.Conditions = []batchv1.JobCondition{
+				{Type: batchv1.JobFailureTarget, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastTransitionTime: failedAt},
+				{Type: batchv1.JobFailed, Status: corev1.ConditionTrue, Reason: "BackoffLimitExceeded", Message: "Job has reached the specified backoff limit", LastTransitionTime: failedAt},
+			}
+			Expect(k8sClient.Status().Update(ctx, j)).To(Succeed())
+			return j
 		}
-		Expect(k8sClient.Status().Update(ctx, bad)).To(Succeed())
-		Eventually(pings).Should(HaveLen(4))
-		last := pings(Default)[3]
-		Expect(last.Kind).To(Equal(monitor.PingFail))
-		body, _, err := st.PingBody(ctx, c.UID, last.N)
-		Expect(err).NotTo(HaveOccurred())
-		Expect(string(body)).To(ContainSubstring("BackoffLimitExceeded"))
-		Expect(string(body)).To(ContainSubstring("Last lines of pod report-2-x7k2p, container job:\nconnecting to db\nERROR: report-2-x7k2p/job could not connect"))
+		lastBody := func(n int) string {
+			Eventually(pings).Should(HaveLen(n))
+			last := pings(Default)[n-1]
+			Expect(last.Kind).To(Equal(monitor.PingFail))
+			body, _, err := st.PingBody(ctx, c.UID, last.N)
+			Expect(err).NotTo(HaveOccurred())
+			return string(body)
+		}
+
+		// The CronJob does not let its logs out: the fail ping says how
+		// the pod ended, and how the CronJob's owner would let them out.
+		bad := failJob("report-2", done.Add(2*time.Minute))
+		body := lastBody(4)
+		Expect(body).To(ContainSubstring("Job report-2 failed: BackoffLimitExceeded"))
+		Expect(body).To(ContainSubstring("Pod report-2-x7k2p, container job exited with code 2 (Error)."))
+		Expect(body).To(ContainSubstring(`Its log is not shown here: CronJob report does not have the annotation monitoring.vigil.dev/logs: "true"`))
+		Expect(body).NotTo(ContainSubstring("connecting to db"))
+
+		// Its owner lets them out.
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(cj), cj)).To(Succeed())
+		cj.Annotations = map[string]string{controller.AnnotationLogs: "true"}
+		Expect(k8sClient.Update(ctx, cj)).To(Succeed())
+		Eventually(func(g Gomega) map[string]string {
+			cached := &batchv1.CronJob{}
+			g.Expect(managerCache.Get(ctx, client.ObjectKeyFromObject(cj), cached)).To(Succeed())
+			return cached.Annotations
+		}).Should(HaveKeyWithValue(controller.AnnotationLogs, "true"))
+		worse := failJob("report-3", done.Add(4*time.Minute))
+		body = lastBody(6)
+		Expect(body).To(ContainSubstring("Job report-3 failed: BackoffLimitExceeded"))
+		Expect(body).To(ContainSubstring("Pod report-3-x7k2p, container job exited with code 2 (Error).\nLast lines of its log:\nconnecting to db\nERROR: report-3-x7k2p/job could not connect"))
 
 		// The controller did all this from Jobs cached without their spec.
 		cached := &batchv1.Job{}
@@ -247,24 +275,24 @@ var _ = Describe("CronJob monitoring", func() {
 		Expect(cached.Status.Conditions).To(HaveLen(2))
 
 		// A re-list (here: any change to the Jobs) records nothing twice.
-		for _, j := range []*batchv1.Job{ok, bad} {
+		for _, j := range []*batchv1.Job{ok, bad, worse} {
 			cur := &batchv1.Job{}
 			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(j), cur)).To(Succeed())
 			cur.Labels = map[string]string{"touched": "yes"}
 			Expect(k8sClient.Update(ctx, cur)).To(Succeed())
 		}
-		Consistently(pings).WithTimeout(2 * time.Second).Should(HaveLen(4))
+		Consistently(pings).WithTimeout(2 * time.Second).Should(HaveLen(6))
 		Eventually(func(g Gomega) int64 {
 			cur := &v1.Check{}
 			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(c), cur)).To(Succeed())
 			return cur.Status.NPings
-		}).Should(BeEquivalentTo(4))
+		}).Should(BeEquivalentTo(6))
 
 		// A restarted manager, with nothing in memory, reconciles every
 		// Job again and records none of them twice.
 		reconciled := startJobController()
-		Eventually(reconciled).Should(ContainElements(client.ObjectKeyFromObject(ok), client.ObjectKeyFromObject(bad)))
-		Consistently(pings).WithTimeout(time.Second).Should(HaveLen(4))
+		Eventually(reconciled).Should(ContainElements(client.ObjectKeyFromObject(ok), client.ObjectKeyFromObject(bad), client.ObjectKeyFromObject(worse)))
+		Consistently(pings).WithTimeout(time.Second).Should(HaveLen(6))
 	})
 })
 

@@ -34,10 +34,12 @@ type JobReconciler struct {
 	Recorder *ping.Recorder
 	// Store reads what has been recorded.
 	Store *store.Store
-	// Pods lists a failed Job's pods, uncached (nil: no pod logs).
+	// Pods lists a failed Job's pods, uncached (nil: the failure's body
+	// says nothing of its pod).
 	Pods client.Reader
-	// Logs returns the tail of a container's log; nil, or an error (no
-	// kubelet, no RBAC), leaves the log out of the failure's body.
+	// Logs returns the tail of a container's log, read only for a CronJob
+	// annotated AnnotationLogs "true"; nil, or an error (no kubelet, no
+	// RBAC), leaves the log out of the failure's body.
 	Logs func(ctx context.Context, namespace, pod, container string) ([]byte, error)
 }
 
@@ -65,11 +67,11 @@ func (r *JobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 		return ctrl.Result{}, nil
 	}
 	pings := jobPings(job)
-	// The failed pod's log costs a pod list and a log read: only fetched
-	// when a fail ping is about to be stored, and once for every check.
-	logTail := sync.OnceValue(func() []byte { return r.failedPodLog(ctx, job) })
+	// The failed pod costs a pod list and perhaps a log read: only looked
+	// at when a fail ping is about to be stored, and once for every check.
+	detail := sync.OnceValue(func() []byte { return r.failedPod(ctx, job, owner) })
 	for i := range checks.Items {
-		if err := r.record(ctx, &checks.Items[i], job, pings, logTail); err != nil {
+		if err := r.record(ctx, &checks.Items[i], job, pings, detail); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -108,8 +110,8 @@ func jobPings(job *batchv1.Job) []store.Ping {
 }
 
 // record stores the Job's pings the check's log does not yet hold; a fail
-// ping's body ends with logTail().
-func (r *JobReconciler) record(ctx context.Context, check *v1.Check, job *batchv1.Job, pings []store.Ping, logTail func() []byte) error {
+// ping's body ends with failure().
+func (r *JobReconciler) record(ctx context.Context, check *v1.Check, job *batchv1.Job, pings []store.Ping, failure func() []byte) error {
 	if len(pings) == 0 {
 		return nil
 	}
@@ -130,7 +132,7 @@ func (r *JobReconciler) record(ctx context.Context, check *v1.Check, job *batchv
 			continue
 		}
 		if p.Kind == monitor.PingFail {
-			p.Body = append(append([]byte(nil), p.Body...), logTail()...)
+			p.Body = append(append([]byte(nil), p.Body...), failure()...)
 		}
 		if _, err := r.Recorder.Record(ctx, check, p); err != nil {
 			return fmt.Errorf("recording Job %s for check %s: %w", job.Name, check.Name, err)
@@ -176,10 +178,18 @@ func (r *JobReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-// failedPodLog is the tail of the log of the Job's most recent failed pod,
-// introduced by a line that says which pod; empty when it cannot be read.
-func (r *JobReconciler) failedPodLog(ctx context.Context, job *batchv1.Job) []byte {
-	if r.Pods == nil || r.Logs == nil {
+// failedPod is what a fail ping says of the Job's most recent failed pod:
+// the container that failed and how it ended, then either the tail of its
+// log, when the CronJob allows it, or how to allow it; empty when there is
+// no such pod or it cannot be listed.
+//
+// A pod's log is the CronJob owner's to give: whoever may create a Check
+// with spec.cronJobRef, or hold the project's API key, can read what the
+// fail ping holds, and may not be allowed to read pods' logs. Only an
+// annotation on the CronJob itself, which only who may edit the CronJob
+// writes, lets the log in.
+func (r *JobReconciler) failedPod(ctx context.Context, job *batchv1.Job, owner *metav1.OwnerReference) []byte {
+	if r.Pods == nil {
 		return nil
 	}
 	var pods corev1.PodList
@@ -197,19 +207,43 @@ func (r *JobReconciler) failedPodLog(ctx context.Context, job *batchv1.Job) []by
 	if failed == nil || len(failed.Spec.Containers) == 0 {
 		return nil
 	}
-	container := failed.Spec.Containers[0].Name
+	container, ended := failed.Spec.Containers[0].Name, ""
 	for _, cs := range failed.Status.ContainerStatuses {
-		if cs.State.Terminated != nil && cs.State.Terminated.ExitCode != 0 {
-			container = cs.Name
+		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
+			container, ended = cs.Name, fmt.Sprintf(" exited with code %d", t.ExitCode)
+			if t.Reason != "" {
+				ended += " (" + t.Reason + ")"
+			}
 			break
 		}
 	}
+	out := fmt.Appendf(nil, "\n\nPod %s, container %s%s.", failed.Name, container, ended)
+	if !r.logsAllowed(ctx, job.Namespace, owner) {
+		return fmt.Appendf(out, "\nIts log is not shown here: CronJob %s does not have the annotation %s: \"true\" (docs/cronjobs.md).",
+			owner.Name, AnnotationLogs)
+	}
+	if r.Logs == nil {
+		return out
+	}
 	logs, err := r.Logs(ctx, failed.Namespace, failed.Name, container)
-	if err != nil || len(logs) == 0 {
-		return nil
+	switch {
+	case err != nil:
+		return append(out, "\nIts log could not be read."...)
+	case len(logs) == 0:
+		return append(out, "\nIts log is empty."...)
 	}
 	if len(logs) > LogTailBytes {
 		logs = logs[len(logs)-LogTailBytes:]
 	}
-	return append([]byte(fmt.Sprintf("\n\nLast lines of pod %s, container %s:\n", failed.Name, container)), logs...)
+	return append(append(out, "\nLast lines of its log:\n"...), logs...)
+}
+
+// logsAllowed says whether the CronJob that owns a Job (that very object,
+// not a later one of the same name) lets its pods' logs into fail pings.
+func (r *JobReconciler) logsAllowed(ctx context.Context, namespace string, owner *metav1.OwnerReference) bool {
+	cj := &batchv1.CronJob{}
+	if err := r.Get(ctx, client.ObjectKey{Namespace: namespace, Name: owner.Name}, cj); err != nil {
+		return false
+	}
+	return cj.UID == owner.UID && cj.Annotations[AnnotationLogs] == "true"
 }

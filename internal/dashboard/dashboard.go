@@ -380,7 +380,8 @@ func (s *Server) unavailable(w http.ResponseWriter, r *http.Request, what string
 		s.errorPage(w, r, http.StatusServiceUnavailable, "The ping store is unavailable; try again in a moment.")
 		return
 	}
-	s.Log.Error(err, what, "path", r.URL.Path)
+	// The route's pattern, not the path, which holds a check's UUID.
+	s.Log.Error(err, what, "route", r.Pattern)
 	s.errorPage(w, r, http.StatusInternalServerError, what+" failed; try again.")
 }
 

@@ -6,7 +6,9 @@
 //
 // The loop also keeps the store in step with the Check objects: rows of
 // checks deleted while no manager ran are found and forgotten when it
-// starts, and periodically after. And it prunes old flips.
+// starts, and periodically after. And it prunes old flips, and the rows
+// that recorded which project held a key or check UUID once their hold has
+// passed.
 package deadline
 
 import (
@@ -45,8 +47,8 @@ type Loop struct {
 	Interval time.Duration
 	// PingLogLimit is a project's ping-log limit.
 	PingLogLimit func(namespace string) int
-	// Housekeeping is how often deleted checks are looked for and flips
-	// pruned (default 1 min).
+	// Housekeeping is how often deleted checks are looked for, and flips
+	// and passed holds pruned (default 1 min).
 	Housekeeping time.Duration
 	// OnDeleted is told of each check whose rows were forgotten.
 	OnDeleted func(types.UID)
@@ -164,14 +166,20 @@ func (l *Loop) forgetGone(ctx context.Context, candidates []store.Change) error 
 }
 
 // housekeep forgets checks whose objects are gone (deleted while no manager
-// ran, or whose deletion the controller missed), prunes old flips, and
-// measures the store.
+// ran, or whose deletion the controller missed), prunes old flips and
+// ownership rows whose hold has passed, and measures the store. On
+// PostgreSQL the leader alone does it, for every replica.
 func (l *Loop) housekeep(ctx context.Context) {
 	if err := l.collect(ctx); err != nil {
 		l.Log.Error(err, "looking for deleted checks")
 	}
 	if err := l.Store.Prune(ctx, l.Clock.Now().Add(-FlipRetention)); err != nil {
 		l.Log.Error(err, "pruning old flips")
+	}
+	if n, err := l.Store.PruneOwners(ctx, l.Clock.Now()); err != nil {
+		l.Log.Error(err, "pruning key and UUID holds that have passed")
+	} else if n > 0 {
+		l.Log.V(1).Info("pruned key and UUID holds that have passed", "rows", n)
 	}
 	l.measure(ctx)
 }

@@ -20,7 +20,9 @@
 // worker: it starts what the free workers can take, and looks again when
 // one finishes. Requests to an endpoint that keeps timing out are refused
 // for a while (package breaker), so a black hole holds workers for a few
-// timeouts, not for as long as its backlog lasts.
+// timeouts, not for as long as its backlog lasts. Every send connects
+// through the egress guard (package egress); an address it refuses is an
+// ordinary failure, retried, recorded with the reason EgressDenied.
 //
 // The Channel's status shows the last delivery; it is written at most once
 // per StatusInterval per channel, whatever the number of notifications (an
@@ -32,7 +34,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -50,6 +51,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/checkindex"
 	"github.com/vigil-operator/vigil/internal/delivery/breaker"
 	"github.com/vigil-operator/vigil/internal/delivery/fairshare"
+	"github.com/vigil-operator/vigil/internal/egress"
 	"github.com/vigil-operator/vigil/internal/notify"
 	"github.com/vigil-operator/vigil/internal/store"
 )
@@ -67,6 +69,10 @@ type Options struct {
 	// InitialBackoff and MaxBackoff bound the exponential backoff between
 	// attempts (defaults 10 s and 1 h).
 	InitialBackoff, MaxBackoff time.Duration
+	// RequestTimeout bounds each HTTP request of a delivery (default
+	// notify.DefaultHTTPTimeout); connecting is bounded sooner, by the
+	// egress guard.
+	RequestTimeout time.Duration
 	// Workers is how many deliveries are sent at once (default 32).
 	Workers int
 	// PerNamespace is how many deliveries of one namespace may be in
@@ -90,8 +96,6 @@ type Options struct {
 	// StatusInterval is how often a Channel's status may be written with
 	// its last delivery (default 2 s).
 	StatusInterval time.Duration
-	// HTTP is the client senders use (default: 10 s timeout).
-	HTTP *http.Client
 }
 
 func (o *Options) defaults() {
@@ -131,8 +135,11 @@ type Dispatcher struct {
 	Secrets client.Reader
 	Store   *store.Store
 	Clock   clock.WithTicker
-	// Recorder emits DeliveryFailed Events on Channels.
+	// Recorder emits DeliveryFailed and EgressDenied Events on Channels.
 	Recorder recorder.EventRecorder
+	// Egress is the guard every delivery connects through; nil means the
+	// default policy, with no exceptions.
+	Egress *egress.Guard
 	// BaseURL builds the ping URL messages show.
 	BaseURL string
 	Options Options
@@ -357,7 +364,7 @@ func (d *Dispatcher) send(ctx context.Context, dl store.Delivery) error {
 	msg := notify.Message{Check: info, Up: dl.Flip.Up, Time: dl.Flip.At, Reason: string(dl.Flip.Reason)}
 	attempt := d.breaker.Attempt(dl.Namespace)
 	sendErr := notify.Send(ctx, notify.Delivery{Channel: ch, Message: msg, Secret: notify.SecretsIn(d.Secrets, ch.Namespace),
-		HTTP: d.Options.HTTP, Gate: attempt.Gate})
+		Egress: d.Egress, Gate: attempt.Gate, Timeout: d.Options.RequestTimeout})
 	attempt.Done(sendErr)
 	if ctx.Err() == nil { // a send cut short by the stop is no news for the Channel
 		d.recordOnChannel(ch, check, dl.Flip.Up, sendErr)
@@ -386,14 +393,20 @@ func (d *Dispatcher) backoff(attempts int, err error, now time.Time) time.Durati
 
 // recordOnChannel notes the attempt for the Channel's status (last
 // delivery, last error), which writeStatuses writes, and records a failure
-// as an Event on the Channel (the event recorder bounds those).
+// as an Event on the Channel (the event recorder bounds those): reason
+// EgressDenied when the guard refused the address, DeliveryFailed
+// otherwise.
 func (d *Dispatcher) recordOnChannel(ch *v1.Channel, check *v1.Check, up bool, sendErr error) {
 	now := metav1.NewTime(d.Clock.Now())
 	last := &v1.Delivery{Time: now, Check: check.Name, Up: up}
 	if sendErr != nil {
 		last.Error = truncate(sendErr.Error(), 512)
+		reason := v1.ReasonDeliveryFailed
+		if egress.IsDenied(sendErr) {
+			reason = v1.ReasonEgressDenied
+		}
 		if d.Recorder != nil {
-			d.Recorder.Eventf(ch, nil, corev1.EventTypeWarning, v1.ReasonDeliveryFailed, "Deliver",
+			d.Recorder.Eventf(ch, nil, corev1.EventTypeWarning, reason, "Deliver",
 				"Notifying about check %s failed: %s", check.Name, last.Error)
 		}
 	}

@@ -23,10 +23,15 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/delivery"
+	"github.com/vigil-operator/vigil/internal/egress"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/store"
 	"github.com/vigil-operator/vigil/internal/testenv"
 )
+
+// loopbackEgress allows the loopback receivers of these tests, as `make
+// dev` allows its listener; the rest of the default policy holds.
+var loopbackEgress = egress.New(egress.Options{Allow: egress.Loopback})
 
 func openStore(dsn string) *store.Store {
 	s, err := store.Open(context.Background(), dsn, store.Options{})
@@ -220,7 +225,8 @@ var _ = Describe("Dispatcher", func() {
 	// Stopping it closes the store too, as a manager's exit does; the next
 	// run opens it again.
 	start := func(opts delivery.Options) (d *delivery.Dispatcher, stop func()) {
-		d = &delivery.Dispatcher{Client: managerClient, Secrets: managerReader, Store: st, Clock: clock.RealClock{}, Recorder: rec, Options: opts}
+		d = &delivery.Dispatcher{Client: managerClient, Secrets: managerReader, Store: st, Clock: clock.RealClock{}, Recorder: rec, Options: opts,
+			Egress: loopbackEgress}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- d.Start(ctx) }()
@@ -349,9 +355,7 @@ var _ = Describe("Dispatcher", func() {
 		}
 		fine := flipped("fine", []string{"quick"}, false)
 
-		opts := fast
-		opts.HTTP = &http.Client{Timeout: time.Minute}
-		stop := run(opts)
+		stop := run(fast)
 		defer stop()
 		Eventually(deliveries(fine)).Should(ConsistOf(HaveField("State", store.DeliveryDelivered)))
 		Expect(deliveries(stuck)(Default)).To(ConsistOf(HaveField("State", store.DeliveryPending)))
@@ -395,8 +399,8 @@ var _ = Describe("Dispatcher", func() {
 		cached(objs...)
 
 		opts := fast
-		opts.Workers = 8                               // the pool of the issue's measurement
-		opts.HTTP = &http.Client{Timeout: time.Minute} // nothing times out here: the breaker stays out of it
+		opts.Workers = 8                  // the pool of the issue's measurement
+		opts.RequestTimeout = time.Minute // nothing times out here: the breaker stays out of it
 		d, stop := start(opts)
 		defer stop()
 		// latency is how long B's alert i takes from its flip's commit to
@@ -441,9 +445,9 @@ var _ = Describe("Dispatcher", func() {
 		}
 
 		opts := fast
-		opts.Workers = 8                                          // two at once for the namespace
-		opts.MaxAttempts = 1000                                   // refusals count as attempts: none gives up here
-		opts.HTTP = &http.Client{Timeout: 200 * time.Millisecond} // every request to the hole times out
+		opts.Workers = 8                             // two at once for the namespace
+		opts.MaxAttempts = 1000                      // refusals count as attempts: none gives up here
+		opts.RequestTimeout = 200 * time.Millisecond // every request to the hole times out
 		opts.BreakerTimeouts, opts.BreakerCoolDown = 3, time.Hour
 		d, stop := start(opts)
 		defer stop()

@@ -135,12 +135,18 @@ func AsUser(admin *rest.Config, token string) *rest.Config {
 
 // WaitAllowed waits until the identity of cfg may list Checks.
 func WaitAllowed(ctx context.Context, cfg *rest.Config) error {
+	return WaitAllowedIn(ctx, cfg, "")
+}
+
+// WaitAllowedIn waits until the identity of cfg may list Checks in
+// namespace ("": in every namespace).
+func WaitAllowedIn(ctx context.Context, cfg *rest.Config, namespace string) error {
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
 	review := &authorizationv1.SelfSubjectAccessReview{Spec: authorizationv1.SelfSubjectAccessReviewSpec{
-		ResourceAttributes: &authorizationv1.ResourceAttributes{Group: "monitoring.vigil.dev", Resource: "checks", Verb: "list"},
+		ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: namespace, Group: "monitoring.vigil.dev", Resource: "checks", Verb: "list"},
 	}}
 	deadline := time.Now().Add(30 * time.Second)
 	for {

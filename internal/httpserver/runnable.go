@@ -13,12 +13,15 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"sync/atomic"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/vigil-operator/vigil/internal/connlimit"
 )
 
 // MaxHeaderBytes bounds a request's headers; more is answered 431.
@@ -35,8 +38,17 @@ type Runnable struct {
 	// ShutdownTimeout bounds how long in-flight requests may finish.
 	ShutdownTimeout time.Duration
 	// MaxConnections bounds the open connections (DefaultMaxConnections
-	// when 0); past it, new clients wait until one closes.
+	// when 0); past it, new clients wait until one closes. Past seven
+	// eighths of it, idle keep-alive connections are closed, the longest
+	// idle first.
 	MaxConnections int
+	// MaxConnectionsPerSource bounds the open connections from one
+	// address (DefaultMaxConnectionsPerSource when 0, never more than
+	// MaxConnections); one more is closed at once.
+	MaxConnectionsPerSource int
+	// TrustedProxies are exempt from MaxConnectionsPerSource: the clients
+	// behind them share their addresses.
+	TrustedProxies []netip.Prefix
 
 	ready atomic.Bool
 	addr  atomic.Value // net.Addr once listening
@@ -77,9 +89,15 @@ func (r *Runnable) Start(ctx context.Context) error {
 	if maxConns <= 0 {
 		maxConns = DefaultMaxConnections
 	}
-	ln = newLimitListener(ln, maxConns)
+	perSource := r.MaxConnectionsPerSource
+	if perSource <= 0 {
+		perSource = DefaultMaxConnectionsPerSource
+	}
+	limits := newLimitListener(ln, maxConns, connlimit.NewPerSource(min(perSource, maxConns), r.TrustedProxies))
+	ln = limits
 	srv := &http.Server{
-		Handler: r.Handler,
+		Handler:   r.Handler,
+		ConnState: limits.connState,
 		// A client that trickles its request holds a connection for
 		// these long at most; the connection cap, the header limit and
 		// the handlers' BodyBudget bound the memory it holds meanwhile.

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -40,11 +39,13 @@ import (
 	"github.com/vigil-operator/vigil/internal/dashboard"
 	"github.com/vigil-operator/vigil/internal/deadline"
 	"github.com/vigil-operator/vigil/internal/delivery"
+	"github.com/vigil-operator/vigil/internal/egress"
 	"github.com/vigil-operator/vigil/internal/heartbeat"
 	"github.com/vigil-operator/vigil/internal/httpserver"
 	"github.com/vigil-operator/vigil/internal/metrics"
 	"github.com/vigil-operator/vigil/internal/notify"
 	"github.com/vigil-operator/vigil/internal/ping"
+	"github.com/vigil-operator/vigil/internal/podlog"
 	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/projection"
 	"github.com/vigil-operator/vigil/internal/quota"
@@ -94,6 +95,12 @@ type Options struct {
 	CheckLimit int
 	// PingLogLimit is a project's default ping-log length; default 100.
 	PingLogLimit int
+	// ProjectSecretLimit and APIKeyLimit bound what a namespace's project
+	// Secrets cost; defaults project.DefaultSecretLimit and
+	// project.DefaultKeyLimit. The limits ConfigMap overrides them per
+	// namespace.
+	ProjectSecretLimit int
+	APIKeyLimit        int
 	// LimitsConfigMap names the ConfigMap of per-namespace limits (package
 	// project: "<namespace>.check-limit" and "<namespace>.ping-log-limit"),
 	// in the manager's own namespace, where only the cluster administrator
@@ -104,6 +111,10 @@ type Options struct {
 	// MaxConnections bounds the HTTP server's open connections; default
 	// httpserver.DefaultMaxConnections.
 	MaxConnections int
+	// MaxConnectionsPerSource bounds the HTTP server's open connections
+	// from one address (trusted proxies exempt); default
+	// httpserver.DefaultMaxConnectionsPerSource.
+	MaxConnectionsPerSource int
 	// RequestBodyBudget bounds the bytes of request bodies (pings', the
 	// API's) being read at once; default httpserver.DefaultBodyBudget.
 	RequestBodyBudget int64
@@ -116,6 +127,10 @@ type Options struct {
 	// SMTPDomain is the domain of ping addresses (<uuid>@<domain>); default
 	// the host of BaseURL.
 	SMTPDomain string
+	// SMTPMaxConnectionsPerSource bounds the SMTP listener's connections
+	// from one address (trusted proxies exempt); default
+	// ping.DefaultSMTPMaxConnectionsPerSource.
+	SMTPMaxConnectionsPerSource int
 	// DisableCronJobs turns the CronJob feature off: no CronJob or Job is
 	// watched, and the manager needs none of internal/rbac/cronjobs.
 	DisableCronJobs bool
@@ -129,6 +144,13 @@ type Options struct {
 	// ChannelSecretsRequireLabel lets Channels use only the Secrets labelled
 	// notify.LabelChannelSecret "true".
 	ChannelSecretsRequireLabel bool
+	// EgressAllow is what every namespace's Channels may reach past the
+	// egress guard's refused ranges; the limits ConfigMap's
+	// "<namespace>.egress-allow" adds to it for one namespace.
+	EgressAllow egress.Allowlist
+	// EgressDeny are refused besides the guard's default ranges: the
+	// cluster's Service and Pod ranges.
+	EgressDeny []netip.Prefix
 }
 
 func (o *Options) defaults() {
@@ -236,10 +258,15 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 		conflicts.Eventf(s, nil, corev1.EventTypeWarning, project.ReasonKeyConflict, "Authenticate",
 			"this Secret's %s belongs to another project, whose Secret is older: here it opens nothing; remove it from this Secret", what)
 	}
+	projects.OnLimit = func(s *corev1.Secret, message string) {
+		conflicts.Eventf(s, nil, corev1.EventTypeWarning, project.ReasonLimitExceeded, "Authenticate", "%s", message)
+	}
+	limits := &project.Limits{DefaultCheckLimit: opts.CheckLimit, DefaultPingLogLimit: opts.PingLogLimit,
+		DefaultSecretLimit: opts.ProjectSecretLimit, DefaultKeyLimit: opts.APIKeyLimit}
+	projects.Limits, limits.OnChange = limits, projects.Refresh
 	if err := projects.Watch(ctx, mgr.GetCache()); err != nil {
 		return nil, fmt.Errorf("watching project Secrets: %w", err)
 	}
-	limits := &project.Limits{DefaultCheckLimit: opts.CheckLimit, DefaultPingLogLimit: opts.PingLogLimit}
 	if opts.LimitsConfigMap.Name != "" {
 		logger := ctrl.Log.WithName("limits")
 		err := limits.Watch(ctx, mgr.GetCache(), opts.LimitsConfigMap, func(problems []string) {
@@ -273,6 +300,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 	dispatcher = &delivery.Dispatcher{
 		Client: mgr.GetClient(), Secrets: channelSecrets(mgr, opts), Store: st, Clock: opts.Clock,
 		Recorder: mgr.GetEventRecorder("vigil-delivery"), BaseURL: opts.BaseURL, Options: opts.Delivery,
+		Egress: egress.New(egress.Options{Allow: opts.EgressAllow, Deny: opts.EgressDeny, NamespaceAllow: limits.EgressAllow}),
 	}
 	projector = &projection.Projector{
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Store: st, Clock: opts.Clock, Budget: opts.StatusBudget,
@@ -376,6 +404,7 @@ func setupHTTP(ctx context.Context, mgr ctrl.Manager, opts Options, st *store.St
 		if err := mgr.Add(&ping.EmailListener{
 			Addr: opts.SMTPAddr, Domain: opts.SMTPDomain, Client: mgr.GetClient(), Projects: projects, Recorder: recorder,
 			BodyLimit: opts.PingBodyLimit, Clock: opts.Clock, Log: ctrl.Log.WithName("smtp"),
+			MaxConnectionsPerSource: opts.SMTPMaxConnectionsPerSource, TrustedProxies: opts.TrustedProxies,
 		}); err != nil {
 			return err
 		}
@@ -385,7 +414,7 @@ func setupHTTP(ctx context.Context, mgr ctrl.Manager, opts Options, st *store.St
 		BaseURL: opts.BaseURL, Clock: opts.Clock, Log: log.WithName("dashboard"),
 	}
 	server := &httpserver.Runnable{Addr: opts.HTTPAddr, Handler: apiServer.Handler(pings, dash.Handler()), Cache: mgr.GetCache(),
-		MaxConnections: opts.MaxConnections}
+		MaxConnections: opts.MaxConnections, MaxConnectionsPerSource: opts.MaxConnectionsPerSource, TrustedProxies: opts.TrustedProxies}
 	if err := mgr.Add(server); err != nil {
 		return err
 	}
@@ -439,46 +468,9 @@ func setupCronJobs(mgr ctrl.Manager, cfg *rest.Config, opts Options, st *store.S
 	}
 	if err := (&controller.JobReconciler{
 		Client: mgr.GetClient(), Recorder: recorder, Store: st,
-		Pods: mgr.GetAPIReader(), Logs: podLogTail(clientset),
+		Pods: mgr.GetAPIReader(), Logs: podlog.Tail(clientset, controller.LogTailBytes),
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the Job controller: %w", err)
 	}
 	return nil
-}
-
-// podLogTail reads the last bytes of a container's log (at most
-// controller.LogTailBytes, from its last 200 lines) through the API server,
-// which asks the kubelet. The log's limitBytes would keep the first bytes
-// of those lines, not the last: the stream is read, keeping its end.
-func podLogTail(cs kubernetes.Interface) func(ctx context.Context, namespace, pod, container string) ([]byte, error) {
-	return func(ctx context.Context, namespace, pod, container string) ([]byte, error) {
-		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		defer cancel()
-		lines := int64(200)
-		rc, err := cs.CoreV1().Pods(namespace).GetLogs(pod, &corev1.PodLogOptions{Container: container, TailLines: &lines}).Stream(ctx)
-		if err != nil {
-			return nil, err
-		}
-		defer rc.Close()
-		return lastBytes(rc, controller.LogTailBytes)
-	}
-}
-
-// lastBytes reads r to its end and returns its last n bytes, holding no
-// more than about 2n at a time.
-func lastBytes(r io.Reader, n int) ([]byte, error) {
-	buf := make([]byte, 0, 2*n)
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf[:0], buf[len(buf)-n:]...)
-		}
-		k, err := r.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+k]
-		if err == io.EOF {
-			return buf[max(0, len(buf)-n):], nil
-		}
-		if err != nil {
-			return nil, err
-		}
-	}
 }

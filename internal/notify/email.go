@@ -107,11 +107,13 @@ func (emailKind) Send(ctx context.Context, d Delivery) error {
 	if err := d.gate(addr); err != nil {
 		return fmt.Errorf("SMTP %s: %w", addr, err)
 	}
-	return sendSMTP(ctx, s, user, pass, from.Address, to, msg)
+	return sendSMTP(ctx, d.dial, s, user, pass, from.Address, to, msg)
 }
 
-// sendSMTP runs one SMTP session that sends msg.
-func sendSMTP(ctx context.Context, s *v1.EmailChannel, user, pass, from string, to []*mail.Address, msg []byte) (err error) {
+// sendSMTP runs one SMTP session that sends msg, over a connection from
+// dial (the guard's).
+func sendSMTP(ctx context.Context, dial func(context.Context, string) (net.Conn, error), s *v1.EmailChannel,
+	user, pass, from string, to []*mail.Address, msg []byte) (err error) {
 	security, port := smtpEndpoint(s)
 	addr := net.JoinHostPort(s.Host, strconv.Itoa(port))
 	deadline, ok := ctx.Deadline()
@@ -122,19 +124,23 @@ func sendSMTP(ctx context.Context, s *v1.EmailChannel, user, pass, from string, 
 	defer cancel()
 	tlsConfig := &tls.Config{ServerName: s.Host, RootCAs: smtpRootCAs, MinVersion: tls.VersionTLS12}
 
-	var conn net.Conn
 	switch security {
-	case v1.SMTPTLS:
-		conn, err = (&tls.Dialer{Config: tlsConfig}).DialContext(ctx, "tcp", addr)
-	case v1.SMTPStartTLS, v1.SMTPNone:
-		conn, err = (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+	case v1.SMTPTLS, v1.SMTPStartTLS, v1.SMTPNone:
 	default:
 		return Permanent(fmt.Errorf("unknown security %q", security))
 	}
+	conn, err := dial(ctx, addr)
 	if err != nil {
 		return fmt.Errorf("connecting to %s: %w", addr, err)
 	}
 	defer func() { _ = conn.Close() }()
+	if security == v1.SMTPTLS {
+		tc := tls.Client(conn, tlsConfig)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			return fmt.Errorf("connecting to %s: TLS: %w", addr, err)
+		}
+		conn = tc
+	}
 	_ = conn.SetDeadline(deadline)
 	// Cancelling the context ends the session at once.
 	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Unix(1, 0)) })

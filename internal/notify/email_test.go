@@ -19,6 +19,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -75,9 +76,11 @@ type smtpBackend struct {
 	box        *mailbox
 	user, pass string
 	failMail   error
+	sessions   atomic.Int32 // connections the server took
 }
 
 func (b *smtpBackend) NewSession(c *smtp.Conn) (smtp.Session, error) {
+	b.sessions.Add(1)
 	return &smtpSession{b: b, c: c}, nil
 }
 
@@ -438,7 +441,7 @@ func TestEmailHonoursContextDeadline(t *testing.T) {
 	// limit below is a hang guard, far beyond it.
 	errc := make(chan error, 1)
 	go func() {
-		errc <- Send(ctx, Delivery{Channel: emailChannel(port, v1.SMTPStartTLS, false), Message: downMessage(), Secret: secretMap(nil)})
+		errc <- Send(ctx, Delivery{Channel: emailChannel(port, v1.SMTPStartTLS, false), Message: downMessage(), Secret: secretMap(nil), Egress: loopbackEgress})
 	}()
 	select {
 	case err := <-errc:

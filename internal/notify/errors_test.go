@@ -168,9 +168,10 @@ func TestHTTPTimeoutAndConnectionErrorsAreRetryable(t *testing.T) {
 		}{{"timeout", slow.URL}, {"refused", closedURL}} {
 			t.Run(string(k.kind)+"/"+tc.name, func(t *testing.T) {
 				t.Parallel()
-				client := &http.Client{Timeout: 100 * time.Millisecond}
-				err := Send(context.Background(), Delivery{Channel: k.channel(tc.base), Message: downMessage(),
-					Secret: secretMap(k.secrets(tc.base)), HTTP: client})
+				ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+				defer cancel()
+				err := Send(ctx, Delivery{Channel: k.channel(tc.base), Message: downMessage(),
+					Secret: secretMap(k.secrets(tc.base)), Egress: loopbackEgress})
 				if err == nil || IsPermanent(err) {
 					t.Fatalf("Send = %v, want a retryable error", err)
 				}
@@ -295,12 +296,12 @@ func TestRedactionBeforeTruncation(t *testing.T) {
 	}
 }
 
-func TestDefaultHTTPClientAndUserAgent(t *testing.T) {
+func TestUserAgent(t *testing.T) {
 	srv := newRecorder(t, http.StatusOK, "")
 	err := Send(t.Context(), Delivery{Channel: testChannel(v1.ChannelSpec{Kind: v1.ChannelNtfy, Ntfy: &v1.NtfyChannel{URL: srv.URL}}),
-		Message: upMessage()})
+		Message: upMessage(), Egress: loopbackEgress})
 	if err != nil {
-		t.Fatalf("Send with no HTTP client: %v", err)
+		t.Fatalf("Send: %v", err)
 	}
 	checkUserAgent(t, srv.only(t).Header)
 	if !strings.HasPrefix(UserAgent(), "Vigil/") {

@@ -24,14 +24,14 @@ func TestGate(t *testing.T) {
 			var asked []string
 			gate := func(endpoint string) error { asked = append(asked, endpoint); return nil }
 			if err := Send(t.Context(), Delivery{Channel: k.channel(srv.URL), Message: downMessage(),
-				Secret: secretMap(k.secrets(srv.URL)), HTTP: testHTTP(), Gate: gate}); err != nil {
+				Secret: secretMap(k.secrets(srv.URL)), Egress: loopbackEgress, Gate: gate}); err != nil {
 				t.Fatal(err)
 			}
 			if !slices.Equal(asked, []string{u.Host}) {
 				t.Errorf("gate asked for %v, want [%s]", asked, u.Host)
 			}
 			err := Send(t.Context(), Delivery{Channel: k.channel(srv.URL), Message: downMessage(),
-				Secret: secretMap(k.secrets(srv.URL)), HTTP: testHTTP(), Gate: func(string) error { return refused }})
+				Secret: secretMap(k.secrets(srv.URL)), Egress: loopbackEgress, Gate: func(string) error { return refused }})
 			if !errors.Is(err, refused) || IsPermanent(err) {
 				t.Fatalf("refused: Send = %v", err)
 			}
@@ -47,7 +47,7 @@ func TestGate(t *testing.T) {
 		ch := emailChannel(port, v1.SMTPNone, false)
 		var asked []string
 		gate := func(endpoint string) error { asked = append(asked, endpoint); return refused }
-		err := Send(context.Background(), Delivery{Channel: ch, Message: downMessage(), Secret: secretMap(nil), Gate: gate})
+		err := Send(context.Background(), Delivery{Channel: ch, Message: downMessage(), Secret: secretMap(nil), Egress: loopbackEgress, Gate: gate})
 		if !errors.Is(err, refused) || IsPermanent(err) {
 			t.Errorf("refused: Send = %v", err)
 		}

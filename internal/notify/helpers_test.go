@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/egress"
 )
 
 // fixedNow is the clock of every test: ten minutes after the fixture's last
@@ -146,14 +147,15 @@ func decodeStrict(t *testing.T, body []byte, v any) {
 	}
 }
 
-// testHTTP is a client with a short timeout, as the delivery engine passes.
-func testHTTP() *http.Client { return &http.Client{Timeout: 2 * time.Second} }
+// loopbackEgress allows the loopback addresses the tests' servers listen
+// on, as `make dev` does; nothing else of the default policy changes.
+var loopbackEgress = egress.New(egress.Options{Allow: egress.Loopback})
 
 func send(t *testing.T, ch *v1.Channel, m Message, secrets map[string]string) error {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	return Send(ctx, Delivery{Channel: ch, Message: m, Secret: secretMap(secrets), HTTP: testHTTP()})
+	return Send(ctx, Delivery{Channel: ch, Message: m, Secret: secretMap(secrets), Egress: loopbackEgress})
 }
 
 func mustSend(t *testing.T, ch *v1.Channel, m Message, secrets map[string]string) {

@@ -71,7 +71,7 @@ type request struct {
 // maxErrorBody bounds the response body excerpt in errors.
 const maxErrorBody = 200
 
-// do sends r with d.HTTP, without following redirects, and turns anything
+// do sends r through the guard, without following redirects, and turns anything
 // but a 2xx answer into an error: a StatusError, permanent for a 4xx other
 // than 408 and 429. Errors show the URL as r.target.String does.
 func (d *Delivery) do(ctx context.Context, r request) error {
@@ -96,13 +96,9 @@ func (d *Delivery) do(ctx context.Context, r request) error {
 	if err != nil {
 		return Permanent(fmt.Errorf("%s %s: building the request failed", r.method, r.target))
 	}
+	// The request goes to the URL's host, under its name: net/http sends
+	// no Host header from here, and the webhook kind refuses to set one.
 	for k, vs := range header {
-		if strings.EqualFold(k, "Host") {
-			if len(vs) > 0 {
-				req.Host = vs[0]
-			}
-			continue
-		}
 		req.Header[k] = vs
 	}
 	req.Header.Set("User-Agent", UserAgent())
@@ -110,9 +106,7 @@ func (d *Delivery) do(ctx context.Context, r request) error {
 	if err := d.gate(endpointOf(r.target.u)); err != nil {
 		return fmt.Errorf("%s %s: %w", r.method, r.target, err)
 	}
-	client := *d.HTTP
-	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	resp, err := client.Do(req)
+	resp, err := d.httpClient().Do(req)
 	if err != nil {
 		// url.Error repeats the full URL; keep only what it wraps.
 		var ue *url.Error

@@ -17,8 +17,9 @@ type Kind interface {
 	SecretRefs(spec *v1.ChannelSpec) []v1.SecretKeyRef
 	// Send delivers d.Message through d.Channel, a channel of this kind.
 	// It returns nil for an event the channel does not send, and marks
-	// errors that retrying cannot fix with Permanent. d.Secret and d.HTTP
-	// are set (Send in this package fills them in).
+	// errors that retrying cannot fix with Permanent. d.Secret and
+	// d.Egress are set (Send in this package fills them in). Every
+	// connection goes through d.Egress: d.do for HTTP, d.dial for the rest.
 	Send(ctx context.Context, d Delivery) error
 }
 

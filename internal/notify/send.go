@@ -1,9 +1,11 @@
 package notify
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"sort"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/egress"
 	"github.com/vigil-operator/vigil/internal/version"
 )
 
@@ -27,26 +30,46 @@ type Delivery struct {
 	Message Message
 	// Secret reads the Secret keys the channel references.
 	Secret SecretFunc
-	// HTTP is the client every HTTP kind uses; it should have a timeout.
-	// Nil means a client with a 10-second timeout. Senders do not follow
-	// redirects: a 3xx answer is a (retryable) error.
-	HTTP *http.Client
+	// Egress is the guard every connection of the delivery goes through,
+	// for the Channel's namespace: the only way a sender reaches the
+	// network. Nil means the default policy, with no exceptions.
+	Egress *egress.Guard
 	// Gate, when set, is asked before each connection to an endpoint
 	// (host:port as the channel names it): before every HTTP request and
 	// every SMTP session. An error refuses it: nothing is sent and Send
 	// returns the error, wrapped. The dispatcher's breaker uses it to skip
 	// endpoints that keep timing out.
 	Gate func(endpoint string) error
+	// Timeout bounds each HTTP request; zero means DefaultHTTPTimeout.
+	Timeout time.Duration
 
 	// recorder holds the Secret values read so far (set by Send).
 	recorder *secretRecorder
 }
 
-// DefaultHTTPTimeout bounds a request when Delivery.HTTP is nil, as the
-// reference bounds its requests.
+// DefaultHTTPTimeout bounds an HTTP request, as the reference bounds its
+// requests; connecting is bounded sooner (egress.ConnectTimeout).
 const DefaultHTTPTimeout = 10 * time.Second
 
-var defaultHTTP = &http.Client{Timeout: DefaultHTTPTimeout}
+// defaultEgress is the guard of a Delivery without one: nothing but global
+// addresses.
+var defaultEgress = egress.New(egress.Options{})
+
+// httpClient is the client of the HTTP kinds: through the guard, bounded by
+// DefaultHTTPTimeout, following no redirects (a 3xx answer is a retryable error).
+func (d *Delivery) httpClient() *http.Client {
+	return &http.Client{
+		Transport:     d.Egress.Transport(d.Channel.Namespace),
+		Timeout:       cmp.Or(d.Timeout, DefaultHTTPTimeout),
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+// dial connects to address ("host:port") through the guard, for the kinds
+// that speak something other than HTTP.
+func (d *Delivery) dial(ctx context.Context, address string) (net.Conn, error) {
+	return d.Egress.DialContext(ctx, d.Channel.Namespace, "tcp", address)
+}
 
 var userAgent = sync.OnceValue(func() string {
 	v := version.Get()
@@ -77,8 +100,8 @@ func Send(ctx context.Context, d Delivery) error {
 	if !ok {
 		return Permanent(fmt.Errorf("unknown channel kind %q", d.Channel.Spec.Kind))
 	}
-	if d.HTTP == nil {
-		d.HTTP = defaultHTTP
+	if d.Egress == nil {
+		d.Egress = defaultEgress
 	}
 	rec := &secretRecorder{read: d.Secret}
 	d.Secret, d.recorder = rec.get, rec

@@ -101,14 +101,14 @@ func (webhookKind) Send(ctx context.Context, d Delivery) error {
 
 	header := http.Header{}
 	for _, k := range sortedKeys(spec.Headers) {
-		if !validHeaderName(k) {
-			return Permanent(fmt.Errorf("%q is not a valid header name", k))
+		if err := checkHeaderName(k); err != nil {
+			return err
 		}
 		header.Set(k, m.expand(spec.Headers[k], inHeader))
 	}
 	for _, k := range sortedKeys(spec.HeaderSecretRefs) {
-		if !validHeaderName(k) {
-			return Permanent(fmt.Errorf("%q is not a valid header name", k))
+		if err := checkHeaderName(k); err != nil {
+			return err
 		}
 		v, err := d.secret(ctx, spec.HeaderSecretRefs[k])
 		if err != nil {
@@ -120,6 +120,21 @@ func (webhookKind) Send(ctx context.Context, d Delivery) error {
 		header.Set(k, v)
 	}
 	return d.do(ctx, request{method: method, target: t, header: header, body: body})
+}
+
+// checkHeaderName refuses a header a Channel may not set: a name that is
+// not a token, and Host, which the CRD refuses too (a Channel stored before
+// that rule may still name it). The request goes to the URL's host under
+// its own name, never to a virtual host the Channel picks on a server it
+// could not name otherwise.
+func checkHeaderName(k string) error {
+	if !validHeaderName(k) {
+		return Permanent(fmt.Errorf("%q is not a valid header name", k))
+	}
+	if strings.EqualFold(k, "Host") {
+		return Permanent(errors.New("a Channel cannot set the Host header: the request goes to the URL's host"))
+	}
+	return nil
 }
 
 // varContext is where a template is expanded.

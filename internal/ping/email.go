@@ -13,6 +13,7 @@ import (
 	"mime/quotedprintable"
 	"net"
 	"net/mail"
+	"net/netip"
 	"strings"
 	"sync"
 	"time"
@@ -23,6 +24,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/connlimit"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/store"
@@ -57,6 +59,13 @@ type EmailListener struct {
 	// (DefaultSMTPMaxConnections when 0); one more is answered 421 and
 	// closed.
 	MaxConnections int
+	// MaxConnectionsPerSource bounds the connections from one address
+	// (DefaultSMTPMaxConnectionsPerSource when 0); one more is answered
+	// 421 and closed, so that one client cannot hold every connection.
+	MaxConnectionsPerSource int
+	// TrustedProxies are exempt from MaxConnectionsPerSource (a relay
+	// that carries many clients' mail).
+	TrustedProxies []netip.Prefix
 	// MaxMessageBytes bounds a message, which is refused with 552 once it
 	// reaches it (DefaultSMTPMaxMessageBytes, or BodyLimit when that is
 	// larger, when 0).
@@ -77,12 +86,14 @@ type EmailListener struct {
 // The SMTP listener's bounds when its fields leave them 0. A ping message is
 // small, but its body is kept up to the ping body limit (100 kB by default)
 // and MIME encodings inflate it by a third; the worst case held in memory
-// is about MaxConnections x MaxMessageBytes (25 MiB).
+// is about MaxConnections x MaxMessageBytes (25 MiB). One address may hold
+// a tenth of the connections: an MTA opens a few at once to one host.
 const (
-	DefaultSMTPMaxConnections  = 100
-	DefaultSMTPMaxMessageBytes = 256 << 10
-	DefaultSMTPCommandTimeout  = time.Minute
-	DefaultSMTPSessionTimeout  = 5 * time.Minute
+	DefaultSMTPMaxConnections          = 100
+	DefaultSMTPMaxConnectionsPerSource = 10
+	DefaultSMTPMaxMessageBytes         = 256 << 10
+	DefaultSMTPCommandTimeout          = time.Minute
+	DefaultSMTPSessionTimeout          = 5 * time.Minute
 	// smtpMaxRecipients bounds the recipients of one message; more are
 	// answered 452, which tells the client to send the rest in another.
 	smtpMaxRecipients = 50
@@ -116,10 +127,13 @@ func (e *EmailListener) Start(ctx context.Context) error {
 		return fmt.Errorf("smtp listener: %w", err)
 	}
 	e.Log.Info("serving email pings", "addr", l.Addr().String(), "domain", e.Domain)
+	maxConns := cmp.Or(e.MaxConnections, DefaultSMTPMaxConnections)
+	perSource := min(cmp.Or(e.MaxConnectionsPerSource, DefaultSMTPMaxConnectionsPerSource), maxConns)
 	l = &boundedListener{
-		Listener: l,
-		slots:    make(chan struct{}, cmp.Or(e.MaxConnections, DefaultSMTPMaxConnections)),
-		session:  cmp.Or(e.SessionTimeout, DefaultSMTPSessionTimeout),
+		Listener:  l,
+		slots:     make(chan struct{}, maxConns),
+		perSource: connlimit.NewPerSource(perSource, e.TrustedProxies),
+		session:   cmp.Or(e.SessionTimeout, DefaultSMTPSessionTimeout),
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()
@@ -134,20 +148,25 @@ func (e *EmailListener) Start(ctx context.Context) error {
 	}
 }
 
-// boundedListener serves at most cap(slots) connections at once, each for at
-// most session. One more is answered "421 too busy" and closed at once
-// rather than left unaccepted: a client left in the accept queue waits
-// silently for a greeting (five minutes, for an MTA) and, in a flood, the
-// queue fills and drops even the handshakes; a 421 is an answer every SMTP
-// client takes as "try again later", and it costs an accept and a write.
+// boundedListener serves at most cap(slots) connections at once, and at
+// most perSource's cap from one address, each for at most session. One more
+// is answered 421 and closed at once rather than left unaccepted: a client
+// left in the accept queue waits silently for a greeting (five minutes, for
+// an MTA) and, in a flood, the queue fills and drops even the handshakes; a
+// 421 is an answer every SMTP client takes as "try again later", and it
+// costs an accept and a write.
 type boundedListener struct {
 	net.Listener
-	slots   chan struct{}
-	session time.Duration
+	slots     chan struct{}
+	perSource *connlimit.PerSource
+	session   time.Duration
 }
 
-// busyReply is the greeting of a connection over the cap.
-const busyReply = "421 4.3.2 Too many connections, try again later\r\n"
+// The greetings of a connection over the caps.
+const (
+	busyReply      = "421 4.3.2 Too many connections, try again later\r\n"
+	perSourceReply = "421 4.7.0 Too many connections from your address, try again later\r\n"
+)
 
 func (l *boundedListener) Accept() (net.Conn, error) {
 	for {
@@ -157,22 +176,34 @@ func (l *boundedListener) Accept() (net.Conn, error) {
 		}
 		select {
 		case l.slots <- struct{}{}:
-			sc := &sessionConn{Conn: c, end: time.Now().Add(l.session), release: func() { <-l.slots }}
-			// The session's end holds from the accept, whatever
-			// deadlines go-smtp sets (or does not set) later.
-			if err := sc.SetReadDeadline(sc.end); err != nil {
-				_ = sc.Close()
-				continue
-			}
-			return sc, nil
 		default:
-			// A fresh socket's send buffer is empty, so the write does
-			// not wait; the deadline is there in case it would.
-			_ = c.SetWriteDeadline(time.Now().Add(time.Second))
-			_, _ = io.WriteString(c, busyReply)
-			_ = c.Close()
+			refuse(c, busyReply)
+			continue
 		}
+		uncount, ok := l.perSource.Take(c.RemoteAddr())
+		if !ok {
+			<-l.slots
+			refuse(c, perSourceReply)
+			continue
+		}
+		sc := &sessionConn{Conn: c, end: time.Now().Add(l.session), release: func() { uncount(); <-l.slots }}
+		// The session's end holds from the accept, whatever deadlines
+		// go-smtp sets (or does not set) later.
+		if err := sc.SetReadDeadline(sc.end); err != nil {
+			_ = sc.Close()
+			continue
+		}
+		return sc, nil
 	}
+}
+
+// refuse answers a connection over a cap with reply, and closes it.
+func refuse(c net.Conn, reply string) {
+	// A fresh socket's send buffer is empty, so the write does not wait;
+	// the deadline is there in case it would.
+	_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+	_, _ = io.WriteString(c, reply)
+	_ = c.Close()
 }
 
 // sessionConn is a served connection: it gives back its slot when closed,
@@ -261,11 +292,11 @@ func (s *emailSession) Data(r io.Reader) error {
 	for _, to := range s.to {
 		check, err := s.l.resolve(ctx, to)
 		if errors.Is(err, errEmailNoCheck) {
-			s.l.Log.V(1).Info("dropping an email to no check", "to", to)
+			s.l.Log.V(1).Info("dropping an email to no check", "to", addressTemplate(to))
 			continue
 		}
 		if err != nil {
-			s.l.Log.Error(err, "looking up an email ping's check", "to", to)
+			s.l.Log.Error(err, "looking up an email ping's check", "to", addressTemplate(to))
 			return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "try again later"}
 		}
 		p := store.Ping{
@@ -330,6 +361,19 @@ func (e *EmailListener) resolve(ctx context.Context, address string) (*v1.Check,
 		return nil, err
 	}
 	return check, nil
+}
+
+// addressTemplate is the form of a ping address, what a log line may say of
+// it: the address itself holds a check's UUID or the project's ping key.
+func addressTemplate(address string) string {
+	local, _, _ := strings.Cut(strings.Trim(address, "<>"), "@")
+	switch {
+	case uuidRE.MatchString(strings.ToLower(local)):
+		return "{uuid}@{domain}"
+	case strings.Contains(local, "+"):
+		return "{ping-key}+{slug}@{domain}"
+	}
+	return "{unknown}@{domain}"
 }
 
 // email is what keyword filters look at.

@@ -65,3 +65,17 @@ func TestReadMessageStopsAtTheLimit(t *testing.T) {
 		})
 	}
 }
+
+func TestAddressTemplate(t *testing.T) {
+	for _, tc := range []struct{ address, want string }{
+		{"5d5f3e70-1c6d-4b6c-9c3a-1f0d2e3c4b5a@pings.example.com", "{uuid}@{domain}"},
+		{"<5D5F3E70-1C6D-4B6C-9C3A-1F0D2E3C4B5A@pings.example.com>", "{uuid}@{domain}"},
+		{"kzyl2-8tqp0q6ozm9jsvxq+nightly@pings.example.com", "{ping-key}+{slug}@{domain}"},
+		{"postmaster@pings.example.com", "{unknown}@{domain}"},
+		{"kzyl2-8tqp0q6ozm9jsvxq", "{unknown}@{domain}"},
+	} {
+		if got := addressTemplate(tc.address); got != tc.want {
+			t.Errorf("addressTemplate(%q) = %q, want %q", tc.address, got, tc.want)
+		}
+	}
+}

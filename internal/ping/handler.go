@@ -273,8 +273,10 @@ func (h *Handler) create(ctx context.Context, namespace, slug string) (*v1.Check
 	return c, nil
 }
 
+// clientAddr reads every X-Forwarded-For line: a proxy may add its own
+// line rather than append to the client's.
 func (h *Handler) clientAddr(r *http.Request) string {
-	return ClientAddr(r.RemoteAddr, r.Header.Get("X-Forwarded-For"), h.TrustedProxies)
+	return ClientAddr(r.RemoteAddr, strings.Join(r.Header.Values("X-Forwarded-For"), ","), h.TrustedProxies)
 }
 
 // scheme is the scheme the client used: X-Forwarded-Proto from a trusted

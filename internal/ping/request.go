@@ -165,26 +165,58 @@ func ParseRID(values []string, present bool) (string, bool) {
 }
 
 // ClientAddr returns the address a ping came from. X-Forwarded-For is
-// honoured only when the connection comes from a trusted proxy; then its
-// first element is used, with a port stripped from an IPv4 address as the
-// reference does, and cut to 64 characters (an address's zone, or a value
-// that is no address, can be longer).
+// honoured only when the connection comes from a trusted proxy. Each proxy
+// appends the address it took the request from, and whatever is left of
+// that the client may have written itself, so the header is read from the
+// right: the first entry that is not itself a trusted proxy is the client.
+// (The reference takes the leftmost entry, which a client can forge when
+// its proxy appends; docs/api.md lists the difference.) When every entry is
+// a trusted proxy, the leftmost is taken. An IPv4 address's port is
+// stripped, as the reference does, and the result is cut to 64 characters
+// (an address's zone, or a value that is no address, can be longer).
+// forwardedFor is the header's values joined with commas.
 func ClientAddr(remoteAddr, forwardedFor string, trusted []netip.Prefix) string {
 	host, _, err := net.SplitHostPort(remoteAddr)
 	if err != nil {
 		host = remoteAddr
 	}
-	if forwardedFor == "" || !isTrusted(host, trusted) {
+	if !isTrusted(host, trusted) {
 		return host
 	}
-	first, _, _ := strings.Cut(forwardedFor, ",")
-	first = strings.TrimSpace(first)
-	if _, err := netip.ParseAddr(first); err != nil {
-		if ap, err := netip.ParseAddrPort(first); err == nil && ap.Addr().Is4() {
+	client := ""
+	for rest := forwardedFor; rest != ""; {
+		var entry string
+		if i := strings.LastIndexByte(rest, ','); i >= 0 {
+			rest, entry = rest[:i], rest[i+1:]
+		} else {
+			rest, entry = "", rest
+		}
+		if entry = strings.TrimSpace(entry); entry == "" {
+			continue
+		}
+		client = entry
+		if !isTrusted(entryHost(entry), trusted) {
+			break
+		}
+	}
+	if client == "" {
+		return host
+	}
+	if _, err := netip.ParseAddr(client); err != nil {
+		if ap, err := netip.ParseAddrPort(client); err == nil && ap.Addr().Is4() {
 			return ap.Addr().String()
 		}
 	}
-	return truncateRunes(first, maxRemoteAddr)
+	return truncateRunes(client, maxRemoteAddr)
+}
+
+// entryHost is an X-Forwarded-For entry's address without its port, if it
+// has one.
+func entryHost(entry string) string {
+	if ap, err := netip.ParseAddrPort(entry); err == nil {
+		return ap.Addr().String()
+	}
+	return entry
 }
 
 func isTrusted(host string, trusted []netip.Prefix) bool {

@@ -1,7 +1,7 @@
 package ping
 
 import (
-	"net/netip"
+	"net"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -138,23 +138,31 @@ func TestClientAddr(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, tc := range []struct {
-		remote, xff, want string
+		name, remote, xff, want string
 	}{
-		{"192.0.2.1:5555", "", "192.0.2.1"},
-		{"192.0.2.1:5555", "1.1.1.1", "192.0.2.1"}, // untrusted peer: header ignored
-		{"10.1.2.3:5555", "1.1.1.1", "1.1.1.1"},
-		{"10.1.2.3:5555", "1.1.1.1, 2.2.2.2", "1.1.1.1"},
-		{"10.1.2.3:5555", "1.1.1.1:1234", "1.1.1.1"},
-		{"127.0.0.1:5555", "2001::1", "2001::1"},
-		{"127.0.0.1:5555", "::ffff:1.1.1.1", "::ffff:1.1.1.1"},
-		{"[::ffff:10.0.0.1]:80", "3.3.3.3", "3.3.3.3"},
-		{"[2001:db8::1]:80", "3.3.3.3", "2001:db8::1"},
-		{"10.1.2.3:5555", strings.Repeat("x", 100) + ", 1.1.1.1", strings.Repeat("x", 64)},
-		{"10.1.2.3:5555", "fe80::1%" + strings.Repeat("z", 100), "fe80::1%" + strings.Repeat("z", 56)},
-		{"10.1.2.3:5555", "caf\xe9", "caf\ufffd"},
+		{"no header", "192.0.2.1:5555", "", "192.0.2.1"},
+		{"untrusted peer: header ignored", "192.0.2.1:5555", "1.1.1.1", "192.0.2.1"},
+		{"one entry", "10.1.2.3:5555", "1.1.1.1", "1.1.1.1"},
+		{"the proxy appended to what the client wrote", "10.1.2.3:5555", "6.6.6.6, 1.1.1.1", "1.1.1.1"},
+		{"trusted hops are skipped", "10.1.2.3:5555", "6.6.6.6, 1.1.1.1, 10.9.9.9, 127.0.0.1", "1.1.1.1"},
+		{"a trusted hop written as IPv4 in IPv6", "10.1.2.3:5555", "1.1.1.1, ::ffff:10.0.0.7", "1.1.1.1"},
+		{"a trusted hop with a port", "10.1.2.3:5555", "1.1.1.1, 10.0.0.7:443", "1.1.1.1"},
+		{"every entry trusted: the leftmost", "10.1.2.3:5555", "10.0.0.1, 10.0.0.2", "10.0.0.1"},
+		{"empty entries are skipped", "10.1.2.3:5555", "1.1.1.1, , ", "1.1.1.1"},
+		{"only commas: the peer", "10.1.2.3:5555", " , ,", "10.1.2.3"},
+		{"lines joined", "10.1.2.3:5555", "6.6.6.6,1.1.1.1,10.0.0.9", "1.1.1.1"},
+		{"IPv4 port stripped", "10.1.2.3:5555", "1.1.1.1:1234", "1.1.1.1"},
+		{"IPv6 entry", "127.0.0.1:5555", "2001::1", "2001::1"},
+		{"IPv4 in IPv6 kept as written", "127.0.0.1:5555", "::ffff:1.1.1.1", "::ffff:1.1.1.1"},
+		{"trusted peer as IPv4 in IPv6", "[::ffff:10.0.0.1]:80", "3.3.3.3", "3.3.3.3"},
+		{"untrusted IPv6 peer", "[2001:db8::1]:80", "3.3.3.3", "2001:db8::1"},
+		{"what is no address stops the walk, cut", "10.1.2.3:5555", "1.1.1.1, " + strings.Repeat("x", 100), strings.Repeat("x", 64)},
+		{"a forged long first entry is not read", "10.1.2.3:5555", strings.Repeat("x", 100) + ", 1.1.1.1", "1.1.1.1"},
+		{"zone cut", "10.1.2.3:5555", "fe80::1%" + strings.Repeat("z", 100), "fe80::1%" + strings.Repeat("z", 56)},
+		{"not UTF-8", "10.1.2.3:5555", "caf\xe9", "caf\ufffd"},
 	} {
 		if got := ClientAddr(tc.remote, tc.xff, trusted); got != tc.want {
-			t.Errorf("ClientAddr(%q, %q) = %q, want %q", tc.remote, tc.xff, got, tc.want)
+			t.Errorf("%s: ClientAddr(%q, %q) = %q, want %q", tc.name, tc.remote, tc.xff, got, tc.want)
 		}
 	}
 	if _, err := ParseTrustedProxies("10.0.0.0/33"); err == nil {
@@ -163,5 +171,35 @@ func TestClientAddr(t *testing.T) {
 	if p, _ := ParseTrustedProxies(""); len(p) != 0 {
 		t.Error("an empty list trusts nobody")
 	}
-	_ = netip.Prefix{}
+}
+
+// FuzzClientAddr: what a client writes in X-Forwarded-For before what its
+// trusted proxies appended never changes the address a ping is recorded
+// from, once the proxies named one that is not theirs; and the address is
+// valid UTF-8 of at most 64 characters.
+func FuzzClientAddr(f *testing.F) {
+	trusted, err := ParseTrustedProxies("10.0.0.0/8, 127.0.0.1, 2001:db8::/32")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add("10.1.2.3:5555", "1.1.1.1", "6.6.6.6")
+	f.Add("10.1.2.3:5555", "1.1.1.1, 10.0.0.2", "10.0.0.1")
+	f.Add("127.0.0.1:80", "[2001:db8::1]:80, 1.1.1.1:1", "x")
+	f.Add("192.0.2.1:80", "1.1.1.1", "")
+	f.Add("10.0.0.1:1", " , ", "2.2.2.2")
+	f.Fuzz(func(t *testing.T, remote, xff, forged string) {
+		got := ClientAddr(remote, xff, trusted)
+		if !utf8.ValidString(got) || utf8.RuneCountInString(got) > maxRemoteAddr {
+			if host, _, err := net.SplitHostPort(remote); (err == nil && got == host) || got == remote {
+				return // the socket's own address, as the OS wrote it
+			}
+			t.Fatalf("ClientAddr(%q, %q) = %q: not a bounded UTF-8 string", remote, xff, got)
+		}
+		if isTrusted(entryHost(got), trusted) {
+			return // no client named yet: what comes before may name it
+		}
+		if again := ClientAddr(remote, forged+","+xff, trusted); again != got {
+			t.Fatalf("ClientAddr(%q, %q) = %q, but %q with %q written before it", remote, xff, got, again, forged)
+		}
+	})
 }

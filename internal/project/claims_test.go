@@ -3,6 +3,7 @@ package project
 import (
 	"context"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -76,4 +77,55 @@ func eventually(t *testing.T, cond func() bool) {
 		}
 	}
 	t.Fatal("condition not met in 10 s")
+}
+
+// What a namespace's Secrets cost the ping store is bounded by its limits:
+// keys past them are not recorded, and keys rotated away go once their
+// hold has passed.
+func TestRegistryRecordsKeysWithinLimits(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, err := store.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "vigil.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	r := NewRegistry()
+	r.Limits = &Limits{DefaultKeyLimit: 100}
+	r.RecordClaims(ctx, st)
+	rows := func() int64 {
+		t.Helper()
+		keys, _, err := st.OwnerRows(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return keys
+	}
+	synced := func(ns string, id string) func() bool {
+		return func() bool { r.mu.RLock(); defer r.mu.RUnlock(); return slices.Contains(r.synced[ns], id) }
+	}
+
+	big := aged("big", "vigil-project", 0, map[string]string{DataReadWriteKeys: keyLines("big", 0, 5000), DataPingKey: "pingbbbbbbbbbbbbbbbbbb"})
+	r.Upsert(big)
+	first := StoredKey{value: []byte(apiKey("big", 0))}
+	eventually(t, synced("big", first.identity()))
+	if got := rows(); got != 101 {
+		t.Fatalf("%d key rows for 5,000 key lines and a ping key, want the 100 keys within the limit and the ping key", got)
+	}
+
+	// The tenant rotates every key: the old ones are held for a day, then
+	// pruned.
+	rotated := big.DeepCopy()
+	rotated.Data[DataReadWriteKeys] = []byte(keyLines("big", 5000, 5000))
+	r.Upsert(rotated)
+	eventually(t, synced("big", StoredKey{value: []byte(apiKey("big", 5000))}.identity()))
+	if got := rows(); got != 201 {
+		t.Fatalf("%d key rows after a rotation, want 201", got)
+	}
+	if _, err := st.PruneOwners(ctx, time.Now().Add(store.UUIDHold+time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if got := rows(); got != 101 {
+		t.Fatalf("%d key rows once the rotated keys' hold passed, want 101", got)
+	}
 }

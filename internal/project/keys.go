@@ -10,7 +10,6 @@
 package project
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/rand"
 	"crypto/sha256"
@@ -145,26 +144,62 @@ func (k StoredKey) identity() string {
 // entry. A line is either "<label> sha256:<hex>" or a plaintext key; blank
 // lines and lines starting with # are skipped, as are malformed ones.
 func ParseKeys(data []byte) []StoredKey {
-	var keys []StoredKey
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		fields := strings.Fields(line)
-		switch {
-		case len(fields) == 2 && strings.HasPrefix(fields[1], hashPrefix):
-			digest, err := hex.DecodeString(strings.TrimPrefix(fields[1], hashPrefix))
-			if err != nil || len(digest) != sha256.Size {
-				continue
+	keys, _ := parseKeysUpTo(data, -1)
+	return keys
+}
+
+// parseKeysUpTo reads keys as ParseKeys does, at most max of them (any
+// number when max < 0), and stops there: a Secret of a megabyte of lines
+// past a project's key limit costs no more than the keys it may hold.
+// stoppedAt is the line (from 1) where reading stopped with more than blank
+// space left, 0 when the whole entry was read.
+func parseKeysUpTo(data []byte, max int) (keys []StoredKey, stoppedAt int) {
+	for line := 1; len(data) > 0; line++ {
+		if len(keys) == max {
+			if len(bytes.TrimSpace(data)) > 0 {
+				return keys, line
 			}
-			keys = append(keys, StoredKey{Label: fields[0], Hashed: true, value: digest})
-		case len(fields) == 1 && len(fields[0]) == KeyLength:
-			keys = append(keys, StoredKey{Label: label(fields[0]), value: []byte(fields[0])})
+			return keys, 0
+		}
+		text := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			text, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		if k, ok := parseKeyLine(text); ok {
+			keys = append(keys, k)
 		}
 	}
-	return keys
+	return keys, 0
+}
+
+// maxKeyLine bounds a key line: a stored key is about 85 characters with a
+// label of 12; longer lines are malformed.
+const maxKeyLine = 1024
+
+// parseKeyLine reads one line: a key, or nothing (blank, comment,
+// malformed).
+func parseKeyLine(text []byte) (StoredKey, bool) {
+	if len(text) > maxKeyLine {
+		return StoredKey{}, false // no key is this long: not worth a copy
+	}
+	line := strings.TrimSpace(string(text))
+	if line == "" || strings.HasPrefix(line, "#") {
+		return StoredKey{}, false
+	}
+	fields := strings.Fields(line)
+	switch {
+	case len(fields) == 2 && strings.HasPrefix(fields[1], hashPrefix):
+		digest, err := hex.DecodeString(strings.TrimPrefix(fields[1], hashPrefix))
+		if err != nil || len(digest) != sha256.Size {
+			return StoredKey{}, false
+		}
+		return StoredKey{Label: fields[0], Hashed: true, value: digest}, true
+	case len(fields) == 1 && len(fields[0]) == KeyLength:
+		return StoredKey{Label: label(fields[0]), value: []byte(fields[0])}, true
+	}
+	return StoredKey{}, false
 }
 
 // Keys are a project's API keys.

@@ -3,6 +3,7 @@ package project
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -12,17 +13,41 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+
+	"github.com/vigil-operator/vigil/internal/egress"
 )
 
 // Keys of the limits ConfigMap, "<namespace>.<limit>", such as
-// "team-a.check-limit: 200". Namespace names are DNS labels, so the first
+// "team-a.check-limit: 200" or "team-a.egress-allow: 10.1.2.0/24". Namespace names are DNS labels, so the first
 // dot ends the namespace.
 const (
 	LimitsKeyCheckLimit   = "check-limit"
 	LimitsKeyPingLogLimit = "ping-log-limit"
+	// LimitsKeySecretLimit and LimitsKeyKeyLimit bound what the registry
+	// reads of a namespace's project Secrets.
+	LimitsKeySecretLimit = "project-secret-limit"
+	LimitsKeyKeyLimit    = "api-key-limit"
+	// LimitsKeyEgressAllow lists what the namespace's Channels may reach
+	// besides the manager's own allowlist (package egress): CIDRs,
+	// addresses and host names, such as "10.1.2.0/24, smtp.mail.svc".
+	LimitsKeyEgressAllow = "egress-allow"
 	// DefaultLimitsConfigMap is the name of the limits ConfigMap in the
 	// manager's namespace.
 	DefaultLimitsConfigMap = "vigil-limits"
+)
+
+// Defaults of the bounds on a namespace's project Secrets. Every labelled
+// Secret is tenant input that the manager indexes, and every key in it a
+// claim the ping store records: without a bound, one tenant's megabytes of
+// key lines cost every project's pings (issue #24). A project needs one
+// Secret (`vigil keys create` writes one) and a handful of keys, a few
+// dozen with one per pipeline; the reference gives a project one
+// read-write and one read-only key. So the defaults are far above any real
+// project, and still bound what one namespace costs: at most 1,000 API
+// keys (two store transactions to record them all) in at most 20 Secrets.
+const (
+	DefaultSecretLimit = 20
+	DefaultKeyLimit    = 1000
 )
 
 // MaxPingLogLimit caps the ping log so a history stays small: readers
@@ -36,7 +61,8 @@ const MaxPingLogLimit = 1000
 // make them pointless. (Vigil once read them from annotations on the
 // project Secret, which the tenant writes.) Like the reference's
 // per-account limits, they bound what API clients and ping
-// auto-provisioning create and how many pings each check keeps.
+// auto-provisioning create and how many pings each check keeps; and, past
+// the reference, where the project's Channels may connect (package egress).
 type Limits struct {
 	// DefaultCheckLimit applies when the ConfigMap sets none (the
 	// reference's default is 20).
@@ -44,12 +70,26 @@ type Limits struct {
 	// DefaultPingLogLimit applies when the ConfigMap sets none (the
 	// reference's default is 100).
 	DefaultPingLogLimit int
+	// DefaultSecretLimit is how many project Secrets of a namespace count
+	// (DefaultSecretLimit when not positive); the newest beyond it are
+	// ignored.
+	DefaultSecretLimit int
+	// DefaultKeyLimit is how many API keys a namespace's project Secrets
+	// may hold (DefaultKeyLimit when not positive); later lines are
+	// ignored.
+	DefaultKeyLimit int
+	// OnChange, when set, is called after the overrides changed (the
+	// registry then re-reads the Secrets under the new bounds).
+	OnChange func()
 
 	mu        sync.RWMutex
 	overrides map[string]limitOverride // namespace -> its limits (0: not set)
 }
 
-type limitOverride struct{ checks, pingLog int }
+type limitOverride struct {
+	checks, pingLog, secrets, keys int
+	egressAllow                    egress.Allowlist
+}
 
 // CheckLimit is how many checks the project may hold.
 func (l *Limits) CheckLimit(namespace string) int {
@@ -72,6 +112,50 @@ func (l *Limits) PingLogLimit(namespace string) int {
 	return min(n, MaxPingLogLimit)
 }
 
+// SecretLimit is how many of the namespace's project Secrets count. A nil
+// Limits gives the defaults.
+func (l *Limits) SecretLimit(namespace string) int {
+	if l == nil {
+		return DefaultSecretLimit
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if o := l.overrides[namespace]; o.secrets > 0 {
+		return o.secrets
+	}
+	return positiveOr(l.DefaultSecretLimit, DefaultSecretLimit)
+}
+
+// KeyLimit is how many API keys the namespace's project Secrets may hold.
+// A nil Limits gives the defaults.
+func (l *Limits) KeyLimit(namespace string) int {
+	if l == nil {
+		return DefaultKeyLimit
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if o := l.overrides[namespace]; o.keys > 0 {
+		return o.keys
+	}
+	return positiveOr(l.DefaultKeyLimit, DefaultKeyLimit)
+}
+
+// positiveOr is n, or def when n is not positive (a flag left at 0).
+func positiveOr(n, def int) int {
+	if n > 0 {
+		return n
+	}
+	return def
+}
+
+// EgressAllow is what the namespace's Channels may reach besides what the
+// manager allows everywhere.
+func (l *Limits) EgressAllow(namespace string) egress.Allowlist {
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	return l.overrides[namespace].egressAllow
+}
+
 // SetOverrides replaces the per-namespace limits with those data holds (the
 // limits ConfigMap's data; nil clears them). It returns what it could not
 // read, one message per entry; those entries are ignored, so a typo leaves
@@ -81,20 +165,36 @@ func (l *Limits) SetOverrides(data map[string]string) []string {
 	var problems []string
 	for key, value := range data {
 		ns, limit, ok := strings.Cut(key, ".")
+		if ok && ns != "" && limit == LimitsKeyEgressAllow {
+			allow, err := egress.ParseAllowlist(value)
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("key %q: %v", key, err))
+				continue
+			}
+			o := overrides[ns]
+			o.egressAllow = allow
+			overrides[ns] = o
+			continue
+		}
 		n, err := strconv.Atoi(strings.TrimSpace(value))
 		switch {
-		case !ok || ns == "" || (limit != LimitsKeyCheckLimit && limit != LimitsKeyPingLogLimit):
-			problems = append(problems, fmt.Sprintf("key %q: want <namespace>.%s or <namespace>.%s", key, LimitsKeyCheckLimit, LimitsKeyPingLogLimit))
+		case !ok || ns == "" || !slices.Contains(limitsKeys, limit):
+			problems = append(problems, fmt.Sprintf("key %q: want <namespace>.<%s>", key, strings.Join(limitsKeys, "|")))
 			continue
 		case err != nil || n <= 0:
 			problems = append(problems, fmt.Sprintf("key %q: %q is not a positive integer", key, value))
 			continue
 		}
 		o := overrides[ns]
-		if limit == LimitsKeyCheckLimit {
+		switch limit {
+		case LimitsKeyCheckLimit:
 			o.checks = n
-		} else {
+		case LimitsKeyPingLogLimit:
 			o.pingLog = n
+		case LimitsKeySecretLimit:
+			o.secrets = n
+		case LimitsKeyKeyLimit:
+			o.keys = n
 		}
 		overrides[ns] = o
 	}
@@ -102,8 +202,14 @@ func (l *Limits) SetOverrides(data map[string]string) []string {
 	l.mu.Lock()
 	l.overrides = overrides
 	l.mu.Unlock()
+	if l.OnChange != nil {
+		l.OnChange()
+	}
 	return problems
 }
+
+// limitsKeys are the limits a namespace's entry may set.
+var limitsKeys = []string{LimitsKeyCheckLimit, LimitsKeyPingLogLimit, LimitsKeySecretLimit, LimitsKeyKeyLimit, LimitsKeyEgressAllow}
 
 // Watch follows the limits ConfigMap key names through the cache (which the
 // manager restricts to that one ConfigMap); report receives what could not

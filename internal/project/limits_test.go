@@ -7,33 +7,48 @@ import (
 
 func TestLimits(t *testing.T) {
 	l := &Limits{DefaultCheckLimit: 20, DefaultPingLogLimit: 100}
+	changed := 0
+	l.OnChange = func() { changed++ }
 	problems := l.SetOverrides(map[string]string{
-		"big.check-limit":     "500",
-		"big.ping-log-limit":  " 250 ",
-		"huge.ping-log-limit": "100000",
-		"junk.check-limit":    "lots",
-		"junk.ping-log-limit": "-5",
-		"nodot":               "5",
-		"x.max-checks":        "5",
+		"big.check-limit":          "500",
+		"big.ping-log-limit":       " 250 ",
+		"big.project-secret-limit": "40",
+		"big.api-key-limit":        "5000",
+		"huge.ping-log-limit":      "100000",
+		"junk.check-limit":         "lots",
+		"junk.ping-log-limit":      "-5",
+		"junk.api-key-limit":       "0",
+		"nodot":                    "5",
+		"x.max-checks":             "5",
+		"big.egress-allow":         "10.1.2.0/24, smtp.mail.svc",
+		"junk.egress-allow":        "10.1.2.0/24, http://smtp",
+		"egress-allow":             "127.0.0.0/8",
 	})
 	want := []string{
+		`key "egress-allow": want <namespace>.<check-limit|ping-log-limit|project-secret-limit|api-key-limit|egress-allow>`,
+		`key "junk.api-key-limit": "0" is not a positive integer`,
 		`key "junk.check-limit": "lots" is not a positive integer`,
+		`key "junk.egress-allow": "http://smtp": want CIDRs, IP addresses or host names`,
 		`key "junk.ping-log-limit": "-5" is not a positive integer`,
-		`key "nodot": want <namespace>.check-limit or <namespace>.ping-log-limit`,
-		`key "x.max-checks": want <namespace>.check-limit or <namespace>.ping-log-limit`,
+		`key "nodot": want <namespace>.<check-limit|ping-log-limit|project-secret-limit|api-key-limit|egress-allow>`,
+		`key "x.max-checks": want <namespace>.<check-limit|ping-log-limit|project-secret-limit|api-key-limit|egress-allow>`,
 	}
 	if !reflect.DeepEqual(problems, want) {
 		t.Errorf("problems = %q, want %q", problems, want)
 	}
+	if changed != 1 {
+		t.Errorf("OnChange called %d times, want once", changed)
+	}
 	for _, tc := range []struct {
 		ns               string
 		checks, pingLogs int
+		secrets, keys    int
 	}{
-		{"big", 500, 250},
-		{"huge", 20, MaxPingLogLimit},
-		{"junk", 20, 100},
-		{"x", 20, 100},
-		{"no-project", 20, 100},
+		{"big", 500, 250, 40, 5000},
+		{"huge", 20, MaxPingLogLimit, DefaultSecretLimit, DefaultKeyLimit},
+		{"junk", 20, 100, DefaultSecretLimit, DefaultKeyLimit},
+		{"x", 20, 100, DefaultSecretLimit, DefaultKeyLimit},
+		{"no-project", 20, 100, DefaultSecretLimit, DefaultKeyLimit},
 	} {
 		if got := l.CheckLimit(tc.ns); got != tc.checks {
 			t.Errorf("CheckLimit(%q) = %d, want %d", tc.ns, got, tc.checks)
@@ -41,10 +56,42 @@ func TestLimits(t *testing.T) {
 		if got := l.PingLogLimit(tc.ns); got != tc.pingLogs {
 			t.Errorf("PingLogLimit(%q) = %d, want %d", tc.ns, got, tc.pingLogs)
 		}
+		if got := l.SecretLimit(tc.ns); got != tc.secrets {
+			t.Errorf("SecretLimit(%q) = %d, want %d", tc.ns, got, tc.secrets)
+		}
+		if got := l.KeyLimit(tc.ns); got != tc.keys {
+			t.Errorf("KeyLimit(%q) = %d, want %d", tc.ns, got, tc.keys)
+		}
+	}
+	// The manager's flags set the defaults; a nil Limits has the package's.
+	flags := &Limits{DefaultSecretLimit: 3, DefaultKeyLimit: 7}
+	if flags.SecretLimit("a") != 3 || flags.KeyLimit("a") != 7 {
+		t.Errorf("flag defaults: %d secrets, %d keys; want 3, 7", flags.SecretLimit("a"), flags.KeyLimit("a"))
+	}
+	negative := &Limits{DefaultSecretLimit: -1, DefaultKeyLimit: -1}
+	if negative.SecretLimit("a") != DefaultSecretLimit || negative.KeyLimit("a") != DefaultKeyLimit {
+		t.Error("a negative flag does not give the defaults")
+	}
+	var none *Limits
+	if none.SecretLimit("a") != DefaultSecretLimit || none.KeyLimit("a") != DefaultKeyLimit {
+		t.Error("a nil Limits does not give the defaults")
+	}
+	// An allowlist is its namespace's alone; one that does not parse
+	// allows nothing.
+	for ns, want := range map[string]string{"big": "10.1.2.0/24, smtp.mail.svc", "junk": "", "x": "", "": ""} {
+		if got := l.EgressAllow(ns).String(); got != want {
+			t.Errorf("EgressAllow(%q) = %q, want %q", ns, got, want)
+		}
 	}
 	// A deleted ConfigMap leaves the defaults.
 	l.SetOverrides(nil)
+	if got := l.EgressAllow("big").String(); got != "" {
+		t.Errorf("after clearing, EgressAllow(big) = %q", got)
+	}
 	if got := l.CheckLimit("big"); got != 20 {
 		t.Errorf("after clearing, CheckLimit(big) = %d, want 20", got)
+	}
+	if got := l.KeyLimit("big"); got != DefaultKeyLimit {
+		t.Errorf("after clearing, KeyLimit(big) = %d, want %d", got, DefaultKeyLimit)
 	}
 }

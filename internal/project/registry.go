@@ -6,11 +6,8 @@ import (
 	"crypto/subtle"
 	"encoding/hex"
 	"fmt"
-	"slices"
-	"sort"
-	"strings"
 	"sync"
-	"time"
+	"sync/atomic"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -29,54 +26,82 @@ type Info struct {
 	SigningSecret string
 }
 
-type keyEntry struct {
-	namespace string
-	access    Access
-	key       StoredKey
-}
-
 // Registry indexes every project Secret the manager's cache holds, so that
 // authenticating a request costs one hash and a map lookup however many
 // projects exist. It follows Secret events and is current once the cache has
-// synced. Events are rare, so each one rebuilds the derived indexes.
+// synced.
+//
+// Project Secrets are tenant input, so what one namespace's Secrets cost is
+// bounded: at most Limits.SecretLimit of them count (the oldest), and in
+// them at most Limits.KeyLimit API keys (the first lines); OnLimit hears of
+// the rest, which open nothing. An event marks its namespace's part of the
+// indexes stale, and only that part is built again, once for a burst of
+// events: by the next lookup, or by the background loop (Watch) a moment
+// after the burst.
 type Registry struct {
-	mu      sync.RWMutex
-	secrets map[string]*corev1.Secret // namespace/name -> project Secret
+	// Limits bound what the registry reads of each namespace's Secrets;
+	// nil gives the defaults. Set it before events arrive.
+	Limits *Limits
 
-	// Derived from secrets by rebuild.
-	byLabel    map[string][]keyEntry // a key's first 12 characters -> stored keys
-	projects   map[string]Info       // namespace -> project
-	byPingKey  map[string]string     // ping key -> namespace
-	byBadgeKey map[string]string     // badge key -> namespace
-	reported   map[Conflict]bool     // conflicts OnConflict has heard of
+	// OnConflict, when set, hears once of each key that a project Secret
+	// holds and another project owns (see owner). It is called with the
+	// registry locked: it must not call the registry.
+	OnConflict func(secret *corev1.Secret, what string)
+	// OnLimit, when set, hears once of each project Secret that the limits
+	// cut, with a message that says what of it is ignored, the limit, and
+	// who can raise it. It is called with the registry locked: it must not
+	// call the registry.
+	OnLimit func(secret *corev1.Secret, message string)
+
+	mu      sync.RWMutex
+	secrets map[string]map[string]*corev1.Secret // namespace -> name -> project Secret
+	dirty   map[string]bool                      // namespaces whose part is out of date
+	stale   atomic.Bool                          // dirty is not empty
+	parts   map[string]*part                     // namespace -> what its Secrets hold
+	built   int                                  // parts built, for tests
+
+	// The indexes across namespaces, changed part by part. They hold what
+	// every namespace's Secrets offer, owned or not: lookups keep what the
+	// offering namespace owns.
+	byLabel    map[string][]keyEntry // an API key's first 12 characters -> stored keys
+	byPingKey  map[string][]string   // ping key -> the namespaces whose part names it
+	byBadgeKey map[string][]string   // badge key -> the namespaces whose part names it
+	offers     map[string][]claim    // key id -> the Secrets that hold it
+	conflicts  map[string][]Conflict // key id -> its conflicts OnConflict has heard of
 
 	// claims records in the ping store which project holds each key
 	// (RecordClaims), so that ownership outlasts the Secrets: a project
 	// that re-creates its Secret keeps its keys, and one that copied them
 	// does not take them meanwhile. Without it, the oldest Secret decides.
-	claims KeyClaims
-
-	offers  map[string][]string // namespace -> the key ids its Secrets hold
-	synced  map[string][]string // namespace -> the ids last recorded in claims
+	claims  KeyClaims
 	claimed map[string]string   // key id -> owner, as claims last answered
-	sync    chan struct{}       // wakes the syncer
+	synced  map[string][]string // namespace -> the ids last recorded in claims
+	toSync  map[string]bool     // namespaces whose ids differ from synced
+	wake    chan struct{}       // wakes the background loop
+	started sync.Once
+}
 
-	// OnConflict, when set, hears once of each key that a project Secret
-	// holds and another project's older Secret holds too. It is called
-	// with the registry locked: it must not call the registry.
-	OnConflict func(secret *corev1.Secret, what string)
+type keyEntry struct {
+	namespace string
+	access    Access
+	key       StoredKey
+	id        string // key.identity()
 }
 
 // NewRegistry returns an empty registry; call Watch to fill it.
 func NewRegistry() *Registry {
-	r := &Registry{secrets: map[string]*corev1.Secret{}, synced: map[string][]string{}, claimed: map[string]string{},
-		sync: make(chan struct{}, 1)}
-	r.rebuild()
-	return r
+	return &Registry{
+		secrets: map[string]map[string]*corev1.Secret{}, dirty: map[string]bool{}, parts: map[string]*part{},
+		byLabel: map[string][]keyEntry{}, byPingKey: map[string][]string{}, byBadgeKey: map[string][]string{},
+		offers: map[string][]claim{}, conflicts: map[string][]Conflict{},
+		claimed: map[string]string{}, synced: map[string][]string{}, toSync: map[string]bool{},
+		wake: make(chan struct{}, 1),
+	}
 }
 
 // Watch feeds the registry from the cache's Secret informer (which the
-// manager restricts to Secrets labelled as project Secrets).
+// manager restricts to Secrets labelled as project Secrets), and runs its
+// background loop until ctx ends.
 func (r *Registry) Watch(ctx context.Context, c cache.Cache) error {
 	inf, err := c.GetInformer(ctx, &corev1.Secret{})
 	if err != nil {
@@ -87,81 +112,11 @@ func (r *Registry) Watch(ctx context.Context, c cache.Cache) error {
 		UpdateFunc: func(_, obj any) { r.Upsert(asSecret(obj)) },
 		DeleteFunc: func(obj any) { r.Remove(asSecret(obj)) },
 	})
-	return err
-}
-
-// RecordClaims has the registry record in claims, from now until ctx ends,
-// which project holds each key, and decide owners by it.
-func (r *Registry) RecordClaims(ctx context.Context, claims KeyClaims) {
-	r.mu.Lock()
-	r.claims = claims
-	r.mu.Unlock()
-	go r.syncClaims(ctx)
-}
-
-// KeyClaims records which project holds each key (store.SyncKeys).
-type KeyClaims interface {
-	SyncKeys(ctx context.Context, namespace string, ids []string, now time.Time) (map[string]string, error)
-}
-
-// wakeSync tells the syncer that the keys the Secrets hold may have
-// changed. Called with r.mu held.
-func (r *Registry) wakeSync() {
-	select {
-	case r.sync <- struct{}{}:
-	default:
+	if err != nil {
+		return fmt.Errorf("project registry: %w", err)
 	}
-}
-
-// syncClaims records, in the background, the keys each namespace's
-// Secrets hold whenever they change, and rebuilds the indexes with the
-// owners the store answers. Until a key's first record (a moment after a
-// Secret appears), the oldest Secret decides. A failed record is tried
-// again a second later.
-func (r *Registry) syncClaims(ctx context.Context) {
-	retry := time.NewTicker(time.Second)
-	defer retry.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-r.sync:
-		case <-retry.C:
-		}
-		r.mu.RLock()
-		todo := map[string][]string{}
-		for ns, ids := range r.offers {
-			if !slices.Equal(ids, r.synced[ns]) {
-				todo[ns] = ids
-			}
-		}
-		for ns := range r.synced {
-			if _, ok := r.offers[ns]; !ok {
-				todo[ns] = nil // its last Secret went
-			}
-		}
-		r.mu.RUnlock()
-		if len(todo) == 0 {
-			continue
-		}
-		for ns, ids := range todo {
-			owners, err := r.claims.SyncKeys(ctx, ns, ids, time.Now())
-			if err != nil {
-				continue // the ticker tries again
-			}
-			r.mu.Lock()
-			for id, owner := range owners {
-				r.claimed[id] = owner
-			}
-			if ids == nil {
-				delete(r.synced, ns)
-			} else {
-				r.synced[ns] = ids
-			}
-			r.rebuild()
-			r.mu.Unlock()
-		}
-	}
+	r.start(ctx)
+	return nil
 }
 
 func asSecret(obj any) *corev1.Secret {
@@ -179,13 +134,15 @@ func (r *Registry) Upsert(s *corev1.Secret) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	id := s.Namespace + "/" + s.Name
-	if s.Labels[SecretLabel] == "true" {
-		r.secrets[id] = s
-	} else {
-		delete(r.secrets, id)
+	if s.Labels[SecretLabel] != "true" {
+		r.forget(s)
+		return
 	}
-	r.rebuild()
+	if r.secrets[s.Namespace] == nil {
+		r.secrets[s.Namespace] = map[string]*corev1.Secret{}
+	}
+	r.secrets[s.Namespace][s.Name] = s
+	r.markDirty(s.Namespace)
 }
 
 // Remove forgets a Secret.
@@ -195,189 +152,90 @@ func (r *Registry) Remove(s *corev1.Secret) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	delete(r.secrets, s.Namespace+"/"+s.Name)
-	r.rebuild()
+	r.forget(s)
 }
 
-// rebuild recomputes the indexes. When a namespace has several project
-// Secrets, the first by name that sets a value wins for ping, badge and
-// signing keys, and every Secret's API keys count.
-//
-// Across namespaces every key is unique: a project Secret is the tenant's
-// to write, so a tenant could copy another project's ping key (and receive
-// its pings), its badge key, or a stored API key line (and have the other
-// project's client write into theirs). A key two projects hold belongs to
-// the one the ping store records as its holder (RecordClaims: the first,
-// across re-creates of its Secret), else to the one whose Secret is older;
-// the other project's copy opens nothing, and OnConflict hears of it.
-func (r *Registry) rebuild() {
-	ids := make([]string, 0, len(r.secrets))
-	for id := range r.secrets {
-		ids = append(ids, id)
+func (r *Registry) forget(s *corev1.Secret) {
+	if _, ok := r.secrets[s.Namespace][s.Name]; !ok {
+		return
 	}
-	sort.Strings(ids)
-	r.byLabel = map[string][]keyEntry{}
-	r.projects = map[string]Info{}
-	r.byPingKey = map[string]string{}
-	r.byBadgeKey = map[string]string{}
-	claims := claimSet{ids: map[string][]claim{}, held: r.claimed}
-	pingFrom, badgeFrom := map[string]*corev1.Secret{}, map[string]*corev1.Secret{}
-	type held struct {
-		entry  keyEntry
-		secret *corev1.Secret
+	delete(r.secrets[s.Namespace], s.Name)
+	if len(r.secrets[s.Namespace]) == 0 {
+		delete(r.secrets, s.Namespace)
 	}
-	var apiKeys []held
-	for _, id := range ids {
-		s := r.secrets[id]
-		info := r.projects[s.Namespace]
-		info.Namespace = s.Namespace
-		// Hand-written Secrets often end values with a newline; keys never do.
-		if info.PingKey == "" {
-			info.PingKey = strings.TrimSpace(string(s.Data[DataPingKey]))
-			pingFrom[s.Namespace] = s
-		}
-		if info.BadgeKey == "" {
-			info.BadgeKey = strings.TrimSpace(string(s.Data[DataBadgeKey]))
-			badgeFrom[s.Namespace] = s
-		}
-		info.SigningSecret = firstNonEmpty(info.SigningSecret, strings.TrimSpace(string(s.Data[DataSigningSecret])))
-		r.projects[s.Namespace] = info
-		keys := KeysFromSecretData(s.Data)
-		for _, k := range keys.ReadWrite {
-			e := keyEntry{namespace: s.Namespace, access: ReadWrite, key: k}
-			apiKeys = append(apiKeys, held{e, s})
-			claims.offer("API key "+k.Label, k.identity(), s)
-		}
-		for _, k := range keys.ReadOnly {
-			e := keyEntry{namespace: s.Namespace, access: ReadOnly, key: k}
-			apiKeys = append(apiKeys, held{e, s})
-			claims.offer("API key "+k.Label, k.identity(), s)
-		}
+	r.markDirty(s.Namespace)
+}
+
+// Refresh reads every namespace's Secrets again: the limits changed.
+func (r *Registry) Refresh() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for ns := range r.secrets {
+		r.markDirty(ns)
 	}
-	for ns, info := range r.projects {
-		if info.PingKey != "" {
-			claims.offer("ping key", keyID("ping", info.PingKey), pingFrom[ns])
-		}
-		if info.BadgeKey != "" {
-			claims.offer("badge key", keyID("badge", info.BadgeKey), badgeFrom[ns])
-		}
+	for ns := range r.parts {
+		r.markDirty(ns)
 	}
-	// A project whose key another project owns has none: no URL shows it.
-	for ns, info := range r.projects {
-		if info.PingKey != "" && claims.owner(keyID("ping", info.PingKey)) == ns {
-			r.byPingKey[info.PingKey] = ns
-		} else {
-			info.PingKey = ""
-		}
-		if info.BadgeKey != "" && claims.owner(keyID("badge", info.BadgeKey)) == ns {
-			r.byBadgeKey[info.BadgeKey] = ns
-		} else {
-			info.BadgeKey = ""
-		}
-		r.projects[ns] = info
+}
+
+// markDirty marks a namespace's part out of date. Called with r.mu held.
+func (r *Registry) markDirty(ns string) {
+	r.dirty[ns] = true
+	r.stale.Store(true)
+	r.signal()
+}
+
+// signal wakes the background loop, if it runs.
+func (r *Registry) signal() {
+	select {
+	case r.wake <- struct{}{}:
+	default:
 	}
-	for _, h := range apiKeys {
-		if claims.owner(h.entry.key.identity()) == h.entry.namespace {
-			r.byLabel[h.entry.key.Label] = append(r.byLabel[h.entry.key.Label], h.entry)
-		}
+}
+
+// flush builds the parts of the namespaces whose Secrets changed. Called
+// with r.mu held.
+func (r *Registry) flush() {
+	if len(r.dirty) == 0 {
+		return
 	}
-	r.offers = map[string][]string{}
-	for id, cls := range claims.ids {
-		for _, cl := range cls {
-			ns := cl.secret.Namespace
-			if !slices.Contains(r.offers[ns], id) {
-				r.offers[ns] = append(r.offers[ns], id)
-			}
-		}
+	for ns := range r.dirty {
+		r.apply(ns, r.build(ns))
 	}
-	for _, ids := range r.offers {
-		sort.Strings(ids)
+	r.dirty = map[string]bool{}
+	r.stale.Store(false)
+	if len(r.toSync) > 0 {
+		r.signal()
 	}
-	r.wakeSync()
-	conflicts := claims.conflicts()
-	if r.OnConflict != nil {
-		for _, c := range conflicts {
-			if !r.reported[c] {
-				r.OnConflict(r.secrets[c.Secret.String()], c.What)
-			}
-		}
+}
+
+// read brings the indexes up to date and read-locks them; call the
+// function it returns to unlock.
+func (r *Registry) read() (unlock func()) {
+	if r.stale.Load() {
+		r.mu.Lock()
+		r.flush()
+		r.mu.Unlock()
 	}
-	r.reported = map[Conflict]bool{}
-	for _, c := range conflicts {
-		r.reported[c] = true
-	}
+	r.mu.RLock()
+	return r.mu.RUnlock
 }
 
 // ReasonKeyConflict is the reason of the Event on a project Secret that
 // holds a key another project's older Secret holds too.
 const ReasonKeyConflict = "KeyConflict"
 
-// Conflict is a key a project Secret holds that another project's older
-// Secret holds too: it opens nothing here.
+// ReasonLimitExceeded is the reason of the Event on a project Secret that
+// the limits cut (some or all of its keys open nothing).
+const ReasonLimitExceeded = "LimitExceeded"
+
+// Conflict is a key a project Secret holds that another project owns: it
+// opens nothing here.
 type Conflict struct {
 	// Secret is the later Secret, as namespace/name.
 	Secret types.NamespacedName
 	// What names the key: "ping key", "badge key", or "API key hcw_1234abcd".
 	What string
-}
-
-// claimSet finds, for each key, its owner: the project the ping store
-// records (RecordClaims), else the one whose Secret holding it is oldest.
-type claimSet struct {
-	ids  map[string][]claim
-	held map[string]string // key -> the namespace the store says owns it
-}
-
-type claim struct {
-	what   string
-	secret *corev1.Secret
-}
-
-func (c claimSet) offer(what, id string, s *corev1.Secret) {
-	c.ids[id] = append(c.ids[id], claim{what: what, secret: s})
-}
-
-// owner is the namespace that owns id: the store's word, else the
-// namespace of the oldest Secret holding it ("" when none).
-func (c claimSet) owner(id string) string {
-	if ns, ok := c.held[id]; ok {
-		return ns
-	}
-	var best *corev1.Secret
-	for _, cl := range c.ids[id] {
-		if best == nil || olderSecret(cl.secret, best) {
-			best = cl.secret
-		}
-	}
-	if best == nil {
-		return ""
-	}
-	return best.Namespace
-}
-
-func (c claimSet) conflicts() []Conflict {
-	var out []Conflict
-	for id, claims := range c.ids {
-		owner := c.owner(id)
-		for _, cl := range claims {
-			if cl.secret.Namespace != owner {
-				out = append(out, Conflict{Secret: types.NamespacedName{Namespace: cl.secret.Namespace, Name: cl.secret.Name}, What: cl.what})
-			}
-		}
-	}
-	return out
-}
-
-// olderSecret orders Secrets by creation, then namespace and name, so that
-// every replica picks the same owner.
-func olderSecret(a, b *corev1.Secret) bool {
-	if !a.CreationTimestamp.Equal(&b.CreationTimestamp) {
-		return a.CreationTimestamp.Before(&b.CreationTimestamp)
-	}
-	if a.Namespace != b.Namespace {
-		return a.Namespace < b.Namespace
-	}
-	return a.Name < b.Name
 }
 
 // Authenticate returns the project a presented API key opens and what it
@@ -387,8 +245,7 @@ func (r *Registry) Authenticate(presented string) (namespace string, access Acce
 		return "", NoAccess
 	}
 	digest := sha256.Sum256([]byte(presented))
-	r.mu.RLock()
-	defer r.mu.RUnlock()
+	defer r.read()()
 	for _, e := range r.byLabel[label(presented)] {
 		var match int
 		if e.key.Hashed {
@@ -396,7 +253,7 @@ func (r *Registry) Authenticate(presented string) (namespace string, access Acce
 		} else {
 			match = subtle.ConstantTimeCompare(e.key.value, []byte(presented))
 		}
-		if match == 1 && e.access > access {
+		if match == 1 && e.access > access && r.owner(e.id) == e.namespace {
 			namespace, access = e.namespace, e.access
 		}
 	}
@@ -405,40 +262,48 @@ func (r *Registry) Authenticate(presented string) (namespace string, access Acce
 
 // Project returns what the project Secrets of a namespace hold.
 func (r *Registry) Project(namespace string) (Info, bool) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	info, ok := r.projects[namespace]
-	return info, ok
+	defer r.read()()
+	p, ok := r.parts[namespace]
+	if !ok {
+		return Info{}, false
+	}
+	return r.owned(namespace, p), true
 }
 
 // ByPingKey returns the project whose ping key this is (case-sensitive, as
 // the reference).
 func (r *Registry) ByPingKey(pingKey string) (Info, bool) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	ns, ok := r.byPingKey[pingKey]
-	if !ok {
-		return Info{}, false
+	defer r.read()()
+	for _, ns := range r.byPingKey[pingKey] {
+		if p := r.parts[ns]; r.owner(p.pingID) == ns {
+			return r.owned(ns, p), true
+		}
 	}
-	return r.projects[ns], true
+	return Info{}, false
 }
 
 // ByBadgeKey returns the project whose badge key this is.
 func (r *Registry) ByBadgeKey(badgeKey string) (Info, bool) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	ns, ok := r.byBadgeKey[badgeKey]
-	if !ok {
-		return Info{}, false
+	defer r.read()()
+	for _, ns := range r.byBadgeKey[badgeKey] {
+		if p := r.parts[ns]; r.owner(p.badgeID) == ns {
+			return r.owned(ns, p), true
+		}
 	}
-	return r.projects[ns], true
+	return Info{}, false
 }
 
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
+// owned is a namespace's Info without the keys another project owns: no
+// URL shows them.
+func (r *Registry) owned(ns string, p *part) Info {
+	info := p.info
+	if info.PingKey != "" && r.owner(p.pingID) != ns {
+		info.PingKey = ""
 	}
-	return b
+	if info.BadgeKey != "" && r.owner(p.badgeID) != ns {
+		info.BadgeKey = ""
+	}
+	return info
 }
 
 // keyID is a ping or badge key's identity: its SHA-256, so that the ping

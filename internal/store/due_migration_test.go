@@ -29,7 +29,7 @@ func TestDeliveriesNamespaceMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.UpTo(ctx, 5); err != nil {
+	if _, err := p.UpTo(ctx, 6); err != nil {
 		t.Fatal(err)
 	}
 	at := time.Date(2026, 11, 25, 3, 0, 0, 0, time.UTC).UnixMicro()

@@ -2,11 +2,13 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"net/url"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/stdlib"
 )
 
@@ -15,15 +17,20 @@ import (
 // descriptors when its database went away; this bound holds then too.
 const maxConns = 8
 
-// openPostgres opens a pool on dsn (libpq's URL form: host, port,
-// database, user, password, sslmode, sslrootcert, ...). A commit is
+// openPostgres opens a pool on dsn (libpq's URL or key=value form: host,
+// port, database, user, password, sslmode, sslrootcert, ...). A commit is
 // acknowledged only once it is durable: synchronous_commit is on whatever
 // the server's default. Connecting gives up after 5 s, so a database that
 // does not answer is an error, not a hang.
 func (s *Store) openPostgres(ctx context.Context, dsn string) error {
+	if !splitsExactly(dsn) {
+		// A DSN this package cannot split exactly, pgx might split
+		// differently, and its errors would then show part of a password.
+		return fmt.Errorf("--store: %s", Redact(dsn))
+	}
 	cfg, err := pgx.ParseConfig(dsn)
 	if err != nil {
-		return fmt.Errorf("--store: %w", err)
+		return &parseError{dsn: dsn, err: err}
 	}
 	if cfg.ConnectTimeout == 0 || cfg.ConnectTimeout > 5*time.Second {
 		cfg.ConnectTimeout = 5 * time.Second
@@ -50,21 +57,28 @@ func (s *Store) openPostgres(ctx context.Context, dsn string) error {
 	return nil
 }
 
-// Redact is dsn with its password hidden, for messages: the URL's, and a
-// password parameter.
-func Redact(dsn string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return "(a URL that does not parse)" // where a password would be is unclear
-	}
-	if q := u.Query(); q.Has("password") {
-		q.Set("password", "xxxxx")
-		u.RawQuery = q.Encode()
-	} else if u.User == nil {
-		return dsn
-	}
-	if _, has := u.User.Password(); has {
-		u.User = url.UserPassword(u.User.Username(), "xxxxx")
-	}
-	return u.String()
+// parseError is a DSN pgx refused. Its text is this package's: pgx's own
+// shows the DSN with a best-effort redaction, which misses a quoted
+// password with an escaped quote (password='a b\'c'). Only the reason pgx
+// gives after the DSN is kept.
+type parseError struct {
+	dsn string
+	err error
 }
+
+func (e *parseError) Error() string {
+	msg := "--store: " + Redact(e.dsn) + " is not a valid PostgreSQL DSN"
+	var pe *pgconn.ParseConfigError
+	if !errors.As(e.err, &pe) {
+		return msg
+	}
+	// pgx writes "cannot parse `<DSN>`: <reason>": what follows the last
+	// "`: " is past the DSN, whatever the DSN holds.
+	full := pe.Error()
+	if i := strings.LastIndex(full, "`: "); strings.HasPrefix(full, "cannot parse `") && i >= 0 {
+		return msg + ": " + full[i+len("`: "):]
+	}
+	return msg
+}
+
+func (e *parseError) Unwrap() error { return e.err }

@@ -132,23 +132,27 @@ type Store struct {
 }
 
 // Open opens (creating and migrating as needed) the store that dsn names:
-// "sqlite:<path>" for the embedded SQLite file, or a "postgres://" URL. It
-// starts the writer.
+// "sqlite:<path>" for the embedded SQLite file, or PostgreSQL named by a
+// "postgres://" URL or libpq key=value pairs ("host=db user=vigil ..."). It
+// starts the writer. Its errors show the DSN only as Redact does.
 func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	opts.defaults()
 	s := &Store{opts: opts, ops: make(chan op, opts.MaxQueued), stop: make(chan struct{}), stopped: make(chan struct{}),
 		rowLocks: make(chan struct{}, maxRowLocks)}
-	switch {
-	case strings.HasPrefix(dsn, "sqlite:"):
+	switch formOf(dsn) {
+	case formSQLite:
 		if err := s.openSQLite(ctx, strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "//")); err != nil {
 			return nil, err
 		}
-	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+	case formURL, formKeywords:
 		if err := s.openPostgres(ctx, dsn); err != nil {
 			return nil, err
 		}
+	case formPgpass:
+		return nil, fmt.Errorf("--store: %s is a line of a .pgpass file, not a DSN: want a postgres:// URL or key=value pairs "+
+			"(the password may stay in the file: PGPASSFILE, or passfile= in the DSN)", Redact(dsn))
 	default:
-		return nil, fmt.Errorf("--store %q: want sqlite:<path> or a postgres:// URL", Redact(dsn))
+		return nil, fmt.Errorf("--store: want sqlite:<path>, a postgres:// URL or libpq key=value pairs; got %s", Redact(dsn))
 	}
 	if err := s.migrate(ctx); err != nil {
 		_ = s.closeDBs()

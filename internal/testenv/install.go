@@ -7,6 +7,9 @@ import (
 	"sync"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -47,17 +50,72 @@ func AsManager(ctx context.Context, admin *rest.Config) (*rest.Config, *Forbidde
 	return ServiceAccountConfig(ctx, admin, ManagerNamespace, ManagerServiceAccount)
 }
 
+// AsChartManager installs the ServiceAccount and RBAC of charts/vigil,
+// rendered as release "vigil" in ManagerNamespace with the helm arguments
+// args (such as "--set", "watchNamespaces={team-a,team-b}"), creating that
+// namespace and every namespace the rendering puts a Role or RoleBinding
+// in, as `helm install --create-namespace` and an administrator would. It
+// returns a config that reaches the API server as the manager's
+// ServiceAccount, and a record of what the API server forbids it, as
+// AsManager does for config/default.
+func AsChartManager(ctx context.Context, admin *rest.Config, args ...string) (*rest.Config, *Forbidden, error) {
+	objs, err := HelmTemplate(ctx, "charts/vigil", "vigil", ManagerNamespace, args...)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := client.New(admin, client.Options{})
+	if err != nil {
+		return nil, nil, err
+	}
+	namespaces := []string{ManagerNamespace}
+	// Where the manager may list Checks: anywhere, or the first namespace
+	// its Role is bound in.
+	checksIn := ""
+	for _, o := range objs {
+		switch o.GetKind() {
+		case "Role", "RoleBinding":
+			namespaces = append(namespaces, o.GetNamespace())
+			if o.GetKind() == "RoleBinding" && o.GetName() == "vigil-manager-rolebinding" && checksIn == "" {
+				checksIn = o.GetNamespace()
+			}
+		}
+	}
+	for _, ns := range namespaces {
+		n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}
+		if err := c.Create(ctx, n); err != nil && !apierrors.IsAlreadyExists(err) {
+			return nil, nil, err
+		}
+	}
+	rbacOnly := func(o *unstructured.Unstructured) bool {
+		switch o.GetKind() {
+		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+			return false
+		}
+		return true
+	}
+	if err := devenv.Apply(ctx, c, objs, rbacOnly); err != nil {
+		return nil, nil, err
+	}
+	return serviceAccountConfig(ctx, admin, ManagerNamespace, ManagerServiceAccount, checksIn)
+}
+
 // ServiceAccountConfig returns a config that authenticates as the
 // ServiceAccount namespace/name with a token minted by the TokenRequest
 // API, once RBAC lets it list Checks, and a record of the requests the API
 // server forbids it.
 func ServiceAccountConfig(ctx context.Context, admin *rest.Config, namespace, name string) (*rest.Config, *Forbidden, error) {
+	return serviceAccountConfig(ctx, admin, namespace, name, "")
+}
+
+// serviceAccountConfig is ServiceAccountConfig, waiting until the
+// ServiceAccount may list Checks in checksIn ("": everywhere).
+func serviceAccountConfig(ctx context.Context, admin *rest.Config, namespace, name, checksIn string) (*rest.Config, *Forbidden, error) {
 	token, err := devenv.ServiceAccountToken(ctx, admin, namespace, name, 24*time.Hour)
 	if err != nil {
 		return nil, nil, err
 	}
 	cfg := devenv.AsUser(admin, token)
-	if err := devenv.WaitAllowed(ctx, cfg); err != nil {
+	if err := devenv.WaitAllowedIn(ctx, cfg, checksIn); err != nil {
 		return nil, nil, err
 	}
 	forbidden := &Forbidden{}

@@ -283,6 +283,8 @@ func TestDefaultValues(t *testing.T) {
 	// The single replica does not elect a leader, so it has no lease to
 	// hold: no leader-election Role or RoleBinding.
 	noLeaderElectionRBAC(t, objs)
+	// Channels reach global addresses only: the egress guard's default.
+	noFlag(t, args(t, objs), "egress-allow")
 	// Namespaced objects land in the release namespace.
 	for _, u := range objs {
 		if ns := u.GetNamespace(); ns != "" && ns != namespace {
@@ -312,8 +314,11 @@ func TestDefaultValues(t *testing.T) {
 	wantFlag(t, c.Args, "leader-elect", "false")
 	wantFlag(t, c.Args, "check-limit", "20")
 	wantFlag(t, c.Args, "ping-log-limit", "100")
+	wantFlag(t, c.Args, "project-secret-limit", "20")
+	wantFlag(t, c.Args, "api-key-limit", "1000")
 	wantFlag(t, c.Args, "ping-body-limit", "100000")
 	wantFlag(t, c.Args, "max-connections", "4096")
+	wantFlag(t, c.Args, "max-connections-per-source", "256")
 	wantFlag(t, c.Args, "request-body-budget", "67108864")
 	wantFlag(t, c.Args, "limits-configmap", "vigil-system/vigil-limits")
 	wantFlag(t, c.Args, "notify-max-attempts", "10")
@@ -766,55 +771,121 @@ func TestPortsAndProbes(t *testing.T) {
 // role, by namespace ("" for a ClusterRoleBinding).
 func bindingsTo(t *testing.T, objs objects, kind, role string) map[string]*rbacv1.RoleBinding {
 	t.Helper()
+	return bindingsToKind(t, objs, kind, "ClusterRole", role)
+}
+
+// bindingsToKind returns the bindings of kind whose roleRef is the role of
+// roleKind and name, by namespace.
+func bindingsToKind(t *testing.T, objs objects, kind, roleKind, role string) map[string]*rbacv1.RoleBinding {
+	t.Helper()
 	out := map[string]*rbacv1.RoleBinding{}
 	for _, u := range objs.ofKind(kind) {
 		b := convert[rbacv1.RoleBinding](t, &u)
-		if b.RoleRef.Kind == "ClusterRole" && b.RoleRef.Name == role {
+		if b.RoleRef.Kind == roleKind && b.RoleRef.Name == role {
 			out[b.Namespace] = b
 		}
 	}
 	return out
 }
 
+// rolesNamed returns the Roles named name, by namespace.
+func rolesNamed(t *testing.T, objs objects, name string) map[string]*rbacv1.Role {
+	t.Helper()
+	out := map[string]*rbacv1.Role{}
+	for _, u := range objs.ofKind("Role") {
+		if u.GetName() == name {
+			out[u.GetNamespace()] = convert[rbacv1.Role](t, &u)
+		}
+	}
+	return out
+}
+
+// generatedRules are the rules `make manifests` wrote into file.
+func generatedRules(t *testing.T, file string) []rbacv1.PolicyRule {
+	t.Helper()
+	generated, err := devenv.DecodeObjects(readRepoFile(t, file))
+	if err != nil || len(generated) != 1 {
+		t.Fatalf("%s: want one role, got %d objects (%v)", file, len(generated), err)
+	}
+	return convert[rbacv1.ClusterRole](t, &generated[0]).Rules
+}
+
 var managerSubject = []rbacv1.Subject{{Kind: "ServiceAccount", Name: "vigil-manager", Namespace: namespace}}
+
+// managerRoles are the manager's roles that watchNamespaces puts in each
+// listed namespace, with the files of their generated rules.
+var managerRoles = map[string]string{
+	"vigil-manager-role": "config/rbac/role.yaml",
+	"vigil-cronjobs":     "config/rbac/cronjobs/role.yaml",
+}
 
 func TestWatchNamespaces(t *testing.T) {
 	t.Run("all by default", func(t *testing.T) {
 		objs := helmTemplate(t)
 		noFlag(t, args(t, objs), "namespaces")
-		for _, role := range []string{"vigil-manager-role", "vigil-cronjobs"} {
+		for role := range managerRoles {
 			if crb := bindingsTo(t, objs, "ClusterRoleBinding", role); len(crb) != 1 || !slices.Equal(crb[""].Subjects, managerSubject) {
 				t.Errorf("%s: ClusterRoleBindings %v, want one to the manager", role, crb)
 			}
 			if rb := bindingsTo(t, objs, "RoleBinding", role); len(rb) != 0 {
 				t.Errorf("%s: RoleBindings in %v", role, keys(rb))
 			}
+			if r := rolesNamed(t, objs, role); len(r) != 0 {
+				t.Errorf("%s: Roles in %v", role, keys(r))
+			}
 		}
 	})
-	t.Run("a and b", func(t *testing.T) {
-		objs := helmTemplate(t, "--set", "watchNamespaces={a,b}")
-		wantFlag(t, args(t, objs), "namespaces", "a,b")
-		for _, role := range []string{"vigil-manager-role", "vigil-cronjobs"} {
-			if crb := bindingsTo(t, objs, "ClusterRoleBinding", role); len(crb) != 0 {
-				t.Errorf("%s: a ClusterRoleBinding with watchNamespaces set", role)
-			}
-			rb := bindingsTo(t, objs, "RoleBinding", role)
-			if got := keys(rb); !slices.Equal(got, []string{"a", "b"}) {
-				t.Errorf("%s: RoleBindings in %v, want a and b", role, got)
-			}
-			for ns, b := range rb {
-				if !slices.Equal(b.Subjects, managerSubject) {
-					t.Errorf("%s: RoleBinding in %s has subjects %+v", role, ns, b.Subjects)
+	for name, extra := range map[string][]string{"embedded": nil, "postgres": postgres} {
+		t.Run("a and b, "+name, func(t *testing.T) {
+			objs := helmTemplate(t, append([]string{"--set", "watchNamespaces={a,b}"}, extra...)...)
+			wantFlag(t, args(t, objs), "namespaces", "a,b")
+			for role, file := range managerRoles {
+				// A Role with the generated rules in each listed namespace,
+				// bound there to the manager; no ClusterRole to bind.
+				if objs.get("ClusterRole", role) != nil {
+					t.Errorf("ClusterRole %s rendered with watchNamespaces set", role)
+				}
+				roles := rolesNamed(t, objs, role)
+				if got := keys(roles); !slices.Equal(got, []string{"a", "b"}) {
+					t.Errorf("Role %s in %v, want a and b", role, got)
+				}
+				for ns, r := range roles {
+					rulesEqual(t, fmt.Sprintf("Role %s in %s vs %s", role, ns, file), r.Rules, generatedRules(t, file))
+				}
+				rb := bindingsToKind(t, objs, "RoleBinding", "Role", role)
+				if got := keys(rb); !slices.Equal(got, []string{"a", "b"}) {
+					t.Errorf("%s: RoleBindings in %v, want a and b", role, got)
+				}
+				for ns, b := range rb {
+					if !slices.Equal(b.Subjects, managerSubject) {
+						t.Errorf("%s: RoleBinding in %s has subjects %+v", role, ns, b.Subjects)
+					}
 				}
 			}
-		}
-		// Metrics authentication is unaffected, and there is still no
-		// leader election.
-		noLeaderElectionRBAC(t, objs)
-		if len(bindingsTo(t, objs, "ClusterRoleBinding", "vigil-metrics-auth-role")) != 1 {
-			t.Error("no ClusterRoleBinding for vigil-metrics-auth-role")
-		}
-	})
+			// Cluster-wide, the manager may only review scrapers' tokens
+			// and access (metrics authentication), which reads nothing.
+			for _, kind := range []string{"ClusterRoleBinding", "RoleBinding"} {
+				for _, u := range objs.ofKind(kind) {
+					b := convert[rbacv1.RoleBinding](t, &u)
+					if !slices.Equal(b.Subjects, managerSubject) {
+						continue
+					}
+					switch {
+					case kind == "ClusterRoleBinding" && b.RoleRef.Name != "vigil-metrics-auth-role":
+						t.Errorf("ClusterRoleBinding %s binds %s to the manager with watchNamespaces set", b.Name, b.RoleRef.Name)
+					case kind == "RoleBinding" && !slices.Contains([]string{"a", "b", namespace}, b.Namespace):
+						t.Errorf("RoleBinding %s in %s: outside the listed namespaces and the release's", b.Name, b.Namespace)
+					}
+				}
+			}
+			if len(bindingsTo(t, objs, "ClusterRoleBinding", "vigil-metrics-auth-role")) != 1 {
+				t.Error("no ClusterRoleBinding for vigil-metrics-auth-role")
+			}
+			if name == "embedded" {
+				noLeaderElectionRBAC(t, objs) // still no leader election
+			}
+		})
+	}
 }
 
 func keys[V any](m map[string]V) []string {
@@ -839,9 +910,13 @@ func TestCronJobsDisabled(t *testing.T) {
 	a := args(t, objs)
 	wantFlag(t, a, "cronjobs", "false")
 	noFlag(t, a, "cronjob-time-zone")
-	// With watchNamespaces too, no RoleBinding to the cronjobs role.
-	if b := bindingsTo(t, helmTemplate(t, "--set", "cronJobs.enabled=false,watchNamespaces={a}"), "RoleBinding", "vigil-cronjobs"); len(b) != 0 {
+	// With watchNamespaces too, no cronjobs Role and no RoleBinding to it.
+	namespaced := helmTemplate(t, "--set", "cronJobs.enabled=false,watchNamespaces={a}")
+	if b := bindingsToKind(t, namespaced, "RoleBinding", "Role", "vigil-cronjobs"); len(b) != 0 {
 		t.Errorf("RoleBindings to vigil-cronjobs in %v with cronJobs.enabled=false", keys(b))
+	}
+	if r := rolesNamed(t, namespaced, "vigil-cronjobs"); len(r) != 0 {
+		t.Errorf("Roles vigil-cronjobs in %v with cronJobs.enabled=false", keys(r))
 	}
 }
 
@@ -850,29 +925,40 @@ func TestManagerSettings(t *testing.T) {
 		"baseURL=https://hc.example.com/",
 		"checkLimit=500",
 		"pingLogLimit=1000",
+		"projectSecretLimit=40",
+		"apiKeyLimit=5000",
 		"pingBodyLimit=2000000",
 		"maxConnections=100",
+		"maxConnectionsPerSource=20",
 		"requestBodyBudget=1048576",
 		"trustedProxies={10.0.0.0/8,192.168.0.1}",
 		"notify.maxAttempts=3",
 		"notify.workers=64",
 		"notify.namespaceWorkers=6",
+		"notify.egressAllow={10.1.2.0/24,smtp.mail.svc}",
+		"notify.egressDeny={10.96.0.0/12,fd00:10:96::/112}",
 		"cronJobs.timeZone=Europe/Riga",
 		"logLevel=debug",
 	}, ","), "--set-json", `extraArgs=["--metrics-secure=false"]`))
 	for name, want := range map[string]string{
-		"base-url":            "https://hc.example.com",
-		"check-limit":         "500",
-		"ping-log-limit":      "1000",
-		"ping-body-limit":     "2000000",
-		"max-connections":     "100",
-		"request-body-budget": "1048576",
-		"trusted-proxies":     "10.0.0.0/8,192.168.0.1",
-		"notify-max-attempts": "3",
-		"notify-workers":      "64",
-		"cronjob-time-zone":   "Europe/Riga",
-		"zap-log-level":       "debug",
-		"metrics-secure":      "false",
+		"base-url":                   "https://hc.example.com",
+		"check-limit":                "500",
+		"ping-log-limit":             "1000",
+		"project-secret-limit":       "40",
+		"api-key-limit":              "5000",
+		"ping-body-limit":            "2000000",
+		"max-connections":            "100",
+		"max-connections-per-source": "20",
+		"request-body-budget":        "1048576",
+		"trusted-proxies":            "10.0.0.0/8,192.168.0.1",
+		"notify-max-attempts":        "3",
+		"notify-workers":             "64",
+		"notify-namespace-workers":   "6",
+		"egress-allow":               "10.1.2.0/24,smtp.mail.svc",
+		"egress-deny":                "10.96.0.0/12,fd00:10:96::/112",
+		"cronjob-time-zone":          "Europe/Riga",
+		"zap-log-level":              "debug",
+		"metrics-secure":             "false",
 	} {
 		wantFlag(t, a, name, want)
 	}
@@ -882,10 +968,13 @@ func TestManagerSettings(t *testing.T) {
 // TestProjectLimits: projectLimits fills the ConfigMap the manager reads,
 // and the manager may read that one ConfigMap only.
 func TestProjectLimits(t *testing.T) {
-	objs := helmTemplate(t, "--set", "projectLimits.team-a.checkLimit=200,projectLimits.team-a.pingLogLimit=1000,projectLimits.team-b.checkLimit=5")
+	objs := helmTemplate(t, "--set", "projectLimits.team-a.checkLimit=200,projectLimits.team-a.pingLogLimit=1000,projectLimits.team-b.checkLimit=5,"+
+		"projectLimits.team-c.projectSecretLimit=40,projectLimits.team-c.apiKeyLimit=5000",
+		"--set", "projectLimits.team-c.egressAllow={10.1.2.0/24,smtp.mail.svc}")
 	cm := objs.must(t, "ConfigMap", "vigil-limits")
 	data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
-	want := map[string]string{"team-a.check-limit": "200", "team-a.ping-log-limit": "1000", "team-b.check-limit": "5"}
+	want := map[string]string{"team-a.check-limit": "200", "team-a.ping-log-limit": "1000", "team-b.check-limit": "5",
+		"team-c.project-secret-limit": "40", "team-c.api-key-limit": "5000", "team-c.egress-allow": "10.1.2.0/24, smtp.mail.svc"}
 	if !reflect.DeepEqual(data, want) {
 		t.Errorf("limits ConfigMap data = %v, want %v", data, want)
 	}
@@ -1196,10 +1285,11 @@ func TestSMTP(t *testing.T) {
 		return cp, sp
 	}
 	t.Run("on", func(t *testing.T) {
-		objs := helmTemplate(t, "--set", "smtp.enabled=true,smtp.domain=hc.example.com")
+		objs := helmTemplate(t, "--set", "smtp.enabled=true,smtp.domain=hc.example.com,smtp.maxConnectionsPerSource=3")
 		a := args(t, objs)
 		wantFlag(t, a, "smtp-bind-address", ":2525")
 		wantFlag(t, a, "smtp-domain", "hc.example.com")
+		wantFlag(t, a, "smtp-max-connections-per-source", "3")
 		cp, sp := smtpPort(objs)
 		if cp == nil || cp.ContainerPort != 2525 {
 			t.Errorf("container port %+v, want smtp 2525", cp)
@@ -1211,6 +1301,7 @@ func TestSMTP(t *testing.T) {
 	t.Run("off", func(t *testing.T) {
 		objs := helmTemplate(t)
 		noFlag(t, args(t, objs), "smtp-bind-address")
+		noFlag(t, args(t, objs), "smtp-max-connections-per-source")
 		if cp, sp := smtpPort(objs); cp != nil || sp != nil {
 			t.Errorf("smtp ports without smtp.enabled: %+v %+v", cp, sp)
 		}

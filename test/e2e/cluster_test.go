@@ -23,11 +23,14 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/vigil-operator/vigil/internal/devenv"
+	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/scheme"
 	"github.com/vigil-operator/vigil/internal/testenv"
 )
@@ -166,6 +169,29 @@ func (cl *cluster) replicaCount() int {
 	}
 	Fail(fmt.Sprintf("spec.replicas is %T", n))
 	return 0
+}
+
+// allowEgress lets the Channels of namespace reach allow (the tests'
+// receivers are on loopback, which the manager refuses by default), in the
+// limits ConfigMap the manager reads, as the cluster administrator would.
+func (cl *cluster) allowEgress(namespace, allow string) {
+	GinkgoHelper()
+	key := types.NamespacedName{Namespace: cl.workload.GetNamespace(), Name: project.DefaultLimitsConfigMap}
+	for _, a := range cl.managerContainer().Args {
+		if v, ok := strings.CutPrefix(a, "--limits-configmap="); ok {
+			ns, name, _ := strings.Cut(v, "/")
+			key = types.NamespacedName{Namespace: ns, Name: name}
+		}
+	}
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	_, err := controllerutil.CreateOrPatch(context.Background(), cl.c, cm, func() error {
+		if cm.Data == nil {
+			cm.Data = map[string]string{}
+		}
+		cm.Data[namespace+"."+project.LimitsKeyEgressAllow] = allow
+		return nil
+	})
+	Expect(err).NotTo(HaveOccurred())
 }
 
 // startManager starts every replica of the workload.

@@ -34,6 +34,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/argocd"
 	"github.com/vigil-operator/vigil/internal/checkindex"
 	"github.com/vigil-operator/vigil/internal/controller"
+	"github.com/vigil-operator/vigil/internal/egress"
 	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/testenv"
 )
@@ -88,6 +89,7 @@ func describeInstall(namespace string, render func(heartbeatURL string) []unstru
 		// A project, with keys created as the README says: `vigil keys`
 		// with the user's credentials, not the manager's.
 		Expect(cl.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: team}})).To(Succeed())
+		cl.allowEgress(team, egress.Loopback.String()) // the webhook receiver
 		rw = cl.vigil("keys", "create", "-n", team)
 		ro = cl.vigil("keys", "create", "-n", team, "--read-only")
 		data, err := project.EnsureProjectSecret(ctx, cl.c, team)

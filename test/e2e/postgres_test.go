@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/egress"
 	"github.com/vigil-operator/vigil/internal/testenv"
 )
 
@@ -73,6 +74,7 @@ var _ = Describe("Replicas on PostgreSQL under faults", Ordered, func() {
 		cl.startManager()
 		DeferCleanup(func() { cl.stopManager() })
 		Expect(cl.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "faults"}})).To(Succeed())
+		cl.allowEgress("faults", egress.Loopback.String()) // the webhook receiver
 		rw = cl.vigil("keys", "create", "-n", "faults")
 		Eventually(func() int { return cl.api("GET", "/api/v3/checks/", rw, "").Status }).Should(Equal(http.StatusOK))
 		hook = newRecorder()

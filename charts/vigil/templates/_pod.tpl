@@ -68,9 +68,12 @@ spec:
         {{- end }}
         - --check-limit={{ .Values.checkLimit | int64 }}
         - --ping-log-limit={{ .Values.pingLogLimit | int64 }}
+        - --project-secret-limit={{ .Values.projectSecretLimit | int64 }}
+        - --api-key-limit={{ .Values.apiKeyLimit | int64 }}
         - --limits-configmap={{ .Release.Namespace }}/{{ include "vigil.fullname" . }}-limits
         - --ping-body-limit={{ .Values.pingBodyLimit | int64 }}
         - --max-connections={{ .Values.maxConnections | int64 }}
+        - --max-connections-per-source={{ .Values.maxConnectionsPerSource | int64 }}
         - --request-body-budget={{ .Values.requestBodyBudget | int64 }}
         {{- with .Values.trustedProxies }}
         - {{ printf "--trusted-proxies=%s" (join "," .) | quote }}
@@ -80,6 +83,7 @@ spec:
         {{- with .Values.smtp.domain }}
         - {{ printf "--smtp-domain=%s" . | quote }}
         {{- end }}
+        - --smtp-max-connections-per-source={{ .Values.smtp.maxConnectionsPerSource | int64 }}
         {{- end }}
         {{- if .Values.cronJobs.enabled }}
         - {{ printf "--cronjob-time-zone=%s" .Values.cronJobs.timeZone | quote }}
@@ -93,6 +97,12 @@ spec:
         {{- end }}
         {{- if .Values.notify.channelSecretsRequireLabel }}
         - --channel-secrets-require-label=true
+        {{- end }}
+        {{- with .Values.notify.egressAllow }}
+        - {{ printf "--egress-allow=%s" (join "," .) | quote }}
+        {{- end }}
+        {{- with .Values.notify.egressDeny }}
+        - {{ printf "--egress-deny=%s" (join "," .) | quote }}
         {{- end }}
         - {{ printf "--zap-log-level=%v" .Values.logLevel | quote }}
         {{- if $hb.url }}

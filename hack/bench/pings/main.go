@@ -48,6 +48,7 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/hack/bench/internal/benchutil"
+	"github.com/vigil-operator/vigil/internal/httpserver"
 	"github.com/vigil-operator/vigil/internal/manager"
 	"github.com/vigil-operator/vigil/internal/testenv"
 )
@@ -137,8 +138,11 @@ func run(nChecks, nPings, concurrency, nBurst int, withPostgres bool) error {
 	}
 	mctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// The benchmark's clients all come from one address, which stands for
+	// thousands of CronJobs' pods: no per-source cap.
 	mgr, err := manager.New(mctx, rest.CopyConfig(cfg), manager.Options{Store: benchutil.TempStore(), HTTPAddr: addr,
-		BaseURL: "http://" + addr, MetricsAddr: "0", ProbeAddr: "0", CheckLimit: 1 << 30})
+		BaseURL: "http://" + addr, MetricsAddr: "0", ProbeAddr: "0", CheckLimit: 1 << 30,
+		MaxConnectionsPerSource: httpserver.DefaultMaxConnections})
 	if err != nil {
 		return err
 	}

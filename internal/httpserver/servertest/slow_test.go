@@ -1,18 +1,23 @@
 package servertest
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"net"
 	"net/http"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/ping"
 )
 
@@ -186,4 +191,113 @@ func percentile(d []time.Duration, p int) float64 {
 		return 0
 	}
 	return float64(d[(len(d)-1)*p/100].Microseconds()) / 1000
+}
+
+// Slow readers: clients that ask for a long check list and read only the
+// start of the answer, on a small receive window, as clients on slow
+// links (or clients that mean harm) do.
+const (
+	slowReaders = 200
+	// listChecks checks with listDesc-character descriptions make a list
+	// of about 1.4 MB. The descriptions are HTML, which the answer carries
+	// as it is.
+	listChecks = 135
+	listDesc   = 10_000
+	html       = "<b>backups</b> &amp; "
+	// readerWindow is each reader's receive buffer: the kernel holds little
+	// of an answer the client does not read, and the server the rest.
+	readerWindow = 4 << 10
+)
+
+// TestSlowReaders: hundreds of clients that never read a check list of 1.4
+// MB grow the manager's live heap by far less than the list each: the list
+// is written check by check, as the client takes it, not built whole
+// first. Pings are answered meanwhile.
+func TestSlowReaders(t *testing.T) {
+	s := suite(t)
+	g := gomega.NewWithT(t)
+	p := s.h.NewProject("slowreaders-")
+	desc := strings.Repeat(html, listDesc/len(html))
+	for i := range listChecks {
+		c := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: fmt.Sprintf("c%03d", i)},
+			Spec: v1.CheckSpec{Name: fmt.Sprintf("check %d", i), Desc: desc}}
+		g.Expect(s.h.Client.Create(context.Background(), c)).To(gomega.Succeed())
+	}
+	var list []byte
+	g.Eventually(func() int {
+		r, err := send(s.addr, http.MethodGet, "/api/v3/checks/", "X-Api-Key: "+p.ReadOnly, nil)
+		if err != nil || r.StatusCode != http.StatusOK {
+			return 0
+		}
+		list = r.body
+		return strings.Count(string(r.body), `"name":"check `)
+	}).Should(gomega.Equal(listChecks))
+	g.Expect(string(list)).To(gomega.ContainSubstring(`"desc":"`+html), "<, > and & as they are")
+
+	l := slowReads(t, s, p.ReadOnly)
+	grown := int64(l.during) - int64(l.baseline)
+	bound := int64(slowReaders * len(list) / 8)
+	t.Logf("list: %d bytes; live heap: %d MiB before, %d MiB with %d readers that do not read (bound: +%d MiB)",
+		len(list), l.baseline>>20, l.during>>20, slowReaders, bound>>20)
+	if grown > bound {
+		t.Errorf("live heap grew by %d MiB under %d slow readers of a %d-byte list, bound %d MiB",
+			grown>>20, slowReaders, len(list), bound>>20)
+	}
+}
+
+// slowReads starts the slow readers, waits until each has the status line
+// of its answer (the server is writing it), pings meanwhile, and measures
+// the live heap before and during.
+func slowReads(tb testing.TB, s *fixture, key string) load {
+	g := gomega.NewWithT(tb)
+	l := load{baseline: liveHeap()}
+	stop := make(chan struct{})
+	started := make(chan error, slowReaders)
+	var done sync.WaitGroup
+	defer func() {
+		close(stop)
+		done.Wait()
+	}()
+	for i := range slowReaders {
+		done.Go(func() {
+			conn, err := dialSmallWindow(fmt.Sprintf("127.0.3.%d", i%4+1), s.addr)
+			if err != nil {
+				started <- err
+				return
+			}
+			defer conn.Close()
+			_, err = fmt.Fprintf(conn, "GET /api/v3/checks/ HTTP/1.1\r\nHost: vigil\r\nX-Api-Key: %s\r\n\r\n", key)
+			if err == nil {
+				_, err = bufio.NewReader(conn).ReadString('\n')
+			}
+			started <- err
+			<-stop
+		})
+	}
+	for range slowReaders {
+		if err := <-started; err != nil {
+			tb.Fatalf("a slow reader got no status line: %v", err)
+		}
+	}
+	r, err := sendFrom("127.0.0.3", s.addr, http.MethodGet, "/ping/"+s.uuid, "", nil)
+	g.Expect(err).NotTo(gomega.HaveOccurred())
+	g.Expect(r.StatusCode).To(gomega.Equal(http.StatusOK))
+	l.during = liveHeap()
+	return l
+}
+
+// dialSmallWindow connects from local with a receive buffer of
+// readerWindow bytes, set before the connection opens so that the window
+// it offers is that small.
+func dialSmallWindow(local, addr string) (net.Conn, error) {
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}, Control: func(_, _ string, rc syscall.RawConn) error {
+		var serr error
+		if err := rc.Control(func(fd uintptr) {
+			serr = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, readerWindow)
+		}); err != nil {
+			return err
+		}
+		return serr
+	}}
+	return d.DialContext(context.Background(), "tcp", addr)
 }

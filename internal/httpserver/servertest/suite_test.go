@@ -12,12 +12,14 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/netip"
 	"os"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/onsi/gomega"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -27,15 +29,27 @@ import (
 	"github.com/vigil-operator/vigil/internal/testenv/managertest"
 )
 
-// bodyBudget is the suite manager's request body budget: small, so that
-// hundreds of uploads fill it and the memory bound is tight.
-const bodyBudget = 16 << 20
+// The suite manager's bounds.
+const (
+	// bodyBudget is its request body budget: small, so that hundreds of
+	// uploads fill it and the memory bound is tight.
+	bodyBudget = 16 << 20
+	// maxConnections and perSource are its connection caps: small, so
+	// that a test reaches them with a thousand connections. 127.0.0.1,
+	// the tests' own address for the slow uploads, is a trusted proxy,
+	// exempt from perSource; the other addresses of 127/8 are clients.
+	maxConnections = 1024
+	perSource      = 100
+	// highWater is where idle connections start to be reclaimed.
+	highWater = maxConnections - maxConnections/8
+)
 
 // fixture is a running manager with a project and a check, shared by the
 // package's tests (a fuzzing worker starts its own).
 type fixture struct {
 	h         *managertest.Harness
 	addr      string // host:port of the HTTP server
+	namespace string // the project's
 	rw, ro    string // API keys
 	pingKey   string
 	uuid      string // a check's UUID
@@ -57,17 +71,20 @@ func suite(tb testing.TB) *fixture {
 			}
 		}()
 		gomega.RegisterFailHandler(func(message string, _ ...int) { panic(message) })
-		// At info level: the request log lines (V(1), V(2)) stay out.
-		logf.SetLogger(zap.New(zap.WriteTo(os.Stderr)))
+		// At info level: the request log lines (V(1), V(2)) stay out,
+		// but for logs.capture.
+		logf.SetLogger(logr.New(teeSink{zap.New(zap.WriteTo(os.Stderr)).GetSink(), logs.sink()}))
 		gomega.SetDefaultEventuallyTimeout(20 * time.Second)
 		dir, err := os.MkdirTemp("", "vigil-servertest-")
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		dsn, err := testenv.StoreDSN(context.Background(), dir)
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
-		fix.h = managertest.Start(manager.Options{CheckLimit: 20, Store: dsn, RequestBodyBudget: bodyBudget})
+		fix.h = managertest.Start(manager.Options{CheckLimit: 20, Store: dsn, RequestBodyBudget: bodyBudget,
+			MaxConnections: maxConnections, MaxConnectionsPerSource: perSource,
+			TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}})
 		fix.addr = strings.TrimPrefix(fix.h.BaseURL, "http://")
 		p := fix.h.NewProject("servertest-")
-		fix.rw, fix.ro, fix.pingKey, fix.slug = p.ReadWrite, p.ReadOnly, p.PingKey, "nightly"
+		fix.namespace, fix.rw, fix.ro, fix.pingKey, fix.slug = p.Namespace, p.ReadWrite, p.ReadOnly, p.PingKey, "nightly"
 		r, err := send(fix.addr, http.MethodPost, "/api/v3/checks/", "X-Api-Key: "+fix.rw, []byte(`{"name": "nightly", "slug": "nightly"}`))
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
 		gomega.Expect(r.StatusCode).To(gomega.Equal(http.StatusCreated))
@@ -105,7 +122,22 @@ type response struct {
 // any method, path and header the server itself would take reach it), and
 // reads the answer. header is "Name: value" lines.
 func send(addr, method, path, header string, body []byte) (*response, error) {
-	conn, err := (&net.Dialer{}).DialContext(context.Background(), "tcp", addr)
+	return sendFrom("", addr, method, path, header, body)
+}
+
+// dialFrom connects to addr from a local address ("" for any): all of
+// 127/8 is loopback, so each of its addresses is a client of its own.
+func dialFrom(local, addr string) (net.Conn, error) {
+	d := net.Dialer{}
+	if local != "" {
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(local)}
+	}
+	return d.DialContext(context.Background(), "tcp", addr)
+}
+
+// sendFrom is send from a local address.
+func sendFrom(local, addr, method, path, header string, body []byte) (*response, error) {
+	conn, err := dialFrom(local, addr)
 	if err != nil {
 		return nil, err
 	}

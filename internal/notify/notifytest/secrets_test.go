@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/egress"
 	"github.com/vigil-operator/vigil/internal/notify"
 )
 
@@ -45,6 +46,7 @@ var _ = Describe("Channels with --channel-secrets-require-label", func() {
 		}
 
 		ns := harness.NewProject("secrets-").Namespace
+		harness.AllowEgress(ns, egress.Loopback.String()) // the receiver is on loopback
 		secret := func(name, token string, labels map[string]string) *corev1.Secret {
 			s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
 				StringData: map[string]string{"token": token}}

@@ -1,8 +1,10 @@
 // Package notifytest runs a whole manager with
-// --channel-secrets-require-label against a real kube-apiserver and etcd,
-// and notifies a webhook receiver through Channels whose Secrets are
-// labelled and not. Without the flag (every other suite) Channels use any
-// Secret of their namespace.
+// --channel-secrets-require-label and the default egress policy against a
+// real kube-apiserver and etcd. It notifies a webhook receiver through
+// Channels whose Secrets are labelled and not (without the flag, in every
+// other suite, Channels use any Secret of their namespace), and loopback
+// receivers (webhook and SMTP) that the egress guard refuses until the
+// administrator allows them for the Channels' namespace.
 package notifytest
 
 import (
@@ -27,7 +29,7 @@ var (
 
 func TestNotify(t *testing.T) {
 	RegisterFailHandler(Fail)
-	RunSpecs(t, "Channel Secrets")
+	RunSpecs(t, "Channel Secrets and egress")
 }
 
 var _ = BeforeSuite(func() {

@@ -16,7 +16,7 @@ var _ = Describe("What a ping stores about its request", func() {
 		long := strings.Repeat("X", 1000)
 		header := http.Header{
 			"User-Agent":        {strings.Repeat("😀", 300) + "\xff"},
-			"X-Forwarded-For":   {long + ", 1.1.1.1"},
+			"X-Forwarded-For":   {"1.1.1.1, " + long},
 			"X-Forwarded-Proto": {long},
 		}
 		expectOK(do(long, baseURL+"/ping/"+u, "", header))

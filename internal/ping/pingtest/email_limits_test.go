@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/netip"
 	"net/smtp"
 	"net/textproto"
 	"runtime"
@@ -56,6 +57,22 @@ func dialText(addr string) *textproto.Conn {
 	_, _, err = tc.ReadResponse(220)
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	return tc
+}
+
+// greetingFrom opens an SMTP connection from a local address (all of
+// 127/8 is loopback) and returns it with its greeting, "<code> <text>".
+func greetingFrom(local, addr string) (*textproto.Conn, string) {
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(local)}}
+	conn, err := d.DialContext(context.Background(), "tcp", addr)
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	tc := textproto.NewConn(conn)
+	DeferCleanup(tc.Close)
+	code, msg, err := tc.ReadResponse(0)
+	if e := (*textproto.Error)(nil); errors.As(err, &e) {
+		return tc, fmt.Sprintf("%d %s", e.Code, e.Msg)
+	}
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return tc, fmt.Sprintf("%d %s", code, msg)
 }
 
 // command sends a command and returns the reply as "<code> <text>".
@@ -138,6 +155,35 @@ var _ = Describe("Email ping bounds", func() {
 			}
 			return err
 		}).Should(Succeed())
+	})
+
+	It("refuses one address's connection past its cap with 421, while other addresses and trusted proxies are served", func() {
+		addr := startListener(&ping.EmailListener{MaxConnections: 20, MaxConnectionsPerSource: 3,
+			TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.4/32")}})
+		var held []*textproto.Conn
+		for range 3 {
+			tc, greeting := greetingFrom("127.0.0.2", addr)
+			Expect(greeting).To(HavePrefix("220 "))
+			held = append(held, tc)
+		}
+		_, greeting := greetingFrom("127.0.0.2", addr)
+		Expect(greeting).To(Equal("421 4.7.0 Too many connections from your address, try again later"))
+		_, greeting = greetingFrom("127.0.0.3", addr)
+		Expect(greeting).To(HavePrefix("220 "))
+		for range 6 {
+			_, greeting := greetingFrom("127.0.0.4", addr)
+			Expect(greeting).To(HavePrefix("220 "), "a trusted proxy carries many clients' mail")
+		}
+		for _, tc := range held {
+			Expect(command(tc, "NOOP")).To(HavePrefix("250"))
+		}
+
+		// One closed, the address may open one again.
+		Expect(command(held[0], "QUIT")).To(HavePrefix("221"))
+		Eventually(func() string {
+			_, greeting := greetingFrom("127.0.0.2", addr)
+			return greeting
+		}).Should(HavePrefix("220 "))
 	})
 
 	It("refuses a message over the size cap with 552 while reading it, without keeping it", func() {

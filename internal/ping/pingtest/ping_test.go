@@ -481,9 +481,13 @@ var _ = Describe("Client address", func() {
 
 	It("honours X-Forwarded-For and X-Forwarded-Proto from a trusted proxy only", func() {
 		u := p.create(`{"name": "proxied"}`)
-		for _, xff := range []string{"203.0.113.7, 10.0.0.1", "198.51.100.2:4567", "2001:db8::1", "::ffff:192.0.2.1"} {
+		// The first: what the client wrote (198.51.100.66), what the proxy
+		// appended (the client) and a trusted hop.
+		for _, xff := range []string{"198.51.100.66, 203.0.113.7, 127.0.0.1", "198.51.100.2:4567", "2001:db8::1", "::ffff:192.0.2.1"} {
 			expectOK(do("GET", baseURL+"/ping/"+u, "", http.Header{"X-Forwarded-For": {xff}, "X-Forwarded-Proto": {"https"}}))
 		}
+		// A proxy that adds its own header line after the client's.
+		expectOK(do("GET", baseURL+"/ping/"+u, "", http.Header{"X-Forwarded-For": {"198.51.100.77", "203.0.113.8"}, "X-Forwarded-Proto": {"https"}}))
 		// A replica that trusts no proxy uses the socket's address.
 		untrusted := newReplica(nil)
 		expectOK(do("GET", untrusted+"/ping/"+u, "", http.Header{"X-Forwarded-For": {"203.0.113.9"}, "X-Forwarded-Proto": {"https"}}))
@@ -496,8 +500,8 @@ var _ = Describe("Client address", func() {
 			addrs = append(addrs, pg["remote_addr"].(string))
 			schemes = append(schemes, pg["scheme"].(string))
 		}
-		Expect(addrs).To(Equal([]string{"127.0.0.1", "127.0.0.1", "::ffff:192.0.2.1", "2001:db8::1", "198.51.100.2", "203.0.113.7"}))
-		Expect(schemes).To(Equal([]string{"http", "http", "https", "https", "https", "https"}))
+		Expect(addrs).To(Equal([]string{"127.0.0.1", "127.0.0.1", "203.0.113.8", "::ffff:192.0.2.1", "2001:db8::1", "198.51.100.2", "203.0.113.7"}))
+		Expect(schemes).To(Equal([]string{"http", "http", "https", "https", "https", "https", "https"}))
 	})
 })
 

@@ -19,8 +19,10 @@ package cronjobs
 // only their identity, owner and status (manager.CacheOptions).
 // +kubebuilder:rbac:groups=batch,resources=jobs,verbs=list;watch
 
-// A failed Job's fail ping carries the tail of its failed pod's log: the
-// pods are listed by job-name label, uncached, and one log read, only when
-// a failure is about to be recorded.
+// A failed Job's fail ping says which container of its failed pod failed
+// and how (the pods are listed by job-name label, uncached, only when a
+// failure is about to be recorded), and carries the tail of its log (one
+// log read) only when the CronJob is annotated monitoring.vigil.dev/logs:
+// "true" (docs/cronjobs.md).
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list
 // +kubebuilder:rbac:groups="",resources=pods/log,verbs=get

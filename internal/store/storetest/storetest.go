@@ -635,6 +635,132 @@ func Run(t *testing.T, open Opener) {
 				t.Fatalf("after the hold: %v", got)
 			}
 		},
+		"a namespace's many keys are recorded in chunks, pings commit between them, and edits write what changed": func(t *testing.T, s *store.Store) {
+			// More keys than SQLite (32,766) or PostgreSQL (65,535) bind in
+			// one statement.
+			const n = 70_000
+			ids := make([]string, n)
+			for i := range ids {
+				ids[i] = fmt.Sprintf("api:%064d", i)
+			}
+			now := time.Now()
+			synced := make(chan error, 1)
+			var owners map[string]string
+			go func() {
+				var err error
+				owners, err = s.SyncKeys(ctx, "many", ids, now)
+				synced <- err
+			}()
+			// Each chunk commits on its own: part of the keys is there
+			// while the rest is still being recorded, and a ping commits
+			// meanwhile.
+			partial := false
+			for done := false; !done; {
+				select {
+				case err := <-synced:
+					must(t, err)
+					done = true
+				default:
+					keys, _, err := s.OwnerRows(ctx)
+					must(t, err)
+					if partial = keys > 0 && keys < n; partial {
+						_, err := s.RecordPing(ctx, simple("between-chunks"), ping(monitor.PingSuccess, t0))
+						must(t, err)
+						must(t, <-synced)
+						done = true
+					}
+				}
+			}
+			if !partial {
+				t.Error("no chunk of the sync was seen committed before the whole sync")
+			}
+			if len(owners) != n || owners[ids[0]] != "many" || owners[ids[n-1]] != "many" {
+				t.Fatalf("%d owners, first %q, last %q", len(owners), owners[ids[0]], owners[ids[n-1]])
+			}
+			// An edit: the first half goes, new keys come. The keys that
+			// went start their hold; another project does not get them.
+			edited := append(slices.Clone(ids[n/2:]), "api:new-1", "api:new-2")
+			owners, err := s.SyncKeys(ctx, "many", edited, now.Add(time.Minute))
+			must(t, err)
+			if len(owners) != len(edited) || owners["api:new-1"] != "many" || owners[ids[n-1]] != "many" {
+				t.Fatalf("after the edit: %d owners, new %q, kept %q", len(owners), owners["api:new-1"], owners[ids[n-1]])
+			}
+			got, err := s.SyncKeys(ctx, "other", []string{ids[0], ids[n-1]}, now.Add(2*time.Minute))
+			must(t, err)
+			if got[ids[0]] != "many" || got[ids[n-1]] != "many" {
+				t.Fatalf("another project's claims during the hold: %v", got)
+			}
+			got, err = s.SyncKeys(ctx, "other", []string{ids[0], ids[n-1]}, now.Add(time.Minute+store.UUIDHold+time.Second))
+			must(t, err)
+			if got[ids[0]] != "other" || got[ids[n-1]] != "many" {
+				t.Fatalf("another project's claims after the released key's hold: %v", got)
+			}
+		},
+		"holds that have passed are pruned, and a namespace keeps a bounded number of released holds": func(t *testing.T, s *store.Store) {
+			now := time.Now()
+			keys := func(prefix string, n int) []string {
+				out := make([]string, n)
+				for i := range out {
+					out[i] = fmt.Sprintf("api:%s-%05d", prefix, i)
+				}
+				return out
+			}
+			sync := func(ns string, at time.Time, ids ...string) map[string]string {
+				t.Helper()
+				owners, err := s.SyncKeys(ctx, ns, ids, at)
+				must(t, err)
+				return owners
+			}
+			rows := func() (int64, int64) {
+				t.Helper()
+				k, u, err := s.OwnerRows(ctx)
+				must(t, err)
+				return k, u
+			}
+			// A project rotates 1,200 keys: they are released; another
+			// holds 10; a check's UUID is released when its check goes.
+			rotated, held := keys("rotated", 1200), keys("held", 10)
+			sync("rotates", now, rotated...)
+			sync("rotates", now)
+			sync("holds", now, held...)
+			const uuid = "5d5f3e70-1111-4222-8333-000000000001"
+			_, err := s.ClaimUUID(ctx, uuid, "holds", "c1", now, true)
+			must(t, err)
+			must(t, s.Forget(ctx, "c1"))
+			if k, u := rows(); k != 1210 || u != 1 {
+				t.Fatalf("before pruning: %d key rows, %d UUID rows", k, u)
+			}
+			pruned, err := s.PruneOwners(ctx, time.Now().Add(store.UUIDHold-time.Minute))
+			must(t, err)
+			if k, u := rows(); pruned != 0 || k != 1210 || u != 1 {
+				t.Fatalf("pruned %d rows before the holds passed: %d key rows, %d UUID rows left", pruned, k, u)
+			}
+			later := time.Now().Add(store.UUIDHold + time.Minute)
+			pruned, err = s.PruneOwners(ctx, later)
+			must(t, err)
+			if k, u := rows(); pruned != 1201 || k != 10 || u != 0 {
+				t.Fatalf("pruned %d rows after the holds passed (want 1201): %d key rows, %d UUID rows left", pruned, k, u)
+			}
+			// Pruned, a key is anyone's; held ones stay their holder's.
+			if got := sync("newcomer", later, rotated[0], held[0]); got[rotated[0]] != "newcomer" || got[held[0]] != "holds" {
+				t.Fatalf("claims after pruning: %v", got)
+			}
+
+			// A namespace that releases more than MaxReleasedOwners keys
+			// within the hold keeps the holds of the newest.
+			older, newer := keys("older", 300), keys("newer", store.MaxReleasedOwners)
+			sync("churns", now, older...)
+			sync("churns", now.Add(time.Second), newer...) // releases older
+			sync("churns", now.Add(2*time.Second))         // releases newer
+			pruned, err = s.PruneOwners(ctx, now.Add(3*time.Second))
+			must(t, err)
+			if pruned != len(older) {
+				t.Fatalf("pruned %d of a crowded namespace's released rows, want %d", pruned, len(older))
+			}
+			if got := sync("newcomer", now.Add(4*time.Second), older[0], newer[0]); got[older[0]] != "newcomer" || got[newer[0]] != "churns" {
+				t.Fatalf("claims after trimming the crowded namespace: %v", got)
+			}
+		},
 		"old flips go, unless they owe notifications": func(t *testing.T, s *store.Store) {
 			quiet, loud := simple("l1"), simple("l2", "ops")
 			for _, tg := range []store.Target{quiet, loud} {

@@ -48,9 +48,28 @@ type Harness struct {
 
 // Start starts envtest and a manager with opts, on a free loopback port
 // unless opts names one, and returns once its HTTP server answers. The
-// manager runs as its ServiceAccount under the shipped RBAC, not as an
-// administrator.
+// manager runs as its ServiceAccount under the shipped RBAC (config/default),
+// not as an administrator.
 func Start(opts manager.Options) *Harness {
+	return StartUnder(testenv.AsManager, opts)
+}
+
+// RBAC installs the manager's ServiceAccount and roles with an
+// administrator's config, and returns the manager's config and the record
+// of what the API server forbids it: testenv.AsManager (config/default), or
+// a rendering of the chart (Chart).
+type RBAC func(ctx context.Context, admin *rest.Config) (*rest.Config, *testenv.Forbidden, error)
+
+// Chart is the RBAC of charts/vigil rendered with the helm arguments args,
+// such as "--set", "watchNamespaces={team-a,team-b}" (testenv.AsChartManager).
+func Chart(args ...string) RBAC {
+	return func(ctx context.Context, admin *rest.Config) (*rest.Config, *testenv.Forbidden, error) {
+		return testenv.AsChartManager(ctx, admin, args...)
+	}
+}
+
+// StartUnder is Start with the manager under the roles rbac installs.
+func StartUnder(rbac RBAC, opts manager.Options) *Harness {
 	h := &Harness{}
 	var err error
 	h.Env, err = testenv.New()
@@ -71,7 +90,7 @@ func Start(opts manager.Options) *Harness {
 	}()
 	h.Client, err = client.New(h.Config, client.Options{Scheme: h.Env.Scheme})
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	h.ManagerConfig, h.Forbidden, err = testenv.AsManager(context.Background(), h.Config)
+	h.ManagerConfig, h.Forbidden, err = rbac(context.Background(), h.Config)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 
 	if opts.HTTPAddr == "" {
@@ -156,31 +175,58 @@ type Project struct {
 // NewProject creates a namespace named from prefix with a project, and
 // returns once the manager accepts its keys (its cache has the Secret).
 func (h *Harness) NewProject(prefix string) Project {
-	ctx := context.Background()
 	n := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: prefix}}
-	gomega.Expect(h.Client.Create(ctx, n)).To(gomega.Succeed())
-	rw, err := project.CreateAPIKey(ctx, h.Client, n.Name, project.ReadWrite)
-	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	ro, err := project.CreateAPIKey(ctx, h.Client, n.Name, project.ReadOnly)
-	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	data, err := project.EnsureProjectSecret(ctx, h.Client, n.Name)
-	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	p := Project{Namespace: n.Name, ReadWrite: rw, ReadOnly: ro, PingKey: string(data[project.DataPingKey])}
+	gomega.Expect(h.Client.Create(context.Background(), n)).To(gomega.Succeed())
+	p := h.CreateProject(n.Name)
 	gomega.Eventually(func() (int, error) { return h.listChecks(p.ReadOnly) }).Should(gomega.Equal(http.StatusOK))
 	return p
+}
+
+// CreateProject creates the project of an existing namespace (its keys),
+// and returns at once: a manager that does not serve the namespace never
+// accepts them.
+func (h *Harness) CreateProject(namespace string) Project {
+	ctx := context.Background()
+	rw, err := project.CreateAPIKey(ctx, h.Client, namespace, project.ReadWrite)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	ro, err := project.CreateAPIKey(ctx, h.Client, namespace, project.ReadOnly)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	data, err := project.EnsureProjectSecret(ctx, h.Client, namespace)
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	return Project{Namespace: namespace, ReadWrite: rw, ReadOnly: ro, PingKey: string(data[project.DataPingKey])}
+}
+
+// Accepts says whether the manager answers an API request with key as
+// allowed (200) rather than refused: whether it serves the key's project.
+func (h *Harness) Accepts(key string) (bool, error) {
+	code, err := h.listChecks(key)
+	return code == http.StatusOK, err
 }
 
 // SetCheckLimit sets the project's check limit in the limits ConfigMap, as
 // a cluster administrator would.
 func (h *Harness) SetCheckLimit(namespace string, limit int) {
+	h.setLimit(namespace+"."+project.LimitsKeyCheckLimit, fmt.Sprint(limit))
+}
+
+// AllowEgress lets the project's Channels reach allow (CIDRs, addresses,
+// host names; egress.Loopback.String() for the tests' loopback receivers),
+// through the limits ConfigMap, as a cluster administrator would. The
+// manager runs with the default egress policy: without this, its Channels
+// reach no loopback or private address.
+func (h *Harness) AllowEgress(namespace, allow string) {
+	h.setLimit(namespace+"."+project.LimitsKeyEgressAllow, allow)
+}
+
+func (h *Harness) setLimit(key, value string) {
 	ctx := context.Background()
-	key := h.limitsConfigMap
-	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: key.Namespace, Name: key.Name}}
+	name := h.limitsConfigMap
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: name.Namespace, Name: name.Name}}
 	_, err := controllerutil.CreateOrPatch(ctx, h.Client, cm, func() error {
 		if cm.Data == nil {
 			cm.Data = map[string]string{}
 		}
-		cm.Data[namespace+"."+project.LimitsKeyCheckLimit] = fmt.Sprint(limit)
+		cm.Data[key] = value
 		return nil
 	})
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())

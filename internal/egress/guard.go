@@ -1,0 +1,152 @@
+package egress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// ConnectTimeout bounds establishing one connection, name resolution
+// included: an endpoint that does not answer costs a delivery worker a few
+// seconds, not the whole request bound (notify's 10 s).
+const ConnectTimeout = 5 * time.Second
+
+// Options configure a Guard.
+type Options struct {
+	// Allow is allowed in every namespace (the manager's --egress-allow).
+	Allow Allowlist
+	// Deny are refused besides DefaultDenied: the cluster's Service and
+	// Pod ranges (--egress-deny). Allow still allows within them.
+	Deny []netip.Prefix
+	// NamespaceAllow is what one namespace is allowed besides Allow (the
+	// limits ConfigMap's "<namespace>.egress-allow"); nil allows nothing
+	// more. It is asked on every connection, so a change applies to the
+	// next one.
+	NamespaceAllow func(namespace string) Allowlist
+}
+
+// Guard hands out dialers and HTTP transports that connect only where a
+// namespace's policy allows. One Guard serves the whole manager.
+type Guard struct {
+	opts Options
+
+	mu    sync.Mutex
+	pools map[string]*pool // by namespace
+}
+
+// pool is a namespace's HTTP transport, with the namespace allowlist its
+// dialer checks: its kept-alive connections were all opened under that
+// policy, for that namespace.
+type pool struct {
+	allow     Allowlist
+	transport *http.Transport
+}
+
+// New returns a guard.
+func New(opts Options) *Guard {
+	opts.Allow = opts.Allow.normal()
+	return &Guard{opts: opts, pools: map[string]*pool{}}
+}
+
+// namespaceAllow is the namespace's own allowlist.
+func (g *Guard) namespaceAllow(namespace string) Allowlist {
+	if g.opts.NamespaceAllow == nil {
+		return Allowlist{}
+	}
+	return g.opts.NamespaceAllow(namespace).normal()
+}
+
+func (g *Guard) policy(namespaceAllow Allowlist) Policy {
+	return NewPolicy(g.opts.Deny, g.opts.Allow.Join(namespaceAllow))
+}
+
+// Policy is the policy of the namespace's connections now.
+func (g *Guard) Policy(namespace string) Policy {
+	return g.policy(g.namespaceAllow(namespace))
+}
+
+// DialContext connects to address ("host:port") over TCP for a delivery of
+// the namespace, if its policy allows the address the name resolves to.
+// A refused address is never dialled; the error is then a *DeniedError.
+func (g *Guard) DialContext(ctx context.Context, namespace, network, address string) (net.Conn, error) {
+	return dialer{g.Policy(namespace)}.DialContext(ctx, network, address)
+}
+
+// Transport is the HTTP transport for the namespace's requests: every
+// connection goes through the guard, and none through a proxy. Each
+// namespace has its own pool of kept-alive connections, so a connection
+// one namespace's allowlist let through is never reused for another; when
+// the namespace's allowlist changes, its old pool is closed and a new one
+// starts.
+func (g *Guard) Transport(namespace string) http.RoundTripper {
+	allow := g.namespaceAllow(namespace)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	p := g.pools[namespace]
+	if p != nil && p.allow.Equal(allow) {
+		return p.transport
+	}
+	if p != nil {
+		// In-flight requests finish; their connections are never handed
+		// out again, as nothing asks the old transport for any.
+		p.transport.CloseIdleConnections()
+	}
+	p = &pool{allow: allow, transport: newTransport(dialer{g.policy(allow)})}
+	g.pools[namespace] = p
+	return p.transport
+}
+
+func newTransport(d dialer) *http.Transport {
+	return &http.Transport{
+		// No proxy, from the environment or elsewhere: the guard checks
+		// where a connection goes, and a proxy would carry the request
+		// on, past it, to wherever the URL names.
+		Proxy:                 nil,
+		DialContext:           d.DialContext,
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          100,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   ConnectTimeout,
+		ExpectContinueTimeout: time.Second,
+	}
+}
+
+// dialer connects where its policy allows.
+type dialer struct{ policy Policy }
+
+func (d dialer) DialContext(ctx context.Context, network, address string) (net.Conn, error) {
+	switch network {
+	case "tcp", "tcp4", "tcp6":
+	default:
+		return nil, fmt.Errorf("egress: network %q is not allowed", network)
+	}
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return nil, fmt.Errorf("egress: %w", err)
+	}
+	nd := &net.Dialer{Timeout: ConnectTimeout}
+	if !d.policy.AllowsHost(host) {
+		// Control runs for each address the name resolved to, after the
+		// socket is made and before it connects: what it checks is what
+		// is dialled.
+		nd.Control = func(_, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil {
+				return fmt.Errorf("egress: unexpected address %q: %w", address, err)
+			}
+			return d.policy.Check(ap.Addr())
+		}
+	}
+	conn, err := nd.DialContext(ctx, network, address)
+	if denied := (*DeniedError)(nil); errors.As(err, &denied) {
+		// Without the net.OpError around it, which repeats the address.
+		return nil, denied
+	}
+	return conn, err
+}

@@ -1,0 +1,316 @@
+package egress
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// envProxy is a proxy that every test of this package finds in its
+// environment (HTTP_PROXY and the rest, set before anything reads them:
+// net/http reads them once per process). It records the requests it is
+// asked to carry and answers each one 200: a guard that used it would
+// reach through it whatever the URL names.
+var envProxy struct {
+	*httptest.Server
+	mu   sync.Mutex
+	urls []string
+}
+
+func TestMain(m *testing.M) {
+	envProxy.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		envProxy.mu.Lock()
+		envProxy.urls = append(envProxy.urls, r.Method+" "+r.URL.String())
+		envProxy.mu.Unlock()
+		_, _ = io.WriteString(w, "carried by the proxy")
+	}))
+	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy"} {
+		_ = os.Setenv(k, envProxy.URL)
+	}
+	_ = os.Unsetenv("NO_PROXY")
+	_ = os.Unsetenv("no_proxy")
+	code := m.Run()
+	envProxy.Close()
+	os.Exit(code)
+}
+
+func proxied() []string {
+	envProxy.mu.Lock()
+	defer envProxy.mu.Unlock()
+	return append([]string(nil), envProxy.urls...)
+}
+
+// listener is a TCP listener on 127.0.0.1 that records the connections it
+// accepts, in order.
+type listener struct {
+	net.Listener
+	mu       sync.Mutex
+	accepted []net.Conn
+	probed   int // connections accepted up to the last probe
+	cond     *sync.Cond
+}
+
+func listen(t *testing.T) *listener {
+	t.Helper()
+	l, err := new(net.ListenConfig).Listen(t.Context(), "tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listening on loopback: %v", err)
+	}
+	ln := &listener{Listener: l}
+	ln.cond = sync.NewCond(&ln.mu)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			ln.mu.Lock()
+			ln.accepted = append(ln.accepted, c)
+			ln.cond.Broadcast()
+			ln.mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = l.Close()
+		ln.mu.Lock()
+		defer ln.mu.Unlock()
+		for _, c := range ln.accepted {
+			_ = c.Close()
+		}
+	})
+	return ln
+}
+
+// nothingAccepted proves that the listener accepted no connection since
+// the last probe: it connects itself, and its own connection must be the
+// next one accepted (connections are accepted in the order they were made).
+func (ln *listener) nothingAccepted(t *testing.T) {
+	t.Helper()
+	probe, err := (&net.Dialer{}).DialContext(t.Context(), "tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatalf("probing the listener: %v", err)
+	}
+	defer probe.Close()
+	ln.mu.Lock()
+	defer ln.mu.Unlock()
+	for len(ln.accepted) <= ln.probed {
+		ln.cond.Wait()
+	}
+	if next := ln.accepted[ln.probed].RemoteAddr().String(); next != probe.LocalAddr().String() {
+		t.Fatalf("the listener accepted a connection from %s before the probe from %s", next, probe.LocalAddr())
+	}
+	ln.probed++
+}
+
+// TestNameResolvingToLoopbackIsRefused: "localhost" looks harmless, but it
+// resolves to loopback addresses; the guard checks the address it would
+// dial and never dials it.
+func TestNameResolvingToLoopbackIsRefused(t *testing.T) {
+	ln := listen(t)
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	g := New(Options{})
+
+	conn, err := g.DialContext(t.Context(), "team-a", "tcp", net.JoinHostPort("localhost", port))
+	if err == nil {
+		_ = conn.Close()
+		t.Fatal("dialled localhost, which resolves to loopback")
+	}
+	var denied *DeniedError
+	if !errors.As(err, &denied) || !denied.Addr.IsLoopback() {
+		t.Fatalf("dialling localhost: %v, want a refused loopback address", err)
+	}
+	if !strings.HasPrefix(err.Error(), "EgressDenied: ") || !strings.Contains(err.Error(), "(loopback)") {
+		t.Errorf("error %q does not say EgressDenied and loopback", err)
+	}
+	ln.nothingAccepted(t)
+
+	// The same through HTTP: the request never leaves.
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, "http://localhost:"+port+"/", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := (&http.Client{Transport: g.Transport("team-a")}).Do(req)
+	if err == nil {
+		_ = resp.Body.Close()
+	}
+	if !IsDenied(err) {
+		t.Fatalf("GET http://localhost: %v, want EgressDenied", err)
+	}
+	ln.nothingAccepted(t)
+}
+
+// TestRefusalSaysNothingOfTheAddress: a refused address gives the same
+// answer whether something listens there or not, as it is never dialled.
+func TestRefusalSaysNothingOfTheAddress(t *testing.T) {
+	open := listen(t)
+	closed := listen(t)
+	closedAddr := closed.Addr().String()
+	_ = closed.Close()
+	g := New(Options{})
+	text := func(addr string) string {
+		_, port, _ := net.SplitHostPort(addr)
+		_, err := g.DialContext(t.Context(), "team-a", "tcp", "127.0.0.1:"+port)
+		if err == nil {
+			t.Fatalf("dialled %s", addr)
+		}
+		return err.Error()
+	}
+	if a, b := text(open.Addr().String()), text(closedAddr); a != b {
+		t.Errorf("a listening address answers %q, a closed one %q", a, b)
+	}
+	open.nothingAccepted(t)
+}
+
+// TestAllowedByNameOrRange: an allowed host name connects, whatever it
+// resolves to; so does an allowed range, and only in its namespace.
+func TestAllowedByNameOrRange(t *testing.T) {
+	ln := listen(t)
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	for _, tc := range []struct {
+		name      string
+		opts      Options
+		namespace string
+		address   string
+		allowed   bool
+	}{
+		{"by name", Options{Allow: mustAllow(t, "localhost")}, "team-a", "localhost", true},
+		{"by name, another name refused", Options{Allow: mustAllow(t, "localhost")}, "team-a", "127.0.0.1", false},
+		{"by range", Options{Allow: mustAllow(t, "127.0.0.0/8")}, "team-a", "127.0.0.1", true},
+		{"by namespace", Options{NamespaceAllow: teamA("127.0.0.0/8")}, "team-a", "127.0.0.1", true},
+		{"another namespace's", Options{NamespaceAllow: teamA("127.0.0.0/8")}, "team-b", "127.0.0.1", false},
+		{"by name in the namespace", Options{NamespaceAllow: teamA("localhost")}, "team-a", "localhost", true},
+		{"by name in another namespace", Options{NamespaceAllow: teamA("localhost")}, "team-b", "localhost", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			conn, err := New(tc.opts).DialContext(t.Context(), tc.namespace, "tcp", net.JoinHostPort(tc.address, port))
+			if err == nil {
+				_ = conn.Close()
+			}
+			if tc.allowed && err != nil {
+				t.Errorf("refused: %v", err)
+			}
+			if !tc.allowed && !IsDenied(err) {
+				t.Errorf("dial = %v, want EgressDenied", err)
+			}
+		})
+	}
+}
+
+func teamA(allow string) func(string) Allowlist {
+	a, err := ParseAllowlist(allow)
+	if err != nil {
+		panic(err)
+	}
+	return func(ns string) Allowlist {
+		if ns == "team-a" {
+			return a
+		}
+		return Allowlist{}
+	}
+}
+
+// TestKeptAliveConnectionsStayInTheirNamespace: a connection team-a's
+// allowlist let through, kept alive after its request, is not reused for
+// team-b (which may not connect there), nor for team-a once its allowlist
+// no longer allows it.
+func TestKeptAliveConnectionsStayInTheirNamespace(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		seen = append(seen, r.URL.Path)
+		mu.Unlock()
+	}))
+	t.Cleanup(srv.Close)
+	requests := func() []string {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]string(nil), seen...)
+	}
+	var allowMu sync.Mutex
+	allowA := mustAllow(t, "127.0.0.0/8")
+	g := New(Options{NamespaceAllow: func(ns string) Allowlist {
+		allowMu.Lock()
+		defer allowMu.Unlock()
+		if ns == "team-a" {
+			return allowA
+		}
+		return Allowlist{}
+	}})
+	get := func(ns, path string) error {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := (&http.Client{Transport: g.Transport(ns)}).Do(req)
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return resp.Body.Close() // the connection goes back to the pool
+	}
+
+	if err := get("team-a", "/a"); err != nil {
+		t.Fatalf("team-a, allowed: %v", err)
+	}
+	if err := get("team-b", "/b"); !IsDenied(err) {
+		t.Errorf("team-b = %v, want EgressDenied (and no use of team-a's connection)", err)
+	}
+	allowMu.Lock()
+	allowA = Allowlist{}
+	allowMu.Unlock()
+	if err := get("team-a", "/a-again"); !IsDenied(err) {
+		t.Errorf("team-a after its allow was removed = %v, want EgressDenied", err)
+	}
+	if got := requests(); fmt.Sprint(got) != "[/a]" {
+		t.Errorf("the server received %v, want only team-a's first request", got)
+	}
+}
+
+// TestNoProxyFromTheEnvironment: with HTTP_PROXY and HTTPS_PROXY set (see
+// TestMain) to a proxy the guard would allow, a request to a refused
+// address is still refused, and the proxy carries nothing.
+func TestNoProxyFromTheEnvironment(t *testing.T) {
+	target := "http://192.0.2.10/metadata" // refused: documentation range
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, target, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p, err := http.ProxyFromEnvironment(req); err != nil || p == nil {
+		t.Fatalf("the environment names no proxy for %s (%v, %v): this test would prove nothing", target, p, err)
+	}
+	g := New(Options{Allow: mustAllow(t, "127.0.0.0/8")}) // the proxy's address is allowed
+	for _, u := range []string{target, "https://192.0.2.10/metadata"} {
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodGet, u, nil)
+		resp, err := (&http.Client{Transport: g.Transport("team-a"), Timeout: 10 * time.Second}).Do(req)
+		if err == nil {
+			_ = resp.Body.Close()
+		}
+		var ue *url.Error
+		if !IsDenied(err) || !errors.As(err, &ue) {
+			t.Errorf("GET %s = %v, want EgressDenied", u, err)
+		}
+	}
+	if got := proxied(); len(got) > 0 {
+		t.Errorf("the environment's proxy carried %v", got)
+	}
+}
+
+func TestOnlyTCP(t *testing.T) {
+	g := New(Options{Allow: mustAllow(t, "0.0.0.0/0, ::/0")})
+	for _, network := range []string{"unix", "udp", "ip4:icmp"} {
+		if _, err := g.DialContext(context.Background(), "team-a", network, "/run/something.sock"); err == nil || !strings.Contains(err.Error(), "not allowed") {
+			t.Errorf("dial %s = %v, want refused", network, err)
+		}
+	}
+}

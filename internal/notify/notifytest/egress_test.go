@@ -1,0 +1,196 @@
+package notifytest
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+
+	"github.com/emersion/go-smtp"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	eventsv1 "k8s.io/api/events/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/egress"
+	"github.com/vigil-operator/vigil/internal/store"
+)
+
+// mailServer is an SMTP server on loopback that records the connections it
+// takes and the messages it receives.
+type mailServer struct {
+	port     int32
+	mu       sync.Mutex
+	sessions int
+	messages []string
+}
+
+func newMailServer() *mailServer {
+	m := &mailServer{}
+	l, err := new(net.ListenConfig).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	s := smtp.NewServer(m)
+	s.Domain = "localhost"
+	go func() { _ = s.Serve(l) }()
+	DeferCleanup(s.Close)
+	m.port = int32(l.Addr().(*net.TCPAddr).Port)
+	return m
+}
+
+func (m *mailServer) NewSession(*smtp.Conn) (smtp.Session, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.sessions++
+	return &mailSession{m: m}, nil
+}
+
+func (m *mailServer) seen() (sessions int, messages []string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.sessions, append([]string(nil), m.messages...)
+}
+
+type mailSession struct{ m *mailServer }
+
+func (s *mailSession) Mail(string, *smtp.MailOptions) error { return nil }
+func (s *mailSession) Rcpt(string, *smtp.RcptOptions) error { return nil }
+func (s *mailSession) Reset()                               {}
+func (s *mailSession) Logout() error                        { return nil }
+func (s *mailSession) Data(r io.Reader) error {
+	b, err := io.ReadAll(r)
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
+	s.m.messages = append(s.m.messages, string(b))
+	return err
+}
+
+var _ = Describe("Channels under the default egress policy", func() {
+	It("reach no loopback receiver, say EgressDenied, and deliver once the administrator allows their namespace alone", func() {
+		var mu sync.Mutex
+		var paths []string
+		receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			paths = append(paths, r.URL.Path)
+			mu.Unlock()
+			_, _ = io.WriteString(w, "internal answer that must not reach a Channel's status")
+		}))
+		DeferCleanup(receiver.Close)
+		requests := func() []string {
+			mu.Lock()
+			defer mu.Unlock()
+			return append([]string(nil), paths...)
+		}
+		mail := newMailServer()
+
+		// Two projects, each with a webhook and an email Channel at the
+		// loopback receivers, and a check on both that goes down.
+		type project struct {
+			ns    string
+			check *v1.Check
+		}
+		newProject := func(prefix string) project {
+			ns := harness.NewProject(prefix).Namespace
+			for _, ch := range []*v1.Channel{
+				{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hook"}, Spec: v1.ChannelSpec{
+					Kind: v1.ChannelWebhook, Webhook: &v1.WebhookChannel{Down: &v1.WebhookRequest{URL: receiver.URL + "/" + ns + "/down"}}}},
+				{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "mail"}, Spec: v1.ChannelSpec{
+					Kind: v1.ChannelEmail, Email: &v1.EmailChannel{To: []string{"ops@example.com"}, From: "vigil@" + ns + ".example.com",
+						Host: "localhost", Port: mail.port, Security: v1.SMTPNone}}},
+			} {
+				Expect(harness.Client.Create(ctx, ch)).To(Succeed())
+			}
+			timeout := int64(3600)
+			check := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "backup"},
+				Spec: v1.CheckSpec{Timeout: &timeout, Grace: 60, Channels: []string{"hook", "mail"}}}
+			Expect(harness.Client.Create(ctx, check)).To(Succeed())
+			Eventually(func(g Gomega) string {
+				g.Expect(harness.Client.Get(ctx, client.ObjectKeyFromObject(check), check)).To(Succeed())
+				return check.Status.UUID
+			}).ShouldNot(BeEmpty())
+			resp, err := http.Get(harness.BaseURL + "/ping/" + check.Status.UUID + "/fail")
+			Expect(err).NotTo(HaveOccurred())
+			Expect(resp.Body.Close()).To(Succeed())
+			Expect(resp.StatusCode).To(Equal(http.StatusOK))
+			return project{ns: ns, check: check}
+		}
+		a, b := newProject("egress-a-"), newProject("egress-b-")
+
+		channel := func(ns, name string) func(Gomega) v1.ChannelStatus {
+			return func(g Gomega) v1.ChannelStatus {
+				cur := &v1.Channel{}
+				g.Expect(harness.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, cur)).To(Succeed())
+				return cur.Status
+			}
+		}
+		reasons := func(ns, name string) func(Gomega) []string {
+			return func(g Gomega) []string {
+				var list eventsv1.EventList
+				g.Expect(harness.Client.List(ctx, &list, client.InNamespace(ns))).To(Succeed())
+				var out []string
+				for _, e := range list.Items {
+					if e.Regarding.Kind == "Channel" && e.Regarding.Name == name {
+						out = append(out, e.Reason)
+					}
+				}
+				return out
+			}
+		}
+		// The manager's own record of the deliveries: attempts so far, while
+		// none is delivered.
+		attempts := func(p project, channel string) func(Gomega) int {
+			return func(g Gomega) int {
+				byChannel, err := harness.Manager.Store.Deliveries(ctx, p.check.UID, 1)
+				g.Expect(err).NotTo(HaveOccurred())
+				if byChannel[channel].State == store.DeliveryDelivered {
+					StopTrying(p.ns + "/" + channel + " was delivered").Now()
+				}
+				return byChannel[channel].Attempts
+			}
+		}
+
+		for _, p := range []project{a, b} {
+			for _, name := range []string{"hook", "mail"} {
+				Eventually(channel(p.ns, name)).Should(HaveField("LastError", And(
+					ContainSubstring(v1.ReasonEgressDenied+": "), ContainSubstring("(loopback)"),
+					Not(ContainSubstring("internal answer")))), "%s/%s", p.ns, name)
+				Eventually(reasons(p.ns, name)).Should(ContainElement(v1.ReasonEgressDenied), "%s/%s", p.ns, name)
+			}
+		}
+		Expect(requests()).To(BeEmpty(), "the webhook receiver was never connected to")
+		sessions, _ := mail.seen()
+		Expect(sessions).To(BeZero(), "the SMTP server was never connected to")
+
+		// The administrator allows loopback for project a: its pending
+		// notifications are delivered on their next attempt.
+		harness.AllowEgress(a.ns, egress.Loopback.String())
+		Eventually(requests).Should(ContainElement("/" + a.ns + "/down"))
+		Eventually(func() []string { _, m := mail.seen(); return m }).Should(ContainElement(ContainSubstring("vigil@" + a.ns + ".example.com")))
+		Eventually(func(g Gomega) store.DeliveryState {
+			byChannel, err := harness.Manager.Store.Deliveries(ctx, a.check.UID, 1)
+			g.Expect(err).NotTo(HaveOccurred())
+			return byChannel["hook"].State
+		}).Should(Equal(store.DeliveryDelivered))
+
+		// Project b's allowlist is its own: attempts made after a's
+		// delivery, under the same ConfigMap, are still refused. (One
+		// delivery is attempted at a time: the second attempt counted from
+		// here started after a's delivery.)
+		for _, name := range []string{"hook", "mail"} {
+			seen := attempts(b, name)(Default)
+			Eventually(attempts(b, name)).Should(BeNumerically(">", seen+1), "b/%s is attempted again", name)
+			Expect(channel(b.ns, name)(Default).LastError).To(ContainSubstring(v1.ReasonEgressDenied))
+		}
+		for _, p := range requests() {
+			Expect(p).NotTo(HavePrefix("/"+b.ns+"/"), "project b reached the receiver")
+		}
+		_, messages := mail.seen()
+		for _, m := range messages {
+			Expect(strings.Contains(m, b.ns)).To(BeFalse(), "project b reached the SMTP server")
+		}
+	})
+})

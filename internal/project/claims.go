@@ -1,0 +1,143 @@
+package project
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"time"
+)
+
+// KeyClaims records which project holds each key (store.SyncKeys): given
+// every key a namespace's Secrets hold now, it records what changed since
+// its last record and answers each key's owner.
+type KeyClaims interface {
+	SyncKeys(ctx context.Context, namespace string, ids []string, now time.Time) (map[string]string, error)
+}
+
+// RecordClaims has the registry record in claims, from now until ctx ends,
+// which project holds each key, and decide owners by it.
+func (r *Registry) RecordClaims(ctx context.Context, claims KeyClaims) {
+	r.mu.Lock()
+	r.claims = claims
+	r.signal()
+	r.mu.Unlock()
+	r.start(ctx)
+}
+
+// settle is how long the background loop lets a burst of Secret events
+// gather before it builds their parts (once) and records their keys.
+// Lookups meanwhile build what they need themselves.
+const settle = 50 * time.Millisecond
+
+// Bounds of the wait before a failed record is tried again.
+const (
+	minRetry = time.Second
+	maxRetry = time.Minute
+)
+
+// maxUnheld bounds the owners remembered of keys no Secret holds any
+// more (they keep a copy made later from opening anything until the store
+// answers): past it, they are forgotten.
+const maxUnheld = 100_000
+
+func (r *Registry) start(ctx context.Context) {
+	r.started.Do(func() { go r.run(ctx) })
+}
+
+// run builds the parts of namespaces whose Secrets changed, a moment after
+// they did, and records the keys of the namespaces whose keys changed,
+// with the owners the store answers. Until a key's first record (a moment
+// after a Secret appears), the oldest Secret decides. A failed record is
+// tried again after a second, then less and less often.
+func (r *Registry) run(ctx context.Context) {
+	retry := time.NewTimer(time.Hour)
+	retry.Stop()
+	defer retry.Stop()
+	wait := time.Duration(0)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.wake:
+		case <-retry.C:
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(settle):
+		}
+		r.mu.Lock()
+		r.flush()
+		claims, todo := r.claims, map[string][]string{}
+		if claims != nil {
+			for ns := range r.toSync {
+				var ids []string
+				if p := r.parts[ns]; p != nil {
+					ids = p.ids
+				}
+				todo[ns] = ids
+			}
+			r.toSync = map[string]bool{}
+		}
+		r.mu.Unlock()
+		if r.record(ctx, claims, todo) {
+			wait = 0
+			continue
+		}
+		wait = min(max(2*wait, minRetry), maxRetry)
+		retry.Reset(wait)
+	}
+}
+
+// record records each namespace's keys, and reports whether every record
+// succeeded; those that failed are to be synced again.
+func (r *Registry) record(ctx context.Context, claims KeyClaims, todo map[string][]string) bool {
+	namespaces := make([]string, 0, len(todo))
+	for ns := range todo {
+		namespaces = append(namespaces, ns)
+	}
+	sort.Strings(namespaces)
+	ok := true
+	for _, ns := range namespaces {
+		ids := todo[ns]
+		owners, err := claims.SyncKeys(ctx, ns, ids, time.Now())
+		r.mu.Lock()
+		if err != nil {
+			r.toSync[ns], ok = true, false
+			r.mu.Unlock()
+			continue
+		}
+		changed := map[string]bool{}
+		for id, owner := range owners {
+			if r.claimed[id] != owner {
+				r.claimed[id] = owner
+				changed[id] = true
+			}
+		}
+		if ids == nil {
+			delete(r.synced, ns)
+		} else {
+			r.synced[ns] = ids
+		}
+		if p := r.parts[ns]; (p == nil && ids != nil) || (p != nil && !slices.Equal(p.ids, ids)) {
+			r.toSync[ns] = true // it changed while recorded
+		}
+		r.tellConflicts(changed)
+		r.forgetUnheld()
+		r.mu.Unlock()
+	}
+	return ok
+}
+
+// forgetUnheld forgets the owners of keys no Secret holds, when there are
+// too many. Called with r.mu held.
+func (r *Registry) forgetUnheld() {
+	if len(r.claimed) <= len(r.offers)+maxUnheld {
+		return
+	}
+	for id := range r.claimed {
+		if _, held := r.offers[id]; !held {
+			delete(r.claimed, id)
+		}
+	}
+}
