@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vigil-operator/vigil/internal/delivery"
 	"github.com/vigil-operator/vigil/internal/egress"
 	"github.com/vigil-operator/vigil/internal/heartbeat"
 	"github.com/vigil-operator/vigil/internal/httpserver"
@@ -102,6 +103,9 @@ func newManagerCmd(g *globals) *cobra.Command {
 	f.DurationVar(&opts.HeartbeatInterval, "heartbeat-interval", heartbeat.DefaultInterval, "how often the heartbeat is sent")
 	f.StringVar(&opts.CronJobTimeZone, "cronjob-time-zone", "UTC", "time zone of CronJobs without spec.timeZone (kube-controller-manager's zone)")
 	f.IntVar(&opts.Delivery.MaxAttempts, "notify-max-attempts", 10, "attempts per notification before it is given up")
+	f.IntVar(&opts.Delivery.Workers, "notify-workers", delivery.DefaultWorkers, "notifications sent at once, cluster-wide")
+	f.IntVar(&opts.Delivery.PerNamespace, "notify-namespace-workers", 0,
+		"notifications of one namespace sent at once, its share of --notify-workers, so that one namespace's slow Channels cannot delay another's alerts (0: a quarter of --notify-workers)")
 	f.BoolVar(&opts.ChannelSecretsRequireLabel, "channel-secrets-require-label", false,
 		`let Channels use only Secrets labelled monitoring.vigil.dev/channel-secret: "true" (otherwise whoever may create a Channel may send any Secret of its namespace anywhere)`)
 	f.StringVar(&egressAllow, "egress-allow", "",

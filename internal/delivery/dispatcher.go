@@ -9,15 +9,25 @@
 // exponential backoff, or failed after the retry limit or an error retrying
 // cannot fix. A delivery is recorded after it is sent, so a crash in between
 // sends it again: at least once. A channel hears of a check's flips in
-// order (down before the up that followed it). Each channel has its own
-// concurrency limit; the dispatcher asks the store only for deliveries to
-// channels below theirs, so one slow or flooded endpoint cannot stall the
-// others. The Channel's status shows the last delivery; it is written at
-// most once per StatusInterval per channel, whatever the number of
-// notifications (an etcd write per notification would be Vigil filling
-// etcd during a wave of downs). Every send connects through the egress
-// guard (package egress); an address it refuses is an ordinary failure,
-// retried, recorded with the reason EgressDenied.
+// order (down before the up that followed it).
+//
+// One namespace's Channels cannot delay another namespace's alerts. The
+// workers are shared (package fairshare): a namespace has at most
+// PerNamespace deliveries in flight and a channel at most PerChannel, and a
+// free worker goes to the namespace with the fewest in flight, in turns.
+// The store's answer takes namespaces in turns too, so that one
+// namespace's backlog cannot fill it. The dispatch loop never waits for a
+// worker: it starts what the free workers can take, and looks again when
+// one finishes. Requests to an endpoint that keeps timing out are refused
+// for a while (package breaker), so a black hole holds workers for a few
+// timeouts, not for as long as its backlog lasts. Every send connects
+// through the egress guard (package egress); an address it refuses is an
+// ordinary failure, retried, recorded with the reason EgressDenied.
+//
+// The Channel's status shows the last delivery; it is written at most once
+// per StatusInterval per channel, whatever the number of notifications (an
+// etcd write per notification would be Vigil filling etcd during a wave of
+// downs).
 package delivery
 
 import (
@@ -39,9 +49,17 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/checkindex"
+	"github.com/vigil-operator/vigil/internal/delivery/breaker"
+	"github.com/vigil-operator/vigil/internal/delivery/fairshare"
 	"github.com/vigil-operator/vigil/internal/egress"
 	"github.com/vigil-operator/vigil/internal/notify"
 	"github.com/vigil-operator/vigil/internal/store"
+)
+
+// Defaults for Options.
+const (
+	DefaultWorkers    = 32
+	DefaultPerChannel = 4
 )
 
 // Options tune delivery.
@@ -51,11 +69,27 @@ type Options struct {
 	// InitialBackoff and MaxBackoff bound the exponential backoff between
 	// attempts (defaults 10 s and 1 h).
 	InitialBackoff, MaxBackoff time.Duration
-	// PerChannel is how many deliveries one channel may have in flight
-	// (default 4).
-	PerChannel int
-	// Workers is how many deliveries are sent at once (default 8).
+	// RequestTimeout bounds each HTTP request of a delivery (default
+	// notify.DefaultHTTPTimeout); connecting is bounded sooner, by the
+	// egress guard.
+	RequestTimeout time.Duration
+	// Workers is how many deliveries are sent at once (default 32).
 	Workers int
+	// PerNamespace is how many deliveries of one namespace may be in
+	// flight, its share of the Workers (default a quarter of them, at
+	// least one): whatever one namespace's Channels do, the other workers
+	// stay free for the others'.
+	PerNamespace int
+	// PerChannel is how many deliveries one channel may have in flight
+	// (default 4, and at most half the namespace's share, at least one):
+	// one slow channel leaves room for its namespace's others.
+	PerChannel int
+	// BreakerTimeouts is how many requests in a row to one endpoint (in
+	// one namespace) must time out before the next are refused, for
+	// BreakerCoolDown, after which one goes through as a probe (defaults 3
+	// and 1 min).
+	BreakerTimeouts int
+	BreakerCoolDown time.Duration
 	// Poll is how often the store is asked for due deliveries when nothing
 	// wakes the dispatcher (default 1 s).
 	Poll time.Duration
@@ -74,11 +108,14 @@ func (o *Options) defaults() {
 	if o.MaxBackoff <= 0 {
 		o.MaxBackoff = time.Hour
 	}
-	if o.PerChannel <= 0 {
-		o.PerChannel = 4
-	}
 	if o.Workers <= 0 {
-		o.Workers = 8
+		o.Workers = DefaultWorkers
+	}
+	if o.PerNamespace <= 0 {
+		o.PerNamespace = max(1, o.Workers/4)
+	}
+	if o.PerChannel <= 0 {
+		o.PerChannel = max(1, min(DefaultPerChannel, o.PerNamespace/2))
 	}
 	if o.Poll <= 0 {
 		o.Poll = time.Second
@@ -109,16 +146,20 @@ type Dispatcher struct {
 
 	once     sync.Once
 	wake     chan struct{}
+	breaker  *breaker.Breaker
 	mu       sync.Mutex
 	inflight map[deliveryKey]bool
 	// finished holds deliveries whose outcome was committed while a query
 	// for due deliveries may have been reading the store as it was before:
-	// by the query's number (see Start), so a stale answer is not sent
+	// by the query's number (see dispatch), so a stale answer is not sent
 	// again.
 	finished map[deliveryKey]uint64
-	queries  uint64                      // queries for due deliveries started so far
-	busy     map[store.ChannelRef]int    // deliveries in flight, by channel
-	notes    map[store.ChannelRef]*noted // what each Channel's status is still to show
+	queries  uint64         // queries for due deliveries started so far
+	load     fairshare.Load // deliveries in flight, by namespace and channel
+	// lastServed is the namespace whose delivery started last: the next
+	// turn begins after it.
+	lastServed string
+	notes      map[store.ChannelRef]*noted // what each Channel's status is still to show
 }
 
 // noted is a channel's last delivery and error not yet written to its
@@ -139,9 +180,9 @@ func (d *Dispatcher) init() {
 	d.once.Do(func() {
 		d.Options.defaults()
 		d.wake = make(chan struct{}, 1)
+		d.breaker = breaker.New(d.Clock, d.Options.BreakerTimeouts, d.Options.BreakerCoolDown)
 		d.inflight = map[deliveryKey]bool{}
 		d.finished = map[deliveryKey]uint64{}
-		d.busy = map[store.ChannelRef]int{}
 		d.notes = map[store.ChannelRef]*noted{}
 	})
 }
@@ -164,72 +205,13 @@ func (d *Dispatcher) Wake() {
 func (d *Dispatcher) Start(ctx context.Context) error {
 	d.init()
 	ctx = log.IntoContext(ctx, log.FromContext(ctx).WithName("delivery"))
-	workers := make(chan struct{}, d.Options.Workers)
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	wg.Go(func() { d.writeStatuses(ctx) })
 	poll := d.Clock.NewTicker(d.Options.Poll)
 	defer poll.Stop()
 	for {
-		d.mu.Lock()
-		d.queries++
-		query := d.queries
-		var busy []store.ChannelRef
-		for ch, n := range d.busy {
-			if n >= d.Options.PerChannel {
-				busy = append(busy, ch)
-			}
-		}
-		d.mu.Unlock()
-		var due []store.Delivery
-		var err error
-		if d.Store.Health() == nil { // outcomes could not be recorded: send nothing
-			due, err = d.Store.DueDeliveries(ctx, d.Clock.Now(), 4*d.Options.Workers, busy...)
-		}
-		if err != nil && ctx.Err() == nil {
-			log.FromContext(ctx).Error(err, "finding due notifications")
-		}
-		again := false
-		for _, dl := range due {
-			key := deliveryKey{dl.CheckUID, dl.Flip.N, dl.Channel}
-			ch := store.ChannelRef{Namespace: dl.Namespace, Name: dl.Channel}
-			d.mu.Lock()
-			// In flight, or finished while this query ran (its answer may
-			// predate the outcome): not again. A channel at its limit:
-			// later, when one of its deliveries finishes.
-			atLimit := d.busy[ch] >= d.Options.PerChannel
-			taken := d.inflight[key] || d.finished[key] >= query || atLimit
-			if atLimit && !d.inflight[key] {
-				again = true // ask again without that channel, for the others'
-			}
-			if !taken {
-				d.inflight[key] = true
-				d.busy[ch]++
-			}
-			d.mu.Unlock()
-			if taken {
-				continue
-			}
-			select {
-			case workers <- struct{}{}:
-			case <-ctx.Done():
-				return nil
-			}
-			wg.Go(func() {
-				defer func() { <-workers }()
-				d.deliver(ctx, dl)
-				d.mu.Lock()
-				delete(d.inflight, key)
-				d.finished[key] = d.queries
-				if d.busy[ch]--; d.busy[ch] == 0 {
-					delete(d.busy, ch)
-				}
-				d.mu.Unlock()
-				d.Wake() // the next of the check's flips, or of the channel's, may go now
-			})
-		}
-		d.forget(query)
-		if again {
+		if d.dispatch(ctx, &wg) {
 			d.Wake()
 		}
 		select {
@@ -239,6 +221,77 @@ func (d *Dispatcher) Start(ctx context.Context) error {
 		case <-poll.C():
 		}
 	}
+}
+
+func (d *Dispatcher) limits() fairshare.Limits {
+	return fairshare.Limits{PerNamespace: d.Options.PerNamespace, PerChannel: d.Options.PerChannel}
+}
+
+// dispatch starts the due deliveries the free workers can take, chosen
+// fairly, without waiting for any. It reports whether to look again at
+// once: when workers are still free and what was left waits only on
+// namespaces or channels at their limit, which the next query leaves out.
+func (d *Dispatcher) dispatch(ctx context.Context, wg *sync.WaitGroup) (again bool) {
+	d.mu.Lock()
+	d.queries++
+	query := d.queries
+	free, inFlight, after := d.Options.Workers-len(d.inflight), len(d.inflight), d.lastServed
+	fullNamespaces, fullChannels := d.load.Full(d.limits())
+	d.mu.Unlock()
+	defer d.forget(query)
+	if free <= 0 || d.Store.Health() != nil { // outcomes could not be recorded: send nothing
+		return false
+	}
+	// Enough to choose from for the free workers, besides the deliveries
+	// in flight (still pending in the store, so in the answer); each
+	// namespace in the answer costs the store one small read.
+	q := store.DueQuery{Limit: 4*free + inFlight, PerNamespace: d.Options.PerNamespace,
+		BusyNamespaces: fullNamespaces, After: after}
+	for _, ch := range fullChannels {
+		q.BusyChannels = append(q.BusyChannels, store.ChannelRef{Namespace: ch.Namespace, Name: ch.Channel})
+	}
+	due, err := d.Store.DueDeliveries(ctx, d.Clock.Now(), q)
+	if err != nil {
+		if ctx.Err() == nil {
+			log.FromContext(ctx).Error(err, "finding due notifications")
+		}
+		return false
+	}
+
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	// In flight, or finished while this query ran (its answer may predate
+	// the outcome): not again.
+	var candidates []store.Delivery
+	var jobs []fairshare.Job
+	for _, dl := range due {
+		if key := keyOf(dl); !d.inflight[key] && d.finished[key] < query {
+			candidates = append(candidates, dl)
+			jobs = append(jobs, fairshare.Job{Namespace: dl.Namespace, Channel: dl.Channel})
+		}
+	}
+	free = d.Options.Workers - len(d.inflight) // workers may have finished meanwhile
+	picked := fairshare.Pick(jobs, free, &d.load, d.limits(), d.lastServed)
+	for _, i := range picked {
+		dl, job, key := candidates[i], jobs[i], keyOf(candidates[i])
+		d.inflight[key] = true
+		d.load.Add(job)
+		d.lastServed = job.Namespace
+		wg.Go(func() {
+			d.deliver(ctx, dl)
+			d.mu.Lock()
+			delete(d.inflight, key)
+			d.finished[key] = d.queries
+			d.load.Done(job)
+			d.mu.Unlock()
+			d.Wake() // a worker is free; the next of the check's flips, or of the channel's, may go
+		})
+	}
+	return len(picked) < free && len(picked) < len(candidates)
+}
+
+func keyOf(dl store.Delivery) deliveryKey {
+	return deliveryKey{dl.CheckUID, dl.Flip.N, dl.Channel}
 }
 
 // forget drops the finished deliveries no query from this one on can have
@@ -261,11 +314,14 @@ func (d *Dispatcher) deliver(ctx context.Context, dl store.Delivery) {
 	if err == nil {
 		oc.State, oc.Attempted = store.DeliveryDelivered, true
 	} else {
+		// An attempt the breaker refused counts like the timeout it stands
+		// for: the retries and the give-up come as they would have, only
+		// without holding a worker for the timeout.
 		oc.Attempted, oc.LastError = true, truncate(err.Error(), 512)
 		if notify.IsPermanent(err) || dl.Attempts+1 >= d.Options.MaxAttempts {
 			oc.State = store.DeliveryFailed
 		} else {
-			oc.State, oc.NextAttempt = store.DeliveryPending, now.Add(d.backoff(dl.Attempts+1, err))
+			oc.State, oc.NextAttempt = store.DeliveryPending, now.Add(d.backoff(dl.Attempts+1, err, now))
 		}
 	}
 	// The outcome is recorded before the delivery can be taken again: if
@@ -306,7 +362,10 @@ func (d *Dispatcher) send(ctx context.Context, dl store.Delivery) error {
 		return err
 	}
 	msg := notify.Message{Check: info, Up: dl.Flip.Up, Time: dl.Flip.At, Reason: string(dl.Flip.Reason)}
-	sendErr := notify.Send(ctx, notify.Delivery{Channel: ch, Message: msg, Secret: notify.SecretsIn(d.Secrets, ch.Namespace), Egress: d.Egress})
+	attempt := d.breaker.Attempt(dl.Namespace)
+	sendErr := notify.Send(ctx, notify.Delivery{Channel: ch, Message: msg, Secret: notify.SecretsIn(d.Secrets, ch.Namespace),
+		Egress: d.Egress, Gate: attempt.Gate, Timeout: d.Options.RequestTimeout})
+	attempt.Done(sendErr)
 	if ctx.Err() == nil { // a send cut short by the stop is no news for the Channel
 		d.recordOnChannel(ch, check, dl.Flip.Up, sendErr)
 	}
@@ -314,8 +373,9 @@ func (d *Dispatcher) send(ctx context.Context, dl store.Delivery) error {
 }
 
 // backoff is the wait before attempt n+1: exponential from the initial
-// backoff, capped, and at least what a Retry-After asked for.
-func (d *Dispatcher) backoff(attempts int, err error) time.Duration {
+// backoff, capped, and at least what a Retry-After asked for or until the
+// breaker lets the endpoint be tried again.
+func (d *Dispatcher) backoff(attempts int, err error, now time.Time) time.Duration {
 	wait := d.Options.InitialBackoff
 	for i := 1; i < attempts && wait < d.Options.MaxBackoff; i++ {
 		wait *= 2
@@ -323,6 +383,10 @@ func (d *Dispatcher) backoff(attempts int, err error) time.Duration {
 	var se *notify.StatusError
 	if errors.As(err, &se) && se.RetryAfter > wait {
 		wait = se.RetryAfter
+	}
+	var open *breaker.OpenError
+	if errors.As(err, &open) && open.Until.Sub(now) > wait {
+		wait = open.Until.Sub(now)
 	}
 	return min(wait, d.Options.MaxBackoff)
 }

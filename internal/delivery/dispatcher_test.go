@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -45,6 +46,7 @@ type endpoint struct {
 	mu     sync.Mutex
 	script []int
 	bodies []string
+	times  []time.Time   // when each request arrived
 	hold   chan struct{} // when set, requests wait for it to close
 	server *httptest.Server
 }
@@ -62,6 +64,7 @@ func newEndpoint(script ...int) *endpoint {
 		e.mu.Lock()
 		status := e.script[min(len(e.bodies), len(e.script)-1)]
 		e.bodies = append(e.bodies, string(body))
+		e.times = append(e.times, time.Now())
 		e.mu.Unlock()
 		w.WriteHeader(status)
 	}))
@@ -74,6 +77,52 @@ func (e *endpoint) received() []string {
 	defer e.mu.Unlock()
 	return append([]string(nil), e.bodies...)
 }
+
+// arrivals returns when each request arrived.
+func (e *endpoint) arrivals() []time.Time {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]time.Time(nil), e.times...)
+}
+
+// blackHole is a loopback listener that accepts connections and never
+// answers on them, as an endpoint behind a black-holing firewall does after
+// the handshake.
+type blackHole struct {
+	listener net.Listener
+	accepted atomic.Int64
+}
+
+func newBlackHole() *blackHole {
+	l, err := new(net.ListenConfig).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	b := &blackHole{listener: l}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			b.accepted.Add(1)
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	DeferCleanup(func() {
+		_ = l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return b
+}
+
+func (b *blackHole) url() string { return "http://" + b.listener.Addr().String() + "/hook" }
 
 func (e *endpoint) setScript(s ...int) {
 	e.mu.Lock()
@@ -123,28 +172,35 @@ var _ = Describe("Dispatcher", func() {
 		rec = &events{}
 	})
 
-	webhook := func(name string, e *endpoint) *v1.Channel {
-		req := &v1.WebhookRequest{URL: e.server.URL + "/hook", Method: "POST", Body: "$NAME is $STATUS"}
+	webhookTo := func(namespace, name, url string) *v1.Channel {
+		req := &v1.WebhookRequest{URL: url, Method: "POST", Body: "$NAME is $STATUS"}
 		ch := &v1.Channel{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
 			Spec:       v1.ChannelSpec{Kind: v1.ChannelWebhook, Webhook: &v1.WebhookChannel{Down: req, Up: req}},
 		}
 		Expect(k8sClient.Create(ctxT(), ch)).To(Succeed())
 		return ch
 	}
+	webhook := func(name string, e *endpoint) *v1.Channel { return webhookTo(ns, name, e.server.URL+"/hook") }
 
 	// flipped makes a check whose flips (down for false, up for true) owe a
 	// notification to each channel, in the store: what a manager that
 	// stopped before delivering leaves behind.
-	flipped := func(name string, channels []string, ups ...bool) *v1.Check {
+	// checkIn makes a check assigned to the channels.
+	checkIn := func(namespace, name string, channels ...string) *v1.Check {
 		timeout := int64(60)
 		c := &v1.Check{
-			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
 			Spec:       v1.CheckSpec{Name: name, Timeout: &timeout, Grace: 60, TZ: "UTC", Channels: channels},
 		}
 		Expect(k8sClient.Create(ctxT(), c)).To(Succeed())
-		tg := store.Target{UID: c.UID, Namespace: ns, Name: name, Config: monitor.Config{Timeout: time.Minute, Grace: time.Minute},
-			Channels: func() ([]string, error) { return channels, nil }}
+		return c
+	}
+	// flip records the check's flips (down for false, up for true) in the
+	// store, each owing a notification to each of its channels.
+	flip := func(c *v1.Check, ups ...bool) {
+		tg := store.Target{UID: c.UID, Namespace: c.Namespace, Name: c.Name, Config: monitor.Config{Timeout: time.Minute, Grace: time.Minute},
+			Channels: func() ([]string, error) { return c.Spec.Channels, nil }}
 		at := time.Now().Add(-time.Minute)
 		for i, up := range ups {
 			kind := monitor.PingFail
@@ -155,24 +211,35 @@ var _ = Describe("Dispatcher", func() {
 			Expect(err).NotTo(HaveOccurred())
 			Expect(rec.Flip).NotTo(BeNil())
 		}
+	}
+	// flipped makes a check whose flips owe a notification to each
+	// channel, in the store: what a manager that stopped before delivering
+	// leaves behind.
+	flipped := func(name string, channels []string, ups ...bool) *v1.Check {
+		c := checkIn(ns, name, channels...)
+		flip(c, ups...)
 		return c
 	}
 
 	// run starts a dispatcher, as a manager does, and returns its stop.
 	// Stopping it closes the store too, as a manager's exit does; the next
 	// run opens it again.
-	run := func(opts delivery.Options) (stop func()) {
-		d := &delivery.Dispatcher{Client: managerClient, Secrets: managerReader, Store: st, Clock: clock.RealClock{}, Recorder: rec, Options: opts,
+	start := func(opts delivery.Options) (d *delivery.Dispatcher, stop func()) {
+		d = &delivery.Dispatcher{Client: managerClient, Secrets: managerReader, Store: st, Clock: clock.RealClock{}, Recorder: rec, Options: opts,
 			Egress: loopbackEgress}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- d.Start(ctx) }()
-		return func() {
+		return d, func() {
 			cancel()
 			Eventually(done).WithTimeout(30 * time.Second).Should(Receive(BeNil()))
 			Expect(st.Close()).To(Succeed())
 			st = openStore(dbDSN)
 		}
+	}
+	run := func(opts delivery.Options) (stop func()) {
+		_, stop = start(opts)
+		return stop
 	}
 
 	// deliveries are the deliveries of every flip of the check, oldest
@@ -293,6 +360,116 @@ var _ = Describe("Dispatcher", func() {
 		Eventually(deliveries(fine)).Should(ConsistOf(HaveField("State", store.DeliveryDelivered)))
 		Expect(deliveries(stuck)(Default)).To(ConsistOf(HaveField("State", store.DeliveryPending)))
 		Expect(strings.Join(quick.received(), "")).To(Equal("fine is down"))
+	})
+
+	// cached waits until the manager's cache holds the objects: the
+	// dispatcher reads Checks and Channels from it, and takes one it does
+	// not find for deleted.
+	cached := func(objs ...client.Object) {
+		Eventually(func(g Gomega) {
+			for _, o := range objs {
+				g.Expect(managerClient.Get(ctxT(), client.ObjectKeyFromObject(o), o.DeepCopyObject().(client.Object))).To(Succeed())
+			}
+		}).Should(Succeed())
+	}
+
+	It("delivers another namespace's alert about as fast with one namespace's Channels all hanging as when idle", func() {
+		otherNS := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "delivery-b-"}}
+		Expect(k8sClient.Create(ctxT(), otherNS)).To(Succeed())
+		quick := newEndpoint(200)
+		objs := []client.Object{webhookTo(otherNS.Name, "pager", quick.server.URL+"/hook")}
+		var alerts []*v1.Check
+		for i := range 6 {
+			alerts = append(alerts, checkIn(otherNS.Name, fmt.Sprint("alert-", i), "pager"))
+			objs = append(objs, alerts[i])
+		}
+		// Namespace A: four Channels at an endpoint that never answers, and
+		// twenty checks each owing all four a notification, older than
+		// any of B's.
+		hole := newBlackHole()
+		hooks := []string{"hook-1", "hook-2", "hook-3", "hook-4"}
+		for _, name := range hooks {
+			objs = append(objs, webhookTo(ns, name, hole.url()))
+		}
+		var flood []*v1.Check
+		for i := range 20 {
+			flood = append(flood, checkIn(ns, fmt.Sprint("flood-", i), hooks...))
+			objs = append(objs, flood[i])
+		}
+		cached(objs...)
+
+		opts := fast
+		opts.Workers = 8                  // the pool of the measurement
+		opts.RequestTimeout = time.Minute // nothing times out here: the breaker stays out of it
+		d, stop := start(opts)
+		defer stop()
+		// latency is how long B's alert i takes from its flip's commit to
+		// the endpoint.
+		latency := func(i int) time.Duration {
+			at := time.Now()
+			flip(alerts[i], false)
+			d.Wake()
+			Eventually(quick.arrivals).Should(HaveLen(i + 1))
+			return quick.arrivals()[i].Sub(at)
+		}
+		idle := max(latency(0), latency(1), latency(2))
+
+		for _, c := range flood {
+			flip(c, false)
+		}
+		d.Wake()
+		Eventually(hole.accepted.Load).Should(BeNumerically(">=", 2), "namespace A's requests hang")
+		hanging := max(latency(3), latency(4), latency(5))
+		GinkgoWriter.Printf("B's alert: %v idle, %v with A's Channels hanging\n", idle, hanging)
+		Expect(hanging).To(BeNumerically("<=", 5*idle+2*time.Second),
+			"B's alert took %v with A hanging, %v with the dispatcher idle", hanging, idle)
+		Expect(hole.accepted.Load()).To(BeEquivalentTo(2), "A holds its share of the workers (a quarter of 8), no more")
+		for _, c := range flood {
+			Expect(deliveries(c)(Default)).To(HaveEach(HaveField("State", store.DeliveryPending)))
+		}
+	})
+
+	It("stops sending to an endpoint that keeps timing out, and keeps the namespace's other Channels going", func() {
+		hole := newBlackHole()
+		quick := newEndpoint(200)
+		objs := []client.Object{webhookTo(ns, "hole", hole.url()), webhook("quick", quick)}
+		var stuck []*v1.Check
+		for i := range 10 {
+			stuck = append(stuck, checkIn(ns, fmt.Sprint("stuck-", i), "hole"))
+			objs = append(objs, stuck[i])
+		}
+		fine := checkIn(ns, "fine", "quick")
+		cached(append(objs, fine)...)
+		for _, c := range stuck {
+			flip(c, false)
+		}
+
+		opts := fast
+		opts.Workers = 8                             // two at once for the namespace
+		opts.MaxAttempts = 1000                      // refusals count as attempts: none gives up here
+		opts.RequestTimeout = 200 * time.Millisecond // every request to the hole times out
+		opts.BreakerTimeouts, opts.BreakerCoolDown = 3, time.Hour
+		d, stop := start(opts)
+		defer stop()
+		// Three timeouts in a row open it; one more request may have been
+		// under way then, and timed out too.
+		refused := MatchRegexp("not sent: the last [34] requests to this endpoint timed out")
+		Eventually(func(g Gomega) {
+			for _, c := range stuck {
+				g.Expect(deliveries(c)(g)).To(ConsistOf(And(HaveField("State", store.DeliveryPending), HaveField("LastError", refused))))
+			}
+		}).Should(Succeed())
+		Consistently(hole.accepted.Load).WithTimeout(time.Second).Should(BeNumerically("<=", 4))
+
+		flip(fine, false)
+		d.Wake()
+		Eventually(deliveries(fine)).Should(ConsistOf(HaveField("State", store.DeliveryDelivered)))
+		Expect(quick.received()).To(Equal([]string{"fine is down"}))
+		Eventually(func(g Gomega) {
+			ch := &v1.Channel{}
+			g.Expect(k8sClient.Get(ctxT(), client.ObjectKey{Namespace: ns, Name: "hole"}, ch)).To(Succeed())
+			g.Expect(ch.Status.LastError).To(refused)
+		}).Should(Succeed())
 	})
 
 	It("writes a Channel's status once per interval, not once per notification", func() {

@@ -102,6 +102,11 @@ func (emailKind) Send(ctx context.Context, d Delivery) error {
 	if err != nil {
 		return Permanent(err)
 	}
+	_, port := smtpEndpoint(s)
+	addr := net.JoinHostPort(s.Host, strconv.Itoa(port))
+	if err := d.gate(addr); err != nil {
+		return fmt.Errorf("SMTP %s: %w", addr, err)
+	}
 	return sendSMTP(ctx, d.dial, s, user, pass, from.Address, to, msg)
 }
 

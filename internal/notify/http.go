@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -41,6 +42,19 @@ func (t target) String() string {
 		s += t.u.EscapedPath()
 	}
 	return s
+}
+
+// endpointOf is the host:port a URL names, with the scheme's default
+// port.
+func endpointOf(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	return net.JoinHostPort(u.Hostname(), port)
 }
 
 // request is one HTTP request of a sender.
@@ -89,6 +103,9 @@ func (d *Delivery) do(ctx context.Context, r request) error {
 	}
 	req.Header.Set("User-Agent", UserAgent())
 
+	if err := d.gate(endpointOf(r.target.u)); err != nil {
+		return fmt.Errorf("%s %s: %w", r.method, r.target, err)
+	}
 	resp, err := d.httpClient().Do(req)
 	if err != nil {
 		// url.Error repeats the full URL; keep only what it wraps.

@@ -1,6 +1,7 @@
 package notify
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -33,6 +34,14 @@ type Delivery struct {
 	// for the Channel's namespace: the only way a sender reaches the
 	// network. Nil means the default policy, with no exceptions.
 	Egress *egress.Guard
+	// Gate, when set, is asked before each connection to an endpoint
+	// (host:port as the channel names it): before every HTTP request and
+	// every SMTP session. An error refuses it: nothing is sent and Send
+	// returns the error, wrapped. The dispatcher's breaker uses it to skip
+	// endpoints that keep timing out.
+	Gate func(endpoint string) error
+	// Timeout bounds each HTTP request; zero means DefaultHTTPTimeout.
+	Timeout time.Duration
 
 	// recorder holds the Secret values read so far (set by Send).
 	recorder *secretRecorder
@@ -51,7 +60,7 @@ var defaultEgress = egress.New(egress.Options{})
 func (d *Delivery) httpClient() *http.Client {
 	return &http.Client{
 		Transport:     d.Egress.Transport(d.Channel.Namespace),
-		Timeout:       DefaultHTTPTimeout,
+		Timeout:       cmp.Or(d.Timeout, DefaultHTTPTimeout),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }
@@ -108,6 +117,14 @@ func Send(ctx context.Context, d Delivery) error {
 		se.Target, se.Body = redact(se.Target, secrets), redact(se.Body, secrets)
 	}
 	return &redactedError{err: fmt.Errorf("%s: %w", d.Channel.Spec.Kind, err), secrets: secrets}
+}
+
+// gate asks d.Gate, if any, whether endpoint may be contacted.
+func (d *Delivery) gate(endpoint string) error {
+	if d.Gate == nil {
+		return nil
+	}
+	return d.Gate(endpoint)
 }
 
 // secretRecorder remembers every Secret value read through it, so errors can

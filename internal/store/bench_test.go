@@ -2,11 +2,15 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	_ "github.com/jackc/pgx/v5/stdlib" // "pgx", for ANALYZE
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/vigil-operator/vigil/internal/monitor"
@@ -63,4 +67,81 @@ func benchmarkRecordPing(b *testing.B, dsn string) {
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "pings/s")
 	st := s.Stats()
 	b.ReportMetric(float64(st.Writes)/float64(max(st.Commits, 1)), "writes/tx")
+}
+
+// BenchmarkDueDeliveries: the dispatcher's query for due notifications
+// (64 at most, 4 per namespace) with a backlog pending, nine tenths of it
+// one namespace's and the rest spread over a hundred others, on each
+// backend. Its cost grows with the backlog: every due delivery takes its
+// turn in its namespace's queue.
+//
+//	go test ./internal/store -run x -bench DueDeliveries
+func BenchmarkDueDeliveries(b *testing.B) {
+	for _, backlog := range []int{1_000, 10_000} {
+		b.Run(fmt.Sprint("sqlite/", backlog), func(b *testing.B) {
+			benchmarkDueDeliveries(b, "sqlite:"+b.TempDir()+"/vigil.db", backlog)
+		})
+		b.Run(fmt.Sprint("postgres/", backlog), func(b *testing.B) {
+			pg, err := testenv.StartPostgres(context.Background())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer func() { _ = pg.Remove() }()
+			dsn, err := pg.NewDatabase(context.Background())
+			if err != nil {
+				b.Fatal(err)
+			}
+			benchmarkDueDeliveries(b, dsn, backlog)
+		})
+	}
+}
+
+func benchmarkDueDeliveries(b *testing.B, dsn string, backlog int) {
+	ctx := context.Background()
+	s, err := store.Open(ctx, dsn, store.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	var targets []store.Target
+	for i := range backlog {
+		ns := "flood"
+		if i >= backlog*9/10 {
+			ns = fmt.Sprint("team-", i%100)
+		}
+		targets = append(targets, store.Target{UID: types.UID(fmt.Sprint("uid-", i)), Namespace: ns, Name: fmt.Sprint("c", i),
+			Config: monitor.Config{Timeout: time.Hour, Grace: time.Hour}, Channels: func() ([]string, error) { return []string{"hook"}, nil }})
+	}
+	var wg sync.WaitGroup
+	var next atomic.Int64
+	for range 64 {
+		wg.Go(func() {
+			for i := next.Add(1) - 1; i < int64(len(targets)); i = next.Add(1) - 1 {
+				if _, err := s.RecordPing(ctx, targets[i], store.Ping{Kind: monitor.PingFail, At: time.Now()}); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	if strings.HasPrefix(dsn, "postgres") { // as autovacuum would have by now
+		db, err := sql.Open("pgx", dsn)
+		if err != nil {
+			b.Fatal(err)
+		}
+		_, err = db.ExecContext(ctx, "ANALYZE")
+		_ = db.Close()
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	q := store.DueQuery{Limit: 64, PerNamespace: 4}
+	b.ResetTimer()
+	for b.Loop() {
+		due, err := s.DueDeliveries(ctx, time.Now().Add(time.Hour), q)
+		if err != nil || len(due) != 64 {
+			b.Fatalf("%d due, %v", len(due), err)
+		}
+	}
 }

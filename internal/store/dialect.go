@@ -28,11 +28,17 @@ type dialect struct {
 	// (PostgreSQL refuses the whole statement otherwise; SQLite stores any
 	// bytes).
 	strictText bool
+	// lateral: one statement can read the first rows of each of several
+	// namespaces (CROSS JOIN LATERAL), saving a round trip per namespace.
+	// SQLite has no LATERAL; it reads them one prepared statement at a
+	// time, in process.
+	lateral bool
 }
 
 var (
 	sqliteDialect   = dialect{name: "sqlite", goose: goose.DialectSQLite3, writers: 1}
-	postgresDialect = dialect{name: "postgres", goose: goose.DialectPostgres, dollar: true, lockRows: true, writers: 2, strictText: true}
+	postgresDialect = dialect{name: "postgres", goose: goose.DialectPostgres, dollar: true, lockRows: true, writers: 2, strictText: true,
+		lateral: true}
 )
 
 // sql returns q in the dialect's placeholder style. The statements here

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -277,52 +276,6 @@ func scanUIDs(rows *sql.Rows) ([]types.UID, error) {
 			return nil, err
 		}
 		out = append(out, uid)
-	}
-	return out, rows.Err()
-}
-
-// ChannelRef names a channel: its namespace and name.
-type ChannelRef struct{ Namespace, Name string }
-
-// DueDeliveries returns pending deliveries whose next attempt has come, at
-// most limit, earliest first, leaving out those to the busy channels (which
-// have as many in flight as they may), so that a flood of notifications to
-// one channel does not hide the others'. A channel hears of a check's flips
-// in order: a delivery waits while an older one of the same check to the
-// same channel is pending.
-func (s *Store) DueDeliveries(ctx context.Context, now time.Time, limit int, busy ...ChannelRef) ([]Delivery, error) {
-	args := []any{string(DeliveryPending), now.UnixMicro(), string(DeliveryPending)}
-	except := ""
-	if len(busy) > 0 {
-		except = " AND c.namespace || '/' || d.channel NOT IN (?" + strings.Repeat(", ?", len(busy)-1) + ")"
-		for _, b := range busy {
-			args = append(args, b.Namespace+"/"+b.Name)
-		}
-	}
-	rows, err := s.query(ctx, `SELECT f.n, f.created, f.up, f.from_state, f.to_state, f.reason,
-			d.check_uid, c.namespace, c.name, d.channel, d.state, d.attempts, d.next_attempt, d.last_error
-		FROM deliveries d
-		JOIN flips f ON f.check_uid = d.check_uid AND f.n = d.flip_n
-		JOIN checks c ON c.uid = d.check_uid
-		WHERE d.state = ? AND d.next_attempt <= ? AND NOT EXISTS (
-			SELECT 1 FROM deliveries o WHERE o.check_uid = d.check_uid AND o.channel = d.channel
-				AND o.state = ? AND o.flip_n < d.flip_n)`+except+`
-		ORDER BY d.next_attempt LIMIT ?`, append(args, limit)...)
-	if err != nil {
-		return nil, fmt.Errorf("finding due notifications: %w", err)
-	}
-	defer rows.Close()
-	var out []Delivery
-	for rows.Next() {
-		var d Delivery
-		var state string
-		var next int64
-		f, err := scanFlip(rows, &d.CheckUID, &d.Namespace, &d.Name, &d.Channel, &state, &d.Attempts, &next, &d.LastError)
-		if err != nil {
-			return nil, err
-		}
-		d.Flip, d.State, d.NextAttempt = f, DeliveryState(state), time.UnixMicro(next).UTC()
-		out = append(out, d)
 	}
 	return out, rows.Err()
 }

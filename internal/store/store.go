@@ -114,6 +114,7 @@ type Store struct {
 	path   string // the SQLite file
 
 	stmts map[string]*sql.Stmt // the writer's prepared statements, read-only once open
+	due   dueStatements        // the prepared reads of due deliveries
 
 	closing     sync.RWMutex // held for reading while queueing a write
 	closed      bool
@@ -264,7 +265,7 @@ func (s *Store) Close() error {
 }
 
 func (s *Store) closeDBs() error {
-	var errs []error
+	errs := []error{s.due.close()}
 	if s.ro != nil && s.ro != s.db {
 		errs = append(errs, s.ro.Close())
 	}

@@ -341,8 +341,8 @@ const (
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlInsertFlip = `INSERT INTO flips (check_uid, n, created, up, from_state, to_state, reason)
 		VALUES (?, ?, ?, ?, ?, ?, ?)`
-	sqlInsertDelivery = `INSERT INTO deliveries (check_uid, flip_n, channel, state, next_attempt)
-		VALUES (?, ?, ?, ?, ?)`
+	sqlInsertDelivery = `INSERT INTO deliveries (check_uid, flip_n, channel, state, next_attempt, namespace)
+		VALUES (?, ?, ?, ?, ?, ?)`
 	// PostgreSQL only (lockRows).
 	sqlInsertNewCheck = `INSERT INTO checks (uid, namespace, name, version) VALUES (?, ?, ?, 0) ON CONFLICT (uid) DO NOTHING`
 	sqlLockChecks     = `SELECT ` + checkColumns + ` FROM checks WHERE uid = ANY(?) ORDER BY uid FOR UPDATE`
@@ -576,7 +576,7 @@ func (t *txn) addFlip(r *row, tg *Target, f *monitor.Flip) (*Flip, error) {
 			return nil, fmt.Errorf("listing the channels of %s/%s: %w", r.Namespace, r.Name, err)
 		}
 		for _, ch := range channels {
-			if err := t.exec(sqlInsertDelivery, string(r.UID), fl.N, ch, string(DeliveryPending), fl.At.UnixMicro()); err != nil {
+			if err := t.exec(sqlInsertDelivery, string(r.UID), fl.N, ch, string(DeliveryPending), fl.At.UnixMicro(), r.Namespace); err != nil {
 				return nil, fmt.Errorf("queueing a notification of %s/%s: %w", r.Namespace, r.Name, err)
 			}
 		}

@@ -322,11 +322,12 @@ func TestDefaultValues(t *testing.T) {
 	wantFlag(t, c.Args, "request-body-budget", "67108864")
 	wantFlag(t, c.Args, "limits-configmap", "vigil-system/vigil-limits")
 	wantFlag(t, c.Args, "notify-max-attempts", "10")
+	wantFlag(t, c.Args, "notify-workers", "32")
 	wantFlag(t, c.Args, "cronjob-time-zone", "UTC")
 	wantFlag(t, c.Args, "zap-log-level", "info")
 	wantFlag(t, c.Args, "store", "sqlite:/var/lib/vigil/vigil.db")
 	wantFlag(t, c.Args, "status-writes-per-second", "20")
-	for _, name := range []string{"namespaces", "cronjobs", "trusted-proxies", "smtp-bind-address", "smtp-domain", "heartbeat-url", "heartbeat-interval"} {
+	for _, name := range []string{"namespaces", "cronjobs", "trusted-proxies", "smtp-bind-address", "smtp-domain", "heartbeat-url", "heartbeat-interval", "notify-namespace-workers"} {
 		noFlag(t, c.Args, name)
 	}
 	if pod.Spec.ServiceAccountName != "vigil-manager" {
@@ -932,6 +933,8 @@ func TestManagerSettings(t *testing.T) {
 		"requestBodyBudget=1048576",
 		"trustedProxies={10.0.0.0/8,192.168.0.1}",
 		"notify.maxAttempts=3",
+		"notify.workers=64",
+		"notify.namespaceWorkers=6",
 		"notify.egressAllow={10.1.2.0/24,smtp.mail.svc}",
 		"notify.egressDeny={10.96.0.0/12,fd00:10:96::/112}",
 		"cronJobs.timeZone=Europe/Riga",
@@ -949,6 +952,8 @@ func TestManagerSettings(t *testing.T) {
 		"request-body-budget":        "1048576",
 		"trusted-proxies":            "10.0.0.0/8,192.168.0.1",
 		"notify-max-attempts":        "3",
+		"notify-workers":             "64",
+		"notify-namespace-workers":   "6",
 		"egress-allow":               "10.1.2.0/24,smtp.mail.svc",
 		"egress-deny":                "10.96.0.0/12,fd00:10:96::/112",
 		"cronjob-time-zone":          "Europe/Riga",
@@ -957,6 +962,7 @@ func TestManagerSettings(t *testing.T) {
 	} {
 		wantFlag(t, a, name, want)
 	}
+	wantFlag(t, a, "notify-namespace-workers", "6")
 }
 
 // TestProjectLimits: projectLimits fills the ConfigMap the manager reads,

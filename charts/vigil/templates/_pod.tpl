@@ -91,6 +91,10 @@ spec:
         - --cronjobs=false
         {{- end }}
         - --notify-max-attempts={{ .Values.notify.maxAttempts | int64 }}
+        - --notify-workers={{ .Values.notify.workers | int64 }}
+        {{- with .Values.notify.namespaceWorkers }}
+        - --notify-namespace-workers={{ . | int64 }}
+        {{- end }}
         {{- if .Values.notify.channelSecretsRequireLabel }}
         - --channel-secrets-require-label=true
         {{- end }}

@@ -78,7 +78,7 @@ func Run(t *testing.T, open Opener) {
 			if rec.Flip == nil || rec.Flip.Up || rec.Flip.Reason != monitor.ReasonFail || !rec.Flip.At.Equal(t0.Add(time.Second)) {
 				t.Fatalf("flip = %+v", rec.Flip)
 			}
-			due, err := s.DueDeliveries(ctx, t0.Add(time.Hour), 10)
+			due, err := s.DueDeliveries(ctx, t0.Add(time.Hour), store.DueQuery{Limit: 10})
 			must(t, err)
 			if len(due) != 2 || due[0].Flip.N != 1 || due[0].Namespace != "team-a" || due[0].Name != "check-b" {
 				t.Fatalf("due deliveries = %+v", due)
@@ -328,16 +328,78 @@ func Run(t *testing.T, open Opener) {
 				sort.Strings(out)
 				return out
 			}
-			due, err := s.DueDeliveries(ctx, t0.Add(time.Hour), 10)
+			due, err := s.DueDeliveries(ctx, t0.Add(time.Hour), store.DueQuery{Limit: 10})
 			must(t, err)
 			if got := channels(due); !slices.Equal(got, []string{"calm", "flood", "flood"}) {
 				t.Fatalf("due to = %v", got)
 			}
-			due, err = s.DueDeliveries(ctx, t0.Add(time.Hour), 10, store.ChannelRef{Namespace: "team-a", Name: "flood"},
-				store.ChannelRef{Namespace: "team-b", Name: "calm"})
+			due, err = s.DueDeliveries(ctx, t0.Add(time.Hour), store.DueQuery{Limit: 10,
+				BusyChannels: []store.ChannelRef{{Namespace: "team-a", Name: "flood"}, {Namespace: "team-b", Name: "calm"}}})
 			must(t, err)
 			if got := channels(due); !slices.Equal(got, []string{"calm"}) {
 				t.Fatalf("due to = %v with flood busy (and another namespace's calm), want only calm", got)
+			}
+			many := store.DueQuery{Limit: 10}
+			for i := range 9 {
+				many.BusyChannels = append(many.BusyChannels, store.ChannelRef{Namespace: "team-a", Name: fmt.Sprint("other-", i)})
+			}
+			due, err = s.DueDeliveries(ctx, t0.Add(time.Hour), many)
+			must(t, err)
+			if got := channels(due); !slices.Equal(got, []string{"calm", "flood", "flood"}) {
+				t.Fatalf("due to = %v with nine other channels busy, want all", got)
+			}
+			many.BusyChannels = append(many.BusyChannels, store.ChannelRef{Namespace: "team-a", Name: "calm"})
+			due, err = s.DueDeliveries(ctx, t0.Add(time.Hour), many)
+			must(t, err)
+			if got := channels(due); !slices.Equal(got, []string{"flood", "flood"}) {
+				t.Fatalf("due to = %v with calm and nine others busy, want flood's", got)
+			}
+		},
+		"namespaces take turns in due deliveries: one namespace's backlog does not fill the answer": func(t *testing.T, s *store.Store) {
+			in := func(ns, uid string, at time.Time) {
+				tg := simple(uid, "hook")
+				tg.Namespace = ns
+				_, err := s.RecordPing(ctx, tg, ping(monitor.PingFail, at))
+				must(t, err)
+			}
+			// team-a owes twenty notifications, all older than the one
+			// of team-b and the one of team-c.
+			for i := range 20 {
+				in("team-a", fmt.Sprint("flood-", i), t0.Add(time.Duration(i)*time.Second))
+			}
+			in("team-b", "calm", t0.Add(time.Minute))
+			in("team-c", "quiet", t0.Add(2*time.Minute))
+			names := func(q store.DueQuery) []string {
+				t.Helper()
+				due, err := s.DueDeliveries(ctx, t0.Add(time.Hour), q)
+				must(t, err)
+				var out []string
+				for _, d := range due {
+					out = append(out, d.Namespace+"/"+d.Name)
+				}
+				return out
+			}
+			if got, want := names(store.DueQuery{Limit: 3}), []string{"team-a/check-flood-0", "team-b/check-calm", "team-c/check-quiet"}; !slices.Equal(got, want) {
+				t.Errorf("three due = %v, want each namespace's earliest: %v", got, want)
+			}
+			if got, want := names(store.DueQuery{Limit: 10, PerNamespace: 2}),
+				[]string{"team-a/check-flood-0", "team-b/check-calm", "team-c/check-quiet", "team-a/check-flood-1"}; !slices.Equal(got, want) {
+				t.Errorf("due with two per namespace = %v, want %v", got, want)
+			}
+			if got, want := names(store.DueQuery{Limit: 10, BusyNamespaces: []string{"team-a", "team-c"}}), []string{"team-b/check-calm"}; !slices.Equal(got, want) {
+				t.Errorf("due with team-a and team-c busy = %v, want %v", got, want)
+			}
+			if got := names(store.DueQuery{Limit: 30}); len(got) != 22 || got[21] != "team-a/check-flood-19" {
+				t.Errorf("all due = %v, want 22 ending with team-a's latest", got)
+			}
+			// When the answer cannot hold every namespace's, namespaces take
+			// turns in name order after the one served last, however old
+			// the others' backlogs.
+			for after, want := range map[string]string{"": "team-a/check-flood-0", "team-a": "team-b/check-calm",
+				"team-b": "team-c/check-quiet", "team-c": "team-a/check-flood-0", "team-bb": "team-c/check-quiet"} {
+				if got := names(store.DueQuery{Limit: 1, After: after}); !slices.Equal(got, []string{want}) {
+					t.Errorf("one due after %q = %v, want %s", after, got, want)
+				}
 			}
 		},
 		"a channel hears a check's flips in order, and outcomes are kept": func(t *testing.T, s *store.Store) {
@@ -346,7 +408,7 @@ func Run(t *testing.T, open Opener) {
 			must(t, err)
 			_, err = s.RecordPing(ctx, tg, ping(monitor.PingSuccess, t0.Add(time.Second)))
 			must(t, err)
-			due, err := s.DueDeliveries(ctx, t0.Add(time.Hour), 10)
+			due, err := s.DueDeliveries(ctx, t0.Add(time.Hour), store.DueQuery{Limit: 10})
 			must(t, err)
 			if len(due) != 1 || due[0].Flip.N != 1 || due[0].Flip.Up {
 				t.Fatalf("due = %+v, want only the down", due)
@@ -354,7 +416,7 @@ func Run(t *testing.T, open Opener) {
 			retry := t0.Add(2 * time.Hour)
 			must(t, s.RecordOutcomes(ctx, []store.Outcome{{CheckUID: tg.UID, FlipN: 1, Channel: "ops", State: store.DeliveryPending,
 				NextAttempt: retry, LastError: "503", Attempted: true}}))
-			if due, _ := s.DueDeliveries(ctx, t0.Add(time.Hour), 10); len(due) != 0 {
+			if due, _ := s.DueDeliveries(ctx, t0.Add(time.Hour), store.DueQuery{Limit: 10}); len(due) != 0 {
 				t.Fatalf("due while the down waits for its retry: %+v", due)
 			}
 			next, err := s.NextDelivery(ctx)
@@ -363,7 +425,7 @@ func Run(t *testing.T, open Opener) {
 				t.Errorf("next delivery at %v, want %v", next, retry)
 			}
 			must(t, s.RecordOutcomes(ctx, []store.Outcome{{CheckUID: tg.UID, FlipN: 1, Channel: "ops", State: store.DeliveryDelivered, Attempted: true}}))
-			due, err = s.DueDeliveries(ctx, t0.Add(time.Hour), 10)
+			due, err = s.DueDeliveries(ctx, t0.Add(time.Hour), store.DueQuery{Limit: 10})
 			must(t, err)
 			if len(due) != 1 || !due[0].Flip.Up {
 				t.Fatalf("due after the down was delivered = %+v", due)
@@ -385,7 +447,7 @@ func Run(t *testing.T, open Opener) {
 			if pings, _ := s.Pings(ctx, tg.UID, 10); len(pings) != 0 {
 				t.Error("its pings are still there")
 			}
-			if due, _ := s.DueDeliveries(ctx, t0.Add(time.Hour), 10); len(due) != 0 {
+			if due, _ := s.DueDeliveries(ctx, t0.Add(time.Hour), store.DueQuery{Limit: 10}); len(due) != 0 {
 				t.Error("its deliveries are still there")
 			}
 		},
