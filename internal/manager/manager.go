@@ -102,7 +102,8 @@ type Options struct {
 	ProjectSecretLimit int
 	APIKeyLimit        int
 	// LimitsConfigMap names the ConfigMap of per-namespace limits (package
-	// project: "<namespace>.check-limit" and "<namespace>.ping-log-limit"),
+	// project: "<namespace>.<limit>" for check-limit, ping-log-limit,
+	// project-secret-limit, api-key-limit and egress-allow),
 	// in the manager's own namespace, where only the cluster administrator
 	// writes; no Name: none, the defaults apply everywhere.
 	LimitsConfigMap types.NamespacedName
