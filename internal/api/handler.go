@@ -14,7 +14,8 @@ import (
 // Prometheus endpoint (/projects/<uuid>/metrics/) and, when given, the ping
 // endpoints (/ping/) and the dashboard (/, /login, /logout, /checks/,
 // /static/; package dashboard). Every request gets an ID (X-Request-Id, kept when
-// the client or a proxy sent one) that its log line carries.
+// the client or a proxy sent one) that its log line carries, and every
+// answer says X-Content-Type-Options: nosniff.
 func (s *Server) Handler(ping, dashboard http.Handler) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/api/", s.ServeAPI)
@@ -68,6 +69,10 @@ func withRequestLog(log logr.Logger, next http.Handler) http.Handler {
 			id = newRequestID()
 		}
 		w.Header().Set("X-Request-Id", id)
+		// JSON answers carry <, > and & as they are (the reference's
+		// encoding), and badges and pings echo what clients wrote: no
+		// browser may take any of them for HTML.
+		w.Header().Set("X-Content-Type-Options", "nosniff")
 		rec := &statusRecorder{ResponseWriter: w}
 		start := time.Now()
 		next.ServeHTTP(rec, r.WithContext(logr.NewContext(r.Context(), log.WithValues("requestID", id))))

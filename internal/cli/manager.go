@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vigil-operator/vigil/internal/connlimit"
 	"github.com/vigil-operator/vigil/internal/delivery"
 	"github.com/vigil-operator/vigil/internal/egress"
 	"github.com/vigil-operator/vigil/internal/heartbeat"
@@ -41,6 +42,9 @@ func newManagerCmd(g *globals) *cobra.Command {
 			}
 			if opts.EgressDeny, err = egress.ParseRanges(egressDeny); err != nil {
 				return fmt.Errorf("--egress-deny: %w", err)
+			}
+			if _, err := connlimit.NewPerSource(1, opts.IPv6SourcePrefix, nil); err != nil {
+				return fmt.Errorf("--ipv6-source-prefix: %w", err)
 			}
 			opts.DisableCronJobs = !cronJobs
 			if opts.LimitsConfigMap, err = parseObjectKey(limitsConfigMap); err != nil {
@@ -86,17 +90,19 @@ func newManagerCmd(g *globals) *cobra.Command {
 		"per-namespace limits, <namespace>/<name> of a ConfigMap with keys <project namespace>.check-limit, .ping-log-limit, .project-secret-limit, .api-key-limit and .egress-allow; only cluster administrators should be able to write it (default: "+project.DefaultLimitsConfigMap+" in $POD_NAMESPACE; empty: none)")
 	f.IntVar(&opts.PingBodyLimit, "ping-body-limit", ping.DefaultBodyLimit, "bytes of a ping's body that are stored; the rest is dropped")
 	f.IntVar(&opts.MaxConnections, "max-connections", httpserver.DefaultMaxConnections,
-		"open connections the HTTP server takes at once; more clients wait until one closes, and past seven eighths of it idle keep-alive connections are closed, the longest idle first")
+		"open connections the HTTP server takes at once; more clients wait until one closes, and past seven eighths of it idle keep-alive connections are closed, the longest idle first, then new connections that sent no request within 2s")
 	f.IntVar(&opts.MaxConnectionsPerSource, "max-connections-per-source", httpserver.DefaultMaxConnectionsPerSource,
-		"open HTTP connections one address may hold (trusted proxies exempt); one more is closed at once")
+		"open HTTP connections one source (an IPv4 address, an IPv6 --ipv6-source-prefix) may hold (trusted proxies exempt); one more is closed at once")
+	f.IntVar(&opts.IPv6SourcePrefix, "ipv6-source-prefix", connlimit.DefaultIPv6Prefix,
+		"prefix length of one IPv6 source for the per-source connection caps (HTTP and SMTP): a client with a /64 may send from any of its addresses, so they count as one; 128 counts each address alone")
 	f.Int64Var(&opts.RequestBodyBudget, "request-body-budget", httpserver.DefaultBodyBudget,
 		"bytes of request bodies (pings and API writes) being read at once; past it, a request waits a second, then is answered 503 with Retry-After")
 	f.StringVar(&trustedProxies, "trusted-proxies", "",
-		"comma-separated CIDRs or addresses of proxies whose X-Forwarded-For names the client, exempt from the per-source connection caps: list the proxies' own addresses, not a range other pods share")
+		"comma-separated CIDRs or addresses of proxies whose X-Forwarded-For names the client, exempt from the per-source connection caps: list the proxies' own addresses, not a range other pods share nor the nodes' addresses (NodePorts and hostNetwork pods arrive from them)")
 	f.StringVar(&opts.SMTPAddr, "smtp-bind-address", "", `address to take email pings on, such as ":2525" (off when empty)`)
 	f.StringVar(&opts.SMTPDomain, "smtp-domain", "", "domain of email ping addresses, <uuid>@<domain> (default: the host of --base-url)")
 	f.IntVar(&opts.SMTPMaxConnectionsPerSource, "smtp-max-connections-per-source", ping.DefaultSMTPMaxConnectionsPerSource,
-		"SMTP connections one address may hold (trusted proxies exempt); one more is answered 421")
+		"SMTP connections one source (an IPv4 address, an IPv6 --ipv6-source-prefix) may hold (trusted proxies exempt); one more is answered 421")
 	f.BoolVar(&cronJobs, "cronjobs", true, "monitor annotated CronJobs and turn their Jobs into pings (needs the cronjobs role)")
 	f.StringVar(&opts.HeartbeatURL, "heartbeat-url", "",
 		"an external Healthchecks-compatible ping URL the leader pings while healthy, so that something outside the cluster notices when Vigil stops (default $VIGIL_HEARTBEAT_URL)")
@@ -109,9 +115,9 @@ func newManagerCmd(g *globals) *cobra.Command {
 	f.BoolVar(&opts.ChannelSecretsRequireLabel, "channel-secrets-require-label", false,
 		`let Channels use only Secrets labelled monitoring.vigil.dev/channel-secret: "true" (otherwise whoever may create a Channel may send any Secret of its namespace anywhere)`)
 	f.StringVar(&egressAllow, "egress-allow", "",
-		"CIDRs, addresses and host names every namespace's Channels may reach although the egress guard refuses them (loopback, link-local, private and other non-global ranges, and --egress-deny); the limits ConfigMap's <namespace>.egress-allow adds to it per namespace")
+		"CIDRs, addresses and host names every namespace's Channels may reach although the egress guard refuses them (loopback, link-local, private and other non-global ranges, and --egress-deny); a host name reaches private and --egress-deny addresses only, never loopback or link-local ones; the limits ConfigMap's <namespace>.egress-allow adds to it per namespace")
 	f.StringVar(&egressDeny, "egress-deny", "",
-		"CIDRs Channels may not reach besides the non-global ranges: the cluster's Service and Pod ranges, such as 10.96.0.0/12,10.244.0.0/16")
+		"CIDRs Channels may not reach besides the non-global ranges: the cluster's Service and Pod ranges, such as 10.96.0.0/12,10.244.0.0/16, and public node addresses or global IPv6 ranges of the cluster, which the defaults do not refuse")
 	return cmd
 }
 

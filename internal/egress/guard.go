@@ -10,12 +10,19 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"k8s.io/utils/clock"
 )
 
 // ConnectTimeout bounds establishing one connection, name resolution
 // included: an endpoint that does not answer costs a delivery worker a few
 // seconds, not the whole request bound (notify's 10 s).
 const ConnectTimeout = 5 * time.Second
+
+// IdleConnTimeout is how long a kept-alive connection waits for another
+// request before it is closed, and how long a namespace's pool of them
+// (its HTTP transport) is kept after the namespace's last delivery.
+const IdleConnTimeout = 90 * time.Second
 
 // Options configure a Guard.
 type Options struct {
@@ -29,6 +36,9 @@ type Options struct {
 	// more. It is asked on every connection, so a change applies to the
 	// next one.
 	NamespaceAllow func(namespace string) Allowlist
+	// Clock tells when a namespace's pool was last used; nil is the real
+	// clock.
+	Clock clock.PassiveClock
 }
 
 // Guard hands out dialers and HTTP transports that connect only where a
@@ -38,6 +48,7 @@ type Guard struct {
 
 	mu    sync.Mutex
 	pools map[string]*pool // by namespace
+	swept time.Time        // when pools unused for IdleConnTimeout were last dropped
 }
 
 // pool is a namespace's HTTP transport, with the namespace allowlist its
@@ -46,12 +57,16 @@ type Guard struct {
 type pool struct {
 	allow     Allowlist
 	transport *http.Transport
+	used      time.Time // when Transport last handed it out
 }
 
 // New returns a guard.
 func New(opts Options) *Guard {
 	opts.Allow = opts.Allow.normal()
-	return &Guard{opts: opts, pools: map[string]*pool{}}
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	return &Guard{opts: opts, pools: map[string]*pool{}, swept: opts.Clock.Now()}
 }
 
 // namespaceAllow is the namespace's own allowlist.
@@ -83,13 +98,18 @@ func (g *Guard) DialContext(ctx context.Context, namespace, network, address str
 // namespace has its own pool of kept-alive connections, so a connection
 // one namespace's allowlist let through is never reused for another; when
 // the namespace's allowlist changes, its old pool is closed and a new one
-// starts.
+// starts. A pool unused for IdleConnTimeout is dropped, its idle
+// connections closed, so the manager keeps no transport for every
+// namespace it ever delivered for.
 func (g *Guard) Transport(namespace string) http.RoundTripper {
 	allow := g.namespaceAllow(namespace)
+	now := g.opts.Clock.Now()
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	g.sweep(now)
 	p := g.pools[namespace]
 	if p != nil && p.allow.Equal(allow) {
+		p.used = now
 		return p.transport
 	}
 	if p != nil {
@@ -97,9 +117,27 @@ func (g *Guard) Transport(namespace string) http.RoundTripper {
 		// out again, as nothing asks the old transport for any.
 		p.transport.CloseIdleConnections()
 	}
-	p = &pool{allow: allow, transport: newTransport(dialer{g.policy(allow)})}
+	p = &pool{allow: allow, transport: newTransport(dialer{g.policy(allow)}), used: now}
 	g.pools[namespace] = p
 	return p.transport
+}
+
+// sweep drops the pools unused for IdleConnTimeout, at most once per
+// IdleConnTimeout (so a pool goes within twice that), and closes their
+// idle connections. A request still in flight on one (a caller that took
+// the transport long ago) finishes, and its transport closes the
+// connection once it has been idle for IdleConnTimeout. g.mu is held.
+func (g *Guard) sweep(now time.Time) {
+	if now.Sub(g.swept) < IdleConnTimeout {
+		return
+	}
+	g.swept = now
+	for namespace, p := range g.pools {
+		if now.Sub(p.used) >= IdleConnTimeout {
+			p.transport.CloseIdleConnections()
+			delete(g.pools, namespace)
+		}
+	}
 }
 
 func newTransport(d dialer) *http.Transport {
@@ -111,7 +149,7 @@ func newTransport(d dialer) *http.Transport {
 		DialContext:           d.DialContext,
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          100,
-		IdleConnTimeout:       90 * time.Second,
+		IdleConnTimeout:       IdleConnTimeout,
 		TLSHandshakeTimeout:   ConnectTimeout,
 		ExpectContinueTimeout: time.Second,
 	}
@@ -131,17 +169,18 @@ func (d dialer) DialContext(ctx context.Context, network, address string) (net.C
 		return nil, fmt.Errorf("egress: %w", err)
 	}
 	nd := &net.Dialer{Timeout: ConnectTimeout}
-	if !d.policy.AllowsHost(host) {
-		// Control runs for each address the name resolved to, after the
-		// socket is made and before it connects: what it checks is what
-		// is dialled.
-		nd.Control = func(_, address string, _ syscall.RawConn) error {
-			ap, err := netip.ParseAddrPort(address)
-			if err != nil {
-				return fmt.Errorf("egress: unexpected address %q: %w", address, err)
-			}
-			return d.policy.Check(ap.Addr())
+	// Control runs for each address the name resolved to, after the
+	// socket is made and before it connects: what it checks is what is
+	// dialled. A name the administrator allows is checked too: it may
+	// reach the private blocks, never loopback or link-local ones, as
+	// whoever controls the name (a tenant, for a name in its namespace)
+	// chooses what it resolves to.
+	nd.Control = func(_, address string, _ syscall.RawConn) error {
+		ap, err := netip.ParseAddrPort(address)
+		if err != nil {
+			return fmt.Errorf("egress: unexpected address %q: %w", address, err)
 		}
+		return d.policy.CheckDial(host, ap.Addr())
 	}
 	conn, err := nd.DialContext(ctx, network, address)
 	if denied := (*DeniedError)(nil); errors.As(err, &denied) {

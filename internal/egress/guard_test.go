@@ -8,12 +8,16 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	testingclock "k8s.io/utils/clock/testing"
 )
 
 // envProxy is a proxy that every test of this package finds in its
@@ -129,9 +133,10 @@ func TestNameResolvingToLoopbackIsRefused(t *testing.T) {
 	if !errors.As(err, &denied) || !denied.Addr.IsLoopback() {
 		t.Fatalf("dialling localhost: %v, want a refused loopback address", err)
 	}
-	if !strings.HasPrefix(err.Error(), "EgressDenied: ") || !strings.Contains(err.Error(), "(loopback)") {
-		t.Errorf("error %q does not say EgressDenied and loopback", err)
+	if want := "EgressDenied: localhost resolves to a loopback address, "; !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("error %q does not start %q", err, want)
 	}
+	noAddress(t, err, denied.Addr)
 	ln.nothingAccepted(t)
 
 	// The same through HTTP: the request never leaves.
@@ -146,7 +151,19 @@ func TestNameResolvingToLoopbackIsRefused(t *testing.T) {
 	if !IsDenied(err) {
 		t.Fatalf("GET http://localhost: %v, want EgressDenied", err)
 	}
+	noAddress(t, err, netip.MustParseAddr("127.0.0.1"), netip.MustParseAddr("::1"))
 	ln.nothingAccepted(t)
+}
+
+// noAddress fails the test if err's text shows any of addrs: a tenant
+// must not read what a name resolves to through the manager's resolver.
+func noAddress(t *testing.T, err error, addrs ...netip.Addr) {
+	t.Helper()
+	for _, a := range addrs {
+		if strings.Contains(err.Error(), a.String()) {
+			t.Errorf("error %q shows the address %s", err, a)
+		}
+	}
 }
 
 // TestRefusalSaysNothingOfTheAddress: a refused address gives the same
@@ -171,8 +188,11 @@ func TestRefusalSaysNothingOfTheAddress(t *testing.T) {
 	open.nothingAccepted(t)
 }
 
-// TestAllowedByNameOrRange: an allowed host name connects, whatever it
-// resolves to; so does an allowed range, and only in its namespace.
+// TestAllowedByNameOrRange: an allowed range connects, and only in its
+// namespace; an allowed host name does not reach loopback (whoever
+// controls a name chooses what it resolves to), unless a range allows it
+// too. (What a name reaches, private and cluster addresses, is
+// TestNameAllow's.)
 func TestAllowedByNameOrRange(t *testing.T) {
 	ln := listen(t)
 	_, port, _ := net.SplitHostPort(ln.Addr().String())
@@ -183,13 +203,16 @@ func TestAllowedByNameOrRange(t *testing.T) {
 		address   string
 		allowed   bool
 	}{
-		{"by name", Options{Allow: mustAllow(t, "localhost")}, "team-a", "localhost", true},
+		{"by name: loopback stays refused", Options{Allow: mustAllow(t, "localhost")}, "team-a", "localhost", false},
+		{"by name and range", Options{Allow: mustAllow(t, "localhost, 127.0.0.0/8, ::1")}, "team-a", "localhost", true},
 		{"by name, another name refused", Options{Allow: mustAllow(t, "localhost")}, "team-a", "127.0.0.1", false},
 		{"by range", Options{Allow: mustAllow(t, "127.0.0.0/8")}, "team-a", "127.0.0.1", true},
+		{"by range, through a name", Options{Allow: Loopback}, "team-a", "localhost", true},
 		{"by namespace", Options{NamespaceAllow: teamA("127.0.0.0/8")}, "team-a", "127.0.0.1", true},
 		{"another namespace's", Options{NamespaceAllow: teamA("127.0.0.0/8")}, "team-b", "127.0.0.1", false},
-		{"by name in the namespace", Options{NamespaceAllow: teamA("localhost")}, "team-a", "localhost", true},
-		{"by name in another namespace", Options{NamespaceAllow: teamA("localhost")}, "team-b", "localhost", false},
+		{"by name in the namespace: loopback stays refused", Options{NamespaceAllow: teamA("localhost")}, "team-a", "localhost", false},
+		{"by name and range in the namespace", Options{NamespaceAllow: teamA("localhost, 127.0.0.0/8, ::1")}, "team-a", "localhost", true},
+		{"by name and range in another namespace", Options{NamespaceAllow: teamA("localhost, 127.0.0.0/8, ::1")}, "team-b", "localhost", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			conn, err := New(tc.opts).DialContext(t.Context(), tc.namespace, "tcp", net.JoinHostPort(tc.address, port))
@@ -312,5 +335,113 @@ func TestOnlyTCP(t *testing.T) {
 		if _, err := g.DialContext(context.Background(), "team-a", network, "/run/something.sock"); err == nil || !strings.Contains(err.Error(), "not allowed") {
 			t.Errorf("dial %s = %v, want refused", network, err)
 		}
+	}
+}
+
+// TestIdlePoolsAreDropped: a namespace's pool (its transport, with its
+// kept-alive connections) is dropped once unused for IdleConnTimeout, and
+// its idle connections closed, so the guard does not keep a transport for
+// every namespace it ever delivered for; a pool in use stays.
+func TestIdlePoolsAreDropped(t *testing.T) {
+	var mu sync.Mutex
+	remote := map[string]string{} // path -> the client's address
+	closed := make(chan string, 16)
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(_ http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		remote[r.URL.Path] = r.RemoteAddr
+		mu.Unlock()
+	}))
+	srv.Config.ConnState = func(c net.Conn, state http.ConnState) {
+		if state == http.StateClosed {
+			closed <- c.RemoteAddr().String()
+		}
+	}
+	srv.Start()
+	t.Cleanup(srv.Close)
+	clk := testingclock.NewFakeClock(time.Now())
+	g := New(Options{Allow: Loopback, Clock: clk})
+	get := func(ns string) {
+		t.Helper()
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, srv.URL+"/"+ns, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp, err := (&http.Client{Transport: g.Transport(ns)}).Do(req)
+		if err != nil {
+			t.Fatalf("%s: %v", ns, err)
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close() // the connection stays, idle, in ns's pool
+	}
+	pools := func() string {
+		g.mu.Lock()
+		defer g.mu.Unlock()
+		var out []string
+		for ns := range g.pools {
+			out = append(out, ns)
+		}
+		slices.Sort(out)
+		return strings.Join(out, " ")
+	}
+	// closedConn waits for the server to see the connection of ns's
+	// request closed. (A bound on the wait, not an assertion.)
+	closedConn := func(ns string) {
+		t.Helper()
+		mu.Lock()
+		want := remote["/"+ns]
+		mu.Unlock()
+		bound := time.After(30 * time.Second)
+		for {
+			select {
+			case c := <-closed:
+				if c == want {
+					return
+				}
+				t.Errorf("a connection other than %s's was closed", ns)
+			case <-bound:
+				t.Fatalf("%s's idle connection is still open", ns)
+			}
+		}
+	}
+
+	get("team-a")
+	clk.Step(IdleConnTimeout / 2)
+	get("team-b")
+	clk.Step(IdleConnTimeout / 2)
+	g.Transport("team-c")
+	if got := pools(); got != "team-b team-c" {
+		t.Fatalf("pools %q, want team-a's, unused for IdleConnTimeout, dropped", got)
+	}
+	closedConn("team-a")
+
+	// Pools go at most once per IdleConnTimeout: team-b, unused for one
+	// and a half, goes at the next sweep.
+	clk.Step(IdleConnTimeout / 2)
+	g.Transport("team-c")
+	if got := pools(); got != "team-b team-c" {
+		t.Errorf("pools %q between sweeps", got)
+	}
+	clk.Step(IdleConnTimeout / 2)
+	g.Transport("team-c")
+	if got := pools(); got != "team-c" {
+		t.Fatalf("pools %q, want team-b's dropped", got)
+	}
+	closedConn("team-b")
+
+	// A thousand namespaces delivered once leave no pool behind.
+	for i := range 1000 {
+		g.Transport(fmt.Sprintf("ns-%d", i))
+	}
+	clk.Step(IdleConnTimeout)
+	g.Transport("team-c")
+	if got := pools(); got != "team-c" {
+		t.Errorf("%d pools after a thousand namespaces went quiet, want team-c's", len(strings.Fields(got)))
+	}
+	// A dropped namespace delivers again, through a new pool.
+	get("team-a")
+	select {
+	case c := <-closed:
+		t.Errorf("connection %s closed; no pool that held one was dropped", c)
+	default:
 	}
 }

@@ -15,7 +15,13 @@
 // (DefaultDenied) and the cluster's own ranges when the administrator names
 // them; the administrator allows exceptions by address range or host name,
 // for every namespace (the manager's flag) or for one namespace (the
-// vigil-limits ConfigMap). Nothing a tenant writes can widen it.
+// vigil-limits ConfigMap). An allowed name reaches private addresses, not
+// loopback, link-local (the metadata address), unspecified or multicast
+// ones, which only a range allows: whoever controls the name chooses what
+// it resolves to. Nothing a tenant writes can widen the policy itself.
+//
+// A refusal names the host as the Channel wrote it and the kind of block
+// refused, never the address the name resolved to.
 package egress
 
 import (
@@ -33,9 +39,22 @@ type Range struct {
 	Prefix netip.Prefix
 	// Name says what the block is in an error: "loopback", "private", ...
 	Name string
+	// ByName: a host name the administrator allows may reach addresses in
+	// the block (a private Service, say, that smtp.mail.svc resolves to).
+	// The blocks without it are reached only through a CIDR that allows
+	// them, whatever name is allowed: there an address means this host
+	// (loopback, unspecified), this link (link-local, with the cloud
+	// metadata address), no one host (multicast, broadcast), or an IPv4
+	// address hidden in an IPv6 one. A name in a tenant's namespace (an
+	// ExternalName Service, a Service whose endpoints its owner writes)
+	// points wherever the tenant points it, so a name allow must not reach
+	// the manager's own loopback or the node's metadata service.
+	ByName bool
 }
 
-func r(cidr, name string) Range { return Range{netip.MustParsePrefix(cidr), name} }
+// r is a block a host name allow may reach; strict is one it may not.
+func r(cidr, name string) Range      { return Range{netip.MustParsePrefix(cidr), name, true} }
+func strict(cidr, name string) Range { return Range{netip.MustParsePrefix(cidr), name, false} }
 
 // DefaultDenied are the blocks the guard refuses unless allowed: every
 // IPv4 and IPv6 block of IANA's special-purpose registries that is not
@@ -43,13 +62,17 @@ func r(cidr, name string) Range { return Range{netip.MustParsePrefix(cidr), name
 // metadata address 169.254.169.254), private, shared (100.64.0.0/10),
 // unspecified, multicast and broadcast. Documentation and benchmarking
 // blocks are refused too: nothing public lives there, and some networks
-// use them internally.
+// use them internally. The IETF protocol-assignment blocks (192.0.0.0/24,
+// 2001::/23) are refused whole, with the few anycast services inside them
+// that are globally reachable: no webhook lives there either. The first
+// block that contains an address names it in an error, so the more
+// specific come first.
 var DefaultDenied = []Range{
-	r("0.0.0.0/8", "unspecified (\"this network\")"),
+	strict("0.0.0.0/8", "unspecified (\"this network\")"),
 	r("10.0.0.0/8", "private"),
 	r("100.64.0.0/10", "shared (carrier-grade NAT)"),
-	r("127.0.0.0/8", "loopback"),
-	r("169.254.0.0/16", "link-local"),
+	strict("127.0.0.0/8", "loopback"),
+	strict("169.254.0.0/16", "link-local"),
 	r("172.16.0.0/12", "private"),
 	r("192.0.0.0/24", "IETF protocol assignment"),
 	r("192.0.2.0/24", "documentation"),
@@ -57,18 +80,25 @@ var DefaultDenied = []Range{
 	r("198.18.0.0/15", "benchmarking"),
 	r("198.51.100.0/24", "documentation"),
 	r("203.0.113.0/24", "documentation"),
-	r("224.0.0.0/4", "multicast"),
-	r("240.0.0.0/4", "reserved"), // with the broadcast address 255.255.255.255
-	r("::/128", "unspecified"),
-	r("::1/128", "loopback"),
-	r("::/96", "IPv4-compatible (deprecated)"),
-	r("64:ff9b:1::/48", "local-use NAT64"),
+	strict("224.0.0.0/4", "multicast"),
+	strict("240.0.0.0/4", "reserved"), // with the broadcast address 255.255.255.255
+	strict("::/128", "unspecified"),
+	strict("::1/128", "loopback"),
+	strict("::/96", "IPv4-compatible (deprecated)"),
+	strict("64:ff9b:1::/48", "local-use NAT64"),
 	r("100::/64", "discard-only"),
+	strict("2001::/32", "Teredo"), // carries an IPv4 address
+	r("2001:2::/48", "benchmarking"),
+	r("2001:10::/28", "ORCHID (deprecated)"),
+	r("2001::/23", "IETF protocol assignment"),
 	r("2001:db8::/32", "documentation"),
+	strict("2002::/16", "6to4"), // carries an IPv4 address
+	r("3fff::/20", "documentation"),
+	r("5f00::/16", "segment routing (SRv6 SID)"),
 	r("fc00::/7", "private (unique local)"),
-	r("fe80::/10", "link-local"),
+	strict("fe80::/10", "link-local"),
 	r("fec0::/10", "site-local (deprecated)"),
-	r("ff00::/8", "multicast"),
+	strict("ff00::/8", "multicast"),
 }
 
 // nat64 is the well-known NAT64 prefix: its addresses stand for the IPv4
@@ -76,7 +106,10 @@ var DefaultDenied = []Range{
 var nat64 = netip.MustParsePrefix("64:ff9b::/96")
 
 // Allowlist is what the administrator allows past the refused ranges:
-// address ranges, and host names whose every address is allowed.
+// address ranges, and host names. A name allows the addresses it resolves
+// to in the blocks a name may reach (Range.ByName: private, shared, the
+// cluster's ranges, ...), never loopback, link-local, unspecified,
+// multicast or broadcast ones: only a range allows those.
 type Allowlist struct {
 	Prefixes []netip.Prefix
 	// Hosts are lower-case names without a final dot, matched exactly.
@@ -223,27 +256,50 @@ type Policy struct {
 }
 
 // NewPolicy is DefaultDenied and the cluster's ranges, refused unless
-// allow allows them.
+// allow allows them. An allowed name reaches the cluster's ranges: a
+// Service's name resolves into them.
 func NewPolicy(cluster []netip.Prefix, allow Allowlist) Policy {
 	denied := slices.Clone(DefaultDenied)
 	for _, p := range cluster {
-		denied = append(denied, Range{Prefix: p, Name: "cluster"})
+		denied = append(denied, Range{Prefix: p, Name: "cluster", ByName: true})
 	}
 	return Policy{Denied: denied, Allow: allow.normal()}
 }
 
 // AllowsHost reports whether host (a name, as the URL or the Channel gave
-// it) is allowed by name, whatever it resolves to.
+// it) is allowed by name: it may reach the refused blocks a name may reach
+// (see Range.ByName).
 func (p Policy) AllowsHost(host string) bool {
 	h, ok := hostName(host)
 	return ok && slices.Contains(p.Allow.Hosts, h)
 }
 
 // Check returns nil when addr may be connected to, and a *DeniedError
-// otherwise. IPv4-mapped IPv6 addresses are checked as the IPv4 address
-// they carry, and well-known NAT64 addresses as the IPv4 address the
-// gateway connects to.
+// otherwise, as for an address no name allow covers.
 func (p Policy) Check(addr netip.Addr) error {
+	if d := p.check(addr, false); d != nil {
+		return d
+	}
+	return nil
+}
+
+// CheckDial returns nil when addr, which host resolved to (host is the
+// name or address as the Channel wrote it), may be connected to, and a
+// *DeniedError naming host otherwise. When the administrator allows host
+// by name, addr may also be in a refused block a name may reach.
+func (p Policy) CheckDial(host string, addr netip.Addr) error {
+	if d := p.check(addr, p.AllowsHost(host)); d != nil {
+		d.Host = host
+		return d
+	}
+	return nil
+}
+
+// check is Check, with the blocks a name may reach allowed when byName.
+// IPv4-mapped IPv6 addresses are checked as the IPv4 address they carry,
+// and well-known NAT64 addresses as the IPv4 address the gateway connects
+// to.
+func (p Policy) check(addr netip.Addr, byName bool) *DeniedError {
 	addr = addr.Unmap().WithZone("")
 	if !addr.IsValid() {
 		return &DeniedError{Addr: addr, Range: "invalid"}
@@ -254,13 +310,15 @@ func (p Policy) Check(addr netip.Addr) error {
 	if nat64.Contains(addr) {
 		b := addr.As16()
 		v4 := netip.AddrFrom4([4]byte(b[12:]))
-		var denied *DeniedError
-		if errors.As(p.Check(v4), &denied) {
-			return &DeniedError{Addr: addr, Range: "NAT64 to " + denied.Range}
+		if denied := p.check(v4, byName); denied != nil {
+			return &DeniedError{Addr: addr, Range: "NAT64 (to " + denied.Range + ")"}
 		}
 		return nil
 	}
 	for _, d := range p.Denied {
+		if byName && d.ByName {
+			continue // the name is allowed here; a strict block may still hold addr
+		}
 		if d.Prefix.Contains(addr) {
 			return &DeniedError{Addr: addr, Range: d.Name}
 		}
@@ -278,16 +336,48 @@ func (p Policy) allows(addr netip.Addr) bool {
 }
 
 // DeniedError is a connection the guard refused before dialling. Its text
-// starts with the EgressDenied reason and names the address and its range,
-// never anything learnt from the address: nothing was sent there.
+// starts with the EgressDenied reason and names the host as the Channel
+// wrote it and the kind of block refused, never the address a name
+// resolved to: a tenant must not read names through the manager's
+// resolver, nor learn anything from the address, as nothing was sent
+// there.
 type DeniedError struct {
-	Addr  netip.Addr
+	// Host is the name or address the Channel gave ("" when only an
+	// address was checked).
+	Host string
+	// Addr is the refused address, for the manager's own use; the error's
+	// text never shows it.
+	Addr netip.Addr
+	// Range is what the refused block is: "loopback", "private", ...
 	Range string
 }
 
 func (e *DeniedError) Error() string {
-	return fmt.Sprintf("%s: %s is in a refused range (%s); Vigil connects there only if its administrator allows it",
-		v1.ReasonEgressDenied, e.Addr, e.Range)
+	var what string
+	switch {
+	case e.Host == "":
+		what = "the address is"
+	case isAddress(e.Host):
+		what = e.Host + " is" // the Channel's own words: nothing resolved
+	default:
+		what = e.Host + " resolves to"
+	}
+	return fmt.Sprintf("%s: %s %s address, which the egress policy refuses unless the administrator allows it",
+		v1.ReasonEgressDenied, what, article(e.Range))
+}
+
+// isAddress reports whether host is an IP address, not a name.
+func isAddress(host string) bool {
+	_, err := netip.ParseAddr(host)
+	return err == nil
+}
+
+// article is name with "a" or "an" before it.
+func article(name string) string {
+	if name != "" && strings.ContainsRune("aeiouAEIOU", rune(name[0])) {
+		return "an " + name
+	}
+	return "a " + name
 }
 
 // IsDenied reports whether err is, or wraps, a connection the guard refused.

@@ -84,13 +84,38 @@ func TestDefaultPolicy(t *testing.T) {
 		{"::ffff:169.254.169.254", "link-local"},
 		{"::ffff:10.1.2.3", "private"},
 		{"::ffff:8.8.8.8", ""},
-		{"64:ff9b::7f00:1", "NAT64 to loopback"},
-		{"64:ff9b::a9fe:a9fe", "NAT64 to link-local"},
+		{"64:ff9b::7f00:1", "NAT64 (to loopback)"},
+		{"64:ff9b::a9fe:a9fe", "NAT64 (to link-local)"},
 		{"64:ff9b::808:808", ""},
 		{"64:ff9b:1::1", "local-use NAT64"},
 		{"100::1", "discard-only"},
 		{"100:0:0:1::1", ""},
+		{"2001::1", "Teredo"},
+		{"2001:0:ffff:ffff:ffff:ffff:ffff:ffff", "Teredo"},
+		{"2001:1::1", "IETF"},
+		{"2001:2::1", "benchmarking"},
+		{"2001:2:0:ffff:ffff:ffff:ffff:ffff", "benchmarking"},
+		{"2001:2:1::1", "IETF"},
+		{"2001:10::1", "ORCHID"},
+		{"2001:1f:ffff:ffff:ffff:ffff:ffff:ffff", "ORCHID"},
+		{"2001:20::1", "IETF"},
+		{"2001:1ff:ffff:ffff:ffff:ffff:ffff:ffff", "IETF"},
+		{"2001:200::1", ""},
 		{"2001:db8::1", "documentation"},
+		{"2001:db7:ffff:ffff:ffff:ffff:ffff:ffff", ""},
+		{"2001:db9::", ""},
+		{"2002::1", "6to4"},
+		{"2002:7f00:1::1", "6to4"},
+		{"2002:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "6to4"},
+		{"2003::1", ""},
+		{"3ffe:ffff:ffff:ffff:ffff:ffff:ffff:ffff", ""},
+		{"3fff::1", "documentation"},
+		{"3fff:fff:ffff:ffff:ffff:ffff:ffff:ffff", "documentation"},
+		{"3fff:1000::", ""},
+		{"5eff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", ""},
+		{"5f00::1", "SRv6"},
+		{"5f00:ffff:ffff:ffff:ffff:ffff:ffff:ffff", "SRv6"},
+		{"5f01::", ""},
 		{"2001:4860:4860::8888", ""},
 		{"fbff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", ""},
 		{"fc00::", "private"},
@@ -156,9 +181,118 @@ func TestAllowAndClusterRanges(t *testing.T) {
 			}
 		})
 	}
-	if err := NewPolicy(cluster, Allowlist{}).Check(netip.MustParseAddr("34.118.224.1")); err == nil || !strings.Contains(err.Error(), "(cluster)") {
+	if err := NewPolicy(cluster, Allowlist{}).Check(netip.MustParseAddr("34.118.224.1")); err == nil || !strings.Contains(err.Error(), "a cluster address") {
 		t.Errorf("a cluster address is refused as %v, want the range named cluster", err)
 	}
+}
+
+// TestNameAllow: a name the administrator allows reaches the private,
+// shared and cluster addresses it resolves to, and no loopback,
+// link-local, unspecified, multicast or broadcast one, nor any IPv4
+// address hidden in an IPv6 one that is: whoever controls the name (a
+// tenant, for an ExternalName Service or an EndpointSlice in its
+// namespace) chooses where it points. A range allows those.
+func TestNameAllow(t *testing.T) {
+	cluster := []netip.Prefix{netip.MustParsePrefix("34.118.224.0/20")}
+	for _, tc := range []struct {
+		allow, host, addr string
+		allowed           bool
+	}{
+		{"smtp.team-a.svc", "smtp.team-a.svc", "10.96.0.10", true},
+		{"smtp.team-a.svc", "smtp.team-a.svc", "172.20.0.1", true},
+		{"smtp.team-a.svc", "smtp.team-a.svc", "192.168.1.1", true},
+		{"smtp.team-a.svc", "smtp.team-a.svc", "100.64.0.1", true},
+		{"smtp.team-a.svc", "smtp.team-a.svc", "34.118.224.7", true}, // the cluster's
+		{"smtp.team-a.svc", "smtp.team-a.svc", "fd00:10:96::a", true},
+		{"smtp.team-a.svc", "smtp.team-a.svc", "::ffff:10.1.2.3", true},
+		{"smtp.team-a.svc", "smtp.team-a.svc", "64:ff9b::a00:1", true}, // NAT64 to 10.0.0.1
+		{"smtp.team-a.svc", "SMTP.Team-A.svc.", "10.1.2.3", true},
+		{"smtp.team-a.svc", "smtp.team-a.svc", "8.8.8.8", true},
+		// What a name never reaches.
+		{"smtp.team-a.svc", "smtp.team-a.svc", "127.0.0.1", false},
+		{"smtp.team-a.svc", "smtp.team-a.svc", "::1", false},
+		{"smtp.team-a.svc", "smtp.team-a.svc", "169.254.169.254", false}, // metadata.google.internal
+		{"smtp.team-a.svc", "smtp.team-a.svc", "::ffff:169.254.169.254", false},
+		{"smtp.team-a.svc", "smtp.team-a.svc", "64:ff9b::a9fe:a9fe", false},
+		{"smtp.team-a.svc", "smtp.team-a.svc", "fe80::1", false},
+		{"smtp.team-a.svc", "smtp.team-a.svc", "0.0.0.0", false},
+		{"smtp.team-a.svc", "smtp.team-a.svc", "::", false},
+		{"smtp.team-a.svc", "smtp.team-a.svc", "224.0.0.1", false},
+		{"smtp.team-a.svc", "smtp.team-a.svc", "ff02::1", false},
+		{"smtp.team-a.svc", "smtp.team-a.svc", "255.255.255.255", false},
+		{"smtp.team-a.svc", "smtp.team-a.svc", "::127.0.0.1", false},
+		{"smtp.team-a.svc", "smtp.team-a.svc", "2002:7f00:1::1", false},
+		{"smtp.team-a.svc", "smtp.team-a.svc", "2001::1", false},
+		// Unless a range allows it.
+		{"smtp.team-a.svc, 127.0.0.0/8", "smtp.team-a.svc", "127.0.0.1", true},
+		{"smtp.team-a.svc, 169.254.169.254", "smtp.team-a.svc", "169.254.169.254", true},
+		// Another name is not allowed at all, nor an address written as
+		// the host.
+		{"smtp.team-a.svc", "smtp.team-b.svc", "10.1.2.3", false},
+		{"smtp.team-a.svc", "10.1.2.3", "10.1.2.3", false},
+		{"smtp.team-a.svc", "", "10.1.2.3", false},
+	} {
+		p := NewPolicy(cluster, mustAllow(t, tc.allow))
+		err := p.CheckDial(tc.host, netip.MustParseAddr(tc.addr))
+		if (err == nil) != tc.allowed {
+			t.Errorf("allow %q: CheckDial(%q, %s) = %v, want allowed %v", tc.allow, tc.host, tc.addr, err, tc.allowed)
+		}
+		if err != nil && !IsDenied(err) {
+			t.Errorf("allow %q: CheckDial(%q, %s) = %v, not EgressDenied", tc.allow, tc.host, tc.addr, err)
+		}
+	}
+}
+
+// TestRefusalNamesNoAddress: a refusal names the host as the Channel
+// wrote it and the kind of block, never the address a name resolved to,
+// for every refused block: a tenant cannot read names through the
+// manager's resolver.
+func TestRefusalNamesNoAddress(t *testing.T) {
+	p := NewPolicy([]netip.Prefix{netip.MustParsePrefix("34.118.224.0/20")}, Allowlist{})
+	for _, d := range p.Denied {
+		addr := last(d.Prefix) // the first may be in a more specific block
+		err := p.CheckDial("hook.example.internal", addr)
+		if err == nil {
+			t.Errorf("%s (%s) allowed", addr, d.Name)
+			continue
+		}
+		text := err.Error()
+		if want := "EgressDenied: hook.example.internal resolves to "; !strings.HasPrefix(text, want) {
+			t.Errorf("%q does not start %q", text, want)
+		}
+		if strings.Contains(text, addr.String()) || strings.Contains(text, addr.StringExpanded()) {
+			t.Errorf("%q shows the address %s", text, addr)
+		}
+		if !strings.Contains(text, d.Name) && !strings.Contains(text, "NAT64") {
+			t.Errorf("%q does not name the block (%s)", text, d.Name)
+		}
+	}
+	for _, tc := range []struct {
+		host, addr, want string
+	}{
+		{"metadata.google.internal", "169.254.169.254",
+			"EgressDenied: metadata.google.internal resolves to a link-local address, which the egress policy refuses unless the administrator allows it"},
+		{"10.0.0.7", "10.0.0.7", // the Channel's own words
+			"EgressDenied: 10.0.0.7 is a private address, which the egress policy refuses unless the administrator allows it"},
+		{"::1", "::1",
+			"EgressDenied: ::1 is a loopback address, which the egress policy refuses unless the administrator allows it"},
+		{"hook.example.internal", "::",
+			"EgressDenied: hook.example.internal resolves to an unspecified address, which the egress policy refuses unless the administrator allows it"},
+	} {
+		if err := p.CheckDial(tc.host, netip.MustParseAddr(tc.addr)); err == nil || err.Error() != tc.want {
+			t.Errorf("CheckDial(%q, %s) = %v, want %q", tc.host, tc.addr, err, tc.want)
+		}
+	}
+}
+
+// last is the last address of p.
+func last(p netip.Prefix) netip.Addr {
+	b := p.Addr().AsSlice()
+	for i := p.Bits(); i < len(b)*8; i++ {
+		b[i/8] |= 0x80 >> (i % 8)
+	}
+	a, _ := netip.AddrFromSlice(b)
+	return a
 }
 
 func TestAllowsHost(t *testing.T) {
@@ -243,6 +377,12 @@ func FuzzParseAllowlist(f *testing.F) {
 			}
 			if p.Check(addr) == nil && !inside {
 				t.Fatalf("%q allows %s, which none of its prefixes contains", s, addr)
+			}
+			// A name allow reaches none of these but 10.1.2.3.
+			for _, h := range a.Hosts {
+				if p.CheckDial(h, addr) == nil && !inside && !addr.IsPrivate() {
+					t.Fatalf("%q allows %s through the name %s", s, addr, h)
+				}
 			}
 		}
 	})

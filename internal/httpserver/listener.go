@@ -5,6 +5,9 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"time"
+
+	"k8s.io/utils/clock"
 
 	"github.com/vigil-operator/vigil/internal/connlimit"
 )
@@ -21,6 +24,14 @@ const DefaultMaxConnections = 4096
 // the server.
 const DefaultMaxConnectionsPerSource = 256
 
+// HeaderGrace is how long a new connection may take to send its first
+// request's headers while the server is near its cap; past it, the
+// connection may be closed for a client that waits. Clients send their
+// headers as soon as they connect, within milliseconds in a cluster; only
+// a client holding connections it does not use (or trickling its headers)
+// takes longer. Far from the cap, ReadHeaderTimeout alone bounds it.
+const HeaderGrace = 2 * time.Second
+
 // limitListener bounds the server's connections three ways:
 //   - at most cap(slots) are open: past that, Accept waits for one to
 //     close, and new clients wait in the kernel's backlog;
@@ -28,9 +39,14 @@ const DefaultMaxConnectionsPerSource = 256
 //     one more is closed as soon as it is accepted, so it holds no slot
 //     that other clients wait for;
 //   - while more than highWater are open, idle keep-alive connections are
-//     closed, the longest idle first, so that clients holding connections
-//     they do not use cannot keep new clients waiting. (HTTP allows a
-//     server to close an idle connection at any time; clients reconnect.)
+//     closed, the longest idle first, and then new connections that have
+//     not sent their first request's headers within HeaderGrace, the
+//     oldest first, so that clients holding connections they do not use
+//     cannot keep new clients waiting for a slot. (HTTP allows a server
+//     to close an idle connection at any time; clients reconnect.)
+//
+// A request whose headers are in is never interrupted: a client that
+// trickles its body holds its slot until ReadTimeout.
 type limitListener struct {
 	net.Listener
 	slots     chan struct{}
@@ -38,15 +54,23 @@ type limitListener struct {
 	closeOnce sync.Once
 	perSource *connlimit.PerSource
 	highWater int
+	clock     clock.WithDelayedExecution
 
 	mu   sync.Mutex
 	open int
 	idle list.List // of *limitedConn, the longest idle first
+	// fresh are the connections that have sent no complete request yet
+	// (http.StateNew), the oldest first.
+	fresh list.List
+	// timer, while set, reclaims once the oldest fresh connection has had
+	// its HeaderGrace: when every slot is taken, no Accept or change of
+	// state may come to do it.
+	timer clock.Timer
 }
 
-func newLimitListener(l net.Listener, n int, perSource *connlimit.PerSource) *limitListener {
+func newLimitListener(l net.Listener, n int, perSource *connlimit.PerSource, clk clock.WithDelayedExecution) *limitListener {
 	return &limitListener{Listener: l, slots: make(chan struct{}, n), closed: make(chan struct{}),
-		perSource: perSource, highWater: n - n/8}
+		perSource: perSource, highWater: n - n/8, clock: clk}
 }
 
 func (l *limitListener) Accept() (net.Conn, error) {
@@ -80,37 +104,49 @@ func (l *limitListener) Accept() (net.Conn, error) {
 // Close also ends an Accept that waits for a slot.
 func (l *limitListener) Close() error {
 	l.closeOnce.Do(func() { close(l.closed) })
+	l.mu.Lock()
+	if l.timer != nil {
+		l.timer.Stop()
+		l.timer = nil
+	}
+	l.mu.Unlock()
 	return l.Listener.Close()
 }
 
 // connState is the server's ConnState hook: it keeps the idle connections
-// in the order they became idle, and reclaims them when the server is near
-// its cap.
+// in the order they became idle and the new ones in the order they came,
+// and reclaims them when the server is near its cap.
 func (l *limitListener) connState(nc net.Conn, state http.ConnState) {
 	c, ok := nc.(*limitedConn)
 	if !ok {
 		return
 	}
 	l.mu.Lock()
+	l.forget(c)
 	var reclaimed []*limitedConn
-	if state == http.StateIdle {
-		if c.idle == nil {
-			c.idle = l.idle.PushBack(c)
-		}
+	switch state {
+	case http.StateIdle:
+		c.idle = l.idle.PushBack(c)
 		reclaimed = l.reclaim()
-	} else {
-		l.forget(c)
+	case http.StateNew:
+		// The server reports StateNew once, before it reads anything,
+		// and StateActive only once the request's headers are in.
+		c.since = l.clock.Now()
+		c.fresh = l.fresh.PushBack(c)
+		reclaimed = l.reclaim()
 	}
 	l.mu.Unlock()
 	closeAll(reclaimed)
 }
 
-// reclaim takes, for closing, the longest idle connections past the high
-// water mark. l.mu is held.
+// reclaim takes, for closing, the connections past the high water mark
+// that hold a slot without a request: the longest idle first, then the
+// new ones that have not sent their headers within HeaderGrace, the
+// oldest first. While new connections remain that may be due later, it
+// sets the timer to come back then. l.mu is held.
 func (l *limitListener) reclaim() []*limitedConn {
 	var out []*limitedConn
-	for n := l.open - l.highWater; n > 0 && l.idle.Len() > 0; n-- {
-		c := l.idle.Front().Value.(*limitedConn)
+	take := func(c *limitedConn) {
 		l.forget(c)
 		// Uncounted now, so that the next call, before these are
 		// closed, does not take more.
@@ -118,14 +154,48 @@ func (l *limitListener) reclaim() []*limitedConn {
 		l.open--
 		out = append(out, c)
 	}
+	for l.open > l.highWater && l.idle.Len() > 0 {
+		take(l.idle.Front().Value.(*limitedConn))
+	}
+	now := l.clock.Now()
+	for l.open > l.highWater && l.fresh.Len() > 0 {
+		c := l.fresh.Front().Value.(*limitedConn)
+		if wait := c.since.Add(HeaderGrace).Sub(now); wait > 0 {
+			if l.timer == nil {
+				// In a goroutine of its own: a fake clock runs the
+				// function while it holds its lock, which Now takes.
+				l.timer = l.clock.AfterFunc(wait, func() { go l.reclaimLater() })
+			}
+			break
+		}
+		take(c)
+	}
 	return out
 }
 
-// forget takes c off the idle list. l.mu is held.
+// reclaimLater is the timer's: it reclaims what has become due.
+func (l *limitListener) reclaimLater() {
+	l.mu.Lock()
+	l.timer = nil
+	var reclaimed []*limitedConn
+	select {
+	case <-l.closed:
+	default:
+		reclaimed = l.reclaim()
+	}
+	l.mu.Unlock()
+	closeAll(reclaimed)
+}
+
+// forget takes c off the idle and fresh lists. l.mu is held.
 func (l *limitListener) forget(c *limitedConn) {
 	if c.idle != nil {
 		l.idle.Remove(c.idle)
 		c.idle = nil
+	}
+	if c.fresh != nil {
+		l.fresh.Remove(c.fresh)
+		c.fresh = nil
 	}
 }
 
@@ -141,9 +211,12 @@ type limitedConn struct {
 	net.Conn
 	l       *limitListener
 	uncount func()
-	// idle is c's place on l.idle while it is idle, and reclaimed says
-	// that reclaim has uncounted it; both guarded by l.mu.
+	// idle is c's place on l.idle while it is idle, fresh its place on
+	// l.fresh while it is new (since when), and reclaimed says that
+	// reclaim has uncounted it; all guarded by l.mu.
 	idle      *list.Element
+	fresh     *list.Element
+	since     time.Time
 	reclaimed bool
 	once      sync.Once
 }

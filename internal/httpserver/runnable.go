@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log"
@@ -40,15 +41,20 @@ type Runnable struct {
 	// MaxConnections bounds the open connections (DefaultMaxConnections
 	// when 0); past it, new clients wait until one closes. Past seven
 	// eighths of it, idle keep-alive connections are closed, the longest
-	// idle first.
+	// idle first, then new connections that have sent no request within
+	// HeaderGrace, the oldest first.
 	MaxConnections int
 	// MaxConnectionsPerSource bounds the open connections from one
-	// address (DefaultMaxConnectionsPerSource when 0, never more than
+	// source, an IPv4 address or an IPv6 prefix
+	// (DefaultMaxConnectionsPerSource when 0, never more than
 	// MaxConnections); one more is closed at once.
 	MaxConnectionsPerSource int
 	// TrustedProxies are exempt from MaxConnectionsPerSource: the clients
 	// behind them share their addresses.
 	TrustedProxies []netip.Prefix
+	// IPv6SourcePrefix is the prefix length of one IPv6 source for
+	// MaxConnectionsPerSource (connlimit.DefaultIPv6Prefix, a /64, when 0).
+	IPv6SourcePrefix int
 
 	ready atomic.Bool
 	addr  atomic.Value // net.Addr once listening
@@ -93,7 +99,12 @@ func (r *Runnable) Start(ctx context.Context) error {
 	if perSource <= 0 {
 		perSource = DefaultMaxConnectionsPerSource
 	}
-	limits := newLimitListener(ln, maxConns, connlimit.NewPerSource(min(perSource, maxConns), r.TrustedProxies))
+	sources, err := connlimit.NewPerSource(min(perSource, maxConns), r.IPv6SourcePrefix, r.TrustedProxies)
+	if err != nil {
+		_ = ln.Close()
+		return fmt.Errorf("http server: %w", err)
+	}
+	limits := newLimitListener(ln, maxConns, sources, clock.RealClock{})
 	ln = limits
 	srv := &http.Server{
 		Handler:   r.Handler,

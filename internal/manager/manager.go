@@ -121,6 +121,10 @@ type Options struct {
 	RequestBodyBudget int64
 	// TrustedProxies are the networks whose X-Forwarded-For is believed.
 	TrustedProxies []netip.Prefix
+	// IPv6SourcePrefix is the prefix length of one IPv6 source for the
+	// HTTP and SMTP per-source connection caps; default
+	// connlimit.DefaultIPv6Prefix (a /64).
+	IPv6SourcePrefix int
 	// Delivery tunes notification retries.
 	Delivery delivery.Options
 	// SMTPAddr, when set, serves email pings there (off by default).
@@ -406,6 +410,7 @@ func setupHTTP(ctx context.Context, mgr ctrl.Manager, opts Options, st *store.St
 			Addr: opts.SMTPAddr, Domain: opts.SMTPDomain, Client: mgr.GetClient(), Projects: projects, Recorder: recorder,
 			BodyLimit: opts.PingBodyLimit, Clock: opts.Clock, Log: ctrl.Log.WithName("smtp"),
 			MaxConnectionsPerSource: opts.SMTPMaxConnectionsPerSource, TrustedProxies: opts.TrustedProxies,
+			IPv6SourcePrefix: opts.IPv6SourcePrefix,
 		}); err != nil {
 			return err
 		}
@@ -415,7 +420,8 @@ func setupHTTP(ctx context.Context, mgr ctrl.Manager, opts Options, st *store.St
 		BaseURL: opts.BaseURL, Clock: opts.Clock, Log: log.WithName("dashboard"),
 	}
 	server := &httpserver.Runnable{Addr: opts.HTTPAddr, Handler: apiServer.Handler(pings, dash.Handler()), Cache: mgr.GetCache(),
-		MaxConnections: opts.MaxConnections, MaxConnectionsPerSource: opts.MaxConnectionsPerSource, TrustedProxies: opts.TrustedProxies}
+		MaxConnections: opts.MaxConnections, MaxConnectionsPerSource: opts.MaxConnectionsPerSource, TrustedProxies: opts.TrustedProxies,
+		IPv6SourcePrefix: opts.IPv6SourcePrefix}
 	if err := mgr.Add(server); err != nil {
 		return err
 	}

@@ -74,7 +74,7 @@ func checkDenied(t *testing.T, what string, err error) bool {
 		t.Errorf("%s: %v, want EgressDenied", what, err)
 		return false
 	}
-	if !strings.Contains(err.Error(), ": "+v1.ReasonEgressDenied+": ") || !strings.Contains(err.Error(), "(loopback)") {
+	if !strings.Contains(err.Error(), ": "+v1.ReasonEgressDenied+": ") || !strings.Contains(err.Error(), " a loopback address, ") {
 		t.Errorf("%s: %q does not say EgressDenied and loopback", what, err)
 	}
 	if IsPermanent(err) {

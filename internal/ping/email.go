@@ -59,13 +59,17 @@ type EmailListener struct {
 	// (DefaultSMTPMaxConnections when 0); one more is answered 421 and
 	// closed.
 	MaxConnections int
-	// MaxConnectionsPerSource bounds the connections from one address
-	// (DefaultSMTPMaxConnectionsPerSource when 0); one more is answered
-	// 421 and closed, so that one client cannot hold every connection.
+	// MaxConnectionsPerSource bounds the connections from one source, an
+	// IPv4 address or an IPv6 prefix (DefaultSMTPMaxConnectionsPerSource
+	// when 0); one more is answered 421 and closed, so that one client
+	// cannot hold every connection.
 	MaxConnectionsPerSource int
 	// TrustedProxies are exempt from MaxConnectionsPerSource (a relay
 	// that carries many clients' mail).
 	TrustedProxies []netip.Prefix
+	// IPv6SourcePrefix is the prefix length of one IPv6 source
+	// (connlimit.DefaultIPv6Prefix, a /64, when 0).
+	IPv6SourcePrefix int
 	// MaxMessageBytes bounds a message, which is refused with 552 once it
 	// reaches it (DefaultSMTPMaxMessageBytes, or BodyLimit when that is
 	// larger, when 0).
@@ -129,10 +133,15 @@ func (e *EmailListener) Start(ctx context.Context) error {
 	e.Log.Info("serving email pings", "addr", l.Addr().String(), "domain", e.Domain)
 	maxConns := cmp.Or(e.MaxConnections, DefaultSMTPMaxConnections)
 	perSource := min(cmp.Or(e.MaxConnectionsPerSource, DefaultSMTPMaxConnectionsPerSource), maxConns)
+	sources, err := connlimit.NewPerSource(perSource, e.IPv6SourcePrefix, e.TrustedProxies)
+	if err != nil {
+		_ = l.Close()
+		return fmt.Errorf("smtp listener: %w", err)
+	}
 	l = &boundedListener{
 		Listener:  l,
 		slots:     make(chan struct{}, maxConns),
-		perSource: connlimit.NewPerSource(perSource, e.TrustedProxies),
+		perSource: sources,
 		session:   cmp.Or(e.SessionTimeout, DefaultSMTPSessionTimeout),
 	}
 	errc := make(chan error, 1)

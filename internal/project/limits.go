@@ -149,8 +149,11 @@ func positiveOr(n, def int) int {
 }
 
 // EgressAllow is what the namespace's Channels may reach besides what the
-// manager allows everywhere.
+// manager allows everywhere. A nil Limits allows nothing more.
 func (l *Limits) EgressAllow(namespace string) egress.Allowlist {
+	if l == nil {
+		return egress.Allowlist{}
+	}
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	return l.overrides[namespace].egressAllow

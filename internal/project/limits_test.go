@@ -3,6 +3,8 @@ package project
 import (
 	"reflect"
 	"testing"
+
+	"github.com/vigil-operator/vigil/internal/egress"
 )
 
 func TestLimits(t *testing.T) {
@@ -75,6 +77,9 @@ func TestLimits(t *testing.T) {
 	var none *Limits
 	if none.SecretLimit("a") != DefaultSecretLimit || none.KeyLimit("a") != DefaultKeyLimit {
 		t.Error("a nil Limits does not give the defaults")
+	}
+	if got := none.EgressAllow("a"); !got.Equal(egress.Allowlist{}) {
+		t.Errorf("a nil Limits allows %q, want nothing", got)
 	}
 	// An allowlist is its namespace's alone; one that does not parse
 	// allows nothing.

@@ -74,6 +74,7 @@ spec:
         - --ping-body-limit={{ .Values.pingBodyLimit | int64 }}
         - --max-connections={{ .Values.maxConnections | int64 }}
         - --max-connections-per-source={{ .Values.maxConnectionsPerSource | int64 }}
+        - --ipv6-source-prefix={{ .Values.ipv6SourcePrefix | int64 }}
         - --request-body-budget={{ .Values.requestBodyBudget | int64 }}
         {{- with .Values.trustedProxies }}
         - {{ printf "--trusted-proxies=%s" (join "," .) | quote }}

@@ -80,6 +80,8 @@ func call(method, path, key, body string) response {
 	resp, err := http.DefaultClient.Do(req)
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	defer resp.Body.Close()
+	// Every answer, JSON with <, > and & unescaped included.
+	ExpectWithOffset(1, resp.Header.Get("X-Content-Type-Options")).To(Equal("nosniff"), "%s %s", method, path)
 	b, err := io.ReadAll(resp.Body)
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	return response{status: resp.StatusCode, header: resp.Header, body: b}

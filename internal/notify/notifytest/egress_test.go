@@ -156,7 +156,7 @@ var _ = Describe("Channels under the default egress policy", func() {
 		for _, p := range []project{a, b} {
 			for _, name := range []string{"hook", "mail"} {
 				Eventually(channel(p.ns, name)).Should(HaveField("LastError", And(
-					ContainSubstring(v1.ReasonEgressDenied+": "), ContainSubstring("(loopback)"),
+					ContainSubstring(v1.ReasonEgressDenied+": "), ContainSubstring(" a loopback address, "),
 					Not(ContainSubstring("internal answer")))), "%s/%s", p.ns, name)
 				Eventually(reasons(p.ns, name)).Should(ContainElement(v1.ReasonEgressDenied), "%s/%s", p.ns, name)
 			}
