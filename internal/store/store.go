@@ -223,8 +223,8 @@ func (s *Store) openSQLite(ctx context.Context, path string) error {
 // connection holds.
 const sqliteBusy = 5
 
-// MigrateTo brings the schema of the database at dsn to version, and no
-// further, and returns a plain connection to it: statements run as
+// MigrateTo brings the schema of the database at dsn to version (zero: the
+// newest), and no further, and returns a plain connection to it: statements run as
 // written, with the backend's own placeholders. It is for tests of what a
 // migration does to the data an older version left: they fill the older
 // schema through the connection, close it, then Open the store, which
