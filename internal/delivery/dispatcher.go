@@ -69,9 +69,12 @@ type Options struct {
 	// InitialBackoff and MaxBackoff bound the exponential backoff between
 	// attempts (defaults 10 s and 1 h).
 	InitialBackoff, MaxBackoff time.Duration
-	// RequestTimeout bounds each HTTP request of a delivery (default
+	// RequestTimeout bounds each request of a delivery, of every kind: an
+	// HTTP request, a whole SMTP session (default
 	// notify.DefaultHTTPTimeout); connecting is bounded sooner, by the
-	// egress guard.
+	// egress guard. The dispatcher's context has no deadline, so this is
+	// what a server that never answers holds a worker for, and what the
+	// breaker counts.
 	RequestTimeout time.Duration
 	// Workers is how many deliveries are sent at once (default 32).
 	Workers int

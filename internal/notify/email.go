@@ -37,8 +37,12 @@ func init() { register(v1.ChannelEmail, emailKind{}) }
 // The connection is secured as the channel says: "starttls" (the default,
 // port 587) requires the server to offer STARTTLS, "tls" (port 465) speaks
 // TLS from the start, "none" (port 25) stays in the clear. With a
-// credentials Secret, the client authenticates with AUTH PLAIN. The
-// connection's deadline is the context's, or 30 seconds when it has none.
+// credentials Secret, the client authenticates with AUTH PLAIN. The whole
+// session, from dialling to QUIT, is bounded by the delivery's Timeout (the
+// HTTP kinds' bound), or the context's deadline when that comes sooner: the
+// dispatcher's context has none, and a server that accepts connections but
+// never greets must time out as soon as a hanging HTTP endpoint does, so
+// that the breaker opens as soon.
 //
 // The message is multipart/alternative with a plain-text and an HTML part
 // (both quoted-printable UTF-8) and the headers From, To, Subject
@@ -54,9 +58,6 @@ func (emailKind) SecretRefs(spec *v1.ChannelSpec) []v1.SecretKeyRef {
 	}
 	return credentialRefs(spec.Email.CredentialsSecretRef)
 }
-
-// smtpTimeout bounds an SMTP session whose context has no deadline.
-const smtpTimeout = 30 * time.Second
 
 // smtpRootCAs verifies SMTP servers' certificates; nil means the system's
 // roots. Tests replace it.
@@ -107,21 +108,18 @@ func (emailKind) Send(ctx context.Context, d Delivery) error {
 	if err := d.gate(addr); err != nil {
 		return fmt.Errorf("SMTP %s: %w", addr, err)
 	}
+	ctx, cancel := context.WithTimeout(ctx, d.timeout())
+	defer cancel()
 	return sendSMTP(ctx, d.dial, s, user, pass, from.Address, to, msg)
 }
 
 // sendSMTP runs one SMTP session that sends msg, over a connection from
-// dial (the guard's).
+// dial (the guard's), within ctx's deadline.
 func sendSMTP(ctx context.Context, dial func(context.Context, string) (net.Conn, error), s *v1.EmailChannel,
 	user, pass, from string, to []*mail.Address, msg []byte) (err error) {
 	security, port := smtpEndpoint(s)
 	addr := net.JoinHostPort(s.Host, strconv.Itoa(port))
-	deadline, ok := ctx.Deadline()
-	if !ok {
-		deadline = time.Now().Add(smtpTimeout)
-	}
-	ctx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
+	deadline, _ := ctx.Deadline()
 	tlsConfig := &tls.Config{ServerName: s.Host, RootCAs: smtpRootCAs, MinVersion: tls.VersionTLS12}
 
 	switch security {

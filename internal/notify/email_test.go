@@ -25,8 +25,10 @@ import (
 
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
+	"k8s.io/utils/clock"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/delivery/breaker"
 )
 
 // testCert is a self-signed certificate for 127.0.0.1 and localhost, which
@@ -450,6 +452,51 @@ func TestEmailHonoursContextDeadline(t *testing.T) {
 		}
 	case <-time.After(30 * time.Second):
 		t.Fatal("Send ignored its deadline")
+	}
+}
+
+// TestEmailHonoursDeliveryTimeout: without a context deadline (the
+// dispatcher's has none), the delivery's Timeout bounds the whole SMTP
+// session, as it bounds an HTTP request, and what ends it is a timeout the
+// breaker counts: a server that accepts connections and never greets opens
+// the breaker after a few timeouts of the delivery bound, not of a longer
+// one of the email kind's own.
+func TestEmailHonoursDeliveryTimeout(t *testing.T) {
+	l, err := new(net.ListenConfig).Listen(t.Context(), "tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			t.Cleanup(func() { _ = c.Close() })
+		}
+	}()
+	port := int32(l.Addr().(*net.TCPAddr).Port)
+	b := breaker.New(clock.RealClock{}, 1, time.Hour)
+	attempt := b.Attempt("team-a")
+	const timeout = 100 * time.Millisecond
+	errc := make(chan error, 1)
+	go func() {
+		errc <- Send(context.Background(), Delivery{Channel: emailChannel(port, v1.SMTPStartTLS, false), Message: downMessage(),
+			Secret: secretMap(nil), Egress: loopbackEgress, Gate: attempt.Gate, Timeout: timeout})
+	}()
+	select {
+	case err = <-errc:
+	case <-time.After(100 * timeout): // a hang guard, far beyond the bound
+		t.Fatalf("Send ignored its Timeout of %v", timeout)
+	}
+	if err == nil || IsPermanent(err) || !breaker.IsTimeout(err) {
+		t.Fatalf("Send = %v, want a retryable timeout", err)
+	}
+	attempt.Done(err)
+	var open *breaker.OpenError
+	if err := b.Allow(breaker.Key{Namespace: "team-a", Endpoint: l.Addr().String()}); !errors.As(err, &open) {
+		t.Errorf("after the timeout the breaker says %v, want it open", err)
 	}
 }
 

@@ -40,16 +40,25 @@ type Delivery struct {
 	// returns the error, wrapped. The dispatcher's breaker uses it to skip
 	// endpoints that keep timing out.
 	Gate func(endpoint string) error
-	// Timeout bounds each HTTP request; zero means DefaultHTTPTimeout.
+	// Timeout bounds each request of the delivery, whatever the kind: an
+	// HTTP request, or a whole SMTP session from dialling to QUIT. Zero
+	// means DefaultHTTPTimeout. A context deadline that comes sooner ends
+	// it sooner.
 	Timeout time.Duration
 
 	// recorder holds the Secret values read so far (set by Send).
 	recorder *secretRecorder
 }
 
-// DefaultHTTPTimeout bounds an HTTP request, as the reference bounds its
-// requests; connecting is bounded sooner (egress.ConnectTimeout).
+// DefaultHTTPTimeout bounds each request of a delivery of every kind (an
+// HTTP request, an SMTP session), as the reference bounds its requests;
+// connecting is bounded sooner (egress.ConnectTimeout). One bound for every
+// kind, so that a server that accepts connections and never answers holds
+// a delivery worker, and trips the breaker, as soon whatever it speaks.
 const DefaultHTTPTimeout = 10 * time.Second
+
+// timeout is the bound of each request of the delivery.
+func (d *Delivery) timeout() time.Duration { return cmp.Or(d.Timeout, DefaultHTTPTimeout) }
 
 // defaultEgress is the guard of a Delivery without one: nothing but global
 // addresses.
@@ -60,7 +69,7 @@ var defaultEgress = egress.New(egress.Options{})
 func (d *Delivery) httpClient() *http.Client {
 	return &http.Client{
 		Transport:     d.Egress.Transport(d.Channel.Namespace),
-		Timeout:       cmp.Or(d.Timeout, DefaultHTTPTimeout),
+		Timeout:       d.timeout(),
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }

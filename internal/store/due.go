@@ -45,9 +45,19 @@ const pendingSQL = `'` + string(DeliveryPending) + `'`
 // order: a delivery waits while an older one of the same check to the same
 // channel is pending.
 //
-// Each namespace's deliveries are read from an index, earliest first, no
-// further than the answer can use: however long one namespace's backlog,
-// the query reads a few rows of it.
+// Nothing here reads a namespace's whole backlog. The namespaces that owe
+// due deliveries are found by stepping through an index of pending
+// deliveries from one namespace to the next (a loose index scan: one seek
+// per namespace, however many deliveries each owes), and each namespace's
+// deliveries are read from it earliest first, no further than the answer
+// can use. So the query's cost grows with the number of namespaces it
+// visits and the answer's size, not with the backlog: a tenant that owes
+// thousands of notifications does not slow every dispatch.
+//
+// Namespaces are compared byte by byte, as Go compares strings (the
+// dispatcher's turns, package fairshare, are in that order): SQLite's
+// default collation does, and on PostgreSQL deliveries.namespace has the
+// "C" collation (migration 8), whatever the database's.
 func (s *Store) DueDeliveries(ctx context.Context, now time.Time, q DueQuery) ([]Delivery, error) {
 	if q.Limit <= 0 {
 		return nil, nil
@@ -122,16 +132,16 @@ func (s *Store) dueAtOnce(ctx context.Context, now time.Time, q DueQuery) ([]Del
 	for _, b := range q.BusyChannels {
 		busyChannels = append(busyChannels, b.Namespace+"/"+b.Name)
 	}
-	rows, err := s.query(ctx, `SELECT `+dueColumns+`
-		FROM (SELECT namespace FROM deliveries
-			WHERE state = `+pendingSQL+` AND next_attempt <= ? AND NOT (namespace = ANY(?))
-			GROUP BY namespace ORDER BY namespace <= ?, namespace LIMIT ?) n
+	namespaces, args := dueNamespacesSQL(now, q, func(ns string) string { return `NOT (` + ns + ` = ANY(?))` }, any(busyNamespaces))
+	rows, err := s.query(ctx, namespaces+`
+		SELECT `+dueColumns+`
+		FROM (SELECT namespace FROM due_namespaces ORDER BY namespace <= ?, namespace LIMIT ?) n
 		CROSS JOIN LATERAL (SELECT d.* FROM deliveries d
 			WHERE d.namespace = n.namespace AND `+dueWhere+` AND NOT (d.namespace || '/' || d.channel = ANY(?))
 			`+dueOrder+` LIMIT ?) d
 		JOIN flips f ON f.check_uid = d.check_uid AND f.n = d.flip_n
 		JOIN checks c ON c.uid = d.check_uid`,
-		now.UnixMicro(), busyNamespaces, q.After, q.Limit, now.UnixMicro(), busyChannels, q.PerNamespace)
+		append(args, q.After, q.Limit, now.UnixMicro(), busyChannels, q.PerNamespace)...)
 	if err != nil {
 		return nil, err
 	}
@@ -142,17 +152,16 @@ func (s *Store) dueAtOnce(ctx context.Context, now time.Time, q DueQuery) ([]Del
 // due deliveries: at most q.Limit, in name order from the first after
 // q.After, round and round.
 func (s *Store) dueNamespaces(ctx context.Context, now time.Time, q DueQuery) ([]string, error) {
-	args := []any{now.UnixMicro()}
-	except := ""
-	if len(q.BusyNamespaces) > 0 {
-		except = " AND namespace NOT IN (?" + strings.Repeat(", ?", len(q.BusyNamespaces)-1) + ")"
-		for _, ns := range q.BusyNamespaces {
-			args = append(args, ns)
-		}
+	var busy []any
+	for _, ns := range q.BusyNamespaces {
+		busy = append(busy, ns)
 	}
-	rows, err := s.query(ctx, `SELECT namespace FROM deliveries
-		WHERE state = `+pendingSQL+` AND next_attempt <= ?`+except+`
-		GROUP BY namespace ORDER BY namespace <= ?, namespace LIMIT ?`, append(args, q.After, q.Limit)...)
+	notBusy := func(string) string { return "TRUE" }
+	if len(busy) > 0 {
+		notBusy = func(ns string) string { return ns + ` NOT IN (?` + strings.Repeat(", ?", len(busy)-1) + `)` }
+	}
+	namespaces, args := dueNamespacesSQL(now, q, notBusy, busy...)
+	rows, err := s.query(ctx, namespaces+` SELECT namespace FROM due_namespaces`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -165,7 +174,59 @@ func (s *Store) dueNamespaces(ctx context.Context, now time.Time, q DueQuery) ([
 		}
 		out = append(out, ns)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	// Those after q.After first, then from the start round to it.
+	round := func(ns string) int {
+		if ns <= q.After {
+			return 1
+		}
+		return 0
+	}
+	slices.SortFunc(out, func(a, b string) int { return cmp.Or(cmp.Compare(round(a), round(b)), cmp.Compare(a, b)) })
+	return out[:min(len(out), q.Limit)], nil
+}
+
+// dueNamespacesSQL is a WITH clause that defines due_namespaces: up to
+// q.Limit namespaces, other than the busy ones, that owe deliveries due
+// at now and come after q.After in name order, and up to q.Limit that
+// owe some and come from the first up to q.After (a caller that wants
+// q.Limit of them in turn order sorts the two lists, those after q.After
+// first, and keeps the first q.Limit). notBusy(ns) is the condition that
+// ns (a column) is not a busy namespace, with placeholders for busy,
+// which may be empty.
+//
+// It steps through the index of pending deliveries from one namespace to
+// the next (WITH RECURSIVE, one seek per step), asks whether each owes a
+// due delivery (another seek: the index holds a namespace's deliveries
+// earliest first), and stops when it has q.Limit: however many deliveries
+// a namespace owes, it costs two seeks. GROUP BY namespace over the
+// pending deliveries, which this replaces, read every one.
+func dueNamespacesSQL(now time.Time, q DueQuery, notBusy func(ns string) string, busy ...any) (string, []any) {
+	next := func(after string) string {
+		return `(SELECT namespace FROM deliveries WHERE state = ` + pendingSQL + after + ` ORDER BY namespace LIMIT 1)`
+	}
+	owes := func(ns string) string {
+		return `EXISTS (SELECT 1 FROM deliveries d WHERE d.state = ` + pendingSQL + ` AND d.namespace = ` + ns +
+			` AND d.next_attempt <= ?) AND ` + notBusy(ns)
+	}
+	sql := `WITH RECURSIVE
+		later(namespace) AS (SELECT ` + next(` AND namespace > ?`) + `
+			UNION ALL SELECT ` + next(` AND namespace > later.namespace`) + ` FROM later WHERE later.namespace IS NOT NULL),
+		earlier(namespace) AS (SELECT ` + next(``) + `
+			UNION ALL SELECT ` + next(` AND namespace > earlier.namespace`) + ` FROM earlier WHERE earlier.namespace < ?),
+		due_namespaces(namespace) AS (
+			SELECT namespace FROM (SELECT namespace FROM later
+				WHERE later.namespace IS NOT NULL AND ` + owes("later.namespace") + ` LIMIT ?) l
+			UNION ALL
+			SELECT namespace FROM (SELECT namespace FROM earlier
+				WHERE earlier.namespace <= ? AND ` + owes("earlier.namespace") + ` LIMIT ?) e)`
+	args := []any{q.After, q.After, now.UnixMicro()}
+	args = append(args, busy...)
+	args = append(args, q.Limit, q.After, now.UnixMicro())
+	args = append(args, busy...)
+	return sql, append(args, q.Limit)
 }
 
 // scanDue appends the deliveries rows hold to due, and closes rows.

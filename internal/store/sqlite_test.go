@@ -11,17 +11,9 @@ import (
 	"github.com/vigil-operator/vigil/internal/store/storetest"
 )
 
-func openSQLite(t *testing.T, opts store.Options) *store.Store {
-	t.Helper()
-	s, err := store.Open(context.Background(), "sqlite:"+filepath.Join(t.TempDir(), "vigil.db"), opts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
+func TestSQLiteContract(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) string { return "sqlite:" + filepath.Join(t.TempDir(), "vigil.db") })
 }
-
-func TestSQLiteContract(t *testing.T) { storetest.Run(t, openSQLite) }
 
 // TestSQLiteReopen: what was acknowledged is there after a restart.
 func TestSQLiteReopen(t *testing.T) {

@@ -223,14 +223,51 @@ func (s *Store) openSQLite(ctx context.Context, path string) error {
 // connection holds.
 const sqliteBusy = 5
 
+// MigrateTo brings the schema of the database at dsn to version (zero: the
+// newest), and no further, and returns a plain connection to it: statements run as
+// written, with the backend's own placeholders. It is for tests of what a
+// migration does to the data an older version left: they fill the older
+// schema through the connection, close it, then Open the store, which
+// migrates the rest. The caller closes the connection.
+func MigrateTo(ctx context.Context, dsn string, version int64) (*sql.DB, error) {
+	s := &Store{}
+	switch formOf(dsn) {
+	case formSQLite:
+		if err := s.openSQLite(ctx, strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "//")); err != nil {
+			return nil, err
+		}
+	case formURL, formKeywords:
+		if err := s.openPostgres(ctx, dsn); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("--store: want sqlite:<path> or a PostgreSQL DSN; got %s", Redact(dsn))
+	}
+	if err := s.migrateTo(ctx, version); err != nil {
+		_ = s.closeDBs()
+		return nil, err
+	}
+	if s.ro != s.db {
+		if err := s.ro.Close(); err != nil {
+			_ = s.db.Close()
+			return nil, err
+		}
+	}
+	return s.db, nil
+}
+
 // migrate brings the schema to the newest version (goose, from the
 // embedded migrations/).
-func (s *Store) migrate(ctx context.Context) error {
+func (s *Store) migrate(ctx context.Context) error { return s.migrateTo(ctx, 0) }
+
+// migrateTo brings the schema to version, or to the newest when version is
+// zero.
+func (s *Store) migrateTo(ctx context.Context, version int64) error {
 	fsys, err := fs.Sub(migrations, "migrations")
 	if err != nil {
 		return err
 	}
-	opts := []goose.ProviderOption{goose.WithDisableGlobalRegistry(true)}
+	opts := []goose.ProviderOption{goose.WithDisableGlobalRegistry(true), goose.WithGoMigrations(goMigrations(s.d)...)}
 	if s.d.name == postgresDialect.name {
 		// Replicas that start at once migrate one after the other.
 		locker, err := lock.NewPostgresSessionLocker()
@@ -243,10 +280,44 @@ func (s *Store) migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("preparing the store's migrations: %w", err)
 	}
-	if _, err := p.Up(ctx); err != nil {
+	if version > 0 {
+		_, err = p.UpTo(ctx, version)
+	} else {
+		_, err = p.Up(ctx)
+	}
+	if err != nil {
 		return fmt.Errorf("migrating the store: %w", err)
 	}
 	return nil
+}
+
+// goMigrations are the migrations whose SQL differs between the backends,
+// numbered among those of migrations/ (which both run as they are).
+//
+// 8: deliveries.namespace compares byte by byte on PostgreSQL too (the "C"
+// collation; SQLite's default, BINARY, does already). The dispatcher takes
+// namespaces in turns in Go's string order, and the store finds the next
+// namespace's due deliveries by stepping through the deliveries_due index
+// in its column's order: with the database's collation (en_US.UTF-8 and
+// the like ignore hyphens at first), the two orders differ, and a
+// namespace's turn could be skipped or come twice. Changing the column's
+// collation rebuilds that index in the new order, so the steps stay index
+// seeks; a COLLATE in the statements instead could not use the index.
+func goMigrations(d dialect) []*goose.Migration {
+	pgOnly := func(stmt string) *goose.GoFunc {
+		return &goose.GoFunc{RunTx: func(ctx context.Context, tx *sql.Tx) error {
+			if d.name != postgresDialect.name {
+				return nil
+			}
+			_, err := tx.ExecContext(ctx, stmt)
+			return err
+		}}
+	}
+	return []*goose.Migration{
+		goose.NewGoMigration(8,
+			pgOnly(`ALTER TABLE deliveries ALTER COLUMN namespace TYPE TEXT COLLATE "C"`),
+			pgOnly(`ALTER TABLE deliveries ALTER COLUMN namespace TYPE TEXT COLLATE "default"`)),
+	}
 }
 
 // Close stops the writer, failing what is still queued, and closes the
