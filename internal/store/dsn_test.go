@@ -229,7 +229,7 @@ func escape(s string) string {
 	var b strings.Builder
 	for i := range len(s) {
 		c := s[i]
-		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9') {
+		if alnum := 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'; !alnum {
 			b.WriteByte('\\')
 		}
 		b.WriteByte(c)
