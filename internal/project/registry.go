@@ -166,15 +166,15 @@ func (r *Registry) forget(s *corev1.Secret) {
 	r.markDirty(s.Namespace)
 }
 
-// Refresh reads every namespace's Secrets again: the limits changed.
-func (r *Registry) Refresh() {
+// Refresh reads the Secrets of namespaces again: their limits changed
+// (Limits.OnChange).
+func (r *Registry) Refresh(namespaces []string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	for ns := range r.secrets {
-		r.markDirty(ns)
-	}
-	for ns := range r.parts {
-		r.markDirty(ns)
+	for _, ns := range namespaces {
+		if r.secrets[ns] != nil || r.parts[ns] != nil {
+			r.markDirty(ns)
+		}
 	}
 }
 
