@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -418,11 +419,19 @@ func setupHTTP(ctx context.Context, mgr ctrl.Manager, opts Options, st *store.St
 	if err := mgr.Add(server); err != nil {
 		return err
 	}
-	// Ready: the store is open (New opened it), the cache has synced and
-	// the server serves. A database that stops answering later does not
-	// make the replica unready: it answers pings with 503 and Retry-After,
-	// which clients retry, rather than vanish from its Service.
-	ready := server.ReadyCheck()
+	// Ready: the store is open (New opened it), the cache has synced, the
+	// project registry has built what the cache held (lookups never build:
+	// before, every key would be refused) and the server serves. A
+	// database that stops answering later does not make the replica
+	// unready: it answers pings with 503 and Retry-After, which clients
+	// retry, rather than vanish from its Service.
+	serving := server.ReadyCheck()
+	ready := func(req *http.Request) error {
+		if !projects.Ready() {
+			return errors.New("project registry not built yet")
+		}
+		return serving(req)
+	}
 	if opts.HeartbeatURL != "" {
 		if err := mgr.Add(&heartbeat.Heartbeat{
 			URL: opts.HeartbeatURL, Interval: opts.HeartbeatInterval,
