@@ -265,6 +265,9 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 	limits := &project.Limits{DefaultCheckLimit: opts.CheckLimit, DefaultPingLogLimit: opts.PingLogLimit,
 		DefaultSecretLimit: opts.ProjectSecretLimit, DefaultKeyLimit: opts.APIKeyLimit}
 	projects.Limits, limits.OnChange = limits, projects.Refresh
+	// Key holds start and pass on the manager's clock, as the deadline
+	// loop's pruning reads it.
+	projects.Clock = opts.Clock
 	if err := projects.Watch(ctx, mgr.GetCache()); err != nil {
 		return nil, fmt.Errorf("watching project Secrets: %w", err)
 	}

@@ -12,6 +12,8 @@ import (
 // its last record and answers each key's owner.
 type KeyClaims interface {
 	SyncKeys(ctx context.Context, namespace string, ids []string, now time.Time) (map[string]string, error)
+	// KeyHolders lists the namespaces recorded as holding keys now.
+	KeyHolders(ctx context.Context) ([]string, error)
 }
 
 // RecordClaims has the registry record in claims, from now until ctx ends,
@@ -47,6 +49,14 @@ func (r *Registry) start(ctx context.Context) {
 	})
 }
 
+// now is the time the registry records in the store.
+func (r *Registry) now() time.Time {
+	if r.Clock == nil {
+		return time.Now()
+	}
+	return r.Clock.Now()
+}
+
 // buildLoop builds the parts of namespaces whose Secrets changed, a moment
 // after they did, and a namespace whose Secrets keep changing no more often
 // than minRebuild. Until the registry is Ready it builds every stale
@@ -77,6 +87,7 @@ func (r *Registry) buildLoop(ctx context.Context) {
 		}
 		if !ready && synced {
 			r.ready.Store(true)
+			r.signalRecord() // the store's holders can be synced now
 		}
 	}
 }
@@ -112,11 +123,12 @@ func (r *Registry) recordLoop(ctx context.Context) {
 // was.
 func (r *Registry) recordRound(ctx context.Context) bool {
 	r.mu.Lock()
-	claims := r.claims
+	claims, holders := r.claims, !r.heldSynced && r.ready.Load()
 	r.mu.Unlock()
 	if claims == nil {
 		return true
 	}
+	ok := !holders || r.syncHolders(ctx, claims)
 	todo := map[string][]string{}
 	r.mu.Lock()
 	for ns := range r.toSync {
@@ -128,7 +140,28 @@ func (r *Registry) recordRound(ctx context.Context) bool {
 	}
 	r.toSync = map[string]bool{}
 	r.mu.Unlock()
-	return r.record(ctx, claims, todo)
+	return r.record(ctx, claims, todo) && ok
+}
+
+// syncHolders has every namespace the store records as holding keys, and
+// that has no project Secret, synced with no keys, once the registry is
+// Ready (before, its Secrets may not have arrived yet). The registry syncs
+// only the namespaces it sees: one whose Secrets went while no manager ran
+// would keep its holds unreleased, and so never pruned, forever.
+func (r *Registry) syncHolders(ctx context.Context, claims KeyClaims) bool {
+	holders, err := claims.KeyHolders(ctx)
+	if err != nil {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, ns := range holders {
+		if r.parts[ns] == nil && r.secrets[ns] == nil {
+			r.toSync[ns] = true
+		}
+	}
+	r.heldSynced = true
+	return true
 }
 
 // record records each namespace's keys, and reports whether every record
@@ -142,7 +175,7 @@ func (r *Registry) record(ctx context.Context, claims KeyClaims, todo map[string
 	ok := true
 	for _, ns := range namespaces {
 		ids := todo[ns]
-		owners, err := claims.SyncKeys(ctx, ns, ids, time.Now())
+		owners, err := claims.SyncKeys(ctx, ns, ids, r.now())
 		r.mu.Lock()
 		if err != nil {
 			r.toSync[ns], ok = true, false

@@ -50,6 +50,12 @@ type Registry struct {
 	// Limits bound what the registry reads of each namespace's Secrets;
 	// nil gives the defaults. Set it before events arrive.
 	Limits *Limits
+	// Clock stamps what the registry records in the ping store (when a
+	// key's hold starts): the manager's clock, which the pruning of passed
+	// holds reads. nil is the real clock. The loop's own pace (settle,
+	// minRebuild, retries) is wall time whatever Clock is: it bounds CPU
+	// and store work, which a fake clock does not make cheaper.
+	Clock clock.PassiveClock
 
 	// OnConflict, when set, hears once of each key that a project Secret
 	// holds and another project owns (see owner). It is called with the
@@ -79,10 +85,11 @@ type Registry struct {
 	// (RecordClaims), so that ownership outlasts the Secrets: a project
 	// that re-creates its Secret keeps its keys, and one that copied them
 	// does not take them meanwhile. Without it, the oldest Secret decides.
-	claims  KeyClaims
-	claimed map[string]string   // key id -> owner, as claims last answered
-	synced  map[string][]string // namespace -> the ids last recorded in claims
-	toSync  map[string]bool     // namespaces whose ids differ from synced
+	claims     KeyClaims
+	claimed    map[string]string   // key id -> owner, as claims last answered
+	synced     map[string][]string // namespace -> the ids last recorded in claims
+	toSync     map[string]bool     // namespaces whose ids differ from synced
+	heldSynced bool                // the store's holders without Secrets were synced (syncHolders)
 
 	// building serializes builds (the loop's; tests'), and guards what
 	// follows it.
