@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/netip"
 	"net/url"
 	"strings"
@@ -269,6 +270,9 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 	limits := &project.Limits{DefaultCheckLimit: opts.CheckLimit, DefaultPingLogLimit: opts.PingLogLimit,
 		DefaultSecretLimit: opts.ProjectSecretLimit, DefaultKeyLimit: opts.APIKeyLimit}
 	projects.Limits, limits.OnChange = limits, projects.Refresh
+	// Key holds start and pass on the manager's clock, as the deadline
+	// loop's pruning reads it.
+	projects.Clock = opts.Clock
 	if err := projects.Watch(ctx, mgr.GetCache()); err != nil {
 		return nil, fmt.Errorf("watching project Secrets: %w", err)
 	}
@@ -425,11 +429,19 @@ func setupHTTP(ctx context.Context, mgr ctrl.Manager, opts Options, st *store.St
 	if err := mgr.Add(server); err != nil {
 		return err
 	}
-	// Ready: the store is open (New opened it), the cache has synced and
-	// the server serves. A database that stops answering later does not
-	// make the replica unready: it answers pings with 503 and Retry-After,
-	// which clients retry, rather than vanish from its Service.
-	ready := server.ReadyCheck()
+	// Ready: the store is open (New opened it), the cache has synced, the
+	// project registry has built what the cache held (lookups never build:
+	// before, every key would be refused) and the server serves. A
+	// database that stops answering later does not make the replica
+	// unready: it answers pings with 503 and Retry-After, which clients
+	// retry, rather than vanish from its Service.
+	serving := server.ReadyCheck()
+	ready := func(req *http.Request) error {
+		if !projects.Ready() {
+			return errors.New("project registry not built yet")
+		}
+		return serving(req)
+	}
 	if opts.HeartbeatURL != "" {
 		if err := mgr.Add(&heartbeat.Heartbeat{
 			URL: opts.HeartbeatURL, Interval: opts.HeartbeatInterval,

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/vigil-operator/vigil/internal/store"
 )
@@ -127,5 +128,56 @@ func TestRegistryRecordsKeysWithinLimits(t *testing.T) {
 	}
 	if got := rows(); got != 101 {
 		t.Fatalf("%d key rows once the rotated keys' hold passed, want 101", got)
+	}
+}
+
+// Key holds of a namespace whose project Secrets went while no manager ran
+// are released once the registry is ready, so that they pass and are
+// pruned; the holds of namespaces whose Secrets are there stay. The holds
+// start on the registry's Clock, the one the pruning reads.
+func TestRegistryReleasesHoldsWithoutSecrets(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	st, err := store.Open(ctx, "sqlite:"+filepath.Join(t.TempDir(), "vigil.db"), store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	// A previous manager recorded two namespaces' keys; one's Secret was
+	// deleted while no manager ran.
+	kept := aged("kept", "vigil-project", 0, map[string]string{DataReadWriteKeys: keyLines("kept", 0, 2)})
+	var ids []string
+	for _, k := range ParseKeys(kept.Data[DataReadWriteKeys]) {
+		ids = append(ids, k.identity())
+	}
+	recorded := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC)
+	if _, err := st.SyncKeys(ctx, "kept", ids[:1], recorded); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.SyncKeys(ctx, "gone", []string{"api:gone"}, recorded); err != nil {
+		t.Fatal(err)
+	}
+
+	clk := testingclock.NewFakeClock(recorded.Add(time.Hour))
+	r := NewRegistry()
+	r.Clock = clk
+	r.Upsert(kept)
+	r.RecordClaims(ctx, st)
+	holders := func() []string {
+		ns, err := st.KeyHolders(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ns
+	}
+	eventually(t, func() bool { return slices.Equal(holders(), []string{"kept"}) })
+	eventually(t, func() bool { r.mu.RLock(); defer r.mu.RUnlock(); return len(r.synced["kept"]) == 2 })
+	// Released at the registry's clock: pruned once the hold has passed
+	// on it, whatever the wall clock says.
+	if _, err := st.PruneOwners(ctx, clk.Now().Add(store.UUIDHold+time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	if keys, _, _ := st.OwnerRows(ctx); keys != 2 {
+		t.Errorf("%d key rows once the released holds passed, want the kept namespace's 2", keys)
 	}
 }

@@ -142,36 +142,77 @@ func (k StoredKey) identity() string {
 
 // ParseKeys reads the lines of a DataReadWriteKeys or DataReadOnlyKeys
 // entry. A line is either "<label> sha256:<hex>" or a plaintext key; blank
-// lines and lines starting with # are skipped, as are malformed ones.
+// lines and lines starting with # are skipped, as are malformed ones. It
+// reads every line: it is for `vigil keys list`, which reads one Secret
+// the user asked for; the registry reads through a lineBudget.
 func ParseKeys(data []byte) []StoredKey {
-	keys, _ := parseKeysUpTo(data, -1)
+	keys, _, _ := parseKeysUpTo(data, &lineBudget{keys: -1, others: -1})
 	return keys
 }
 
-// parseKeysUpTo reads keys as ParseKeys does, at most max of them (any
-// number when max < 0), and stops there: a Secret of a megabyte of lines
-// past a project's key limit costs no more than the keys it may hold.
-// stoppedAt is the line (from 1) where reading stopped with more than blank
-// space left, 0 when the whole entry was read.
-func parseKeysUpTo(data []byte, max int) (keys []StoredKey, stoppedAt int) {
+// otherLineAllowance is how many lines that are not keys (comments, blank
+// and malformed lines) a namespace's project Secrets may hold beyond one
+// per key the limit allows: room for a comment on every key and then some.
+const otherLineAllowance = 100
+
+// lineBudget bounds what reading one namespace's key lines costs: at most
+// keys key lines count, and at most others lines that are not keys (blank
+// ones included) are read past; a negative figure is no bound. Both bounds are needed: a
+// bound on keys alone lets a Secret of a megabyte of comment lines be read
+// to its end, on every event (issue #24's follow-up review measured half a
+// second a rebuild for 20 such Secrets).
+type lineBudget struct{ keys, others int }
+
+// newLineBudget is the budget of a namespace whose key limit is limit.
+func newLineBudget(limit int) *lineBudget {
+	return &lineBudget{keys: limit, others: limit + otherLineAllowance}
+}
+
+// stopCause tells why parseKeysUpTo stopped before the end of an entry.
+type stopCause int
+
+const (
+	readAll    stopCause = iota
+	keyLimit             // the key budget was spent
+	otherLimit           // the budget of lines that are not keys was spent
+)
+
+// maxBlankTail is the longest unread tail of blank space that does not
+// count as lines left unread: a trailing newline or two is not a cut, and
+// telling a megabyte of blank space from lines is not worth its scan.
+const maxBlankTail = 4 << 10
+
+// parseKeysUpTo reads keys as ParseKeys does, spending b, and stops at the
+// first key line past the key budget or the first other line past the
+// other lines' budget: a Secret of a megabyte of lines past a project's
+// limits costs no more than the lines it may hold, and one more. stoppedAt
+// is the line (from 1) where reading stopped with lines left unread, 0
+// when the whole entry was read (or only a short tail of blank space was
+// left).
+func parseKeysUpTo(data []byte, b *lineBudget) (keys []StoredKey, stoppedAt int, cause stopCause) {
 	for line := 1; len(data) > 0; line++ {
-		if len(keys) == max {
-			if len(bytes.TrimSpace(data)) > 0 {
-				return keys, line
-			}
-			return keys, 0
-		}
-		text := data
+		text, rest := data, []byte(nil)
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			text, data = data[:i], data[i+1:]
-		} else {
-			data = nil
+			text, rest = data[:i], data[i+1:]
 		}
-		if k, ok := parseKeyLine(text); ok {
+		k, isKey := parseKeyLine(text)
+		switch {
+		case isKey && b.keys == 0:
+			return keys, line, keyLimit
+		case !isKey && b.others == 0:
+			if len(data) <= maxBlankTail && len(bytes.TrimSpace(data)) == 0 {
+				return keys, 0, readAll
+			}
+			return keys, line, otherLimit
+		case isKey:
 			keys = append(keys, k)
+			b.keys--
+		default:
+			b.others--
 		}
+		data = rest
 	}
-	return keys, 0
+	return keys, 0, readAll
 }
 
 // maxKeyLine bounds a key line: a stored key is about 85 characters with a

@@ -114,6 +114,7 @@ func TestRegistry(t *testing.T) {
 	b := projectSecret("team-b", "keys", map[string]string{DataReadWriteKeys: bRWStored, DataPingKey: "pingbbbbbbbbbbbbbbbbbb"})
 	r.Upsert(a)
 	r.Upsert(b)
+	r.rebuildAll()
 
 	for _, tc := range []struct {
 		key    string
@@ -142,11 +143,13 @@ func TestRegistry(t *testing.T) {
 	unlabelled := b.DeepCopy()
 	unlabelled.Labels = nil
 	r.Upsert(unlabelled)
+	r.rebuildAll()
 	if ns, _ := r.Authenticate(bRW); ns != "" {
 		t.Error("an unlabelled Secret's key still authenticates")
 	}
 	// Deleting a Secret forgets its keys.
 	r.Remove(a)
+	r.rebuildAll()
 	if ns, _ := r.Authenticate(aRW); ns != "" {
 		t.Error("a deleted Secret's key still authenticates")
 	}
@@ -177,6 +180,7 @@ func TestRegistryKeysAreUniqueAcrossProjects(t *testing.T) {
 		for _, s := range order {
 			r.Upsert(s)
 		}
+		r.rebuildAll()
 		if ns, access := r.Authenticate(victimRW); ns != "victim" || access != ReadWrite {
 			t.Errorf("the victim's key opens %q (%v)", ns, access)
 		}
@@ -197,12 +201,14 @@ func TestRegistryKeysAreUniqueAcrossProjects(t *testing.T) {
 		// Told once, not on every later event.
 		heard = nil
 		r.Upsert(victim)
+		r.rebuildAll()
 		if len(heard) != 0 {
 			t.Errorf("conflicts told again: %q", heard)
 		}
 	}
 	// Without the victim's Secret, the copy is the only holder, and works.
 	r.Remove(victim)
+	r.rebuildAll()
 	if info, ok := r.ByPingKey("pingvvvvvvvvvvvvvvvvvv"); !ok || info.Namespace != "aaa-attacker" {
 		t.Errorf("ByPingKey after the victim's Secret went = %+v, %v", info, ok)
 	}

@@ -78,9 +78,13 @@ type Limits struct {
 	// may hold (DefaultKeyLimit when not positive); later lines are
 	// ignored.
 	DefaultKeyLimit int
-	// OnChange, when set, is called after the overrides changed (the
-	// registry then re-reads the Secrets under the new bounds).
-	OnChange func()
+	// OnChange, when set, is called after the overrides changed the
+	// project Secret or API key limit of namespaces, with those
+	// namespaces, sorted (the registry then re-reads their Secrets under
+	// the new bounds). Changes to other limits do not call it: they cost
+	// the registry nothing, and every ConfigMap event (a resync, an edit
+	// of another namespace's entry) rebuilding every namespace would.
+	OnChange func(namespaces []string)
 
 	mu        sync.RWMutex
 	overrides map[string]limitOverride // namespace -> its limits (0: not set)
@@ -203,12 +207,31 @@ func (l *Limits) SetOverrides(data map[string]string) []string {
 	}
 	sort.Strings(problems)
 	l.mu.Lock()
+	changed := secretBoundsChanged(l.overrides, overrides)
 	l.overrides = overrides
 	l.mu.Unlock()
-	if l.OnChange != nil {
-		l.OnChange()
+	if l.OnChange != nil && len(changed) > 0 {
+		l.OnChange(changed)
 	}
 	return problems
+}
+
+// secretBoundsChanged lists, sorted, the namespaces whose project Secret
+// or API key limit differs between before and after.
+func secretBoundsChanged(before, after map[string]limitOverride) []string {
+	var changed []string
+	for ns, o := range before {
+		if n := after[ns]; n.secrets != o.secrets || n.keys != o.keys {
+			changed = append(changed, ns)
+		}
+	}
+	for ns, n := range after {
+		if o, ok := before[ns]; !ok && (n.secrets != o.secrets || n.keys != o.keys) {
+			changed = append(changed, ns)
+		}
+	}
+	sort.Strings(changed)
+	return changed
 }
 
 // limitsKeys are the limits a namespace's entry may set.

@@ -9,8 +9,8 @@ import (
 
 func TestLimits(t *testing.T) {
 	l := &Limits{DefaultCheckLimit: 20, DefaultPingLogLimit: 100}
-	changed := 0
-	l.OnChange = func() { changed++ }
+	var changed [][]string
+	l.OnChange = func(namespaces []string) { changed = append(changed, namespaces) }
 	problems := l.SetOverrides(map[string]string{
 		"big.check-limit":          "500",
 		"big.ping-log-limit":       " 250 ",
@@ -38,8 +38,8 @@ func TestLimits(t *testing.T) {
 	if !reflect.DeepEqual(problems, want) {
 		t.Errorf("problems = %q, want %q", problems, want)
 	}
-	if changed != 1 {
-		t.Errorf("OnChange called %d times, want once", changed)
+	if want := [][]string{{"big"}}; !reflect.DeepEqual(changed, want) {
+		t.Errorf("OnChange heard %q, want %q: the namespaces whose Secret or key limit changed", changed, want)
 	}
 	for _, tc := range []struct {
 		ns               string
@@ -98,5 +98,39 @@ func TestLimits(t *testing.T) {
 	}
 	if got := l.KeyLimit("big"); got != DefaultKeyLimit {
 		t.Errorf("after clearing, KeyLimit(big) = %d, want %d", got, DefaultKeyLimit)
+	}
+}
+
+// The registry hears of a ConfigMap event only when a project Secret or API
+// key limit changed, and of the namespaces whose did: every event (a
+// resync, an edit of another limit) used to rebuild every namespace.
+func TestLimitsOnChangeOnlyWhenSecretBoundsChange(t *testing.T) {
+	l := &Limits{}
+	var heard [][]string
+	l.OnChange = func(namespaces []string) { heard = append(heard, namespaces) }
+	data := map[string]string{"a.api-key-limit": "50", "b.project-secret-limit": "3", "c.check-limit": "5"}
+	for _, tc := range []struct {
+		name string
+		set  map[string]string
+		want []string // nil: not called
+	}{
+		{"first read", data, []string{"a", "b"}},
+		{"the same again (a resync)", data, nil},
+		{"another limit changes", map[string]string{"a.api-key-limit": "50", "b.project-secret-limit": "3", "c.check-limit": "9",
+			"c.egress-allow": "10.0.0.0/8", "d.ping-log-limit": "200"}, nil},
+		{"one key limit changes", map[string]string{"a.api-key-limit": "60", "b.project-secret-limit": "3"}, []string{"a"}},
+		{"a limit set to what it was by default", map[string]string{"a.api-key-limit": "60", "b.project-secret-limit": "3",
+			"e.api-key-limit": "junk"}, nil},
+		{"the ConfigMap goes", nil, []string{"a", "b"}},
+	} {
+		heard = nil
+		l.SetOverrides(tc.set)
+		var want [][]string
+		if tc.want != nil {
+			want = [][]string{tc.want}
+		}
+		if !reflect.DeepEqual(heard, want) {
+			t.Errorf("%s: OnChange heard %q, want %q", tc.name, heard, want)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package project
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"sort"
@@ -21,7 +22,13 @@ type part struct {
 	offers          []offer    // every key the Secrets hold, with its Secret
 	ids             []string   // the ids of offers, sorted, once each
 	// limited tells, by Secret name, what of it the limits cut.
-	limited map[string]string
+	limited map[string]limitNote
+}
+
+// limitNote is what the limits cut of one Secret.
+type limitNote struct {
+	secret  *corev1.Secret
+	message string
 }
 
 // claim is a Secret holding a key.
@@ -35,41 +42,44 @@ type offer struct {
 	claim
 }
 
-// build reads a namespace's project Secrets into a part (nil when it has
-// none), reading no more than its limits allow: the oldest Secrets count,
-// and in them, in that order, the first API key lines; read-write keys
-// before read-only ones. When a namespace has several project Secrets, the
-// first by name that sets a value wins for ping, badge and signing keys.
-func (r *Registry) build(ns string) *part {
-	secrets := make([]*corev1.Secret, 0, len(r.secrets[ns]))
-	for _, s := range r.secrets[ns] {
-		secrets = append(secrets, s)
-	}
+// maxValueLen bounds the ping key, badge key and signing secret a Secret
+// sets (22, 36 and 40 characters when generated): a longer value sets
+// nothing, so that a megabyte of one costs no copy on every build.
+const maxValueLen = 1024
+
+// buildPart reads a namespace's project Secrets (a snapshot: it reads no
+// registry state, and runs without the registry's lock) into a part (nil
+// when there are none), reading no more than its limits allow: the oldest
+// Secrets count, and in them, in that order, the first API key lines;
+// read-write keys before read-only ones. When a namespace has several
+// project Secrets, the first by name that sets a value wins for ping, badge
+// and signing keys.
+func buildPart(ns string, secrets []*corev1.Secret, limits *Limits) *part {
 	if len(secrets) == 0 {
 		return nil
 	}
-	r.built++
+	secrets = slices.Clone(secrets)
 	sort.Slice(secrets, func(i, j int) bool { return olderSecret(secrets[i], secrets[j]) })
-	p := &part{info: Info{Namespace: ns}, limited: map[string]string{}}
-	if limit := r.Limits.SecretLimit(ns); len(secrets) > limit {
+	p := &part{info: Info{Namespace: ns}, limited: map[string]limitNote{}}
+	if limit := limits.SecretLimit(ns); len(secrets) > limit {
 		for _, s := range secrets[limit:] {
-			p.limited[s.Name] = fmt.Sprintf("namespace %s has more than %d project Secrets, the limit: this one, among the newest, "+
+			p.limited[s.Name] = limitNote{secret: s, message: fmt.Sprintf("namespace %s has more than %d project Secrets, the limit: this one, among the newest, "+
 				"is ignored and its keys open nothing. A cluster administrator can raise the limit (manager flag --project-secret-limit, "+
-				"or %s.%s in the limits ConfigMap)", ns, limit, ns, LimitsKeySecretLimit)
+				"or %s.%s in the limits ConfigMap)", ns, limit, ns, LimitsKeySecretLimit)}
 		}
 		secrets = secrets[:limit]
 	}
 
-	limit := r.Limits.KeyLimit(ns)
-	budget := limit
+	limit := limits.KeyLimit(ns)
+	budget := newLineBudget(limit)
 	for _, s := range secrets {
 		var cut []string
+		var cause stopCause
 		for _, f := range []struct {
 			field  string
 			access Access
 		}{{DataReadWriteKeys, ReadWrite}, {DataReadOnlyKeys, ReadOnly}} {
-			keys, stoppedAt := parseKeysUpTo(s.Data[f.field], budget)
-			budget -= len(keys)
+			keys, stoppedAt, why := parseKeysUpTo(s.Data[f.field], budget)
 			for _, k := range keys {
 				e := keyEntry{namespace: ns, access: f.access, key: k, id: k.identity()}
 				p.keys = append(p.keys, e)
@@ -81,11 +91,19 @@ func (r *Registry) build(ns string) *part {
 			case stoppedAt > 1:
 				cut = append(cut, fmt.Sprintf("%s from line %d on", f.field, stoppedAt))
 			}
+			cause = max(cause, why)
 		}
-		if len(cut) > 0 {
-			p.limited[s.Name] = fmt.Sprintf("the project Secrets of namespace %s hold more than %d API keys, the limit: "+
+		switch {
+		case len(cut) == 0:
+		case cause == otherLimit:
+			p.limited[s.Name] = limitNote{secret: s, message: fmt.Sprintf("the project Secrets of namespace %s hold more than %d lines that are not API keys "+
+				"(comments, blank or malformed lines), the limit (the API key limit plus %d): in this Secret, %s are ignored and open nothing. "+
+				"Remove those lines, or a cluster administrator can raise the limit (manager flag --api-key-limit, or %s.%s in the limits ConfigMap)",
+				ns, limit+otherLineAllowance, otherLineAllowance, strings.Join(cut, " and "), ns, LimitsKeyKeyLimit)}
+		default:
+			p.limited[s.Name] = limitNote{secret: s, message: fmt.Sprintf("the project Secrets of namespace %s hold more than %d API keys, the limit: "+
 				"in this Secret, %s are ignored and open nothing. A cluster administrator can raise the limit (manager flag --api-key-limit, "+
-				"or %s.%s in the limits ConfigMap)", ns, limit, strings.Join(cut, " and "), ns, LimitsKeyKeyLimit)
+				"or %s.%s in the limits ConfigMap)", ns, limit, strings.Join(cut, " and "), ns, LimitsKeyKeyLimit)}
 		}
 	}
 
@@ -93,15 +111,14 @@ func (r *Registry) build(ns string) *part {
 	sort.Slice(byName, func(i, j int) bool { return byName[i].Name < byName[j].Name })
 	var pingFrom, badgeFrom *corev1.Secret
 	for _, s := range byName {
-		// Hand-written Secrets often end values with a newline; keys never do.
 		if p.info.PingKey == "" {
-			p.info.PingKey, pingFrom = strings.TrimSpace(string(s.Data[DataPingKey])), s
+			p.info.PingKey, pingFrom = value(s, DataPingKey), s
 		}
 		if p.info.BadgeKey == "" {
-			p.info.BadgeKey, badgeFrom = strings.TrimSpace(string(s.Data[DataBadgeKey])), s
+			p.info.BadgeKey, badgeFrom = value(s, DataBadgeKey), s
 		}
 		if p.info.SigningSecret == "" {
-			p.info.SigningSecret = strings.TrimSpace(string(s.Data[DataSigningSecret]))
+			p.info.SigningSecret = value(s, DataSigningSecret)
 		}
 	}
 	if p.info.PingKey != "" {
@@ -118,6 +135,17 @@ func (r *Registry) build(ns string) *part {
 	sort.Strings(p.ids)
 	p.ids = slices.Compact(p.ids)
 	return p
+}
+
+// value is one of a Secret's single values, "" when it sets none or one
+// longer than maxValueLen. Hand-written Secrets often end values with a
+// newline; keys never do.
+func value(s *corev1.Secret, field string) string {
+	v := s.Data[field]
+	if len(v) > maxValueLen {
+		return ""
+	}
+	return string(bytes.TrimSpace(v))
 }
 
 // apply replaces a namespace's part in the indexes (nil removes it), and
@@ -269,10 +297,13 @@ func (r *Registry) tellLimits(old, p *part) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		if old != nil && old.limited[name] == p.limited[name] {
+		note := p.limited[name]
+		if old != nil && old.limited[name].message == note.message {
 			continue
 		}
-		r.OnLimit(r.secrets[p.info.Namespace][name], p.limited[name])
+		// The Secret of the snapshot the part was built from: the
+		// registry's own may have changed or gone since.
+		r.OnLimit(note.secret, note.message)
 	}
 }
 

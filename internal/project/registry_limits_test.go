@@ -62,6 +62,7 @@ func TestRegistryKeyLimit(t *testing.T) {
 	for _, s := range []*corev1.Secret{second, small, first} {
 		r.Upsert(s)
 	}
+	r.rebuildAll()
 	for _, tc := range []struct {
 		key    string
 		ns     string
@@ -99,7 +100,7 @@ func TestRegistryKeyLimit(t *testing.T) {
 	// Told once, not on every later event.
 	*heard = nil
 	r.Upsert(first.DeepCopy())
-	r.Project("big")
+	r.rebuildAll()
 	if len(*heard) != 0 {
 		t.Errorf("told again: %q", *heard)
 	}
@@ -107,6 +108,7 @@ func TestRegistryKeyLimit(t *testing.T) {
 	// The administrator raises the namespace's limit: every key counts.
 	r.Limits.OnChange = r.Refresh
 	r.Limits.SetOverrides(map[string]string{"big." + LimitsKeyKeyLimit: "1000"})
+	r.rebuildAll()
 	if ns, _ := r.Authenticate(apiKey("big", 200)); ns != "big" {
 		t.Errorf("after raising the limit, the newer Secret's key opens %q", ns)
 	}
@@ -125,6 +127,7 @@ func TestRegistrySecretLimit(t *testing.T) {
 		r.Upsert(aged("many", fmt.Sprintf("s%d", i), i, map[string]string{
 			DataReadWriteKeys: keyLines("many", i, 1), DataPingKey: fmt.Sprintf("ping%018d", i)}))
 	}
+	r.rebuildAll()
 	for i := range 6 {
 		ns, _ := r.Authenticate(apiKey("many", i))
 		if want := map[bool]string{true: "many", false: ""}[i < 3]; ns != want {
@@ -146,6 +149,7 @@ func TestRegistrySecretLimit(t *testing.T) {
 	}
 	// The oldest going, the next one counts.
 	r.Remove(aged("many", "s0", 0, nil))
+	r.rebuildAll()
 	if ns, _ := r.Authenticate(apiKey("many", 3)); ns != "many" {
 		t.Errorf("after the oldest Secret went, s3's key opens %q", ns)
 	}
@@ -161,7 +165,7 @@ func TestRegistryRebuildsOnlyWhatChanged(t *testing.T) {
 			ns := fmt.Sprintf("ns-%04d", i)
 			r.Upsert(projectSecret(ns, "vigil-project", map[string]string{DataReadWriteKeys: keyLines(ns, 0, 20), DataPingKey: ns}))
 		}
-		r.Project("ns-0000")
+		r.rebuildAll()
 		return r
 	}
 	secret := projectSecret("busy", "vigil-project", map[string]string{DataReadWriteKeys: keyLines("busy", 0, 20)})
@@ -170,6 +174,7 @@ func TestRegistryRebuildsOnlyWhatChanged(t *testing.T) {
 			for range events {
 				r.Upsert(secret.DeepCopy())
 			}
+			r.rebuildAll()
 			if ns, _ := r.Authenticate(apiKey("busy", 0)); ns != "busy" {
 				t.Fatal("the busy namespace's key does not open it")
 			}
@@ -195,63 +200,133 @@ func TestParseKeysStopsAtTheLimit(t *testing.T) {
 	small := []byte(keyLines("huge", 0, 1_001))
 	var atLimit []StoredKey
 	var stoppedAt int
-	hugeAllocs := testing.AllocsPerRun(3, func() { atLimit, stoppedAt = parseKeysUpTo(huge, 1000) })
-	smallAllocs := testing.AllocsPerRun(3, func() { _, _ = parseKeysUpTo(small, 1000) })
-	if len(atLimit) != 1000 || stoppedAt != 1001 {
-		t.Fatalf("read %d keys, stopped at line %d; want 1000, 1001", len(atLimit), stoppedAt)
+	var cause stopCause
+	hugeAllocs := testing.AllocsPerRun(3, func() { atLimit, stoppedAt, cause = parseKeysUpTo(huge, newLineBudget(1000)) })
+	smallAllocs := testing.AllocsPerRun(3, func() { _, _, _ = parseKeysUpTo(small, newLineBudget(1000)) })
+	if len(atLimit) != 1000 || stoppedAt != 1001 || cause != keyLimit {
+		t.Fatalf("read %d keys, stopped at line %d (cause %d); want 1000, 1001, the key limit", len(atLimit), stoppedAt, cause)
 	}
 	if hugeAllocs > smallAllocs {
 		t.Errorf("30,000 lines cost %.0f allocations, 1,001 cost %.0f: reading went past the limit", hugeAllocs, smallAllocs)
 	}
 	for _, tc := range []struct {
-		data      string
-		max       int
-		keys      int
-		stoppedAt int
+		data         string
+		keys, others int
+		read         int
+		stoppedAt    int
+		cause        stopCause
 	}{
-		{"", 10, 0, 0},
-		{keyLines("a", 0, 3), 3, 3, 0},
-		{keyLines("a", 0, 3) + "\n  \n", 3, 3, 0},   // only blank space follows
-		{keyLines("a", 0, 3) + "# note\n", 3, 3, 4}, // a comment is a line left unread
-		{"#c\n\n" + keyLines("a", 0, 3), 2, 2, 5},   // comments and blanks do not count
-		{keyLines("a", 0, 2) + "junk\n" + keyLines("a", 2, 1), 3, 3, 0},
-		{keyLines("a", 0, 3), 0, 0, 1},
-		{strings.Repeat("x", 5000) + "\n" + keyLines("a", 0, 1), 1, 1, 0}, // an overlong line is malformed
+		{"", 10, -1, 0, 0, readAll},
+		{keyLines("a", 0, 3), 3, -1, 3, 0, readAll},
+		{keyLines("a", 0, 3) + "\n  \n", 3, -1, 3, 0, readAll},                          // only blank space follows
+		{keyLines("a", 0, 3) + "# note\n", 3, -1, 3, 0, readAll},                        // a comment past the last key is no key cut
+		{keyLines("a", 0, 3) + "# note\n" + keyLines("a", 3, 1), 3, -1, 3, 5, keyLimit}, // the next key is
+		{"#c\n\n" + keyLines("a", 0, 3), 2, -1, 2, 5, keyLimit},                         // comments and blanks are not keys
+		{keyLines("a", 0, 2) + "junk\n" + keyLines("a", 2, 1), 3, -1, 3, 0, readAll},
+		{keyLines("a", 0, 3), 0, -1, 0, 1, keyLimit},
+		{strings.Repeat("x", 5000) + "\n" + keyLines("a", 0, 1), 1, -1, 1, 0, readAll}, // an overlong line is malformed
+		// Lines that are not keys have a budget of their own.
+		{"#a\n#b\n" + keyLines("a", 0, 1), 5, 1, 0, 2, otherLimit},
+		{"#a\n" + keyLines("a", 0, 1) + "\n" + keyLines("a", 1, 1), 5, 1, 1, 3, otherLimit}, // blank lines count too
+		{"#a\n" + keyLines("a", 0, 2), 1, 1, 1, 3, keyLimit},                                // whichever budget is spent first
+		{"#a\n" + keyLines("a", 0, 1), 5, 1, 1, 0, readAll},
+		{keyLines("a", 0, 1) + "#a\n\n", 5, 1, 1, 0, readAll},                               // the budget is spent on a short blank tail
+		{keyLines("a", 0, 1) + "#a\n" + strings.Repeat("\n", 5000), 5, 1, 1, 3, otherLimit}, // but not on a long one
 	} {
-		keys, stopped := parseKeysUpTo([]byte(tc.data), tc.max)
-		if len(keys) != tc.keys || stopped != tc.stoppedAt {
-			t.Errorf("parseKeysUpTo(%.40q, %d) = %d keys, stopped at %d; want %d, %d", tc.data, tc.max, len(keys), stopped, tc.keys, tc.stoppedAt)
+		keys, stopped, cause := parseKeysUpTo([]byte(tc.data), &lineBudget{keys: tc.keys, others: tc.others})
+		if len(keys) != tc.read || stopped != tc.stoppedAt || cause != tc.cause {
+			t.Errorf("parseKeysUpTo(%.40q, %d keys, %d others) = %d keys, stopped at %d (cause %d); want %d, %d (%d)",
+				tc.data, tc.keys, tc.others, len(keys), stopped, cause, tc.read, tc.stoppedAt, tc.cause)
 		}
 	}
 }
 
-// Reading up to a limit reads a prefix of what reading everything reads,
-// and says where it stopped.
-func FuzzParseKeysUpTo(f *testing.F) {
-	f.Add([]byte(keyLines("f", 0, 5)+"# c\n\nhcw_1 sha256:00\n"), 3)
-	f.Add([]byte("hcw_abcdefgh sha256:"+strings.Repeat("ab", 32)+"\r\n"), 1)
-	f.Fuzz(func(t *testing.T, data []byte, max int) {
-		max %= 50
-		if max < 0 {
-			max = -max
+// junk is about size bytes of lines that are not keys: half comment lines,
+// half malformed ones, the shortest of each (the most lines a byte).
+func junk(size int) []byte {
+	return []byte(strings.Repeat("#\n", size/4) + strings.Repeat("x\n", size/4))
+}
+
+// A megabyte of comment and malformed lines is not read to its end: the
+// budget of lines that are not keys stops it (counted in lines read and
+// allocations, which do not depend on the machine's load).
+func TestParseKeysStopsEarlyInJunk(t *testing.T) {
+	const limit = 1000
+	megabyte, few := junk(1<<20), junk(4*(limit+otherLineAllowance+1))
+	var stoppedAt int
+	var cause stopCause
+	megabyteAllocs := testing.AllocsPerRun(3, func() { _, stoppedAt, cause = parseKeysUpTo(megabyte, newLineBudget(limit)) })
+	fewAllocs := testing.AllocsPerRun(3, func() { _, _, _ = parseKeysUpTo(few, newLineBudget(limit)) })
+	if read := stoppedAt - 1; read != limit+otherLineAllowance || cause != otherLimit {
+		t.Errorf("read %d lines of %d (cause %d); want %d, the budget of lines that are not keys",
+			read, strings.Count(string(megabyte), "\n"), cause, limit+otherLineAllowance)
+	}
+	if megabyteAllocs > fewAllocs {
+		t.Errorf("a megabyte of junk lines cost %.0f allocations, %d bytes of them %.0f: reading went past the budget", megabyteAllocs, len(few), fewAllocs)
+	}
+
+	// A namespace of 20 such Secrets costs a build what a namespace of 20
+	// small ones does: the budget is the namespace's, not each Secret's.
+	secrets := func(size int) []*corev1.Secret {
+		out := make([]*corev1.Secret, DefaultSecretLimit)
+		for i := range out {
+			out[i] = aged("junk", fmt.Sprintf("s%02d", i), i, nil)
+			out[i].Data = map[string][]byte{DataReadWriteKeys: junk(size / 2), DataReadOnlyKeys: junk(size / 2)}
 		}
+		return out
+	}
+	big, small := secrets(1<<20-1<<10), secrets(4*(limit+otherLineAllowance+1))
+	var p *part
+	bigAllocs := testing.AllocsPerRun(3, func() { p = buildPart("junk", big, nil) })
+	smallAllocs := testing.AllocsPerRun(3, func() { _ = buildPart("junk", small, nil) })
+	if bigAllocs > smallAllocs {
+		t.Errorf("20 Secrets of a megabyte of junk cost a build %.0f allocations, 20 small ones %.0f", bigAllocs, smallAllocs)
+	}
+	if msg := p.limited["s00"].message; !strings.Contains(msg, "more than 1100 lines that are not API keys") ||
+		!strings.Contains(msg, "read-write-keys from line 1101 on and all of read-only-keys are ignored") || !strings.Contains(msg, "--api-key-limit") {
+		t.Errorf("the first Secret is told %q", msg)
+	}
+	if msg := p.limited["s19"].message; !strings.Contains(msg, "all of read-write-keys and all of read-only-keys are ignored") {
+		t.Errorf("the last Secret is told %q", msg)
+	}
+}
+
+// Reading through a budget reads a prefix of what reading everything reads,
+// no more lines than the budget allows, and says where it stopped.
+func FuzzParseKeysUpTo(f *testing.F) {
+	f.Add([]byte(keyLines("f", 0, 5)+"# c\n\nhcw_1 sha256:00\n"), 3, 2)
+	f.Add([]byte("hcw_abcdefgh sha256:"+strings.Repeat("ab", 32)+"\r\n"), 1, 0)
+	f.Fuzz(func(t *testing.T, data []byte, maxKeys, maxOthers int) {
+		maxKeys, maxOthers = abs(maxKeys%50), abs(maxOthers%50)
 		all := ParseKeys(data)
-		keys, stoppedAt := parseKeysUpTo(data, max)
-		if len(keys) != min(max, len(all)) {
-			t.Fatalf("%d keys up to %d, of %d", len(keys), max, len(all))
+		b := &lineBudget{keys: maxKeys, others: maxOthers}
+		keys, stoppedAt, cause := parseKeysUpTo(data, b)
+		if len(keys) > min(maxKeys, len(all)) {
+			t.Fatalf("%d keys up to %d, of %d", len(keys), maxKeys, len(all))
 		}
 		for i := range keys {
 			if keys[i].Label != all[i].Label || string(keys[i].value) != string(all[i].value) {
 				t.Fatalf("key %d differs", i)
 			}
 		}
-		if len(all) > max && stoppedAt == 0 {
-			t.Fatalf("%d keys past the limit %d, and stoppedAt is 0", len(all)-max, max)
+		if len(all) > len(keys) && (stoppedAt == 0 || cause == readAll) {
+			t.Fatalf("%d keys left unread, and stoppedAt is %d", len(all)-len(keys), stoppedAt)
 		}
-		if stoppedAt > 0 && stoppedAt > strings.Count(string(data), "\n")+1 {
-			t.Fatalf("stopped at line %d of %d", stoppedAt, strings.Count(string(data), "\n")+1)
+		lines := strings.Count(string(data), "\n") + 1
+		if stoppedAt > 0 && (stoppedAt > lines || stoppedAt-1 > maxKeys+maxOthers) {
+			t.Fatalf("stopped at line %d of %d, with a budget of %d lines", stoppedAt, lines, maxKeys+maxOthers)
+		}
+		if b.keys != maxKeys-len(keys) || b.keys < 0 || b.others < 0 {
+			t.Fatalf("budget left: %+v, after %d keys of %d, %d other lines", *b, len(keys), maxKeys, maxOthers)
 		}
 	})
+}
+
+func abs(n int) int {
+	if n < 0 {
+		return -n
+	}
+	return n
 }
 
 // Without limits set, the defaults bound a namespace: 20 Secrets, 1,000
@@ -261,6 +336,7 @@ func TestRegistryDefaultLimits(t *testing.T) {
 	for i := range 25 {
 		r.Upsert(aged("crowded", fmt.Sprintf("s%02d", i), i, map[string]string{DataReadWriteKeys: keyLines("crowded", 100*i, 60)}))
 	}
+	r.rebuildAll()
 	for _, tc := range []struct {
 		key   int
 		opens bool

@@ -95,6 +95,27 @@ func (s *Store) heldKeys(ctx context.Context, namespace string) (map[string]bool
 	return held, rows.Err()
 }
 
+// KeyHolders lists the namespaces the store records as holding project
+// keys now (a key of theirs not released), sorted. A manager that starts
+// syncs those whose project Secrets it does not find with no keys, so that
+// the holds of Secrets deleted while no manager ran start, and pass.
+func (s *Store) KeyHolders(ctx context.Context) ([]string, error) {
+	rows, err := s.query(ctx, `SELECT DISTINCT namespace FROM key_owners WHERE released IS NULL ORDER BY namespace`)
+	if err != nil {
+		return nil, fmt.Errorf("reading the namespaces that hold project keys: %w", err)
+	}
+	defer rows.Close()
+	var namespaces []string
+	for rows.Next() {
+		var ns string
+		if err := rows.Scan(&ns); err != nil {
+			return nil, fmt.Errorf("reading the namespaces that hold project keys: %w", err)
+		}
+		namespaces = append(namespaces, ns)
+	}
+	return namespaces, rows.Err()
+}
+
 type keyOwner struct {
 	namespace string
 	released  sql.NullInt64

@@ -27,12 +27,14 @@ import (
 const (
 	hostileSecrets = 5
 	linesPerSecret = 20_000
-	// maxSlowdown bounds another project's ping latency (p99) while the
-	// manager takes the Secrets in, as a multiple of the same p99 measured
-	// just before in the same run. Without the limits and chunks, one
-	// sync held the writer for its whole transaction: pings waited for
-	// seconds (the store's 15 s transaction timeout, every second).
+	// maxSlowdown and minHeadroom bound another project's ping latency
+	// (p99) while the manager takes the Secrets in: the larger of
+	// maxSlowdown times the same p99 measured just before in the same run,
+	// and that p99 plus minHeadroom (see bound). Without the limits and
+	// chunks, one sync held the writer for its whole transaction: pings
+	// waited for seconds (5 to 7 s on this suite's machine).
 	maxSlowdown = 10
+	minHeadroom = 250 * time.Millisecond
 	// pingEvery is the pace of the pings measured: a fixed pace, so that
 	// a stall delays every ping due during it, not one.
 	pingEvery = 10 * time.Millisecond
@@ -69,7 +71,7 @@ var _ = Describe("A namespace's project Secrets", func() {
 		AddReportEntry("victim ping latency", fmt.Sprintf("p50 %v, p99 %v of %d pings while 100,000 key lines came in unlabelled; "+
 			"p50 %v, p99 %v of %d pings while they came in as project Secrets",
 			percentile(baseline, 50), p99(baseline), len(baseline), percentile(during, 50), p99(during), len(during)))
-		Expect(p99(during)).To(BeNumerically("<=", maxSlowdown*p99(baseline)),
+		Expect(p99(during)).To(BeNumerically("<=", bound(p99(baseline))),
 			"another project's ping p99 rose from %v to %v", p99(baseline), p99(during))
 		Expect(ownerRows()).To(Equal(victimRows+project.DefaultKeyLimit), "key rows beyond the victim's and the limit")
 
@@ -204,6 +206,16 @@ func measure(path string, work func()) []time.Duration {
 	wg.Wait()
 	Expect(failed).To(BeEmpty(), "pings failed")
 	return latencies
+}
+
+// bound is how high another project's ping p99 may rise above baseline,
+// the p99 measured in the same run without the hostile namespace's
+// Secrets: maxSlowdown times it, and at least minHeadroom above it. A
+// baseline of a few milliseconds times ten is within one scheduling hiccup
+// of a machine shared with other work, so a ratio alone fails at random;
+// the stalls the bound is there to catch last half a second and more.
+func bound(baseline time.Duration) time.Duration {
+	return max(maxSlowdown*baseline, baseline+minHeadroom)
 }
 
 // p99 is the 99th percentile of d.

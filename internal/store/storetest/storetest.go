@@ -659,6 +659,31 @@ func Run(t *testing.T, newDSN NewDSN) {
 				t.Fatalf("after the hold: %v", got)
 			}
 		},
+		"the namespaces holding keys are those with a key not released": func(t *testing.T, s *store.Store) {
+			now := time.Now()
+			holders := func() []string {
+				t.Helper()
+				ns, err := s.KeyHolders(ctx)
+				must(t, err)
+				return ns
+			}
+			if got := holders(); len(got) != 0 {
+				t.Fatalf("an empty store's holders: %q", got)
+			}
+			for _, sync := range []struct {
+				ns  string
+				ids []string
+			}{{"b", []string{"api:b1", "api:b2"}}, {"a", []string{"ping:a"}}, {"copier", []string{"ping:a"}}, {"c", []string{"api:c"}},
+				{"c", nil}} { // c's Secret went: its key's hold runs
+				_, err := s.SyncKeys(ctx, sync.ns, sync.ids, now)
+				must(t, err)
+			}
+			// Once each, sorted; not c, whose hold runs, nor the copier,
+			// which holds nothing.
+			if got, want := holders(), []string{"a", "b"}; !slices.Equal(got, want) {
+				t.Fatalf("holders %q, want %q", got, want)
+			}
+		},
 		"a namespace's many keys are recorded in chunks, pings commit between them, and edits write what changed": func(t *testing.T, s *store.Store) {
 			// More keys than SQLite (32,766) or PostgreSQL (65,535) bind in
 			// one statement.
