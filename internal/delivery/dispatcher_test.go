@@ -215,8 +215,23 @@ var _ = Describe("Dispatcher", func() {
 	// flipped makes a check whose flips owe a notification to each
 	// channel, in the store: what a manager that stopped before delivering
 	// leaves behind.
+	// cached waits until the manager's cache holds objs: the dispatcher
+	// reads checks and channels from it, and takes one it cannot find for
+	// one that is gone (a permanent failure).
+	cached := func(objs ...client.Object) {
+		Eventually(func(g Gomega) {
+			for _, o := range objs {
+				g.Expect(managerClient.Get(ctxT(), client.ObjectKeyFromObject(o), o.DeepCopyObject().(client.Object))).To(Succeed())
+			}
+		}).Should(Succeed())
+	}
 	flipped := func(name string, channels []string, ups ...bool) *v1.Check {
 		c := checkIn(ns, name, channels...)
+		objs := []client.Object{c}
+		for _, ch := range channels {
+			objs = append(objs, &v1.Channel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: ch}})
+		}
+		cached(objs...)
 		flip(c, ups...)
 		return c
 	}
@@ -365,13 +380,6 @@ var _ = Describe("Dispatcher", func() {
 	// cached waits until the manager's cache holds the objects: the
 	// dispatcher reads Checks and Channels from it, and takes one it does
 	// not find for deleted.
-	cached := func(objs ...client.Object) {
-		Eventually(func(g Gomega) {
-			for _, o := range objs {
-				g.Expect(managerClient.Get(ctxT(), client.ObjectKeyFromObject(o), o.DeepCopyObject().(client.Object))).To(Succeed())
-			}
-		}).Should(Succeed())
-	}
 
 	It("delivers another namespace's alert about as fast with one namespace's Channels all hanging as when idle", func() {
 		otherNS := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "delivery-b-"}}
