@@ -134,6 +134,10 @@ type Dispatcher struct {
 	// Client reads Checks and Channels from the informer cache and writes
 	// Channel status.
 	Client client.Client
+	// Reader reads from the API server, uncached: a check or channel the
+	// cache does not show (yet) is looked up there before its delivery is
+	// given up for good. Nil trusts the cache.
+	Reader client.Reader
 	// Secrets reads the Secrets channels reference, uncached.
 	Secrets client.Reader
 	Store   *store.Store
@@ -346,7 +350,8 @@ func (d *Dispatcher) deliver(ctx context.Context, dl store.Delivery) {
 
 func (d *Dispatcher) send(ctx context.Context, dl store.Delivery) error {
 	check := &v1.Check{}
-	err := d.Client.Get(ctx, types.NamespacedName{Namespace: dl.Namespace, Name: dl.Name}, check)
+	key := types.NamespacedName{Namespace: dl.Namespace, Name: dl.Name}
+	err := d.get(ctx, key, check, func() bool { return check.UID == dl.CheckUID })
 	if apierrors.IsNotFound(err) || (err == nil && check.UID != dl.CheckUID) {
 		return notify.Permanent(errors.New("the check no longer exists"))
 	}
@@ -354,7 +359,7 @@ func (d *Dispatcher) send(ctx context.Context, dl store.Delivery) error {
 		return err
 	}
 	ch := &v1.Channel{}
-	if err := d.Client.Get(ctx, types.NamespacedName{Namespace: dl.Namespace, Name: dl.Channel}, ch); err != nil {
+	if err := d.get(ctx, types.NamespacedName{Namespace: dl.Namespace, Name: dl.Channel}, ch, nil); err != nil {
 		if apierrors.IsNotFound(err) {
 			return notify.Permanent(fmt.Errorf("channel %q no longer exists", dl.Channel))
 		}
@@ -373,6 +378,19 @@ func (d *Dispatcher) send(ctx context.Context, dl store.Delivery) error {
 		d.recordOnChannel(ch, check, dl.Flip.Up, sendErr)
 	}
 	return sendErr
+}
+
+// get reads obj from the cache and, when the cache does not have it or
+// has another one than wanted (want reports whether obj is the one), from
+// the API server: a flip can be recorded before the cache has seen the
+// check that flipped, or a Channel created with it, and a delivery given up
+// as "no longer exists" is never tried again.
+func (d *Dispatcher) get(ctx context.Context, key types.NamespacedName, obj client.Object, want func() bool) error {
+	err := d.Client.Get(ctx, key, obj)
+	if d.Reader == nil || (err == nil && (want == nil || want())) || (err != nil && !apierrors.IsNotFound(err)) {
+		return err
+	}
+	return d.Reader.Get(ctx, key, obj)
 }
 
 // backoff is the wait before attempt n+1: exponential from the initial

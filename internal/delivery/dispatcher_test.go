@@ -212,12 +212,8 @@ var _ = Describe("Dispatcher", func() {
 			Expect(rec.Flip).NotTo(BeNil())
 		}
 	}
-	// flipped makes a check whose flips owe a notification to each
-	// channel, in the store: what a manager that stopped before delivering
-	// leaves behind.
-	// cached waits until the manager's cache holds objs: the dispatcher
-	// reads checks and channels from it, and takes one it cannot find for
-	// one that is gone (a permanent failure).
+	// cached waits until the manager's cache holds objs, for specs that
+	// time deliveries: a cache miss costs a read from the API server.
 	cached := func(objs ...client.Object) {
 		Eventually(func(g Gomega) {
 			for _, o := range objs {
@@ -225,13 +221,11 @@ var _ = Describe("Dispatcher", func() {
 			}
 		}).Should(Succeed())
 	}
+	// flipped makes a check whose flips owe a notification to each
+	// channel, in the store: what a manager that stopped before delivering
+	// leaves behind.
 	flipped := func(name string, channels []string, ups ...bool) *v1.Check {
 		c := checkIn(ns, name, channels...)
-		objs := []client.Object{c}
-		for _, ch := range channels {
-			objs = append(objs, &v1.Channel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: ch}})
-		}
-		cached(objs...)
 		flip(c, ups...)
 		return c
 	}
@@ -240,7 +234,7 @@ var _ = Describe("Dispatcher", func() {
 	// Stopping it closes the store too, as a manager's exit does; the next
 	// run opens it again.
 	start := func(opts delivery.Options) (d *delivery.Dispatcher, stop func()) {
-		d = &delivery.Dispatcher{Client: managerClient, Secrets: managerReader, Store: st, Clock: clock.RealClock{}, Recorder: rec, Options: opts,
+		d = &delivery.Dispatcher{Client: managerClient, Reader: managerReader, Secrets: managerReader, Store: st, Clock: clock.RealClock{}, Recorder: rec, Options: opts,
 			Egress: loopbackEgress}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
@@ -300,6 +294,25 @@ var _ = Describe("Dispatcher", func() {
 			g.Expect(ch.Status.LastDelivery.Check).To(Equal("backup"))
 			g.Expect(ch.Status.LastDelivery.Error).To(BeEmpty())
 		}).Should(Succeed())
+	})
+
+	It("delivers a flip recorded before the manager's cache saw its check and channel", func() {
+		e := newEndpoint(200)
+		webhook("late-hook", e)
+		c := checkIn(ns, "fresh", "late-hook")
+		flip(c, false)
+
+		d := &delivery.Dispatcher{Client: behindClient, Reader: managerReader, Secrets: managerReader, Store: st,
+			Clock: clock.RealClock{}, Recorder: rec, Options: fast, Egress: loopbackEgress}
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- d.Start(ctx) }()
+		defer func() {
+			cancel()
+			Eventually(done).WithTimeout(30 * time.Second).Should(Receive(BeNil()))
+		}()
+		Eventually(deliveries(c)).Should(ConsistOf(HaveField("State", store.DeliveryDelivered)))
+		Expect(e.received()).To(Equal([]string{"fresh is down"}))
 	})
 
 	It("retries after server errors, across a restart, until delivered", func() {

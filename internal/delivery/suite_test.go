@@ -7,6 +7,7 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -14,6 +15,7 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/testenv"
 )
 
@@ -26,6 +28,9 @@ var (
 	// forbade it recorded in forbidden.
 	managerClient client.Client
 	managerReader client.Reader
+	// behindClient is a manager client whose cache never catches up with
+	// Checks and Channels.
+	behindClient client.Client
 	forbidden     *testenv.Forbidden
 	// stopInformers stops the manager's cache, before the API server.
 	stopInformers context.CancelFunc
@@ -63,6 +68,19 @@ var _ = BeforeSuite(func() {
 	managerClient, err = client.New(managerCfg, client.Options{Scheme: env.Scheme, Cache: &client.CacheOptions{Reader: informers}})
 	Expect(err).NotTo(HaveOccurred())
 	managerReader, err = client.New(managerCfg, client.Options{Scheme: env.Scheme})
+	Expect(err).NotTo(HaveOccurred())
+	// A cache that never holds a Check or a Channel (none carries the
+	// label it selects): a cache that has not caught up, for as long as a
+	// spec needs.
+	never := labels.SelectorFromSet(labels.Set{"vigil.test/never": "true"})
+	behind, err := cache.New(managerCfg, cache.Options{Scheme: env.Scheme, ByObject: map[client.Object]cache.ByObject{
+		&v1.Check{}: {Label: never}, &v1.Channel{}: {Label: never}}})
+	Expect(err).NotTo(HaveOccurred())
+	go func() {
+		defer GinkgoRecover()
+		Expect(behind.Start(ctx)).To(Succeed())
+	}()
+	behindClient, err = client.New(managerCfg, client.Options{Scheme: env.Scheme, Cache: &client.CacheOptions{Reader: behind}})
 	Expect(err).NotTo(HaveOccurred())
 })
 

@@ -307,7 +307,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 	// re-creates of its Secret (every replica records what it sees).
 	projects.RecordClaims(ctx, st)
 	dispatcher = &delivery.Dispatcher{
-		Client: mgr.GetClient(), Secrets: channelSecrets(mgr, opts), Store: st, Clock: opts.Clock,
+		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Secrets: channelSecrets(mgr, opts), Store: st, Clock: opts.Clock,
 		Recorder: mgr.GetEventRecorder("vigil-delivery"), BaseURL: opts.BaseURL, Options: opts.Delivery,
 		Egress: egress.New(egress.Options{Allow: opts.EgressAllow, Deny: opts.EgressDeny, NamespaceAllow: limits.EgressAllow}),
 	}

@@ -18,8 +18,9 @@ package manager
 
 // Channels: read from the cache by the check controller, the API (the
 // channels endpoint) and the notifier; their status shows validation and
-// the last delivery.
-// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=channels,verbs=list;watch
+// the last delivery. The notifier asks the API server (get) for a check or
+// channel its cache does not show yet before it gives a delivery up.
+// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=channels,verbs=get;list;watch
 // +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=channels/status,verbs=patch
 
 // Secrets, read only:
