@@ -31,7 +31,7 @@ var (
 	// behindClient is a manager client whose cache never catches up with
 	// Checks and Channels.
 	behindClient client.Client
-	forbidden     *testenv.Forbidden
+	forbidden    *testenv.Forbidden
 	// stopInformers stops the manager's cache, before the API server.
 	stopInformers context.CancelFunc
 )
