@@ -261,22 +261,6 @@ func TestPermanent(t *testing.T) {
 	}
 }
 
-func TestParseRetryAfter(t *testing.T) {
-	ref := fixedNow
-	for _, tc := range []struct {
-		in   string
-		want time.Duration
-	}{
-		{"", 0}, {"30", 30 * time.Second}, {"-1", 0}, {"soon", 0},
-		{ref.Add(90 * time.Second).Format(http.TimeFormat), 90 * time.Second},
-		{ref.Add(-time.Minute).Format(http.TimeFormat), 0},
-	} {
-		if got := parseRetryAfter(tc.in, ref); got != tc.want {
-			t.Errorf("parseRetryAfter(%q) = %s, want %s", tc.in, got, tc.want)
-		}
-	}
-}
-
 // A Secret echoed where the error excerpt is cut short is still hidden,
 // not cut in half.
 func TestRedactionBeforeTruncation(t *testing.T) {

@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/vigil-operator/vigil/internal/retryafter"
 )
 
 // target is a URL a sender calls, and how errors may show it.
@@ -132,7 +134,7 @@ func (d *Delivery) do(ctx context.Context, r request) error {
 		Target:     r.target.String(),
 		Code:       resp.StatusCode,
 		Body:       oneLine(text, maxErrorBody),
-		RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), now()),
+		RetryAfter: retryafter.Parse(resp.Header.Get("Retry-After"), now()),
 	}
 	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
 		se.Body = "redirects are not followed"

@@ -14,6 +14,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/vigil-operator/vigil/internal/retryafter"
 )
 
 // BodyLimitHeader is the response header in which the server announces how
@@ -289,7 +291,7 @@ func (c *Client) try(ctx context.Context, policy RetryPolicy, method string, u *
 		}
 		var wait time.Duration
 		if serr.Retryable() {
-			wait = retryAfter(hresp.Header.Get("Retry-After"), time.Now())
+			wait = retryafter.Parse(hresp.Header.Get("Retry-After"), time.Now())
 			if policy.MaxElapsed == 0 {
 				wait = min(wait, maxRetryAfter)
 			}
@@ -301,24 +303,6 @@ func (c *Client) try(ctx context.Context, policy RetryPolicy, method string, u *
 		resp.BodyLimit = v
 	}
 	return resp, 0, nil
-}
-
-// retryAfter parses a Retry-After value: delay-seconds or an HTTP date.
-func retryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if s <= 0 {
-			return 0
-		}
-		return time.Duration(min(s, int64(24*time.Hour/time.Second))) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
 }
 
 // permanent marks an error no retry can fix.

@@ -261,29 +261,6 @@ func TestPingInvalid(t *testing.T) {
 	}
 }
 
-func TestRetryAfterParse(t *testing.T) {
-	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	tests := []struct {
-		in   string
-		want time.Duration
-	}{
-		{"", 0},
-		{"0", 0},
-		{"-3", 0},
-		{"7", 7 * time.Second},
-		{" 2 ", 2 * time.Second},
-		{"999999999", 24 * time.Hour},
-		{now.Add(30 * time.Second).Format(http.TimeFormat), 30 * time.Second},
-		{now.Add(-time.Minute).Format(http.TimeFormat), 0},
-		{"soon", 0},
-	}
-	for _, tt := range tests {
-		if got := retryAfter(tt.in, now); got != tt.want {
-			t.Errorf("retryAfter(%q) = %s, want %s", tt.in, got, tt.want)
-		}
-	}
-}
-
 func TestBackoff(t *testing.T) {
 	p := RetryPolicy{InitialBackoff: 100 * time.Millisecond, MaxBackoff: time.Second}
 	for _, tt := range []struct {
