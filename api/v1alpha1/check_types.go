@@ -163,22 +163,16 @@ const (
 	CheckStatePaused CheckState = "paused"
 )
 
-// PingType is the kind of a logged ping.
-// +kubebuilder:validation:Enum=success;start;fail;log;ign
+// PingType is the kind of the last ping that counted: a success or a
+// failure (the ping kinds themselves are the monitor's, internal/monitor).
+// +kubebuilder:validation:Enum=success;fail
 type PingType string
 
 const (
 	// PingSuccess is a success signal.
 	PingSuccess PingType = "success"
-	// PingStart is a start signal: the job began running.
-	PingStart PingType = "start"
 	// PingFail is a failure signal.
 	PingFail PingType = "fail"
-	// PingLog is a log entry that does not change the check's state.
-	PingLog PingType = "log"
-	// PingIgnored is a ping the check did not act on (a method it does not
-	// accept, or a paused check with manualResume).
-	PingIgnored PingType = "ign"
 )
 
 // Flip is a change of a check's state between up and down.
@@ -332,4 +326,48 @@ func (s *CheckSpec) Assigns(channel string) bool {
 		}
 	}
 	return false
+}
+
+// A check's defaults, the reference's: a Simple check of one day with an
+// hour's grace, its schedule (when it has one) read in UTC. The schema's
+// default markers above say the same; a spec that never went through the
+// API server (a test's, or the API's before it creates) may lack them.
+const (
+	DefaultTimeout  int64    = 86400
+	DefaultGrace    int64    = 3600
+	DefaultTimeZone TimeZone = "UTC"
+)
+
+// TimeoutSeconds is a Simple check's period: spec.timeout, or
+// DefaultTimeout.
+func (s *CheckSpec) TimeoutSeconds() int64 {
+	if s.Timeout != nil {
+		return *s.Timeout
+	}
+	return DefaultTimeout
+}
+
+// GraceSeconds is spec.grace, or DefaultGrace.
+func (s *CheckSpec) GraceSeconds() int64 {
+	if s.Grace <= 0 {
+		return DefaultGrace
+	}
+	return s.Grace
+}
+
+// Zone is the time zone a schedule is read in: spec.tz, or
+// DefaultTimeZone.
+func (s *CheckSpec) Zone() TimeZone {
+	if s.TZ == "" {
+		return DefaultTimeZone
+	}
+	return s.TZ
+}
+
+// DefaultCheckSpec is the spec of a check Vigil creates (through the API or
+// a slug ping) before the request applies: the defaults, timeout included,
+// so that the object shows them.
+func DefaultCheckSpec() CheckSpec {
+	timeout := DefaultTimeout
+	return CheckSpec{Timeout: &timeout, Grace: DefaultGrace, TZ: DefaultTimeZone}
 }

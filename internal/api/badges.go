@@ -7,8 +7,7 @@ import (
 	"time"
 
 	"github.com/vigil-operator/vigil/internal/badge"
-	"github.com/vigil-operator/vigil/internal/checkindex"
-	"github.com/vigil-operator/vigil/internal/checkstate"
+	"github.com/vigil-operator/vigil/internal/checks"
 )
 
 // listBadges answers GET /badges/: the six badge URLs for every tag in the
@@ -22,14 +21,14 @@ func (s *Server) listBadges(w http.ResponseWriter, r *request) {
 		writeRawJSON(w, http.StatusOK, resp.bytes())
 		return
 	}
-	checks, err := s.projectChecks(r.Context(), r.namespace)
+	list, err := s.Checks.InProject(r.Context(), r.namespace)
 	if err != nil {
 		s.internalError(w, r, "listing checks", err)
 		return
 	}
 	var tags []string
-	for i := range checks {
-		tags = append(tags, checkstate.Tags(checks[i].Spec.Tags)...)
+	for i := range list {
+		tags = append(tags, checks.Tags(list[i].Spec.Tags)...)
 	}
 	resp.add("badges", badge.URLSets(s.BaseURL, info.BadgeKey, info.SigningSecret, tags))
 	writeRawJSON(w, http.StatusOK, resp.bytes())
@@ -74,23 +73,24 @@ func (s *Server) serveProjectBadge(w http.ResponseWriter, r *http.Request, rest 
 		writeError(w, http.StatusNotFound, "not found")
 		return
 	}
-	checks, err := s.projectChecks(r.Context(), info.Namespace)
+	list, err := s.Checks.InProject(r.Context(), info.Namespace)
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, "try again")
 		return
 	}
-	observed, err := s.Store.ChecksIn(r.Context(), info.Namespace)
+	observed, err := s.Checks.ObservedIn(r.Context(), info.Namespace)
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, "try again")
 		return
 	}
-	now := s.now()
+	now := s.Checks.Now()
 	statuses := func(yield func(badge.Status) bool) {
-		for i := range checks {
-			if req.Tag != badge.AllTag && !badge.Matches(checkstate.Tags(checks[i].Spec.Tags), req.Tag) {
+		for i := range list {
+			c := &list[i]
+			if req.Tag != badge.AllTag && !badge.Matches(checks.Tags(c.Spec.Tags), req.Tag) {
 				continue
 			}
-			if !yield(badge.Status(checkstate.ViewOf(&checks[i], observed[checks[i].UID], now).Status)) {
+			if !yield(s.Checks.View(c, observed[c.UID], now).Status) {
 				return
 			}
 		}
@@ -106,8 +106,8 @@ func (s *Server) serveCheckBadge(w http.ResponseWriter, r *http.Request, rest st
 		return
 	}
 	setCORS(w.Header(), "GET, OPTIONS")
-	c, err := checkindex.ByBadgeKey(r.Context(), s.Client, s.Store, req.BadgeKey)
-	if errors.Is(err, checkindex.ErrNotFound) || !req.Format.Known() {
+	c, err := s.Checks.ByBadgeKey(r.Context(), req.BadgeKey)
+	if errors.Is(err, checks.ErrNotFound) || !req.Format.Known() {
 		writeError(w, http.StatusNotFound, "not found")
 		return
 	}
@@ -115,13 +115,13 @@ func (s *Server) serveCheckBadge(w http.ResponseWriter, r *http.Request, rest st
 		writeError(w, http.StatusServiceUnavailable, "try again")
 		return
 	}
-	obs, _, err := s.Store.Check(r.Context(), c.UID)
+	obs, err := s.Checks.Observed(r.Context(), c)
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, "try again")
 		return
 	}
-	res := badge.CheckBadge(badge.Status(checkstate.ViewOf(c, obs, s.now()).Status), req.ThreeState)
-	label := badge.CheckLabel(c.Spec.Name, c.Spec.Slug, c.Name, checkindex.UUIDOf(c))
+	res := badge.CheckBadge(s.Checks.View(c, obs, s.Checks.Now()).Status, req.ThreeState)
+	label := badge.CheckLabel(c.Spec.Name, c.Spec.Slug, c.Name, checks.UUIDOf(c))
 	writeBadge(w, req.Format, req.Format.Render(label, res))
 }
 

@@ -2,9 +2,6 @@ package api
 
 import (
 	"net/http"
-	"sort"
-
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 )
@@ -33,25 +30,9 @@ func channelName(ch *v1.Channel) string {
 	return ch.Name
 }
 
-// projectChannels lists a project's channels, oldest first.
-func (s *Server) projectChannels(r *request) ([]v1.Channel, error) {
-	var list v1.ChannelList
-	if err := s.Client.List(r.Context(), &list, client.InNamespace(r.namespace)); err != nil {
-		return nil, err
-	}
-	sort.SliceStable(list.Items, func(i, j int) bool {
-		a, b := list.Items[i].CreationTimestamp, list.Items[j].CreationTimestamp
-		if !a.Equal(&b) {
-			return a.Before(&b)
-		}
-		return list.Items[i].Name < list.Items[j].Name
-	})
-	return list.Items, nil
-}
-
 // listChannels answers GET /channels/.
 func (s *Server) listChannels(w http.ResponseWriter, r *request) {
-	channels, err := s.projectChannels(r)
+	channels, err := s.Checks.ProjectChannels(r.Context(), r.namespace)
 	if err != nil {
 		s.internalError(w, r, "listing channels", err)
 		return

@@ -3,36 +3,17 @@ package api
 import (
 	"context"
 	"errors"
-	"fmt"
 	"net/http"
-	"time"
 
-	"github.com/google/uuid"
+	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/api/checkinput"
-	"github.com/vigil-operator/vigil/internal/checkindex"
-	"github.com/vigil-operator/vigil/internal/checkstate"
+	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/store"
 )
-
-// projectChecks lists a project's checks, in no particular order.
-//
-// The items share their contents with the informer cache (no deep copy:
-// with thousands of checks, copying them for every list or create is most
-// of the request's cost), so callers only read them, and DeepCopy one before
-// changing it.
-func (s *Server) projectChecks(ctx context.Context, namespace string) ([]v1.Check, error) {
-	var list v1.CheckList
-	if err := s.Client.List(ctx, &list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
-		return nil, err
-	}
-	return list.Items, nil
-}
 
 // listChecks answers GET /checks/, filtered by slug and tags, oldest first
 // (the reference's insertion order).
@@ -42,12 +23,12 @@ func (s *Server) listChecks(w http.ResponseWriter, r *request) {
 	if v := q["slug"]; len(v) > 0 {
 		slug = v[len(v)-1] // the last value wins, as in the reference
 	}
-	var checks []v1.Check
+	var list []v1.Check
 	var err error
 	if slug != "" {
-		checks, err = checkindex.BySlug(r.Context(), s.Client, r.namespace, slug) // sorted
-	} else if checks, err = s.projectChecks(r.Context(), r.namespace); err == nil {
-		checkindex.SortOldestFirst(checks)
+		list, err = s.Checks.BySlug(r.Context(), r.namespace, slug) // sorted
+	} else if list, err = s.Checks.InProject(r.Context(), r.namespace); err == nil {
+		checks.SortOldestFirst(list)
 	}
 	if err != nil {
 		s.internalError(w, r, "listing checks", err)
@@ -56,20 +37,20 @@ func (s *Server) listChecks(w http.ResponseWriter, r *request) {
 	tags := q["tag"]
 	var channels []v1.Channel
 	if !r.readOnly() {
-		if channels, err = s.projectChannels(r); err != nil {
+		if channels, err = s.Checks.ProjectChannels(r.Context(), r.namespace); err != nil {
 			s.internalError(w, r, "listing channels", err)
 			return
 		}
 	}
-	observed, err := s.Store.ChecksIn(r.Context(), r.namespace)
+	observed, err := s.Checks.ObservedIn(r.Context(), r.namespace)
 	if err != nil {
 		s.internalError(w, r, "reading the ping store", err)
 		return
 	}
 	writeList(w, "checks", func(yield func(*object) bool) {
-		for i := range checks {
-			c := &checks[i]
-			if checkstate.HasAllTags(c.Spec.Tags, tags) && !yield(s.renderCheck(c, observed[c.UID], r, channels)) {
+		for i := range list {
+			c := &list[i]
+			if checks.HasAllTags(c.Spec.Tags, tags) && !yield(s.renderCheck(c, observed[c.UID], r, channels)) {
 				return
 			}
 		}
@@ -86,7 +67,7 @@ func (s *Server) getCheck(w http.ResponseWriter, r *request) {
 }
 
 func (s *Server) respondCheck(w http.ResponseWriter, r *request, status int, c *v1.Check) {
-	obs, _, err := s.Store.Check(r.Context(), c.UID)
+	obs, err := s.Checks.Observed(r.Context(), c)
 	if err != nil {
 		s.internalError(w, r, "reading the ping store", err)
 		return
@@ -99,7 +80,7 @@ func (s *Server) respondObserved(w http.ResponseWriter, r *request, status int, 
 	var channels []v1.Channel
 	if !r.readOnly() {
 		var err error
-		if channels, err = s.projectChannels(r); err != nil {
+		if channels, err = s.Checks.ProjectChannels(r.Context(), r.namespace); err != nil {
 			s.internalError(w, r, "listing channels", err)
 			return
 		}
@@ -115,51 +96,33 @@ func (s *Server) createCheck(w http.ResponseWriter, r *request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	spec := checkinput.Defaults()
-	in.Apply(&spec, r.version)
+	cr := checks.Creation{Namespace: r.namespace, Spec: v1.DefaultCheckSpec()}
+	in.Apply(&cr.Spec, r.version)
 	if in.Channels != nil {
 		names, ok := s.resolveChannels(w, r, *in.Channels)
 		if !ok {
 			return
 		}
-		spec.Channels = names
+		cr.Spec.Channels = names
 	}
-	// Under the project's creation lock (package quota): the unique match
-	// and the limit see every earlier creation, on any replica.
-	var match *v1.Check
-	var overLimit int
-	c, err := s.Creates.Create(r.Context(), r.namespace, func(checks []v1.Check, limit int) (*v1.Check, error) {
-		if in.UniqueLookup() {
-			// Unsorted: the oldest match is found in one pass.
-			if oldest := checkindex.Oldest(checks, func(c *v1.Check) bool { return in.Matches(c.Spec) }); oldest != nil {
-				match = oldest.DeepCopy()
-				return nil, nil
-			}
-		}
-		if len(checks) >= limit {
-			overLimit = limit
-			return nil, nil
-		}
-		id := uuid.NewString()
-		spec.UUID = id
-		c := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: r.namespace, Name: objectName(&spec, id)}, Spec: spec}
-		return c, s.Checks.Create(r.Context(), c)
-	})
+	if in.UniqueLookup() {
+		cr.Existing = func(c *v1.Check) bool { return in.Matches(c.Spec) }
+	}
+	c, created, err := s.Checks.Create(r.Context(), cr)
+	var limit *checks.LimitError
+	var turn *checks.TurnError
 	switch {
-	case err != nil && c == nil:
-		// The project's turn or its list failed (a lock wait that timed
-		// out, the database or API server away): transient.
-		s.Log.Error(err, "creating a check", "namespace", r.namespace)
+	case errors.As(err, &limit):
+		writeError(w, http.StatusForbidden, limit.Error())
+	case errors.As(err, &turn):
+		logr.FromContextOrDiscard(r.Context()).Error(err, "creating a check", "namespace", r.namespace)
 		w.Header().Set("Retry-After", "1")
 		writeError(w, http.StatusServiceUnavailable, "the check could not be created now; try again")
 	case err != nil:
 		s.writeFailed(w, r, "creating the check", err)
-	case match != nil:
-		s.applyUpdate(w, r, match, in, http.StatusOK)
-	case overLimit > 0:
-		writeError(w, http.StatusForbidden, fmt.Sprintf("the project has reached its limit of %d checks", overLimit))
+	case !created:
+		s.applyUpdate(w, r, c, in, http.StatusOK)
 	default:
-		s.waitForCache(r.Context(), c)
 		s.respondCheck(w, r, http.StatusCreated, c)
 	}
 }
@@ -200,7 +163,6 @@ func (s *Server) applyUpdate(w http.ResponseWriter, r *request, c *v1.Check, in 
 		s.writeFailed(w, r, "updating the check", err)
 		return
 	}
-	s.waitForCache(r.Context(), updated)
 	s.respondCheck(w, r, status, updated)
 }
 
@@ -220,7 +182,7 @@ func (s *Server) writeFailed(w http.ResponseWriter, r *request, what string, err
 // resolveChannels resolves a channels field against the project's channels,
 // answering 400 itself.
 func (s *Server) resolveChannels(w http.ResponseWriter, r *request, value string) ([]string, bool) {
-	channels, err := s.projectChannels(r)
+	channels, err := s.Checks.ProjectChannels(r.Context(), r.namespace)
 	if err != nil {
 		s.internalError(w, r, "listing channels", err)
 		return nil, false
@@ -243,7 +205,7 @@ func (s *Server) deleteCheck(w http.ResponseWriter, r *request) {
 	if !ok {
 		return
 	}
-	obs, _, err := s.Store.Check(r.Context(), c.UID)
+	obs, err := s.Checks.Observed(r.Context(), c)
 	if err != nil {
 		s.internalError(w, r, "reading the ping store", err)
 		return
@@ -252,32 +214,30 @@ func (s *Server) deleteCheck(w http.ResponseWriter, r *request) {
 		s.writeFailed(w, r, "deleting the check", err)
 		return
 	}
-	s.waitForGone(r.Context(), c)
 	// The reference answers with the check as it was, its channel links
-	// already gone. Its rows in the store go when the controller sees the
-	// deletion.
+	// already gone.
 	writeRawJSON(w, http.StatusOK, s.renderCheck(c, obs, r, nil).bytes())
 }
 
 // pauseCheck answers POST /checks/<uuid>/pause. Pausing a paused check
 // changes nothing.
 func (s *Server) pauseCheck(w http.ResponseWriter, r *request) {
-	s.changePause(w, r, s.Store.Pause)
+	s.changePause(w, r, s.Checks.Pause)
 }
 
 // resumeCheck answers POST /checks/<uuid>/resume: 409 unless paused.
 func (s *Server) resumeCheck(w http.ResponseWriter, r *request) {
-	s.changePause(w, r, s.Store.Resume)
+	s.changePause(w, r, s.Checks.Resume)
 }
 
 // changePause pauses or resumes in the ping store: observed state, never
 // spec, which belongs to the user.
-func (s *Server) changePause(w http.ResponseWriter, r *request, change func(context.Context, store.Target, time.Time) (store.Check, error)) {
+func (s *Server) changePause(w http.ResponseWriter, r *request, change func(context.Context, *v1.Check) (store.Check, error)) {
 	c, ok := s.lookupCheck(w, r)
 	if !ok {
 		return
 	}
-	obs, err := change(r.Context(), checkstate.Target(c, s.Client, s.pingLogLimit(c.Namespace)), s.now())
+	obs, err := change(r.Context(), c)
 	if errors.Is(err, monitor.ErrNotPaused) {
 		writeError(w, http.StatusConflict, "check is not paused")
 		return
@@ -287,25 +247,4 @@ func (s *Server) changePause(w http.ResponseWriter, r *request, change func(cont
 		return
 	}
 	s.respondObserved(w, r, http.StatusOK, c, obs)
-}
-
-// waitForCache waits, briefly, until the informer cache holds obj at least
-// at its resourceVersion, so that the client's next read sees the write.
-func (s *Server) waitForCache(ctx context.Context, obj client.Object) {
-	s.CacheWatch.Version(ctx, client.ObjectKeyFromObject(obj), "", obj.GetResourceVersion(), s.CacheWait)
-}
-
-// waitForGone waits, briefly, until the informer cache no longer holds obj.
-func (s *Server) waitForGone(ctx context.Context, obj client.Object) {
-	s.CacheWatch.Gone(ctx, client.ObjectKeyFromObject(obj), s.CacheWait)
-}
-
-// objectName is the readable, deterministic name of a check created
-// through the API: its slug (or slugified name) and the start of its UUID.
-func objectName(spec *v1.CheckSpec, id string) string {
-	base := spec.Slug
-	if base == "" {
-		base = checkinput.Slugify(spec.Name)
-	}
-	return checkindex.ObjectName(base, id)
 }

@@ -9,9 +9,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
+
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
-	"github.com/vigil-operator/vigil/internal/checkindex"
-	"github.com/vigil-operator/vigil/internal/checkstate"
+	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/store"
 )
 
@@ -21,12 +22,12 @@ func (s *Server) lookupCheck(w http.ResponseWriter, r *request) (*v1.Check, bool
 	var c *v1.Check
 	var err error
 	if r.uuid != "" {
-		c, err = checkindex.ByUUID(r.Context(), s.Client, s.Store, r.uuid)
+		c, err = s.Checks.ByUUID(r.Context(), r.uuid)
 	} else {
-		c, err = checkindex.ByUniqueKey(r.Context(), s.Client, r.namespace, r.uniqueKey)
+		c, err = s.Checks.ByUniqueKey(r.Context(), r.namespace, r.uniqueKey)
 	}
 	switch {
-	case errors.Is(err, checkindex.ErrNotFound):
+	case errors.Is(err, checks.ErrNotFound):
 		writeError(w, http.StatusNotFound, "check not found")
 		return nil, false
 	case err != nil:
@@ -43,22 +44,15 @@ func (s *Server) lookupCheck(w http.ResponseWriter, r *request) (*v1.Check, bool
 // Retry-After while the store's database does not answer (said once by the
 // store, not logged per request), 500 otherwise.
 func (s *Server) internalError(w http.ResponseWriter, r *request, what string, err error) {
-	if s.Store.Unavailable(err) {
+	if s.Checks.Unavailable(err) {
 		w.Header().Set("Retry-After", "5")
 		writeError(w, http.StatusServiceUnavailable, "the ping store is unavailable; try again")
 		return
 	}
-	s.Log.Error(err, what, "route", templateOf(r.URL.Path))
+	// The request's logger carries its ID, as its request line does with
+	// its route.
+	logr.FromContextOrDiscard(r.Context()).Error(err, what)
 	writeError(w, http.StatusInternalServerError, what+" failed; try again")
-}
-
-// pingLogLimit is the project's ping-log limit, never above 1000.
-func (s *Server) pingLogLimit(namespace string) int {
-	limit := 100
-	if s.Limits != nil {
-		limit = s.Limits.PingLogLimit(namespace)
-	}
-	return min(max(limit, 1), 1000)
 }
 
 // listPings answers GET /checks/<uuid>/pings/: newest first, at most the
@@ -69,13 +63,13 @@ func (s *Server) listPings(w http.ResponseWriter, r *request) {
 	if !ok {
 		return
 	}
-	pings, err := s.Store.Pings(r.Context(), c.UID, s.pingLogLimit(c.Namespace))
+	pings, err := s.Checks.Pings(r.Context(), c)
 	if err != nil {
 		s.internalError(w, r, "reading the ping log", err)
 		return
 	}
-	durations := checkstate.RunDurations(pings)
-	uuid := checkindex.UUIDOf(c)
+	durations := checks.RunDurations(pings)
+	uuid := checks.UUIDOf(c)
 	writeList(w, "pings", func(yield func(*object) bool) {
 		for i, p := range pings {
 			if !yield(s.renderPing(p, durations, i, uuid, r.version)) {
@@ -125,21 +119,12 @@ func (s *Server) pingBody(w http.ResponseWriter, r *request) {
 	if !ok {
 		return
 	}
-	obs, _, err := s.Store.Check(r.Context(), c.UID)
-	if err != nil {
-		s.internalError(w, r, "reading the ping log", err)
-		return
-	}
-	if r.n <= obs.NPings-int64(s.pingLogLimit(c.Namespace)) {
-		writeError(w, http.StatusNotFound, "ping is older than the ping log keeps")
-		return
-	}
-	body, found, err := s.Store.PingBody(r.Context(), c.UID, r.n)
+	body, err := s.Checks.PingBody(r.Context(), c, r.n)
 	switch {
+	case errors.Is(err, checks.ErrPingExpired), errors.Is(err, checks.ErrNoPing):
+		writeError(w, http.StatusNotFound, err.Error())
 	case err != nil:
 		s.internalError(w, r, "reading the ping log", err)
-	case !found:
-		writeError(w, http.StatusNotFound, "ping not found")
 	case len(body) == 0:
 		writeError(w, http.StatusNotFound, "ping has no body")
 	default:
@@ -157,12 +142,12 @@ func (s *Server) listFlips(w http.ResponseWriter, r *request) {
 	if !ok {
 		return
 	}
-	filter, err := parseFlipFilter(r.URL.Query(), s.now())
+	filter, err := parseFlipFilter(r.URL.Query(), s.Checks.Now())
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	flips, err := s.Store.Flips(r.Context(), c.UID)
+	flips, err := s.Checks.Flips(r.Context(), c)
 	if err != nil {
 		s.internalError(w, r, "reading the flips", err)
 		return

@@ -8,8 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/vigil-operator/vigil/internal/checkindex"
-	"github.com/vigil-operator/vigil/internal/checkstate"
+	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/project"
 )
@@ -83,33 +82,33 @@ func (s *Server) ServeMetrics(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, "wrong api key: metrics need the read-only api key of this project")
 		return
 	}
-	checks, err := s.projectChecks(r.Context(), ns)
+	list, err := s.Checks.InProject(r.Context(), ns)
 	if err != nil {
 		s.internalError(w, &request{Request: r}, "listing checks", err)
 		return
 	}
-	checkindex.SortOldestFirst(checks)
-	observed, err := s.Store.ChecksIn(r.Context(), ns)
+	checks.SortOldestFirst(list)
+	observed, err := s.Checks.ObservedIn(r.Context(), ns)
 	if err != nil {
 		s.internalError(w, &request{Request: r}, "reading the ping store", err)
 		return
 	}
 
-	now := s.now()
+	now := s.Checks.Now()
 	type series struct {
 		labels  string
 		status  monitor.Status
 		started bool
 	}
-	all := make([]series, len(checks))
+	all := make([]series, len(list))
 	tagDown := map[string]bool{}
 	down := 0
-	for i := range checks {
-		c := &checks[i]
-		v := checkstate.ViewOf(c, observed[c.UID], now)
+	for i := range list {
+		c := &list[i]
+		v := s.Checks.View(c, observed[c.UID], now)
 		all[i] = series{
 			labels: `{name="` + escapeLabel(c.Spec.Name) + `", tags="` + escapeLabel(c.Spec.Tags) +
-				`", unique_key="` + checkindex.UniqueKey(checkindex.UUIDOf(c)) + `"}`,
+				`", unique_key="` + checks.UniqueKey(checks.UUIDOf(c)) + `"}`,
 			status:  v.Status,
 			started: v.Started,
 		}
@@ -117,7 +116,7 @@ func (s *Server) ServeMetrics(w http.ResponseWriter, r *http.Request) {
 		if isDown {
 			down++
 		}
-		for _, t := range checkstate.Tags(c.Spec.Tags) {
+		for _, t := range checks.Tags(c.Spec.Tags) {
 			tagDown[t] = tagDown[t] || isDown
 		}
 	}

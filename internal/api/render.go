@@ -7,15 +7,14 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/api/checkinput"
-	"github.com/vigil-operator/vigil/internal/checkindex"
-	"github.com/vigil-operator/vigil/internal/checkstate"
+	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/store"
 )
 
 // apiStatus is the status string of an API version: v1 reports a running
 // check that is not down as "started".
-func apiStatus(v checkstate.View, version int) string {
+func apiStatus(v checks.View, version int) string {
 	if version == 1 && v.Started && v.Status != monitor.StatusDown {
 		return "started"
 	}
@@ -38,8 +37,8 @@ func channelIDs(spec *v1.CheckSpec, channels []v1.Channel) string {
 // renderCheck is the check's JSON, keys in the reference's order: the
 // read-write form, or for read-only keys the form without secrets.
 func (s *Server) renderCheck(c *v1.Check, obs store.Check, r *request, channels []v1.Channel) *object {
-	v := checkstate.ViewOf(c, obs, s.now())
-	uuid := checkindex.UUIDOf(c)
+	v := s.Checks.View(c, obs, s.Checks.Now())
+	uuid := checks.UUIDOf(c)
 	subject, subjectFail := checkinput.SubjectFields(c.Spec)
 	o := &object{}
 	o.add("name", c.Spec.Name)
@@ -63,12 +62,12 @@ func (s *Server) renderCheck(c *v1.Check, obs store.Check, r *request, channels 
 	o.add("filter_body", c.Spec.FilterBody)
 	o.add("filter_http_body", c.Spec.FilterHTTPBody)
 	o.add("filter_default_fail", c.Spec.FilterDefaultFail)
-	o.add("badge_url", s.BaseURL+"/b/2/"+checkindex.BadgeKey(uuid)+".svg")
+	o.add("badge_url", s.BaseURL+"/b/2/"+checks.BadgeKey(uuid)+".svg")
 	if secs := int64(v.LastDur / time.Second); secs != 0 {
 		o.add("last_duration", secs)
 	}
 	if r.readOnly() {
-		o.add("unique_key", checkindex.UniqueKey(uuid))
+		o.add("unique_key", checks.UniqueKey(uuid))
 	} else {
 		update := s.BaseURL + apiPrefix(r.version) + "checks/" + uuid
 		o.add("uuid", uuid)
@@ -80,9 +79,9 @@ func (s *Server) renderCheck(c *v1.Check, obs store.Check, r *request, channels 
 	}
 	if v.Scheduled {
 		o.add("schedule", *c.Spec.Schedule)
-		o.add("tz", checkstate.TimeZone(&c.Spec))
+		o.add("tz", c.Spec.Zone())
 	} else {
-		o.add("timeout", int64(checkstate.Timeout(&c.Spec)/time.Second))
+		o.add("timeout", c.Spec.TimeoutSeconds())
 	}
 	return o
 }

@@ -2,11 +2,12 @@
 // Check and Channel objects, so existing Healthchecks clients work against
 // Vigil unchanged while kubectl and the API always agree.
 //
-// A check's spec comes from the manager's informer cache and its observed
-// state (pings, flips, status, pause) from the ping store. Spec writes go to
-// the Kubernetes API, and a handler that wrote waits until the cache has
-// seen its write, so a client reading right after writing sees what it
-// wrote; pause and resume are store writes. Behaviour follows
+// Everything it does to a check goes through the door for checks
+// (package checks): a check's spec comes from the manager's informer cache
+// and its observed state (pings, flips, status, pause) from the ping store;
+// spec writes go to the Kubernetes API and return once the cache has seen
+// them, so a client reading right after writing sees what it wrote; pause
+// and resume are store writes. Behaviour follows
 // the contract (shared/spec/management-api-v3.md) where it speaks and the
 // reference service's where it is silent; docs/api.md lists the differences.
 package api
@@ -16,42 +17,19 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
-
-	"github.com/go-logr/logr"
-	"k8s.io/utils/clock"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/vigil-operator/vigil/internal/api/checkinput"
-	"github.com/vigil-operator/vigil/internal/cachewait"
-	"github.com/vigil-operator/vigil/internal/checkspec"
+	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/httpserver"
 	"github.com/vigil-operator/vigil/internal/project"
-	"github.com/vigil-operator/vigil/internal/quota"
-	"github.com/vigil-operator/vigil/internal/store"
 )
-
-// Limits returns a project's limits.
-type Limits interface {
-	// PingLogLimit is how many pings a project's checks keep and list.
-	PingLogLimit(namespace string) int
-}
 
 // Server serves the Management API and the public badges.
 type Server struct {
-	// Client reads from the informer cache and writes to the API server.
-	Client client.Client
-	// Checks writes Check objects (the one writer of Check specs).
-	Checks *checkspec.Writer
+	// Checks is the door for what can be done to a check.
+	Checks *checks.Door
 	// Projects authenticates API keys and knows each project's keys.
 	Projects *project.Registry
-	// Store holds what the checks observed: pings, flips, state.
-	Store *store.Store
-	// Limits are per-project limits.
-	Limits Limits
-	// Creates creates checks within their project's limit, one at a time
-	// per project.
-	Creates *quota.Guard
 	// BaseURL is the site root used in returned URLs, such as
 	// "https://vigil.example.com" (no trailing slash).
 	BaseURL string
@@ -62,14 +40,6 @@ type Server struct {
 	// Bodies bounds the body bytes being read at once, with the ping
 	// handler's; nil bounds nothing.
 	Bodies *httpserver.BodyBudget
-	// CacheWait bounds how long a write waits for the cache to see it.
-	CacheWait time.Duration
-	// CacheWatch tells when Client's cache has a write.
-	CacheWatch *cachewait.Watcher
-	// Clock tells the time for status computation.
-	Clock clock.PassiveClock
-	// Log receives one line per request.
-	Log logr.Logger
 }
 
 // request is an API request after routing and authentication.
@@ -261,11 +231,4 @@ func (s *Server) authenticate(w http.ResponseWriter, r *request, key string) boo
 	}
 	r.namespace, r.access = ns, access
 	return true
-}
-
-func (s *Server) now() time.Time {
-	if s.Clock == nil {
-		return time.Now()
-	}
-	return s.Clock.Now()
 }

@@ -3,20 +3,13 @@ package badge
 import (
 	"iter"
 	"slices"
+
+	"github.com/vigil-operator/vigil/internal/monitor"
 )
 
 // Status is a check's status as computed at read time (v2/v3 semantics,
-// never "started").
-type Status string
-
-// Check statuses.
-const (
-	StatusNew    Status = "new"
-	StatusUp     Status = "up"
-	StatusGrace  Status = "grace"
-	StatusDown   Status = "down"
-	StatusPaused Status = "paused"
-)
+// never "started"): the monitor's.
+type Status = monitor.Status
 
 // Badge states, the Status of a [Result].
 const (
@@ -62,13 +55,13 @@ func AggregateSeq(statuses iter.Seq[Status], threeState, stopAtFirstDown bool) R
 	for s := range statuses {
 		res.Total++
 		switch s {
-		case StatusDown:
+		case monitor.StatusDown:
 			res.Down++
 			res.Status = StateDown
 			if stopAtFirstDown {
 				return res
 			}
-		case StatusGrace:
+		case monitor.StatusGrace:
 			res.Grace++
 			if threeState && res.Status == StateUp {
 				res.Status = StateLate
@@ -85,9 +78,9 @@ func AggregateSeq(statuses iter.Seq[Status], threeState, stopAtFirstDown bool) R
 func CheckBadge(status Status, threeState bool) Result {
 	res := Result{Status: StateUp, Total: 1}
 	switch status {
-	case StatusDown:
+	case monitor.StatusDown:
 		res.Status, res.Down = StateDown, 1
-	case StatusGrace:
+	case monitor.StatusGrace:
 		res.Grace = 1
 		if threeState {
 			res.Status = StateLate

@@ -4,14 +4,16 @@ import (
 	"iter"
 	"slices"
 	"testing"
+
+	"github.com/vigil-operator/vigil/internal/monitor"
 )
 
 const (
-	n = StatusNew
-	u = StatusUp
-	g = StatusGrace
-	d = StatusDown
-	p = StatusPaused
+	n = monitor.StatusNew
+	u = monitor.StatusUp
+	g = monitor.StatusGrace
+	d = monitor.StatusDown
+	p = monitor.StatusPaused
 )
 
 func TestAggregate(t *testing.T) {

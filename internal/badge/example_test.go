@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/vigil-operator/vigil/internal/badge"
+	"github.com/vigil-operator/vigil/internal/monitor"
 )
 
 func ExampleURLs() {
@@ -23,7 +24,7 @@ func ExampleParsePath() {
 	req, ok := badge.ParsePath("alice/xG451GSH-2/db%40dc1.json")
 	fmt.Println(ok, req.Tag, req.Format, req.ThreeState, req.Format.Known(), req.Verify("---"))
 
-	statuses := []badge.Status{badge.StatusUp, badge.StatusGrace, badge.StatusPaused}
+	statuses := []badge.Status{monitor.StatusUp, monitor.StatusGrace, monitor.StatusPaused}
 	res := req.Aggregate(slices.Values(statuses))
 	fmt.Printf("%s\n", req.Format.Render(req.Label(badge.DefaultMasterLabel), res))
 	// Output:

@@ -17,8 +17,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
-	"github.com/vigil-operator/vigil/internal/checkindex"
-	"github.com/vigil-operator/vigil/internal/checkstate"
+	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/projection"
 	"github.com/vigil-operator/vigil/internal/schedule"
 	"github.com/vigil-operator/vigil/internal/store"
@@ -32,14 +31,16 @@ import (
 // Time is the deadline loop's business, not a requeue per check.
 type CheckReconciler struct {
 	client.Client
+	// Checks parses specs and records what time did to checks.
+	Checks *checks.Door
+	// Store holds the checks' rows: their UUIDs' owners, and the rows of
+	// deleted checks, which the reconciler forgets.
 	Store     *store.Store
 	Projector *projection.Projector
 	// Clock tells the time; a fake clock in tests.
 	Clock clock.PassiveClock
 	// BaseURL builds the ping URL, such as "https://vigil.example.com".
 	BaseURL string
-	// PingLogLimit is a project's ping-log limit.
-	PingLogLimit func(namespace string) int
 	// SecretReader reads the Secrets checks publish their ping URL in,
 	// uncached: the manager caches only project Secrets.
 	SecretReader client.Reader
@@ -63,7 +64,7 @@ func (r *CheckReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		}
 		return ctrl.Result{}, err
 	}
-	uuid := checkindex.UUIDOf(check)
+	uuid := checks.UUIDOf(check)
 	verdict := projection.Verdict{Generation: check.Generation, UUID: uuid, PingURL: r.BaseURL + "/ping/" + uuid}
 	// The verdict goes to the projector whatever happens below.
 	defer func() { r.Projector.SetVerdict(check, verdict) }()
@@ -111,11 +112,7 @@ func (r *CheckReconciler) observe(ctx context.Context, check *v1.Check) error {
 	if err := r.forgetOthers(ctx, client.ObjectKeyFromObject(check), check.UID); err != nil {
 		return err
 	}
-	limit := 0
-	if r.PingLogLimit != nil {
-		limit = r.PingLogLimit(check.Namespace)
-	}
-	_, err := r.Store.Observe(ctx, []store.Target{checkstate.Target(check, r.Client, limit)}, r.Clock.Now())
+	_, err := r.Checks.Observe(ctx, []*v1.Check{check}, r.Clock.Now())
 	return err
 }
 
@@ -150,7 +147,7 @@ type specProblem struct {
 // validate checks what the CRD schema cannot: the schedule and time zone,
 // a UUID another check already owns, and the channels the spec names.
 func (r *CheckReconciler) validate(ctx context.Context, check *v1.Check) (*specProblem, error) {
-	if _, err := checkstate.Config(&check.Spec); err != nil {
+	if _, err := r.Checks.Config(check); err != nil {
 		reason := v1.ReasonInvalidSchedule
 		if errors.Is(err, schedule.ErrInvalidTimezone) {
 			reason = v1.ReasonInvalidTimeZone
@@ -178,15 +175,15 @@ func (r *CheckReconciler) validate(ctx context.Context, check *v1.Check) (*specP
 // write, so a check that names another project's UUID is refused, however
 // old it is: the UUID stays its project's across a re-create there.
 func (r *CheckReconciler) claimUUID(ctx context.Context, check *v1.Check) (*specProblem, error) {
-	uuid := checkindex.UUIDOf(check)
-	others, err := checkindex.WithUUID(ctx, r.Client, uuid)
+	uuid := checks.UUIDOf(check)
+	others, err := r.Checks.WithUUID(ctx, uuid)
 	if err != nil {
 		return nil, err
 	}
 	olderElsewhere := false
 	for i := range others {
 		other := &others[i]
-		if other.UID == check.UID || !checkindex.Older(other, check) {
+		if other.UID == check.UID || !checks.Older(other, check) {
 			continue
 		}
 		if other.Namespace == check.Namespace {

@@ -19,7 +19,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
-	"github.com/vigil-operator/vigil/internal/checkstate"
 	"github.com/vigil-operator/vigil/internal/controller"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/store"
@@ -45,7 +44,7 @@ func ping(c *v1.Check, at time.Time, failed bool) store.Recorded {
 	if failed {
 		kind = monitor.PingFail
 	}
-	rec, err := recorder.Record(ctx, c, store.Ping{Kind: kind, At: at})
+	rec, err := harness.Manager.Checks.RecordPing(ctx, c, store.Ping{Kind: kind, At: at})
 	ExpectWithOffset(1, err).NotTo(HaveOccurred())
 	return rec
 }
@@ -79,7 +78,7 @@ func newCheck(ns, name string, spec v1.CheckSpec) *v1.Check {
 // flipsOf are the check's flips in the ping store, oldest first.
 func flipsOf(c *v1.Check) func(Gomega) []store.Flip {
 	return func(g Gomega) []store.Flip {
-		flips, err := st.Flips(ctx, c.UID)
+		flips, err := harness.Manager.Store.Flips(ctx, c.UID)
 		g.Expect(err).NotTo(HaveOccurred())
 		for i, j := 0, len(flips)-1; i < j; i, j = i+1, j-1 {
 			flips[i], flips[j] = flips[j], flips[i]
@@ -191,7 +190,7 @@ var _ = Describe("Check reconciler", func() {
 		ping(get(key)(Default), clk.Now(), false)
 		Eventually(stateOf(c)).Should(Equal(v1.CheckStateUp))
 		clk.Step(time.Second)
-		_, err := st.Pause(ctx, checkstate.Target(get(key)(Default), k8sClient, 0), clk.Now())
+		_, err := harness.Manager.Checks.Pause(ctx, get(key)(Default))
 		Expect(err).NotTo(HaveOccurred())
 		Eventually(stateOf(c)).Should(Equal(v1.CheckStatePaused))
 		clk.Step(time.Hour)
@@ -225,7 +224,7 @@ var _ = Describe("Check reconciler", func() {
 		ping(cur, clk.Now(), true)
 		Expect(k8sClient.Delete(ctx, cur)).To(Succeed())
 		Eventually(func() (bool, error) {
-			_, found, err := st.Check(ctx, cur.UID)
+			_, found, err := harness.Manager.Store.Check(ctx, cur.UID)
 			return found, err
 		}).Should(BeFalse())
 		Expect(flipsOf(cur)(Default)).To(BeEmpty())
@@ -238,13 +237,13 @@ var _ = Describe("Check reconciler", func() {
 		ghost := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ghost", UID: "00000000-0000-4000-8000-00000000dead"},
 			Spec: v1.CheckSpec{Timeout: i64(60), Grace: 60}}
 		ping(ghost, clk.Now(), false)
-		_, found, err := st.Check(ctx, ghost.UID)
+		_, found, err := harness.Manager.Store.Check(ctx, ghost.UID)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(found).To(BeTrue())
 		// Housekeeping runs at start and then every minute.
 		clk.Step(time.Minute)
 		Eventually(func() (bool, error) {
-			_, found, err := st.Check(ctx, ghost.UID)
+			_, found, err := harness.Manager.Store.Check(ctx, ghost.UID)
 			return found, err
 		}).Should(BeFalse())
 	})
@@ -362,7 +361,7 @@ var _ = Describe("Ping URL publishing", func() {
 	It("writes no Secret in a namespace that has not bound the ping-url-secrets role, and says how to allow it", func() {
 		ns := newNamespace()
 		// The one request this test provokes on purpose.
-		forbidden.Allow("POST", "/api/v1/namespaces/"+ns+"/secrets")
+		harness.Forbidden.Allow("POST", "/api/v1/namespaces/"+ns+"/secrets")
 		c := newCheck(ns, "unpublished", v1.CheckSpec{Timeout: i64(3600), Grace: 60, TZ: "UTC",
 			PingURLSecret: &v1.LocalObjectReference{Name: "unpublished-ping"}})
 		Eventually(func(g Gomega) *metav1.Condition {

@@ -19,10 +19,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
-	"github.com/vigil-operator/vigil/internal/checkspec"
-	"github.com/vigil-operator/vigil/internal/checkstate"
+	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/monitor"
-	"github.com/vigil-operator/vigil/internal/store"
 )
 
 // Annotations on a CronJob that ask Vigil to monitor it.
@@ -66,10 +64,9 @@ type CronJobReconciler struct {
 	// DefaultTimeZone is the zone of CronJobs without spec.timeZone: the
 	// zone kube-controller-manager runs in (UTC in most clusters).
 	DefaultTimeZone string
-	// Store pauses and resumes checks whose CronJob is suspended.
-	Store *store.Store
-	// Checks writes the Checks it keeps.
-	Checks *checkspec.Writer
+	// Checks writes the Checks it keeps, and pauses and resumes them while
+	// their CronJob is suspended.
+	Checks *checks.Door
 }
 
 // Reconcile brings the CronJob's Check in step with the CronJob.
@@ -100,7 +97,7 @@ func (r *CronJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		if err := desired(check); err != nil {
 			return ctrl.Result{}, err
 		}
-		if err := r.Checks.Create(ctx, check); err != nil {
+		if err := r.Checks.CreateOwned(ctx, check); err != nil {
 			return ctrl.Result{}, fmt.Errorf("creating the check for CronJob %s: %w", cj.Name, err)
 		}
 	} else {
@@ -210,29 +207,27 @@ func parseGrace(s string) time.Duration {
 // check that nothing ever resumes.)
 func (r *CronJobReconciler) followSuspend(ctx context.Context, cj *batchv1.CronJob, c *v1.Check) error {
 	suspended := cj.Spec.Suspend != nil && *cj.Spec.Suspend
-	cfg, cfgErr := checkstate.Config(&c.Spec)
-	if cfgErr != nil {
+	if _, err := r.Checks.Config(c); err != nil {
 		// A schedule Vigil cannot read: the check controller reports it on
 		// the check, and pausing it would change nothing.
 		return nil //nolint:nilerr // reported elsewhere
 	}
-	obs, _, err := r.Store.Check(ctx, c.UID)
+	obs, err := r.Checks.Observed(ctx, c)
 	if err != nil {
 		return err
 	}
-	now := r.Clock.Now()
-	paused := cfg.Status(obs.Facts, now) == monitor.StatusPaused
+	paused := r.Checks.View(c, obs, r.Clock.Now()).Status == monitor.StatusPaused
 	marked := c.Annotations[annotationPausedBySuspend] == "true"
 	switch {
 	case suspended && !paused:
 		if c, err = r.markPausedBySuspend(ctx, c, true); err != nil {
 			return err
 		}
-		_, err = r.Store.Pause(ctx, checkstate.Target(c, r.Client, 0), now)
+		_, err = r.Checks.Pause(ctx, c)
 		return err
 	case !suspended && marked:
 		if paused {
-			_, err = r.Store.Resume(ctx, checkstate.Target(c, r.Client, 0), now)
+			_, err = r.Checks.Resume(ctx, c)
 			if err != nil && !errors.Is(err, monitor.ErrNotPaused) {
 				return err
 			}

@@ -19,11 +19,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
-	"github.com/vigil-operator/vigil/internal/checkindex"
+	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/controller"
 	"github.com/vigil-operator/vigil/internal/manager"
 	"github.com/vigil-operator/vigil/internal/monitor"
-	pingrec "github.com/vigil-operator/vigil/internal/ping"
 	"github.com/vigil-operator/vigil/internal/store"
 )
 
@@ -189,7 +188,7 @@ var _ = Describe("CronJob monitoring", func() {
 
 		// The check's ping log, oldest first.
 		pings := func(g Gomega) []store.LoggedPing {
-			logged, err := st.Pings(ctx, c.UID, 100)
+			logged, err := harness.Manager.Store.Pings(ctx, c.UID, 100)
 			g.Expect(err).NotTo(HaveOccurred())
 			for i, j := 0, len(logged)-1; i < j; i, j = i+1, j-1 {
 				logged[i], logged[j] = logged[j], logged[i]
@@ -239,7 +238,7 @@ var _ = Describe("CronJob monitoring", func() {
 			Eventually(pings).Should(HaveLen(n))
 			last := pings(Default)[n-1]
 			Expect(last.Kind).To(Equal(monitor.PingFail))
-			body, _, err := st.PingBody(ctx, c.UID, last.N)
+			body, _, err := harness.Manager.Store.PingBody(ctx, c.UID, last.N)
 			Expect(err).NotTo(HaveOccurred())
 			return string(body)
 		}
@@ -259,7 +258,7 @@ var _ = Describe("CronJob monitoring", func() {
 		Expect(k8sClient.Update(ctx, cj)).To(Succeed())
 		Eventually(func(g Gomega) map[string]string {
 			cached := &batchv1.CronJob{}
-			g.Expect(managerCache.Get(ctx, client.ObjectKeyFromObject(cj), cached)).To(Succeed())
+			g.Expect(harness.Manager.GetClient().Get(ctx, client.ObjectKeyFromObject(cj), cached)).To(Succeed())
 			return cached.Annotations
 		}).Should(HaveKeyWithValue(controller.AnnotationLogs, "true"))
 		worse := failJob("report-3", done.Add(4*time.Minute))
@@ -269,7 +268,7 @@ var _ = Describe("CronJob monitoring", func() {
 
 		// The controller did all this from Jobs cached without their spec.
 		cached := &batchv1.Job{}
-		Expect(managerCache.Get(ctx, client.ObjectKeyFromObject(bad), cached)).To(Succeed())
+		Expect(harness.Manager.GetClient().Get(ctx, client.ObjectKeyFromObject(bad), cached)).To(Succeed())
 		Expect(cached.Spec.Template.Spec.Containers).To(BeEmpty())
 		Expect(cached.ManagedFields).To(BeEmpty())
 		Expect(cached.Status.Conditions).To(HaveLen(2))
@@ -300,13 +299,14 @@ var _ = Describe("CronJob monitoring", func() {
 // restarted Vigil would, until the spec ends. The function it returns lists
 // the Jobs reconciled so far.
 func startJobController() func() []client.ObjectKey {
-	mgr, err := ctrl.NewManager(managerConfig, ctrl.Options{Scheme: k8sClient.Scheme(), Cache: manager.CacheOptions(nil),
+	mgr, err := ctrl.NewManager(harness.ManagerConfig, ctrl.Options{Scheme: k8sClient.Scheme(), Cache: manager.CacheOptions(nil),
 		Metrics: metricsserver.Options{BindAddress: "0"}, HealthProbeBindAddress: "0"})
 	Expect(err).NotTo(HaveOccurred())
-	Expect(checkindex.Setup(ctx, mgr.GetFieldIndexer())).To(Succeed())
+	door, err := checks.New(ctx, checks.Options{Cache: mgr.GetCache(), Client: mgr.GetClient(), Live: mgr.GetAPIReader(),
+		Store: harness.Manager.Store, Clock: clk})
+	Expect(err).NotTo(HaveOccurred())
 	jobs := &controller.JobReconciler{
-		Client: mgr.GetClient(), Store: st, Pods: mgr.GetAPIReader(),
-		Recorder: &pingrec.Recorder{Store: st, Channels: mgr.GetClient()},
+		Client: mgr.GetClient(), Checks: door, Pods: mgr.GetAPIReader(),
 		Logs: func(context.Context, string, string, string) ([]byte, error) {
 			return []byte("a log read again\n"), nil
 		},

@@ -17,9 +17,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
-	"github.com/vigil-operator/vigil/internal/checkindex"
+	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/monitor"
-	"github.com/vigil-operator/vigil/internal/ping"
 	"github.com/vigil-operator/vigil/internal/store"
 )
 
@@ -30,10 +29,8 @@ import (
 // read for pings of that run, so a restart or a re-list repeats nothing.
 type JobReconciler struct {
 	client.Client
-	// Recorder stores pings as the ping endpoint does.
-	Recorder *ping.Recorder
-	// Store reads what has been recorded.
-	Store *store.Store
+	// Checks records pings as the ping endpoint does.
+	Checks *checks.Door
 	// Pods lists a failed Job's pods, uncached (nil: the failure's body
 	// says nothing of its pod).
 	Pods client.Reader
@@ -59,19 +56,19 @@ func (r *JobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	if owner == nil {
 		return ctrl.Result{}, nil
 	}
-	var checks v1.CheckList
-	if err := r.List(ctx, &checks, client.InNamespace(job.Namespace), client.MatchingFields{checkindex.CronJobField: owner.Name}); err != nil {
+	var linked v1.CheckList
+	if err := r.List(ctx, &linked, client.InNamespace(job.Namespace), client.MatchingFields{checks.CronJobField: owner.Name}); err != nil {
 		return ctrl.Result{}, err
 	}
-	if len(checks.Items) == 0 {
+	if len(linked.Items) == 0 {
 		return ctrl.Result{}, nil
 	}
 	pings := jobPings(job)
 	// The failed pod costs a pod list and perhaps a log read: only looked
 	// at when a fail ping is about to be stored, and once for every check.
 	detail := sync.OnceValue(func() []byte { return r.failedPod(ctx, job, owner) })
-	for i := range checks.Items {
-		if err := r.record(ctx, &checks.Items[i], job, pings, detail); err != nil {
+	for i := range linked.Items {
+		if err := r.record(ctx, &linked.Items[i], job, pings, detail); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -115,7 +112,7 @@ func (r *JobReconciler) record(ctx context.Context, check *v1.Check, job *batchv
 	if len(pings) == 0 {
 		return nil
 	}
-	seen, horizon, err := r.Store.RunKinds(ctx, check.UID, string(job.UID))
+	seen, horizon, err := r.Checks.RunKinds(ctx, check, string(job.UID))
 	if err != nil {
 		return err
 	}
@@ -134,7 +131,7 @@ func (r *JobReconciler) record(ctx context.Context, check *v1.Check, job *batchv
 		if p.Kind == monitor.PingFail {
 			p.Body = append(append([]byte(nil), p.Body...), failure()...)
 		}
-		if _, err := r.Recorder.Record(ctx, check, p); err != nil {
+		if _, err := r.Checks.RecordPing(ctx, check, p); err != nil {
 			return fmt.Errorf("recording Job %s for check %s: %w", job.Name, check.Name, err)
 		}
 		if p.Kind != monitor.PingStart {

@@ -10,11 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
-	"github.com/vigil-operator/vigil/internal/checkindex"
-	"github.com/vigil-operator/vigil/internal/checkstate"
+	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/project"
 )
@@ -130,7 +127,7 @@ func (rw *row) fill(q query, readWrite bool, now time.Time) {
 	c := rw.check
 	rw.ID, rw.Slug = checkID(c, readWrite), c.Spec.Slug
 	rw.Period, rw.Grace = period(c), words(time.Duration(c.Spec.Grace)*time.Second)
-	for _, t := range checkstate.Tags(c.Spec.Tags) {
+	for _, t := range checks.Tags(c.Spec.Tags) {
 		rw.Tags = append(rw.Tags, chip{Tag: t, URL: q.withTag(t).url(), On: slices.Contains(q.Tags, t)})
 	}
 	if !rw.LastPing.IsZero() {
@@ -166,7 +163,7 @@ var labels = map[string]statusLabel{
 
 var statusOrder = map[string]int{"down": 0, "grace": 1, "started": 2, "up": 3, "new": 4, "paused": 5}
 
-func labelOf(v checkstate.View) statusLabel {
+func labelOf(v checks.View) statusLabel {
 	key := string(v.Status)
 	if v.Started && v.Status != monitor.StatusDown && v.Status != monitor.StatusPaused {
 		key = "started"
@@ -207,12 +204,11 @@ func (s *Server) board(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) boardPage(r *http.Request, v visitor, q query) (*boardPage, error) {
-	var list v1.CheckList
-	// No deep copy: the page only reads the cache's objects.
-	if err := s.Client.List(r.Context(), &list, client.InNamespace(v.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+	list, err := s.Checks.InProject(r.Context(), v.Namespace)
+	if err != nil {
 		return nil, err
 	}
-	observed, err := s.Store.ChecksIn(r.Context(), v.Namespace)
+	observed, err := s.Checks.ObservedIn(r.Context(), v.Namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -222,16 +218,16 @@ func (s *Server) boardPage(r *http.Request, v visitor, q query) (*boardPage, err
 	tagCounts := map[string]int{}
 	needle := strings.ToLower(q.Search)
 	var rows []row
-	for i := range list.Items {
-		c := &list.Items[i]
-		view := checkstate.ViewOf(c, observed[c.UID], now)
+	for i := range list {
+		c := &list[i]
+		view := s.Checks.View(c, observed[c.UID], now)
 		label := labelOf(view)
 		p.Summary.count(label.Class)
-		tags := checkstate.Tags(c.Spec.Tags)
+		tags := checks.Tags(c.Spec.Tags)
 		for _, t := range tags {
 			tagCounts[t]++
 		}
-		if !matches(c, needle) || !checkstate.HasAllTags(c.Spec.Tags, q.Tags) {
+		if !matches(c, needle) || !checks.HasAllTags(c.Spec.Tags, q.Tags) {
 			continue
 		}
 		rw := row{check: c, Name: displayName(c), Object: c.Name, Status: label, order: statusOrder[label.Class], NPings: view.NPings,
@@ -300,9 +296,9 @@ func (sm *summary) count(class string) {
 // checkID is how the dashboard names a check to a visitor (see row).
 func checkID(c *v1.Check, readWrite bool) string {
 	if readWrite {
-		return checkindex.UUIDOf(c)
+		return checks.UUIDOf(c)
 	}
-	return checkindex.UniqueKey(checkindex.UUIDOf(c))
+	return checks.UniqueKey(checks.UUIDOf(c))
 }
 
 // matches is the search box: a case-insensitive substring of the name, the
@@ -331,9 +327,9 @@ func displayName(c *v1.Check) string {
 // schedule with its zone.
 func period(c *v1.Check) string {
 	if c.Spec.Schedule != nil {
-		return *c.Spec.Schedule + " (" + checkstate.TimeZone(&c.Spec) + ")"
+		return *c.Spec.Schedule + " (" + string(c.Spec.Zone()) + ")"
 	}
-	return "every " + words(checkstate.Timeout(&c.Spec))
+	return "every " + words(time.Duration(c.Spec.TimeoutSeconds())*time.Second)
 }
 
 // sortRows orders the board; ties go by name, then object name (unique in

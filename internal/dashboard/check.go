@@ -10,11 +10,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
-	"github.com/vigil-operator/vigil/internal/checkindex"
-	"github.com/vigil-operator/vigil/internal/checkstate"
+	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/schedule"
 	"github.com/vigil-operator/vigil/internal/store"
@@ -68,31 +65,31 @@ const previewBytes = 120
 // checkPage shows one check.
 func (s *Server) checkPage(w http.ResponseWriter, r *http.Request) {
 	v, c := visitorOf(r), checkOf(r)
-	obs, _, err := s.Store.Check(r.Context(), c.UID)
+	obs, err := s.Checks.Observed(r.Context(), c)
 	if err != nil {
 		s.unavailable(w, r, "reading the check", err)
 		return
 	}
 	now := s.now()
-	view := checkstate.ViewOf(c, obs, now)
-	uuid := checkindex.UUIDOf(c)
+	view := s.Checks.View(c, obs, now)
+	uuid := checks.UUIDOf(c)
 	p := &checkPage{
 		Title: displayName(c), Namespace: c.Namespace, ID: checkID(c, v.ReadWrite), Object: c.Name, Name: displayName(c),
 		Slug: c.Spec.Slug, Desc: c.Spec.Desc, ReadWrite: v.ReadWrite, CSRF: v.CSRF, Status: labelOf(view),
-		Tags: checkstate.Tags(c.Spec.Tags), Period: period(c), TZ: checkstate.TimeZone(&c.Spec), NPings: view.NPings,
+		Tags: checks.Tags(c.Spec.Tags), Period: period(c), TZ: string(c.Spec.Zone()), NPings: view.NPings,
 		Grace:   words(time.Duration(c.Spec.Grace) * time.Second),
 		Kubectl: "kubectl -n " + c.Namespace + " get check " + c.Name,
 		Paused:  view.Status == monitor.StatusPaused, Now: now,
 	}
-	p.Why = why(c, obs, view)
+	p.Why = s.why(c, obs, view)
 	s.explainSchedule(p, c, now)
-	flips, err := s.Store.Flips(r.Context(), c.UID)
+	flips, err := s.Checks.Flips(r.Context(), c)
 	if err != nil {
 		s.unavailable(w, r, "reading the flips", err)
 		return
 	}
 	p.Timeline = timelineOf(flips, view.Status, c.CreationTimestamp.Time, now)
-	badgeKey := checkindex.BadgeKey(uuid)
+	badgeKey := checks.BadgeKey(uuid)
 	for _, b := range []struct{ label, path string }{
 		{"two states (up, down)", "/b/2/" + badgeKey + ".svg"},
 		{"three states (up, late, down)", "/b/3/" + badgeKey + ".svg"},
@@ -110,10 +107,10 @@ func (s *Server) checkPage(w http.ResponseWriter, r *http.Request) {
 }
 
 // why says what the check's state means, in the check's own zone.
-func why(c *v1.Check, obs store.Check, view checkstate.View) string {
-	tz := checkstate.TimeZone(&c.Spec)
+func (s *Server) why(c *v1.Check, obs store.Check, view checks.View) string {
+	tz := string(c.Spec.Zone())
 	at := func(t time.Time) string { return formatIn(t, tz) + " " + zoneName(tz) }
-	cfg, err := checkstate.Config(&c.Spec)
+	cfg, err := s.Checks.Config(c)
 	if err != nil {
 		return "Its schedule is not valid (" + err.Error() + "); kubectl describe shows the condition."
 	}
@@ -157,7 +154,7 @@ func why(c *v1.Check, obs store.Check, view checkstate.View) string {
 func (s *Server) explainSchedule(p *checkPage, c *v1.Check, now time.Time) {
 	grace := words(time.Duration(c.Spec.Grace) * time.Second)
 	if c.Spec.Schedule == nil {
-		p.ScheduleWords = "Expects a ping every " + words(checkstate.Timeout(&c.Spec)) + ", and waits " + grace + " more before it goes down."
+		p.ScheduleWords = "Expects a ping every " + words(time.Duration(c.Spec.TimeoutSeconds())*time.Second) + ", and waits " + grace + " more before it goes down."
 		return
 	}
 	p.Schedule = *c.Spec.Schedule
@@ -196,23 +193,22 @@ func (s *Server) fillReadWrite(ctx context.Context, p *checkPage, c *v1.Check) e
 		{"vigil run", "snippet-run", "vigil run " + p.PingURL + " -- /usr/local/bin/backup.sh"},
 		{"CronJob", "snippet-cronjob", cronJobSnippet(c, p.PingURL)},
 	}
-	var channels v1.ChannelList
-	if err := s.Client.List(ctx, &channels, client.InNamespace(c.Namespace)); err != nil {
+	channels, err := s.Checks.ProjectChannels(ctx, c.Namespace)
+	if err != nil {
 		return err
 	}
-	for i := range channels.Items {
-		ch := &channels.Items[i]
+	for i := range channels {
+		ch := &channels[i]
 		if c.Spec.Assigns(ch.Name) {
 			p.Channels = append(p.Channels, channelRow{Name: ch.Name, Kind: string(ch.Spec.Kind)})
 		}
 	}
-	limit := s.PingLogLimit(c.Namespace)
-	pings, err := s.Store.Pings(ctx, c.UID, limit)
+	pings, err := s.Checks.Pings(ctx, c)
 	if err != nil {
 		return err
 	}
-	durations := checkstate.RunDurations(pings)
-	previews, err := s.Store.BodyPreviews(ctx, c.UID, limit, previewBytes+1)
+	durations := checks.RunDurations(pings)
+	previews, err := s.Checks.BodyPreviews(ctx, c, previewBytes+1)
 	if err != nil {
 		return err
 	}
@@ -298,20 +294,13 @@ func (s *Server) pingBody(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, r, http.StatusNotFound, "No such ping.")
 		return
 	}
-	obs, _, err := s.Store.Check(r.Context(), c.UID)
-	if err != nil {
-		s.unavailable(w, r, "reading the ping log", err)
-		return
-	}
-	if n <= obs.NPings-int64(s.PingLogLimit(c.Namespace)) {
-		s.errorPage(w, r, http.StatusNotFound, "That ping is older than the ping log keeps.")
-		return
-	}
-	body, found, err := s.Store.PingBody(r.Context(), c.UID, n)
+	body, err := s.Checks.PingBody(r.Context(), c, n)
 	switch {
-	case err != nil:
+	case errors.Is(err, checks.ErrPingExpired):
+		s.errorPage(w, r, http.StatusNotFound, "That ping is older than the ping log keeps.")
+	case err != nil && !errors.Is(err, checks.ErrNoPing):
 		s.unavailable(w, r, "reading the ping log", err)
-	case !found || len(body) == 0:
+	case len(body) == 0:
 		s.errorPage(w, r, http.StatusNotFound, "That ping has no body.")
 	default:
 		h := w.Header()
@@ -324,16 +313,16 @@ func (s *Server) pingBody(w http.ResponseWriter, r *http.Request) {
 
 // pause and resume change the pause in the ping store, as the API's do.
 func (s *Server) pause(w http.ResponseWriter, r *http.Request) {
-	s.changePause(w, r, s.Store.Pause)
+	s.changePause(w, r, s.Checks.Pause)
 }
 
 func (s *Server) resume(w http.ResponseWriter, r *http.Request) {
-	s.changePause(w, r, s.Store.Resume)
+	s.changePause(w, r, s.Checks.Resume)
 }
 
-func (s *Server) changePause(w http.ResponseWriter, r *http.Request, change func(context.Context, store.Target, time.Time) (store.Check, error)) {
+func (s *Server) changePause(w http.ResponseWriter, r *http.Request, change func(context.Context, *v1.Check) (store.Check, error)) {
 	c := checkOf(r)
-	_, err := change(r.Context(), checkstate.Target(c, s.Client, s.PingLogLimit(c.Namespace)), s.now())
+	_, err := change(r.Context(), c)
 	switch {
 	case errors.Is(err, monitor.ErrNotPaused):
 		// Resumed meanwhile (a ping, another tab): the page shows how it is.
@@ -341,5 +330,5 @@ func (s *Server) changePause(w http.ResponseWriter, r *http.Request, change func
 		s.unavailable(w, r, "changing the pause", err)
 		return
 	}
-	http.Redirect(w, r, "/checks/"+checkindex.UUIDOf(c), http.StatusSeeOther)
+	http.Redirect(w, r, "/checks/"+checks.UUIDOf(c), http.StatusSeeOther)
 }

@@ -32,13 +32,10 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/google/uuid"
-	"k8s.io/utils/clock"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
-	"github.com/vigil-operator/vigil/internal/checkindex"
+	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/project"
-	"github.com/vigil-operator/vigil/internal/store"
 )
 
 //go:embed templates/*.html
@@ -52,23 +49,17 @@ const DefaultSessionTTL = 12 * time.Hour
 
 // Server serves the dashboard.
 type Server struct {
-	// Client reads Checks and Channels from the informer cache.
-	Client client.Reader
-	// Store holds what the checks observed, and takes pause and resume.
-	Store *store.Store
+	// Checks is the door for what can be done to a check; its clock
+	// tells the time for statuses and session expiry.
+	Checks *checks.Door
 	// Projects authenticates API keys and holds each project's secrets.
 	Projects *project.Registry
-	// PingLogLimit is a project's ping-log limit (project.Limits, which
-	// bounds it to 1..1000).
-	PingLogLimit func(namespace string) int
 	// BaseURL is the site root shown in ping URLs and snippets; a https://
 	// one makes the cookies Secure.
 	BaseURL string
 	// SessionTTL is how long a sign-in lasts (DefaultSessionTTL when 0).
 	SessionTTL time.Duration
-	// Clock tells the time for statuses and session expiry.
-	Clock clock.PassiveClock
-	Log   logr.Logger
+	Log        logr.Logger
 
 	pages    map[string]*template.Template
 	fallback []byte // seals sessions of a project without a signing secret
@@ -177,12 +168,7 @@ func (s *Server) setCookie(w http.ResponseWriter, name, value string, ttl time.D
 	http.SetCookie(w, c)
 }
 
-func (s *Server) now() time.Time {
-	if s.Clock == nil {
-		return time.Now()
-	}
-	return s.Clock.Now()
-}
+func (s *Server) now() time.Time { return s.Checks.Now() }
 
 func (s *Server) ttl() time.Duration {
 	if s.SessionTTL > 0 {
@@ -338,7 +324,7 @@ func (s *Server) withCheck(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		c, err := s.lookup(r, visitorOf(r), r.PathValue("id"))
 		switch {
-		case errors.Is(err, checkindex.ErrNotFound):
+		case errors.Is(err, checks.ErrNotFound):
 			s.errorPage(w, r, http.StatusNotFound, "No such check in this project.")
 			return
 		case err != nil:
@@ -355,16 +341,16 @@ func (s *Server) withCheck(next http.HandlerFunc) http.HandlerFunc {
 func (s *Server) lookup(r *http.Request, v visitor, id string) (*v1.Check, error) {
 	if !v.ReadWrite {
 		if !uniqueKeyRE.MatchString(id) {
-			return nil, checkindex.ErrNotFound
+			return nil, checks.ErrNotFound
 		}
-		return checkindex.ByUniqueKey(r.Context(), s.Client, v.Namespace, id)
+		return s.Checks.ByUniqueKey(r.Context(), v.Namespace, id)
 	}
 	if parsed, err := uuid.Parse(id); err != nil || parsed.String() != id {
-		return nil, checkindex.ErrNotFound
+		return nil, checks.ErrNotFound
 	}
-	c, err := checkindex.ByUUID(r.Context(), s.Client, s.Store, id)
+	c, err := s.Checks.ByUUID(r.Context(), id)
 	if err == nil && c.Namespace != v.Namespace {
-		return nil, checkindex.ErrNotFound
+		return nil, checks.ErrNotFound
 	}
 	return c, err
 }
@@ -375,7 +361,7 @@ func checkOf(r *http.Request) *v1.Check { return r.Context().Value(checkKey{}).(
 
 // unavailable answers a failure of the store or the cache.
 func (s *Server) unavailable(w http.ResponseWriter, r *http.Request, what string, err error) {
-	if s.Store.Unavailable(err) {
+	if s.Checks.Unavailable(err) {
 		w.Header().Set("Retry-After", "5")
 		s.errorPage(w, r, http.StatusServiceUnavailable, "The ping store is unavailable; try again in a moment.")
 		return

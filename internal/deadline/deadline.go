@@ -22,7 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
-	"github.com/vigil-operator/vigil/internal/checkstate"
+	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/metrics"
 	"github.com/vigil-operator/vigil/internal/store"
 )
@@ -41,12 +41,12 @@ type Loop struct {
 	// the cache lacks is really gone before its rows are forgotten.
 	Reader client.Reader
 	Store  *store.Store
+	// Checks records what time did to the due checks.
+	Checks *checks.Door
 	Clock  clock.WithTicker
 	// Interval is how often the store is asked for due checks (default
 	// 250 ms): a check is recorded down at most about this late.
 	Interval time.Duration
-	// PingLogLimit is a project's ping-log limit.
-	PingLogLimit func(namespace string) int
 	// Housekeeping is how often deleted checks are looked for, and flips
 	// and passed holds pruned (default 1 min).
 	Housekeeping time.Duration
@@ -97,7 +97,7 @@ func (l *Loop) Tick(ctx context.Context, now time.Time) error {
 		if err != nil {
 			return err
 		}
-		targets := make([]store.Target, 0, len(due))
+		targets := make([]*v1.Check, 0, len(due))
 		var gone []store.Change
 		for _, d := range due {
 			c := &v1.Check{}
@@ -109,25 +109,18 @@ func (l *Loop) Tick(ctx context.Context, now time.Time) error {
 			case err != nil:
 				return err
 			}
-			targets = append(targets, checkstate.Target(c, l.Client, l.pingLogLimit(c.Namespace)))
+			targets = append(targets, c)
 		}
 		if err := l.forgetGone(ctx, gone); err != nil {
 			return err
 		}
-		if _, err := l.Store.Observe(ctx, targets, now); err != nil {
+		if _, err := l.Checks.Observe(ctx, targets, now); err != nil {
 			return err
 		}
 		if len(due) < batch {
 			return nil
 		}
 	}
-}
-
-func (l *Loop) pingLogLimit(namespace string) int {
-	if l.PingLogLimit == nil {
-		return 0
-	}
-	return l.PingLogLimit(namespace)
 }
 
 // replaced reports whether the object a Get found (c, or err) is not the

@@ -48,7 +48,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
-	"github.com/vigil-operator/vigil/internal/checkindex"
+	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/delivery/breaker"
 	"github.com/vigil-operator/vigil/internal/delivery/fairshare"
 	"github.com/vigil-operator/vigil/internal/egress"
@@ -503,8 +503,8 @@ func (d *Dispatcher) checkInfo(ctx context.Context, c *v1.Check) (notify.CheckIn
 	}
 	info := notify.CheckInfo{
 		Namespace: c.Namespace, Object: c.Name, Name: c.Spec.Name, Slug: c.Spec.Slug,
-		UUID: checkindex.UUIDOf(c), Desc: c.Spec.Desc, Tags: strings.Fields(c.Spec.Tags),
-		PingURL: d.BaseURL + "/ping/" + checkindex.UUIDOf(c), Grace: time.Duration(c.Spec.Grace) * time.Second,
+		UUID: checks.UUIDOf(c), Desc: c.Spec.Desc, Tags: strings.Fields(c.Spec.Tags),
+		PingURL: d.BaseURL + "/ping/" + checks.UUIDOf(c), Grace: time.Duration(c.Spec.Grace) * time.Second,
 		NPings: obs.NPings, LastPing: obs.Facts.DisplayedLastPing(),
 		LastPingBody: body, ExitStatus: exit,
 	}

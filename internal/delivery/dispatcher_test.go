@@ -200,7 +200,7 @@ var _ = Describe("Dispatcher", func() {
 	// store, each owing a notification to each of its channels.
 	flip := func(c *v1.Check, ups ...bool) {
 		tg := store.Target{UID: c.UID, Namespace: c.Namespace, Name: c.Name, Config: monitor.Config{Timeout: time.Minute, Grace: time.Minute},
-			Channels: func() ([]string, error) { return c.Spec.Channels, nil }}
+			Channels: c.Spec.Channels}
 		at := time.Now().Add(-time.Minute)
 		for i, up := range ups {
 			kind := monitor.PingFail

@@ -33,9 +33,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/vigil-operator/vigil/internal/api"
-	"github.com/vigil-operator/vigil/internal/cachewait"
-	"github.com/vigil-operator/vigil/internal/checkindex"
-	"github.com/vigil-operator/vigil/internal/checkspec"
+	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/controller"
 	"github.com/vigil-operator/vigil/internal/dashboard"
 	"github.com/vigil-operator/vigil/internal/deadline"
@@ -49,9 +47,9 @@ import (
 	"github.com/vigil-operator/vigil/internal/podlog"
 	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/projection"
-	"github.com/vigil-operator/vigil/internal/quota"
 	"github.com/vigil-operator/vigil/internal/runner"
 	"github.com/vigil-operator/vigil/internal/scheme"
+	"github.com/vigil-operator/vigil/internal/site"
 	"github.com/vigil-operator/vigil/internal/store"
 	"github.com/vigil-operator/vigil/internal/version"
 )
@@ -144,6 +142,13 @@ type Options struct {
 	// HeartbeatInterval while it is healthy (package heartbeat).
 	HeartbeatURL      string
 	HeartbeatInterval time.Duration
+	// PodLogs reads the tail of a failed pod's container log for a fail
+	// ping; nil reads it through the API server (pods/log). The tests,
+	// whose control plane runs no kubelet, give their own.
+	PodLogs func(ctx context.Context, namespace, pod, container string) ([]byte, error)
+	// ChannelRecheck is how often a Channel is validated again (10 minutes
+	// when 0; at most 30 s while it is not Ready).
+	ChannelRecheck time.Duration
 	// CronJobTimeZone is the zone of CronJobs without spec.timeZone, as
 	// kube-controller-manager evaluates them; default UTC.
 	CronJobTimeZone string
@@ -210,6 +215,8 @@ func CacheOptions(namespaces []string) cache.Options {
 type Manager struct {
 	ctrl.Manager
 	Store *store.Store
+	// Checks is the door for what can be done to a check.
+	Checks *checks.Door
 }
 
 // Start runs the manager until ctx is done, then closes the store.
@@ -253,9 +260,6 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)
-	}
-	if err := checkindex.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
-		return nil, err
 	}
 	projects := project.NewRegistry()
 	conflicts := mgr.GetEventRecorder("vigil-projects")
@@ -306,18 +310,24 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 	// Project keys belong to the project that held them first, across
 	// re-creates of its Secret (every replica records what it sees).
 	projects.RecordClaims(ctx, st)
+	door, err := checks.New(ctx, checks.Options{Cache: mgr.GetCache(), Client: mgr.GetClient(), Live: mgr.GetAPIReader(),
+		Store: st, Limits: limits, Clock: opts.Clock, Metrics: m, Log: ctrl.Log.WithName("checks")})
+	if err != nil {
+		_ = st.Close()
+		return nil, err
+	}
 	dispatcher = &delivery.Dispatcher{
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Secrets: channelSecrets(mgr, opts), Store: st, Clock: opts.Clock,
 		Recorder: mgr.GetEventRecorder("vigil-delivery"), BaseURL: opts.BaseURL, Options: opts.Delivery,
 		Egress: egress.New(egress.Options{Allow: opts.EgressAllow, Deny: opts.EgressDeny, NamespaceAllow: limits.EgressAllow}),
 	}
 	projector = &projection.Projector{
-		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Store: st, Clock: opts.Clock, Budget: opts.StatusBudget,
+		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Store: st, Checks: door, Clock: opts.Clock, Budget: opts.StatusBudget,
 		Recorder: mgr.GetEventRecorder("vigil-check-controller"), Metrics: m, Log: ctrl.Log.WithName("projection"),
 	}
 	loop := &deadline.Loop{
-		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Store: st, Clock: opts.Clock, Interval: opts.DeadlineInterval,
-		PingLogLimit: limits.PingLogLimit, OnDeleted: projector.Forget, Metrics: m, Log: ctrl.Log.WithName("deadline"),
+		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Store: st, Checks: door, Clock: opts.Clock, Interval: opts.DeadlineInterval,
+		OnDeleted: projector.Forget, Metrics: m, Log: ctrl.Log.WithName("deadline"),
 	}
 	for _, r := range []manager.Runnable{dispatcher, projector, loop} {
 		if err := mgr.Add(r); err != nil {
@@ -325,24 +335,24 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 			return nil, err
 		}
 	}
-	if err := setupControllers(ctx, mgr, cfg, opts, st, projector, limits, m); err != nil {
+	if err := setupControllers(ctx, mgr, cfg, opts, st, door, projector); err != nil {
 		_ = st.Close()
 		return nil, err
 	}
-	if err := setupHTTP(ctx, mgr, opts, st, projects, limits, m); err != nil {
+	if err := setupHTTP(mgr, opts, st, door, projects); err != nil {
 		_ = st.Close()
 		return nil, err
 	}
-	return &Manager{Manager: mgr, Store: st}, nil
+	return &Manager{Manager: mgr, Store: st, Checks: door}, nil
 }
 
 // setupControllers adds the controllers: Checks, Channels and, unless it
 // is off, the CronJob feature.
 func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, opts Options, st *store.Store,
-	projector *projection.Projector, limits *project.Limits, m *metrics.Metrics) error {
+	door *checks.Door, projector *projection.Projector) error {
 	if err := (&controller.CheckReconciler{
-		Client: mgr.GetClient(), Store: st, Projector: projector, Clock: opts.Clock, BaseURL: opts.BaseURL,
-		PingLogLimit: limits.PingLogLimit, SecretReader: mgr.GetAPIReader(),
+		Client: mgr.GetClient(), Checks: door, Store: st, Projector: projector, Clock: opts.Clock, BaseURL: opts.BaseURL,
+		SecretReader: mgr.GetAPIReader(),
 	}).SetupWithManager(ctx, mgr, controller.CheckOptions{}); err != nil {
 		return fmt.Errorf("setting up the check controller: %w", err)
 	}
@@ -350,14 +360,14 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o
 		Client:       mgr.GetClient(),
 		SecretReader: channelSecrets(mgr, opts),
 		Recorder:     mgr.GetEventRecorder("vigil-channel-controller"),
+		Recheck:      opts.ChannelRecheck,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the channel controller: %w", err)
 	}
 	if opts.DisableCronJobs {
 		return nil
 	}
-	recorder := &ping.Recorder{Store: st, Channels: mgr.GetClient(), PingLogLimit: limits.PingLogLimit, Metrics: m}
-	return setupCronJobs(mgr, cfg, opts, st, recorder)
+	return setupCronJobs(mgr, cfg, opts, door)
 }
 
 // channelSecrets reads the Secrets Channels reference, uncached (the cache
@@ -369,61 +379,37 @@ func channelSecrets(mgr ctrl.Manager, opts Options) client.Reader {
 	return mgr.GetAPIReader()
 }
 
-// setupHTTP adds the HTTP server (the Management API, pings, badges), the
-// optional SMTP listener, the probes and the heartbeat.
-func setupHTTP(ctx context.Context, mgr ctrl.Manager, opts Options, st *store.Store, projects *project.Registry,
-	limits *project.Limits, m *metrics.Metrics) error {
+// setupHTTP adds the HTTP server (the Management API, pings, badges, the
+// projects' Prometheus endpoints, the dashboard), the optional SMTP
+// listener, the probes and the heartbeat.
+func setupHTTP(mgr ctrl.Manager, opts Options, st *store.Store, door *checks.Door, projects *project.Registry) error {
 	log := ctrl.Log.WithName("http")
-	cacheWatch := cachewait.NewWatcher()
-	if err := cacheWatch.Attach(ctx, mgr.GetCache()); err != nil {
-		return fmt.Errorf("watching the check cache: %w", err)
-	}
-	creates := &quota.Guard{Store: st, Cache: mgr.GetClient(), Watch: cacheWatch, Live: mgr.GetAPIReader(),
-		Limit: limits.CheckLimit, Log: log.WithName("quota")}
-	recorder := &ping.Recorder{Store: st, Channels: mgr.GetClient(), PingLogLimit: limits.PingLogLimit, Metrics: m}
-	checks := &checkspec.Writer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()}
 	bodies := httpserver.NewBodyBudget(opts.RequestBodyBudget)
 	pings := &ping.Handler{
-		Bodies:         bodies,
-		Client:         mgr.GetClient(),
-		Checks:         checks,
+		Checks:         door,
 		Projects:       projects,
-		Recorder:       recorder,
 		TrustedProxies: opts.TrustedProxies,
 		BodyLimit:      opts.PingBodyLimit,
-		Creates:        creates,
-		Clock:          opts.Clock,
+		Bodies:         bodies,
 		Log:            log.WithName("ping"),
-		CacheWatch:     cacheWatch,
 	}
-	apiServer := &api.Server{
-		Bodies:     bodies,
-		CacheWatch: cacheWatch,
-		Client:     mgr.GetClient(),
-		Checks:     checks,
-		Projects:   projects,
-		Store:      st,
-		Limits:     limits,
-		Creates:    creates,
-		BaseURL:    opts.BaseURL,
-		Clock:      opts.Clock,
-		Log:        log,
-	}
+	apiServer := &api.Server{Checks: door, Projects: projects, BaseURL: opts.BaseURL, Bodies: bodies}
 	if opts.SMTPAddr != "" {
 		if err := mgr.Add(&ping.EmailListener{
-			Addr: opts.SMTPAddr, Domain: opts.SMTPDomain, Client: mgr.GetClient(), Projects: projects, Recorder: recorder,
-			BodyLimit: opts.PingBodyLimit, Clock: opts.Clock, Log: ctrl.Log.WithName("smtp"),
+			Addr: opts.SMTPAddr, Domain: opts.SMTPDomain, Checks: door, Projects: projects,
+			BodyLimit: opts.PingBodyLimit, Log: ctrl.Log.WithName("smtp"),
 			MaxConnectionsPerSource: opts.SMTPMaxConnectionsPerSource, TrustedProxies: opts.TrustedProxies,
 			IPv6SourcePrefix: opts.IPv6SourcePrefix,
 		}); err != nil {
 			return err
 		}
 	}
-	dash := &dashboard.Server{
-		Client: mgr.GetClient(), Store: st, Projects: projects, PingLogLimit: limits.PingLogLimit,
-		BaseURL: opts.BaseURL, Clock: opts.Clock, Log: log.WithName("dashboard"),
-	}
-	server := &httpserver.Runnable{Addr: opts.HTTPAddr, Handler: apiServer.Handler(pings, dash.Handler()), Cache: mgr.GetCache(),
+	dash := &dashboard.Server{Checks: door, Projects: projects, BaseURL: opts.BaseURL, Log: log.WithName("dashboard")}
+	handler := site.Handler(log, site.Parts{
+		API: http.HandlerFunc(apiServer.ServeAPI), Badges: http.HandlerFunc(apiServer.ServeBadge),
+		Metrics: http.HandlerFunc(apiServer.ServeMetrics), Pings: pings, Dashboard: dash.Handler(),
+	})
+	server := &httpserver.Runnable{Addr: opts.HTTPAddr, Handler: handler, Cache: mgr.GetCache(),
 		MaxConnections: opts.MaxConnections, MaxConnectionsPerSource: opts.MaxConnectionsPerSource, TrustedProxies: opts.TrustedProxies,
 		IPv6SourcePrefix: opts.IPv6SourcePrefix}
 	if err := mgr.Add(server); err != nil {
@@ -474,20 +460,22 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 
 // setupCronJobs adds the CronJob feature: a Check for every annotated
 // CronJob, and pings from its Jobs (permissions: internal/rbac/cronjobs).
-func setupCronJobs(mgr ctrl.Manager, cfg *rest.Config, opts Options, st *store.Store, recorder *ping.Recorder) error {
+func setupCronJobs(mgr ctrl.Manager, cfg *rest.Config, opts Options, door *checks.Door) error {
 	if err := (&controller.CronJobReconciler{
-		Client: mgr.GetClient(), Clock: opts.Clock, DefaultTimeZone: opts.CronJobTimeZone, Store: st,
-		Checks: &checkspec.Writer{Client: mgr.GetClient(), Reader: mgr.GetAPIReader()},
+		Client: mgr.GetClient(), Clock: opts.Clock, DefaultTimeZone: opts.CronJobTimeZone, Checks: door,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the CronJob controller: %w", err)
 	}
-	clientset, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		return err
+	logs := opts.PodLogs
+	if logs == nil {
+		clientset, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return err
+		}
+		logs = podlog.Tail(clientset, controller.LogTailBytes)
 	}
 	if err := (&controller.JobReconciler{
-		Client: mgr.GetClient(), Recorder: recorder, Store: st,
-		Pods: mgr.GetAPIReader(), Logs: podlog.Tail(clientset, controller.LogTailBytes),
+		Client: mgr.GetClient(), Checks: door, Pods: mgr.GetAPIReader(), Logs: logs,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the Job controller: %w", err)
 	}

@@ -178,24 +178,19 @@ func (m *Message) facts() []fact {
 	return out
 }
 
-// lastPingText describes the last ping as the reference does:
-// "Success, 10 minutes ago", "Exit status 3, 2 hours ago" or "Never".
+// lastPingText describes the last ping that counted (a success or a
+// failure) as the reference does: "Success, 10 minutes ago", "Exit status
+// 3, 2 hours ago" or "Never".
 func (c *CheckInfo) lastPingText() string {
 	if c.LastPing.IsZero() {
 		return "Never"
 	}
 	var kind string
 	switch {
-	case c.LastPingType == v1.PingIgnored:
-		kind = "Ignored"
 	case c.ExitStatus != nil && *c.ExitStatus > 0:
 		kind = fmt.Sprintf("Exit status %d", *c.ExitStatus)
 	case c.LastPingType == v1.PingFail:
 		kind = "Failure"
-	case c.LastPingType == v1.PingStart:
-		kind = "Started"
-	case c.LastPingType == v1.PingLog:
-		kind = "Log"
 	default:
 		kind = "Success"
 	}

@@ -56,9 +56,6 @@ func TestLastPingText(t *testing.T) {
 		{v1.PingSuccess, &zero, "Success, 10 minutes ago"},
 		{v1.PingFail, nil, "Failure, 10 minutes ago"},
 		{v1.PingFail, &three, "Exit status 3, 10 minutes ago"},
-		{v1.PingIgnored, &three, "Ignored, 10 minutes ago"},
-		{v1.PingStart, nil, "Started, 10 minutes ago"},
-		{v1.PingLog, nil, "Log, 10 minutes ago"},
 	} {
 		c := downMessage().Check
 		c.LastPingType, c.ExitStatus = tc.typ, tc.exit

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/monitor"
 )
 
 // Keywords are a check's comma-separated keyword lists.
@@ -20,18 +21,18 @@ func KeywordsOf(spec *v1.CheckSpec) Keywords {
 // does for HTTP bodies (filterHttpBody) and emails: a failure keyword wins,
 // then success, then start; with none, defaultFail makes it a failure and
 // otherwise it is ignored.
-func Classify(texts []string, kw Keywords, defaultFail bool) v1.PingType {
+func Classify(texts []string, kw Keywords, defaultFail bool) monitor.PingKind {
 	switch {
 	case containsAny(texts, kw.Failure):
-		return v1.PingFail
+		return monitor.PingFail
 	case containsAny(texts, kw.Success):
-		return v1.PingSuccess
+		return monitor.PingSuccess
 	case containsAny(texts, kw.Start):
-		return v1.PingStart
+		return monitor.PingStart
 	case defaultFail:
-		return v1.PingFail
+		return monitor.PingFail
 	}
-	return v1.PingIgnored
+	return monitor.PingIgnored
 }
 
 // containsAny reports whether any text contains any keyword of a

@@ -3,7 +3,7 @@ package ping
 import (
 	"testing"
 
-	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/monitor"
 )
 
 func TestClassify(t *testing.T) {
@@ -13,19 +13,19 @@ func TestClassify(t *testing.T) {
 		texts       []string
 		kw          Keywords
 		defaultFail bool
-		want        v1.PingType
+		want        monitor.PingKind
 	}{
-		{"failure wins over success", []string{"SUCCESS with 1 ERROR"}, kw, false, v1.PingFail},
-		{"success", []string{"backup: SUCCESS"}, kw, false, v1.PingSuccess},
-		{"trimmed keyword", []string{"all good here"}, kw, false, v1.PingSuccess},
-		{"start", []string{"STARTING backup"}, kw, false, v1.PingStart},
-		{"success wins over start", []string{"STARTING ... SUCCESS"}, kw, false, v1.PingSuccess},
-		{"case-sensitive", []string{"error"}, kw, false, v1.PingIgnored},
-		{"no keyword, ignored", []string{"hello"}, kw, false, v1.PingIgnored},
-		{"no keyword, default fail", []string{"hello"}, kw, true, v1.PingFail},
-		{"empty lists match nothing", []string{"anything"}, Keywords{Success: " , "}, false, v1.PingIgnored},
-		{"any of several texts", []string{"subject", "body with FAIL"}, kw, false, v1.PingFail},
-		{"no texts", nil, kw, false, v1.PingIgnored},
+		{"failure wins over success", []string{"SUCCESS with 1 ERROR"}, kw, false, monitor.PingFail},
+		{"success", []string{"backup: SUCCESS"}, kw, false, monitor.PingSuccess},
+		{"trimmed keyword", []string{"all good here"}, kw, false, monitor.PingSuccess},
+		{"start", []string{"STARTING backup"}, kw, false, monitor.PingStart},
+		{"success wins over start", []string{"STARTING ... SUCCESS"}, kw, false, monitor.PingSuccess},
+		{"case-sensitive", []string{"error"}, kw, false, monitor.PingIgnored},
+		{"no keyword, ignored", []string{"hello"}, kw, false, monitor.PingIgnored},
+		{"no keyword, default fail", []string{"hello"}, kw, true, monitor.PingFail},
+		{"empty lists match nothing", []string{"anything"}, Keywords{Success: " , "}, false, monitor.PingIgnored},
+		{"any of several texts", []string{"subject", "body with FAIL"}, kw, false, monitor.PingFail},
+		{"no texts", nil, kw, false, monitor.PingIgnored},
 	} {
 		if got := Classify(tc.texts, tc.kw, tc.defaultFail); got != tc.want {
 			t.Errorf("%s: Classify = %s, want %s", tc.name, got, tc.want)

@@ -20,10 +20,10 @@ import (
 
 	"github.com/emersion/go-smtp"
 	"github.com/go-logr/logr"
-	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/connlimit"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/project"
@@ -47,12 +47,10 @@ type EmailListener struct {
 	Addr string
 	// Domain is the domain part recipients must have (case-insensitive).
 	Domain string
-	// Client reads checks from the cache.
-	Client client.Client
+	// Checks finds the checks addresses name and records their pings.
+	Checks *checks.Door
 	// Projects resolves ping keys.
 	Projects *project.Registry
-	// Recorder stores the pings.
-	Recorder *Recorder
 	// BodyLimit bounds the stored message (DefaultBodyLimit when 0).
 	BodyLimit int
 	// MaxConnections bounds the connections served at once
@@ -81,8 +79,6 @@ type EmailListener struct {
 	// SessionTimeout bounds a connection from its accept to its close,
 	// however the client paces its bytes (DefaultSMTPSessionTimeout when 0).
 	SessionTimeout time.Duration
-	// Clock stamps the pings.
-	Clock clock.PassiveClock
 	// Log reports failures.
 	Log logr.Logger
 }
@@ -309,10 +305,10 @@ func (s *emailSession) Data(r io.Reader) error {
 			return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "try again later"}
 		}
 		p := store.Ping{
-			Kind: emailKind(&check.Spec, msg), At: s.l.Clock.Now(), Scheme: "email",
+			Kind: emailKind(&check.Spec, msg), At: s.l.Checks.Now(), Scheme: "email",
 			RemoteAddr: s.remote, UA: truncateRunes("Email from "+s.from, maxUA), Body: body,
 		}
-		if _, err := s.l.Recorder.Record(ctx, check, p); err != nil {
+		if _, err := s.l.Checks.RecordPing(ctx, check, p); err != nil {
 			s.l.Log.Error(err, "recording an email ping", "check", client.ObjectKeyFromObject(check))
 			return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "try again later"}
 		}
@@ -362,7 +358,7 @@ func (e *EmailListener) resolve(ctx context.Context, address string) (*v1.Check,
 	}
 	// An ambiguous slug names no check either; a failure to look (the
 	// store down) is the caller's to answer with "try again".
-	check, _, err := lookupCheck(ctx, e.Client, e.Recorder.Store, e.Projects, t)
+	check, _, err := lookupCheck(ctx, e.Checks, e.Projects, t)
 	switch {
 	case errors.Is(err, errNoCheck), errors.Is(err, errSlugAmbiguous):
 		return nil, errEmailNoCheck
@@ -405,7 +401,7 @@ func emailKind(spec *v1.CheckSpec, parsed func() email) monitor.PingKind {
 	if spec.FilterBody {
 		texts = append(texts, m.bodies...)
 	}
-	return monitor.PingKind(Classify(texts, KeywordsOf(spec), spec.FilterDefaultFail))
+	return Classify(texts, KeywordsOf(spec), spec.FilterDefaultFail)
 }
 
 // parseEmail reads the subject and the text parts of a message; what does

@@ -3,31 +3,22 @@ package ping
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"net/netip"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/go-logr/logr"
-	"github.com/google/uuid"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
-	"github.com/vigil-operator/vigil/internal/api/checkinput"
-	"github.com/vigil-operator/vigil/internal/cachewait"
-	"github.com/vigil-operator/vigil/internal/checkindex"
-	"github.com/vigil-operator/vigil/internal/checkspec"
+	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/httpserver"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/project"
-	"github.com/vigil-operator/vigil/internal/quota"
 	"github.com/vigil-operator/vigil/internal/store"
 )
 
@@ -37,14 +28,11 @@ const DefaultBodyLimit = 100_000
 
 // Handler serves /ping/... .
 type Handler struct {
-	// Client reads checks from the informer cache.
-	Client client.Client
-	// Checks creates the checks of slug auto-provisioning (?create=1).
-	Checks *checkspec.Writer
+	// Checks finds the checks pings name, creates those of ?create=1 and
+	// records the pings.
+	Checks *checks.Door
 	// Projects resolves ping keys.
 	Projects *project.Registry
-	// Recorder stores pings.
-	Recorder *Recorder
 	// TrustedProxies may set X-Forwarded-For and X-Forwarded-Proto.
 	TrustedProxies []netip.Prefix
 	// BodyLimit bounds a stored ping body (DefaultBodyLimit when 0).
@@ -52,16 +40,8 @@ type Handler struct {
 	// Bodies bounds the body bytes being read at once, with the API's;
 	// nil bounds nothing.
 	Bodies *httpserver.BodyBudget
-	// Creates creates the checks of auto-provisioning within the project's
-	// check limit, one at a time per project.
-	Creates *quota.Guard
-	// Clock stamps pings.
-	Clock clock.PassiveClock
 	// Log receives errors.
 	Log logr.Logger
-	// CacheWatch tells when the cache holds a check a ping created, so
-	// that the next ping to its slug finds it instead of creating another.
-	CacheWatch *cachewait.Watcher
 }
 
 // msgStoreUnavailable answers a ping while the ping store's database does
@@ -95,7 +75,7 @@ func bodyLimitOr(limit int) int {
 // ServeHTTP handles a ping of any HTTP method, as the reference does (there
 // is no 405 on ping URLs; HEAD is answered without a body).
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	now := h.Clock.Now()
+	now := h.Checks.Now()
 	target, msg, ok := ParsePath(strings.TrimPrefix(r.URL.Path, "/ping/"))
 	if !ok {
 		respond(w, http.StatusNotFound, msgNotFound, false)
@@ -133,13 +113,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		respond(w, http.StatusBadRequest, "could not read the request body", uuidForm)
 		return
 	}
-	kind := monitor.PingKind(target.Kind)
+	kind := target.Kind
 	if check.Spec.Methods == http.MethodPost && r.Method != http.MethodPost {
 		kind = monitor.PingIgnored
 	}
 	if kind != monitor.PingIgnored && check.Spec.FilterHTTPBody {
-		kind = monitor.PingKind(Classify([]string{strings.ToValidUTF8(string(body), string(utf8.RuneError))},
-			KeywordsOf(&check.Spec), check.Spec.FilterDefaultFail))
+		kind = Classify([]string{strings.ToValidUTF8(string(body), string(utf8.RuneError))},
+			KeywordsOf(&check.Spec), check.Spec.FilterDefaultFail)
 	}
 	rid, ok := ParseRID(r.URL.Query()["rid"], r.URL.Query().Has("rid"))
 	if !ok {
@@ -147,7 +127,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	_, err = h.Recorder.Record(r.Context(), check, store.Ping{
+	_, err = h.Checks.RecordPing(r.Context(), check, store.Ping{
 		Kind: kind, At: now, RID: rid, ExitStatus: target.ExitStatus,
 		Scheme: truncateRunes(h.scheme(r), maxScheme), RemoteAddr: h.clientAddr(r), Method: truncateRunes(r.Method, maxMethod),
 		UA: truncateRunes(r.UserAgent(), maxUA), Body: body,
@@ -181,7 +161,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // ?create=1. It returns the check or the status and body to answer.
 func (h *Handler) resolve(r *http.Request, t Target) (check *v1.Check, created bool, status int, msg string) {
 	ctx := r.Context()
-	c, namespace, err := lookupCheck(ctx, h.Client, h.Recorder.Store, h.Projects, t)
+	c, namespace, err := lookupCheck(ctx, h.Checks, h.Projects, t)
 	switch {
 	case err == nil:
 		return c, false, 0, ""
@@ -194,7 +174,7 @@ func (h *Handler) resolve(r *http.Request, t Target) (check *v1.Check, created b
 		// ?create=1: provision it below.
 	case errors.Is(err, errNoCheck):
 		return nil, false, http.StatusNotFound, msgNotFound
-	case h.Recorder.Store.Unavailable(err):
+	case h.Checks.Unavailable(err):
 		// Asking the store who owns the UUID failed as recording would.
 		return nil, false, http.StatusServiceUnavailable, msgStoreUnavailable
 	default:
@@ -202,9 +182,16 @@ func (h *Handler) resolve(r *http.Request, t Target) (check *v1.Check, created b
 	}
 	ctx, cancel := context.WithTimeout(ctx, provisionTimeout)
 	defer cancel()
-	c, created, err = h.provision(ctx, namespace, t.Slug)
+	// The reference's defaults (a day, an hour's grace), named and slugged
+	// after the slug, every channel of the project assigned; a ping to the
+	// same slug that took its turn first created it.
+	spec := v1.DefaultCheckSpec()
+	spec.Name, spec.Slug = t.Slug, t.Slug
+	c, created, err = h.Checks.Create(ctx, checks.Creation{Namespace: namespace, Spec: spec, AllChannels: true,
+		Existing: func(c *v1.Check) bool { return c.Spec.Slug == t.Slug }})
+	var limit *checks.LimitError
 	switch {
-	case errors.Is(err, errOverLimit):
+	case errors.As(err, &limit):
 		return nil, false, http.StatusNotFound, msgNotFound
 	case err != nil:
 		// The API server is slow, unreachable or refused: the client may
@@ -212,65 +199,7 @@ func (h *Handler) resolve(r *http.Request, t Target) (check *v1.Check, created b
 		h.Log.Error(err, "auto-provisioning a check", "namespace", namespace, "slug", t.Slug)
 		return nil, false, http.StatusServiceUnavailable, "could not create the check, try again"
 	}
-	if h.CacheWatch != nil {
-		h.CacheWatch.Version(ctx, client.ObjectKeyFromObject(c), c.UID, c.ResourceVersion, provisionTimeout)
-	}
 	return c, created, 0, ""
-}
-
-var errOverLimit = errors.New("check limit reached")
-
-// provision creates a check named and slugged after the slug, with the
-// reference's defaults (a day, an hour's grace) and every channel of the
-// project assigned, within the project's check limit.
-// It returns the check the slug's first ping created when this one waited
-// for it, with created false.
-func (h *Handler) provision(ctx context.Context, namespace, slug string) (check *v1.Check, created bool, err error) {
-	if h.Creates == nil {
-		return nil, false, errOverLimit // a handler without Creates provisions nothing
-	}
-	var found *v1.Check
-	check, err = h.Creates.Create(ctx, namespace, func(checks []v1.Check, limit int) (*v1.Check, error) {
-		// A ping to the same slug that took its turn first created it.
-		for i := range checks {
-			if checks[i].Spec.Slug == slug {
-				found = checks[i].DeepCopy()
-				return nil, nil
-			}
-		}
-		if len(checks) >= limit {
-			return nil, errOverLimit
-		}
-		return h.create(ctx, namespace, slug)
-	})
-	if found != nil {
-		return found, false, nil
-	}
-	return check, err == nil, err
-}
-
-// create creates a check for the slug.
-func (h *Handler) create(ctx context.Context, namespace, slug string) (*v1.Check, error) {
-	var channels v1.ChannelList
-	if err := h.Client.List(ctx, &channels, client.InNamespace(namespace)); err != nil {
-		return nil, err
-	}
-	names := make([]string, 0, len(channels.Items))
-	for _, ch := range channels.Items {
-		names = append(names, ch.Name)
-	}
-	sort.Strings(names)
-	id := uuid.NewString()
-	spec := checkinput.Defaults() // a day, an hour's grace, UTC: as an API create
-	spec.Name, spec.Slug, spec.Channels, spec.UUID = slug, slug, names, id
-	c := &v1.Check{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: checkindex.ObjectName(slug, id)},
-		Spec:       spec,
-	}
-	if err := h.Checks.Create(ctx, c); err != nil {
-		return nil, fmt.Errorf("creating check %s/%s: %w", namespace, c.Name, err)
-	}
-	return c, nil
 }
 
 // clientAddr reads every X-Forwarded-For line: a proxy may add its own

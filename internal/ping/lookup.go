@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
-	"github.com/vigil-operator/vigil/internal/checkindex"
+	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/project"
 )
 
@@ -29,11 +27,11 @@ var (
 // the project t.PingKey names and t.Slug. Any error looking the UUID up is
 // errNoCheck; any other error (the cache's, the ping store's when it asks
 // who owns the UUID) is returned as it is, for a 503. namespace is the project's namespace once the ping key is known.
-func lookupCheck(ctx context.Context, r client.Reader, owners checkindex.Owners, projects *project.Registry, t Target) (check *v1.Check, namespace string, err error) {
+func lookupCheck(ctx context.Context, door *checks.Door, projects *project.Registry, t Target) (check *v1.Check, namespace string, err error) {
 	if t.UUID != "" {
-		c, err := checkindex.ByUUID(ctx, r, owners, t.UUID)
+		c, err := door.ByUUID(ctx, t.UUID)
 		switch {
-		case errors.Is(err, checkindex.ErrNotFound):
+		case errors.Is(err, checks.ErrNotFound):
 			return nil, "", errNoCheck
 		case err != nil:
 			return nil, "", err
@@ -44,14 +42,14 @@ func lookupCheck(ctx context.Context, r client.Reader, owners checkindex.Owners,
 	if !ok {
 		return nil, "", errNoCheck
 	}
-	checks, err := checkindex.BySlug(ctx, r, info.Namespace, t.Slug)
+	found, err := door.BySlug(ctx, info.Namespace, t.Slug)
 	switch {
 	case err != nil:
 		return nil, info.Namespace, err
-	case len(checks) > 1:
+	case len(found) > 1:
 		return nil, info.Namespace, errSlugAmbiguous
-	case len(checks) == 0:
+	case len(found) == 0:
 		return nil, info.Namespace, errNoSlugMatch
 	}
-	return &checks[0], info.Namespace, nil
+	return &found[0], info.Namespace, nil
 }

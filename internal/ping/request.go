@@ -8,7 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/monitor"
 )
 
 // Target is what a ping URL names: a check by UUID, or by project ping key
@@ -19,7 +19,7 @@ type Target struct {
 	// PingKey and Slug are set for /ping/<ping-key>/<slug>... URLs.
 	PingKey, Slug string
 	// Kind is the signal the URL names: success, start, fail or log.
-	Kind v1.PingType
+	Kind monitor.PingKind
 	// ExitStatus is the number in /ping/<id>/<n>, when present.
 	ExitStatus *int
 	// BadExitStatus is set for /ping/<id>/<n> with n over 255, which the
@@ -79,7 +79,7 @@ func truncateRunes(s string, n int) string {
 // letters returns errMsg "invalid url format" before any lookup.
 func ParsePath(rest string) (t Target, errMsg string, ok bool) {
 	parts := strings.Split(rest, "/")
-	t.Kind = v1.PingSuccess
+	t.Kind = monitor.PingSuccess
 	// UUID routes: <uuid>, <uuid>/, <uuid>/<action>, <uuid>/<n>.
 	if uuidRE.MatchString(parts[0]) {
 		switch {
@@ -117,14 +117,14 @@ func ParsePath(rest string) (t Target, errMsg string, ok bool) {
 	return t, "", true
 }
 
-func action(s string) (v1.PingType, bool) {
+func action(s string) (monitor.PingKind, bool) {
 	switch s {
 	case "start":
-		return v1.PingStart, true
+		return monitor.PingStart, true
 	case "fail":
-		return v1.PingFail, true
+		return monitor.PingFail, true
 	case "log":
-		return v1.PingLog, true
+		return monitor.PingLog, true
 	}
 	return "", false
 }
@@ -143,7 +143,7 @@ func withExitStatus(t Target, digits string) Target {
 	}
 	t.ExitStatus = &n
 	if n > 0 {
-		t.Kind = v1.PingFail
+		t.Kind = monitor.PingFail
 	}
 	return t
 }

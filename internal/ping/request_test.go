@@ -6,7 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/monitor"
 )
 
 const u = "5d5f3e70-1c6d-4b6c-9c3a-1f0d2e3c4b5a"
@@ -20,40 +20,40 @@ func TestParsePath(t *testing.T) {
 		uuid    string
 		key     string
 		slug    string
-		kind    v1.PingType
+		kind    monitor.PingKind
 		exit    *int
 		badExit bool
 	}{
-		{path: u, ok: true, uuid: u, kind: v1.PingSuccess},
-		{path: u + "/", ok: true, uuid: u, kind: v1.PingSuccess},
-		{path: u + "/start", ok: true, uuid: u, kind: v1.PingStart},
-		{path: u + "/fail", ok: true, uuid: u, kind: v1.PingFail},
-		{path: u + "/log", ok: true, uuid: u, kind: v1.PingLog},
-		{path: u + "/0", ok: true, uuid: u, kind: v1.PingSuccess, exit: i(0)},
-		{path: u + "/1", ok: true, uuid: u, kind: v1.PingFail, exit: i(1)},
-		{path: u + "/255", ok: true, uuid: u, kind: v1.PingFail, exit: i(255)},
-		{path: u + "/007", ok: true, uuid: u, kind: v1.PingFail, exit: i(7)},
-		{path: u + "/256", ok: true, uuid: u, kind: v1.PingSuccess, badExit: true},
-		{path: u + "/99999999999999999999", ok: true, uuid: u, kind: v1.PingSuccess, badExit: true},
+		{path: u, ok: true, uuid: u, kind: monitor.PingSuccess},
+		{path: u + "/", ok: true, uuid: u, kind: monitor.PingSuccess},
+		{path: u + "/start", ok: true, uuid: u, kind: monitor.PingStart},
+		{path: u + "/fail", ok: true, uuid: u, kind: monitor.PingFail},
+		{path: u + "/log", ok: true, uuid: u, kind: monitor.PingLog},
+		{path: u + "/0", ok: true, uuid: u, kind: monitor.PingSuccess, exit: i(0)},
+		{path: u + "/1", ok: true, uuid: u, kind: monitor.PingFail, exit: i(1)},
+		{path: u + "/255", ok: true, uuid: u, kind: monitor.PingFail, exit: i(255)},
+		{path: u + "/007", ok: true, uuid: u, kind: monitor.PingFail, exit: i(7)},
+		{path: u + "/256", ok: true, uuid: u, kind: monitor.PingSuccess, badExit: true},
+		{path: u + "/99999999999999999999", ok: true, uuid: u, kind: monitor.PingSuccess, badExit: true},
 		// The reference's routing quirks.
-		{path: u + "/foo", ok: true, key: u, slug: "foo", kind: v1.PingSuccess},
-		{path: u + "/-1", ok: true, key: u, slug: "-1", kind: v1.PingSuccess},
+		{path: u + "/foo", ok: true, key: u, slug: "foo", kind: monitor.PingSuccess},
+		{path: u + "/-1", ok: true, key: u, slug: "-1", kind: monitor.PingSuccess},
 		{path: u + "/start/"},
 		{path: "5D5F3E70-1C6D-4B6C-9C3A-1F0D2E3C4B5A"},
 		{path: "abc"},
 		{path: ""},
 		// Slug forms.
-		{path: "pingkey/backup", ok: true, key: "pingkey", slug: "backup", kind: v1.PingSuccess},
-		{path: "pingkey/backup/start", ok: true, key: "pingkey", slug: "backup", kind: v1.PingStart},
-		{path: "pingkey/backup/fail", ok: true, key: "pingkey", slug: "backup", kind: v1.PingFail},
-		{path: "pingkey/backup/log", ok: true, key: "pingkey", slug: "backup", kind: v1.PingLog},
-		{path: "pingkey/backup/3", ok: true, key: "pingkey", slug: "backup", kind: v1.PingFail, exit: i(3)},
-		{path: "pingkey/backup/300", ok: true, key: "pingkey", slug: "backup", kind: v1.PingSuccess, badExit: true},
+		{path: "pingkey/backup", ok: true, key: "pingkey", slug: "backup", kind: monitor.PingSuccess},
+		{path: "pingkey/backup/start", ok: true, key: "pingkey", slug: "backup", kind: monitor.PingStart},
+		{path: "pingkey/backup/fail", ok: true, key: "pingkey", slug: "backup", kind: monitor.PingFail},
+		{path: "pingkey/backup/log", ok: true, key: "pingkey", slug: "backup", kind: monitor.PingLog},
+		{path: "pingkey/backup/3", ok: true, key: "pingkey", slug: "backup", kind: monitor.PingFail, exit: i(3)},
+		{path: "pingkey/backup/300", ok: true, key: "pingkey", slug: "backup", kind: monitor.PingSuccess, badExit: true},
 		{path: "pingkey/backup/"},
 		{path: "pingkey/backup/other"},
 		{path: "pingkey/a/b/c"},
 		{path: "pingkey/back.up"},
-		{path: "pingkey/Backup", ok: true, msg: "invalid url format", key: "pingkey", slug: "Backup", kind: v1.PingSuccess},
+		{path: "pingkey/Backup", ok: true, msg: "invalid url format", key: "pingkey", slug: "Backup", kind: monitor.PingSuccess},
 	} {
 		got, msg, ok := ParsePath(tc.path)
 		if ok != tc.ok || msg != tc.msg {

@@ -36,7 +36,7 @@ import (
 	"golang.org/x/time/rate"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
-	"github.com/vigil-operator/vigil/internal/checkstate"
+	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/metrics"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/store"
@@ -70,6 +70,8 @@ type Projector struct {
 	// stale (a patch against it conflicted).
 	Reader client.Reader
 	Store  *store.Store
+	// Checks parses the checks' specs (their next ping).
+	Checks *checks.Door
 	Clock  clock.WithTicker
 	// Budget bounds status writes per second (DefaultBudget when 0).
 	Budget float64
@@ -259,12 +261,24 @@ func (p *Projector) Start(ctx context.Context) error {
 			if ctx.Err() != nil {
 				return nil
 			}
-			p.Log.Error(err, "writing a check's status", "check", e.key)
-			p.mu.Lock()
-			p.markLocked(uid, e.key, e.urgent)
-			p.mu.Unlock()
+			p.failed(uid, e, err)
 		}
 	}
+}
+
+// failed queues a check whose status write failed again. A conflict is
+// another writer (a spec edit) getting there first, twice: the next pass
+// writes against its version, and there is nothing for an operator to do,
+// so only other errors are logged as errors.
+func (p *Projector) failed(uid types.UID, e *entry, err error) {
+	if apierrors.IsConflict(err) {
+		p.Log.V(1).Info("a check changed while its status was written; trying again", "check", e.key)
+	} else {
+		p.Log.Error(err, "writing a check's status", "check", e.key)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.markLocked(uid, e.key, e.urgent)
 }
 
 // pull reads the store's changes since the last read.
@@ -347,7 +361,8 @@ func (p *Projector) projectFrom(ctx context.Context, r client.Reader, uid types.
 		gen = p.applyVerdict(st, verdict, now)
 	}
 	if !hasVerdict || !verdict.Stalled {
-		applyObserved(st, c, obs, gen, now)
+		cfg, cfgErr := p.Checks.Config(c)
+		applyObserved(st, obs, cfg, cfgErr == nil, gen, now)
 	}
 	st.LastSyncTime = c.Status.LastSyncTime
 	if equality.Semantic.DeepEqual(c.Status, updated.Status) {
@@ -399,8 +414,9 @@ func (p *Projector) applyVerdict(st *v1.CheckStatus, v Verdict, now time.Time) i
 	return gen
 }
 
-// applyObserved writes what the store observed into st.
-func applyObserved(st *v1.CheckStatus, c *v1.Check, obs store.Check, gen int64, now time.Time) {
+// applyObserved writes what the store observed into st; the next ping is
+// known only from a valid configuration.
+func applyObserved(st *v1.CheckStatus, obs store.Check, cfg monitor.Config, valid bool, gen int64, now time.Time) {
 	f := obs.Facts
 	st.State = stateOf(f.State)
 	st.StateSince = microPtr(f.StateSince)
@@ -419,7 +435,7 @@ func applyObserved(st *v1.CheckStatus, c *v1.Check, obs store.Check, gen int64, 
 	}
 	st.Started = f.Started()
 	st.NextPing = nil
-	if cfg, err := checkstate.Config(&c.Spec); err == nil {
+	if valid {
 		if next, ok := cfg.NextPing(f); ok {
 			t := metav1.NewTime(next.Truncate(time.Second))
 			st.NextPing = &t

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/store"
 	"github.com/vigil-operator/vigil/internal/testenv"
 )
@@ -72,7 +73,8 @@ func TestStaleCache(t *testing.T) {
 			return nil
 		},
 	})
-	p := &Projector{Client: cache, Reader: cl, Store: st, Clock: testingclock.NewFakeClock(time.Now())}
+	// The projector reads specs through the door only to parse them.
+	p := &Projector{Client: cache, Reader: cl, Store: st, Checks: &checks.Door{}, Clock: testingclock.NewFakeClock(time.Now())}
 	p.init()
 	key := types.NamespacedName{Namespace: c.Namespace, Name: c.Name}
 	if err := p.project(ctx, c.UID, &entry{key: key}, rate.NewLimiter(rate.Inf, 1)); err != nil {

@@ -114,7 +114,7 @@ func benchmarkDueDeliveries(b *testing.B, dsn string, backlog int) {
 			ns = fmt.Sprint("team-", i%100)
 		}
 		targets = append(targets, store.Target{UID: types.UID(fmt.Sprint("uid-", i)), Namespace: ns, Name: fmt.Sprint("c", i),
-			Config: monitor.Config{Timeout: time.Hour, Grace: time.Hour}, Channels: func() ([]string, error) { return []string{"hook"}, nil }})
+			Config: monitor.Config{Timeout: time.Hour, Grace: time.Hour}, Channels: []string{"hook"}})
 	}
 	var wg sync.WaitGroup
 	var next atomic.Int64

@@ -63,7 +63,7 @@ func copyTarget(uid string, channels ...string) store.Target {
 	return store.Target{
 		UID: types.UID(uid), Namespace: "team-a", Name: "check-" + uid,
 		Config:       monitor.Config{Timeout: time.Minute, Grace: time.Minute},
-		Channels:     func() ([]string, error) { return channels, nil },
+		Channels:     channels,
 		PingLogLimit: 20,
 	}
 }

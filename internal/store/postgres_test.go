@@ -89,7 +89,7 @@ func TestPostgresReplicas(t *testing.T) {
 		return store.Target{
 			UID: types.UID(fmt.Sprint("r", c)), Namespace: "team-a", Name: fmt.Sprint("check-", c),
 			Config:   monitor.Config{Timeout: time.Minute, Grace: time.Minute},
-			Channels: func() ([]string, error) { return []string{"ops"}, nil },
+			Channels: []string{"ops"},
 		}
 	}
 	var acked atomic.Int64

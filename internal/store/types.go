@@ -15,10 +15,9 @@ type Target struct {
 	UID             types.UID
 	Namespace, Name string
 	Config          monitor.Config
-	// Channels returns the names of the Channels a flip notifies; called
-	// only when a flip is recorded (nil: none). An error fails the write:
-	// a flip is never recorded without the notifications it owes.
-	Channels func() ([]string, error)
+	// Channels are the names of the Channels a flip notifies: its
+	// outbox rows, written in the flip's transaction.
+	Channels []string
 	// PingLogLimit is how many pings the check keeps (the project's limit;
 	// 100 when not positive).
 	PingLogLimit int

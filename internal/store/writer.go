@@ -570,15 +570,9 @@ func (t *txn) addFlip(r *row, tg *Target, f *monitor.Flip) (*Flip, error) {
 	if err := t.exec(sqlInsertFlip, string(r.UID), fl.N, fl.At.UnixMicro(), fl.Up, string(fl.From), string(fl.To), string(fl.Reason)); err != nil {
 		return nil, fmt.Errorf("recording a flip of %s/%s: %w", r.Namespace, r.Name, err)
 	}
-	if tg.Channels != nil {
-		channels, err := tg.Channels()
-		if err != nil {
-			return nil, fmt.Errorf("listing the channels of %s/%s: %w", r.Namespace, r.Name, err)
-		}
-		for _, ch := range channels {
-			if err := t.exec(sqlInsertDelivery, string(r.UID), fl.N, ch, string(DeliveryPending), fl.At.UnixMicro(), r.Namespace); err != nil {
-				return nil, fmt.Errorf("queueing a notification of %s/%s: %w", r.Namespace, r.Name, err)
-			}
+	for _, ch := range tg.Channels {
+		if err := t.exec(sqlInsertDelivery, string(r.UID), fl.N, ch, string(DeliveryPending), fl.At.UnixMicro(), r.Namespace); err != nil {
+			return nil, fmt.Errorf("queueing a notification of %s/%s: %w", r.Namespace, r.Name, err)
 		}
 	}
 	t.flips = append(t.flips, CommittedFlip{Namespace: r.Namespace, Flip: *fl})

@@ -21,7 +21,7 @@ import (
 // Postgres is a throw-away PostgreSQL server for tests: a data directory
 // made by initdb in a temporary directory, a server on a free loopback port,
 // everything removed by Stop. The server binaries come from Debian's
-// postgresql package (hack/ensure-postgres.sh installs it; `make test` runs
+// postgresql package (hack/ensure-packages.sh postgres installs it; `make test` runs
 // that first).
 type Postgres struct {
 	bin  string // the directory of initdb, postgres and pg_ctl
@@ -50,7 +50,7 @@ func PostgresBin() (string, error) {
 			return filepath.Dir(real), nil
 		}
 	}
-	return "", errors.New("testenv: no PostgreSQL server binaries (initdb, postgres); run hack/ensure-postgres.sh " +
+	return "", errors.New("testenv: no PostgreSQL server binaries (initdb, postgres); run hack/ensure-packages.sh postgres " +
 		"(as root it installs Debian's postgresql package; `make test` runs it) or set VIGIL_POSTGRES_BIN")
 }
 

@@ -19,7 +19,7 @@ import (
 // Prometheus is a throw-away Prometheus server for tests: a temporary
 // configuration and storage directory, a server on a free loopback port,
 // everything removed by Stop. The binary comes from Debian's prometheus
-// package (hack/ensure-prometheus.sh installs it; `make test` runs that
+// package (hack/ensure-packages.sh prometheus installs it; `make test` runs that
 // first).
 type Prometheus struct {
 	// URL is the server's, such as http://127.0.0.1:34567.
@@ -50,7 +50,7 @@ func PrometheusBin() (string, error) {
 	if p, err := exec.LookPath("prometheus"); err == nil {
 		return p, nil
 	}
-	return "", errors.New("testenv: no prometheus binary; run hack/ensure-prometheus.sh " +
+	return "", errors.New("testenv: no prometheus binary; run hack/ensure-packages.sh prometheus " +
 		"(as root it installs Debian's prometheus package; `make test` runs it) or set VIGIL_PROMETHEUS")
 }
 

@@ -32,7 +32,7 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/argocd"
-	"github.com/vigil-operator/vigil/internal/checkindex"
+	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/controller"
 	"github.com/vigil-operator/vigil/internal/egress"
 	"github.com/vigil-operator/vigil/internal/project"
@@ -526,7 +526,7 @@ func (cl *cluster) argoHealth(namespace string, c checkJSON) string {
 	var list v1.CheckList
 	Expect(cl.c.List(context.Background(), &list, client.InNamespace(namespace))).To(Succeed())
 	for i := range list.Items {
-		if checkindex.UUIDOf(&list.Items[i]) != c.uuid() {
+		if checks.UUIDOf(&list.Items[i]) != c.uuid() {
 			continue
 		}
 		obj, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&list.Items[i])

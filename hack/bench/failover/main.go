@@ -40,7 +40,7 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/hack/bench/internal/benchutil"
-	"github.com/vigil-operator/vigil/internal/checkstate"
+	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/store"
 	"github.com/vigil-operator/vigil/internal/testenv"
@@ -208,7 +208,8 @@ func run(n int) error {
 			deadlines[i] = kill.Add(time.Second + 4*time.Second*time.Duration(i-n/2)/time.Duration(n-n/2))
 		}
 		deadlines[i] = deadlines[i].Truncate(time.Microsecond)
-		if _, err := st.RecordPing(ctx, checkstate.Target(o, c, 0),
+		cfg, _ := checks.Config(&o.Spec)
+		if _, err := st.RecordPing(ctx, store.Target{UID: o.UID, Namespace: o.Namespace, Name: o.Name, Config: cfg},
 			store.Ping{Kind: monitor.PingSuccess, At: deadlines[i].Add(-(timeout + grace) * time.Second), Method: "GET", Scheme: "http"}); err != nil {
 			return err
 		}

@@ -34,7 +34,6 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/hack/bench/internal/benchutil"
-	"github.com/vigil-operator/vigil/internal/checkstate"
 	"github.com/vigil-operator/vigil/internal/manager"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/store"
@@ -133,7 +132,7 @@ func run(n int, spread time.Duration, budget float64, statusWait time.Duration) 
 	for i, o := range objs {
 		d := start.Add(spread * time.Duration(i) / time.Duration(n)).Truncate(time.Microsecond)
 		deadlines[o.UID] = d
-		if _, err := mgr.Store.RecordPing(ctx, checkstate.Target(o, mgr.GetClient(), 0),
+		if _, err := mgr.Checks.RecordPing(ctx, o,
 			store.Ping{Kind: monitor.PingSuccess, At: d.Add(-(timeout + grace) * time.Second), Method: "GET", Scheme: "http"}); err != nil {
 			return err
 		}

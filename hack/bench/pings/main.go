@@ -13,6 +13,9 @@
 //     the last is acknowledged;
 //   - etcd: bytes etcd writes to its WAL per ping (etcd_disk_wal_write_bytes_total
 //     before and after each phase), without and with a body;
+//   - store: the ping store's own rate, pings handed to it directly (no
+//     HTTP, no lookup) by as many goroutines as there are clients, on the
+//     same store: what the ping path could reach at best on this machine;
 //   - PostgreSQL mode (unless -postgres=false): distinct and hot pings with
 //     the store on a throw-away PostgreSQL server on this machine (fsync and
 //     synchronous commit on), with one manager and with two replicas (one
@@ -20,18 +23,22 @@
 //     embedded store and to the raw rate.
 //
 // Run: go run ./hack/bench/pings [-checks 10000] [-pings 20000] [-concurrency 64] [-burst 4000] [-postgres=true]
-// (KUBEBUILDER_ASSETS as for make test; make bench-pings sets it).
+// [-cpuprofile cpu.out] [-memprofile mem.out] (KUBEBUILDER_ASSETS as for
+// make test; make bench-pings sets it). The profiles cover the embedded
+// store's distinct-checks phase: go tool pprof -top bin/pings cpu.out.
 package main
 
 import (
 	"bytes"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,8 +55,11 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/hack/bench/internal/benchutil"
+	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/httpserver"
 	"github.com/vigil-operator/vigil/internal/manager"
+	"github.com/vigil-operator/vigil/internal/monitor"
+	"github.com/vigil-operator/vigil/internal/store"
 	"github.com/vigil-operator/vigil/internal/testenv"
 )
 
@@ -62,14 +72,22 @@ func main() {
 	pings := flag.Int("pings", 20000, "pings per phase")
 	concurrency := flag.Int("concurrency", 64, "concurrent clients")
 	burst := flag.Int("burst", 4000, "pings sent at once to as many checks")
-	postgres := flag.Bool("postgres", true, "also measure PostgreSQL mode, one and two replicas (needs the server binaries: hack/ensure-postgres.sh)")
+	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the distinct-checks phase here")
+	flag.StringVar(&memProfile, "memprofile", "", "write an allocation profile of the distinct-checks phase here")
+	postgres := flag.Bool("postgres", true, "also measure PostgreSQL mode, one and two replicas (needs the server binaries: hack/ensure-packages.sh postgres)")
 	flag.Parse()
+	if memProfile != "" {
+		runtime.MemProfileRate = 0 // from the profiled phase only
+	}
 	ctrllog.SetLogger(logr.Discard())
 	if err := run(*checks, *pings, *concurrency, min(*burst, *checks), *postgres); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
 }
+
+// The profiles' files, when asked for.
+var cpuProfile, memProfile string
 
 type phase struct {
 	name     string
@@ -204,12 +222,37 @@ func run(nChecks, nPings, concurrency, nBurst int, withPostgres bool) error {
 		{"distinct, 10 KB body", func(i int) string { return uuids[i%nChecks] }, make([]byte, 10_000)},
 	} {
 		fmt.Printf("phase: %s...\n", p.name)
-		ph, err := measure(p.name, p.target, p.body)
+		stop, err := startProfiles(len(phases) == 0)
 		if err != nil {
+			return err
+		}
+		ph, err := measure(p.name, p.target, p.body)
+		if err := errors.Join(err, stop()); err != nil {
 			return err
 		}
 		phases = append(phases, ph)
 	}
+
+	// The store alone, on the same store, for the ratio the ping path
+	// reaches of it.
+	fmt.Println("phase: the store alone...")
+	targets := make([]store.Target, nChecks)
+	for i, u := range uuids {
+		c, err := mgr.Checks.ByUUID(ctx, u)
+		if err != nil {
+			return err
+		}
+		cfg, _ := checks.Config(&c.Spec)
+		targets[i] = store.Target{UID: c.UID, Namespace: c.Namespace, Name: c.Name, Config: cfg}
+	}
+	storeRate, storeLat, err := benchutil.Measure(nPings, concurrency, func(i int) error {
+		_, err := mgr.Store.RecordPing(ctx, targets[i%nChecks], store.Ping{Kind: monitor.PingSuccess, At: time.Now(), Method: "POST", Scheme: "http"})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	acked += int64(nPings)
 
 	// Burst: every client starts at once.
 	fmt.Printf("burst: %d pings to %d checks at once...\n", nBurst, nBurst)
@@ -263,9 +306,11 @@ func run(nChecks, nPings, concurrency, nBurst int, withPostgres bool) error {
 	fmt.Printf("\n%d checks, %d pings per phase, %d concurrent clients, GOMAXPROCS=%d, store on %s\n",
 		nChecks, nPings, concurrency, runtime.GOMAXPROCS(0), storeDisk())
 	fmt.Printf("raw status patches     %8.0f /s               (median of %.0f, %.0f, %.0f)\n", raw, rawRounds[0], rawRounds[1], rawRounds[2])
+	fmt.Printf("the store alone        %8.0f /s = %5.1fx raw   p50 %-8v p99 %-8v (pings handed to it directly)\n", storeRate, storeRate/raw,
+		benchutil.Percentile(storeLat, 50), benchutil.Percentile(storeLat, 99))
 	for _, p := range phases {
-		fmt.Printf("pings, %-21s %6.0f /s = %5.1fx raw   p50 %-8v p99 %-8v etcd WAL %6.0f B/ping\n", p.name, p.rate, p.rate/raw,
-			benchutil.Percentile(p.lat, 50), benchutil.Percentile(p.lat, 99), p.walBytes)
+		fmt.Printf("pings, %-21s %6.0f /s = %5.1fx raw = %4.2fx the store   p50 %-8v p99 %-8v etcd WAL %6.0f B/ping\n", p.name, p.rate, p.rate/raw,
+			p.rate/storeRate, benchutil.Percentile(p.lat, 50), benchutil.Percentile(p.lat, 99), p.walBytes)
 	}
 	fmt.Printf("burst of %d at once: the last acknowledged after %v (p50 %v)\n", nBurst,
 		benchutil.Percentile(burstLat, 100), benchutil.Percentile(burstLat, 50))
@@ -414,4 +459,38 @@ func storeDisk() string {
 		}
 	}
 	return "?"
+}
+
+// startProfiles starts the CPU profile and marks the allocations so far
+// when on and asked for; stop writes them.
+func startProfiles(on bool) (stop func() error, err error) {
+	if !on || (cpuProfile == "" && memProfile == "") {
+		return func() error { return nil }, nil
+	}
+	var cpu *os.File
+	if cpuProfile != "" {
+		if cpu, err = os.Create(cpuProfile); err != nil {
+			return nil, err
+		}
+		if err := pprof.StartCPUProfile(cpu); err != nil {
+			return nil, err
+		}
+	}
+	runtime.MemProfileRate = 64 << 10
+	return func() error {
+		if cpu != nil {
+			pprof.StopCPUProfile()
+			if err := cpu.Close(); err != nil {
+				return err
+			}
+		}
+		if memProfile == "" {
+			return nil
+		}
+		f, err := os.Create(memProfile)
+		if err != nil {
+			return err
+		}
+		return errors.Join(pprof.Lookup("allocs").WriteTo(f, 0), f.Close())
+	}, nil
 }

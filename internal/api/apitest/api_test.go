@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
-	"github.com/vigil-operator/vigil/internal/checkindex"
+	"github.com/vigil-operator/vigil/internal/checks"
 )
 
 // keysOf returns an object's keys in document order.
@@ -106,7 +106,7 @@ var _ = Describe("Management API", func() {
 		}
 		Expect(c).To(HaveLen(24))
 		key := c["unique_key"].(string)
-		Expect(key).To(Equal(checkindex.UniqueKey(uuid)))
+		Expect(key).To(Equal(checks.UniqueKey(uuid)))
 		Expect(call("GET", "/api/v3/checks/"+key, p.ro, "").json()).To(HaveKeyWithValue("name", "db"))
 		Expect(call("GET", "/api/v3/checks/"+key, p.rw, "").json()).To(HaveKeyWithValue("uuid", uuid))
 	})
@@ -118,7 +118,7 @@ var _ = Describe("Management API", func() {
 		Expect(call("GET", "/api/v3/checks/"+uuid, other.rw, "").status).To(Equal(http.StatusForbidden))
 		Expect(call("POST", "/api/v3/checks/"+uuid, other.rw, `{"name": "theirs"}`).status).To(Equal(http.StatusForbidden))
 		Expect(call("DELETE", "/api/v3/checks/"+uuid, other.rw, "").status).To(Equal(http.StatusForbidden))
-		Expect(call("GET", "/api/v3/checks/"+checkindex.UniqueKey(uuid), other.ro, "").status).To(Equal(http.StatusNotFound))
+		Expect(call("GET", "/api/v3/checks/"+checks.UniqueKey(uuid), other.ro, "").status).To(Equal(http.StatusNotFound))
 		Expect(call("GET", "/api/v3/checks/"+uuid, p.rw, "").json()).To(HaveKeyWithValue("name", "mine"))
 	})
 

@@ -32,9 +32,6 @@ const (
 	maxKeywords = 200
 	maxTags     = 500
 	maxDesc     = 10000
-
-	defaultTimeout = 86400
-	defaultGrace   = 3600
 )
 
 // Object is a parsed request body: each top-level key with its raw JSON
@@ -300,13 +297,6 @@ func slugPattern(s string) bool {
 	return true
 }
 
-// Defaults is the spec of a new check before the request applies: the
-// reference's defaults (a Simple check of one day with an hour's grace).
-func Defaults() v1.CheckSpec {
-	timeout := int64(defaultTimeout)
-	return v1.CheckSpec{Timeout: &timeout, Grace: defaultGrace, TZ: "UTC"}
-}
-
 // UniqueLookup reports whether a create request asks for an upsert: unique
 // lists at least one field and every listed field is in the request. As in
 // the reference, a listed field the request leaves out means no lookup (a
@@ -369,17 +359,9 @@ func (in *Input) Matches(spec v1.CheckSpec) bool {
 		case "tags":
 			have = spec.Tags
 		case "timeout":
-			t := int64(defaultTimeout)
-			if spec.Timeout != nil {
-				t = *spec.Timeout
-			}
-			have = t
+			have = spec.TimeoutSeconds()
 		case "grace":
-			g := spec.Grace
-			if g == 0 {
-				g = defaultGrace
-			}
-			have = g
+			have = spec.GraceSeconds()
 		}
 		if in.field(f) != have {
 			return false

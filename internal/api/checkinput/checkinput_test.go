@@ -361,7 +361,7 @@ func TestCreateAndUpdate(t *testing.T) {
 
 	// A create from {} is exactly the defaults, the CRD's and the reference's.
 	in, _ = validate(t, `{}`, true)
-	spec := Defaults()
+	spec := v1.DefaultCheckSpec()
 	in.Apply(&spec, 3)
 	timeout := int64(86400)
 	if want := (v1.CheckSpec{Timeout: &timeout, Grace: 3600, TZ: "UTC"}); !reflect.DeepEqual(spec, want) {
@@ -369,7 +369,7 @@ func TestCreateAndUpdate(t *testing.T) {
 	}
 	// v3 never derives the slug from the name.
 	in, _ = validate(t, `{"name": "Nightly Backup"}`, true)
-	spec = Defaults()
+	spec = v1.DefaultCheckSpec()
 	in.Apply(&spec, 3)
 	if spec.Name != "Nightly Backup" || spec.Slug != "" {
 		t.Errorf("v3 create: name %q slug %q", spec.Name, spec.Slug)
@@ -403,12 +403,12 @@ func TestApply(t *testing.T) {
 		version int
 		check   func(t *testing.T, s v1.CheckSpec)
 	}{
-		{"schedule makes a cron check and clears the timeout", Defaults(), `{"schedule": "0 * * * *"}`, 3, func(t *testing.T, s v1.CheckSpec) {
+		{"schedule makes a cron check and clears the timeout", v1.DefaultCheckSpec(), `{"schedule": "0 * * * *"}`, 3, func(t *testing.T, s v1.CheckSpec) {
 			if s.Timeout != nil || s.Schedule == nil || *s.Schedule != "0 * * * *" || s.TZ != "UTC" {
 				t.Errorf("%+v", s)
 			}
 		}},
-		{"schedule wins over timeout", Defaults(), `{"timeout": 60, "schedule": "0 * * * *"}`, 3, func(t *testing.T, s v1.CheckSpec) {
+		{"schedule wins over timeout", v1.DefaultCheckSpec(), `{"timeout": 60, "schedule": "0 * * * *"}`, 3, func(t *testing.T, s v1.CheckSpec) {
 			if s.Timeout != nil || s.Schedule == nil || *s.Schedule != "0 * * * *" {
 				t.Errorf("%+v", s)
 			}
@@ -418,7 +418,7 @@ func TestApply(t *testing.T) {
 				t.Errorf("%+v", s)
 			}
 		}},
-		{"schedule stored verbatim", Defaults(), `{"schedule": " 0 * * * * "}`, 3, func(t *testing.T, s v1.CheckSpec) {
+		{"schedule stored verbatim", v1.DefaultCheckSpec(), `{"schedule": " 0 * * * * "}`, 3, func(t *testing.T, s v1.CheckSpec) {
 			if *s.Schedule != " 0 * * * * " {
 				t.Errorf("%q", *s.Schedule)
 			}
@@ -433,7 +433,7 @@ func TestApply(t *testing.T) {
 				t.Errorf("%+v", s)
 			}
 		}},
-		{"tz on a simple check is stored", Defaults(), `{"tz": "US/Pacific"}`, 3, func(t *testing.T, s v1.CheckSpec) {
+		{"tz on a simple check is stored", v1.DefaultCheckSpec(), `{"tz": "US/Pacific"}`, 3, func(t *testing.T, s v1.CheckSpec) {
 			if s.Schedule != nil || *s.Timeout != 86400 || s.TZ != "America/Los_Angeles" {
 				t.Errorf("%+v", s)
 			}
@@ -443,7 +443,7 @@ func TestApply(t *testing.T) {
 				t.Errorf("%+v", s)
 			}
 		}},
-		{"tags verbatim", Defaults(), `{"tags": " prod  db "}`, 3, func(t *testing.T, s v1.CheckSpec) {
+		{"tags verbatim", v1.DefaultCheckSpec(), `{"tags": " prod  db "}`, 3, func(t *testing.T, s v1.CheckSpec) {
 			if s.Tags != " prod  db " {
 				t.Errorf("%q", s.Tags)
 			}
@@ -733,7 +733,7 @@ func FuzzValidate(f *testing.F) {
 
 		// A create, and an update of a cron and of a simple check.
 		sched := "0 3 * * *"
-		for _, start := range []v1.CheckSpec{Defaults(), {Schedule: &sched, Grace: 60, TZ: "Asia/Tokyo"}} {
+		for _, start := range []v1.CheckSpec{v1.DefaultCheckSpec(), {Schedule: &sched, Grace: 60, TZ: "Asia/Tokyo"}} {
 			s := *start.DeepCopy()
 			in.Apply(&s, apiVersion)
 			if (s.Timeout == nil) == (s.Schedule == nil) {

@@ -11,7 +11,7 @@ import (
 	. "github.com/onsi/gomega"
 	. "github.com/onsi/gomega/gstruct"
 
-	"github.com/vigil-operator/vigil/internal/checkindex"
+	vigilchecks "github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/testenv"
 	"github.com/vigil-operator/vigil/internal/testenv/managertest"
@@ -79,7 +79,7 @@ var _ = Describe("The Prometheus endpoint", Ordered, func() {
 		var b strings.Builder
 		labels := func(c *check) string {
 			return `{name="` + strings.NewReplacer(`\`, `\\`, `"`, `\"`, "\n", `\n`).Replace(c.name) + `", tags="` +
-				c.tags + `", unique_key="` + checkindex.UniqueKey(c.uuid) + `"}`
+				c.tags + `", unique_key="` + vigilchecks.UniqueKey(c.uuid) + `"}`
 		}
 		gauge := func(name, help string, value func(*check) int) {
 			fmt.Fprintf(&b, "# HELP %s %s\n# TYPE %s gauge\n", name, help, name)
@@ -191,7 +191,7 @@ hc_checks_down_total 1
 			var want []any
 			for _, c := range checks {
 				labels := Keys{"__name__": Equal("hc_check_up"), "job": Equal(job), "instance": Equal(target),
-					"name": Equal(c.name), "unique_key": Equal(checkindex.UniqueKey(c.uuid))}
+					"name": Equal(c.name), "unique_key": Equal(vigilchecks.UniqueKey(c.uuid))}
 				// Prometheus drops labels whose value is empty.
 				if c.tags != "" {
 					labels["tags"] = Equal(c.tags)
@@ -215,7 +215,7 @@ hc_checks_down_total 1
 		clk.Step(31 * time.Second)
 		r := request("GET", metricsPath(p.ReadOnly))
 		Expect(r.status).To(Equal(http.StatusOK), r.body)
-		spec := `{name="Grace", tags="db", unique_key="` + checkindex.UniqueKey(checks[2].uuid) + `"}`
+		spec := `{name="Grace", tags="db", unique_key="` + vigilchecks.UniqueKey(checks[2].uuid) + `"}`
 		Expect(r.body).To(ContainSubstring("hc_check_up" + spec + " 0\n"))
 		Expect(r.body).To(ContainSubstring("hc_check_grace" + spec + " 0\n"))
 		Expect(r.body).To(ContainSubstring("hc_checks_down_total 2\n"))

@@ -11,7 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 
-	"github.com/vigil-operator/vigil/internal/checkindex"
+	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/testenv/managertest"
 )
 
@@ -23,7 +23,7 @@ type check struct {
 
 // key is how a read-only session names the check: its unique key, as the
 // API does, since its UUID is its ping URL.
-func (c *check) key() string { return checkindex.UniqueKey(c.uuid) }
+func (c *check) key() string { return checks.UniqueKey(c.uuid) }
 
 var _ = Describe("The dashboard", Ordered, func() {
 	var (

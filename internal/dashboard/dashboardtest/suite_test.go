@@ -1,6 +1,6 @@
 // Package dashboardtest drives the dashboard of a whole manager, on envtest
 // and a real ping store, with a real headless Chromium (Debian's chromium,
-// which hack/ensure-chromium.sh installs) over the DevTools protocol. The
+// which hack/ensure-packages.sh chromium installs) over the DevTools protocol. The
 // manager runs on a fake clock, so that a check can go down, and a session
 // expire, without the test waiting for it. Screenshots of the board, the
 // wall mode and a check's page are written under bin/screenshots/.
@@ -55,7 +55,7 @@ func chromiumPath() string {
 		return p
 	}
 	p, err := exec.LookPath("chromium")
-	Expect(err).NotTo(HaveOccurred(), "chromium is missing: run hack/ensure-chromium.sh (make test does)")
+	Expect(err).NotTo(HaveOccurred(), "chromium is missing: run hack/ensure-packages.sh chromium (make test does)")
 	return p
 }
 

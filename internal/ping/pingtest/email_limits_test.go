@@ -14,7 +14,6 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
-	"k8s.io/utils/clock"
 
 	"github.com/vigil-operator/vigil/internal/ping"
 	"github.com/vigil-operator/vigil/internal/project"
@@ -28,9 +27,8 @@ func startListener(l *ping.EmailListener) string {
 	Expect(err).NotTo(HaveOccurred())
 	l.Addr, l.Domain = addr, "pings.example.com"
 	// Addresses by UUID only: the registry knows no ping key.
-	l.Client, l.Projects = mgr.GetClient(), project.NewRegistry()
-	l.Recorder = &ping.Recorder{Store: mgr.Store, Channels: mgr.GetClient()}
-	l.BodyLimit, l.Clock, l.Log = bodyLimit, clock.RealClock{}, GinkgoLogr
+	l.Checks, l.Projects = mgr.Checks, project.NewRegistry()
+	l.BodyLimit, l.Log = bodyLimit, GinkgoLogr
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- l.Start(ctx) }()

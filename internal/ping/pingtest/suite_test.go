@@ -19,14 +19,13 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/client-go/rest"
-	"k8s.io/utils/clock"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
-	"github.com/vigil-operator/vigil/internal/checkindex"
+	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/manager"
 	"github.com/vigil-operator/vigil/internal/ping"
 	"github.com/vigil-operator/vigil/internal/store"
@@ -79,11 +78,9 @@ var _ = AfterSuite(func() { harness.Stop() })
 // returns the replica's base URL.
 func newReplica(trusted []netip.Prefix) string {
 	h := &ping.Handler{
-		Client:         mgr.GetClient(),
-		Recorder:       &ping.Recorder{Store: mgr.Store, Channels: mgr.GetClient()},
+		Checks:         mgr.Checks,
 		TrustedProxies: trusted,
 		BodyLimit:      bodyLimit,
-		Clock:          clock.RealClock{},
 		Log:            GinkgoLogr,
 	}
 	srv := httptest.NewServer(h)
@@ -131,7 +128,7 @@ func (p proj) checkObject(uuid string) *v1.Check {
 	var list v1.CheckList
 	ExpectWithOffset(1, k8sClient.List(context.Background(), &list, client.InNamespace(p.ns))).To(Succeed())
 	for i := range list.Items {
-		if checkindex.UUIDOf(&list.Items[i]) == uuid {
+		if checks.UUIDOf(&list.Items[i]) == uuid {
 			return &list.Items[i]
 		}
 	}

@@ -34,7 +34,7 @@ func simple(uid string, channels ...string) store.Target {
 	return store.Target{
 		UID: types.UID(uid), Namespace: "team-a", Name: "check-" + uid,
 		Config:   monitor.Config{Timeout: time.Minute, Grace: time.Minute},
-		Channels: func() ([]string, error) { return channels, nil },
+		Channels: channels,
 	}
 }
 

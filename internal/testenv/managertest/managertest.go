@@ -113,7 +113,8 @@ func StartUnder(rbac RBAC, opts manager.Options) *Harness {
 	if opts.ProbeAddr == "" {
 		opts.ProbeAddr = "0"
 	}
-	h.BaseURL = opts.BaseURL
+	// The address it serves: opts.BaseURL is what its answers name.
+	h.BaseURL = "http://" + opts.HTTPAddr
 	h.limitsConfigMap = opts.LimitsConfigMap
 	var ctx context.Context
 	ctx, h.cancel = context.WithCancel(context.Background())

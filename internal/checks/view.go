@@ -1,8 +1,12 @@
-package checkstate
+package checks
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/monitor"
@@ -22,14 +26,14 @@ type View struct {
 	Scheduled bool
 }
 
-// ViewOf computes a check's status at now from the facts the ping store
+// View computes a check's status at now from the facts the ping store
 // holds, as the reference computes status at read time: a check reads down
 // as soon as its deadline passes, before the deadline loop records it.
-func ViewOf(c *v1.Check, obs store.Check, now time.Time) View {
+func (d *Door) View(c *v1.Check, obs store.Check, now time.Time) View {
 	facts := obs.Facts
 	v := View{Scheduled: c.Spec.Schedule != nil, LastDur: facts.LastDuration, Started: facts.Started(),
 		LastPing: facts.DisplayedLastPing(), NPings: obs.NPings}
-	cfg, err := Config(&c.Spec)
+	cfg, err := d.Config(c)
 	if err != nil {
 		// The controller reports the spec error; show the recorded state.
 		v.Status = facts.State
@@ -41,6 +45,63 @@ func ViewOf(c *v1.Check, obs store.Check, now time.Time) View {
 	v.Status = cfg.Status(facts, now)
 	v.NextPing, v.HasNext = cfg.NextPing(facts)
 	return v
+}
+
+// Observed is what the ping store holds of c: its facts, ping count and
+// last flip (the zero Check for one never pinged).
+func (d *Door) Observed(ctx context.Context, c *v1.Check) (store.Check, error) {
+	obs, _, err := d.store.Check(ctx, c.UID)
+	return obs, err
+}
+
+// ObservedIn is what the ping store holds of a project's checks, by UID.
+func (d *Door) ObservedIn(ctx context.Context, namespace string) (map[types.UID]store.Check, error) {
+	return d.store.ChecksIn(ctx, namespace)
+}
+
+// Pings is c's ping log, newest first, as long as its project's ping-log
+// limit.
+func (d *Door) Pings(ctx context.Context, c *v1.Check) ([]store.LoggedPing, error) {
+	return d.store.Pings(ctx, c.UID, d.PingLogLimit(c.Namespace))
+}
+
+// BodyPreviews are the first maxBytes of the bodies of c's ping log, by
+// ping number.
+func (d *Door) BodyPreviews(ctx context.Context, c *v1.Check, maxBytes int) (map[int64][]byte, error) {
+	return d.store.BodyPreviews(ctx, c.UID, d.PingLogLimit(c.Namespace), maxBytes)
+}
+
+// What PingBody finds when there is no body to show.
+var (
+	// ErrPingExpired: the ping is older than the ping log keeps.
+	ErrPingExpired = errors.New("ping is older than the ping log keeps")
+	// ErrNoPing: the check has no ping of that number.
+	ErrNoPing = errors.New("ping not found")
+)
+
+// PingBody is the body of c's ping number n (empty when it had none),
+// ErrPingExpired once the ping log no longer holds it, or ErrNoPing.
+func (d *Door) PingBody(ctx context.Context, c *v1.Check, n int64) ([]byte, error) {
+	obs, err := d.Observed(ctx, c)
+	if err != nil {
+		return nil, err
+	}
+	if n <= obs.NPings-int64(d.PingLogLimit(c.Namespace)) {
+		return nil, ErrPingExpired
+	}
+	body, found, err := d.store.PingBody(ctx, c.UID, n)
+	switch {
+	case err != nil:
+		return nil, err
+	case !found:
+		return nil, ErrNoPing
+	}
+	return body, nil
+}
+
+// Flips are c's flips, newest first.
+func (d *Door) Flips(ctx context.Context, c *v1.Check) ([]store.Flip, error) {
+	return d.store.Flips(ctx, c.UID)
 }
 
 // Tags splits a tags string as the reference does: on single spaces,
@@ -96,4 +157,12 @@ func RunDurations(pings []store.LoggedPing) map[int]time.Duration {
 		}
 	}
 	return out
+}
+
+// RunKinds are the kinds of ping c's log holds for the run rid, and the
+// time before which its log may have forgotten pings (zero: it forgot
+// none): what the Job controller reads so that it records each of a Job's
+// pings once.
+func (d *Door) RunKinds(ctx context.Context, c *v1.Check, rid string) (map[monitor.PingKind]bool, time.Time, error) {
+	return d.store.RunKinds(ctx, c.UID, rid)
 }

@@ -1,4 +1,4 @@
-package checkstate
+package checks
 
 import (
 	"reflect"

@@ -1,4 +1,4 @@
-package cachewait
+package checks
 
 import (
 	"context"
@@ -7,20 +7,21 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
-	toolscache "k8s.io/client-go/tools/cache"
-	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 )
 
-// Watcher waits for writes to reach the cache. The cache's informer tells
+// watcher lets a writer wait until the cache has caught up with its write,
+// so that a client's next read, which the cache serves, sees it.
+//
+// It waits for writes to reach the cache. The cache's informer tells
 // it when a Check arrives, so a waiter wakes the moment the cache has its
 // write, and waiting costs nothing while it lasts. (An earlier version
 // polled the cache every 5 ms, copying the check out each time; the
 // answers that went out up to a poll late also spread a hot check's
 // clients over several group commits.)
-type Watcher struct {
+type watcher struct {
 	mu      sync.Mutex
 	seen    map[client.ObjectKey]seenCheck
 	waiters map[client.ObjectKey]map[*waiter]struct{}
@@ -56,37 +57,13 @@ func (w *waiter) satisfiedBy(s seenCheck, present bool) bool {
 	return s.version >= w.want || (w.uid != "" && s.uid != w.uid)
 }
 
-// NewWatcher returns a Watcher that learns about checks once attached.
-func NewWatcher() *Watcher {
-	return &Watcher{seen: map[client.ObjectKey]seenCheck{}, waiters: map[client.ObjectKey]map[*waiter]struct{}{}}
+// newWatcher returns a watcher that learns about checks once attached.
+func newWatcher() *watcher {
+	return &watcher{seen: map[client.ObjectKey]seenCheck{}, waiters: map[client.ObjectKey]map[*waiter]struct{}{}}
 }
 
-// Attach registers the watcher with the cache's Check informer. The
-// informer calls it after its store has the object, so a woken waiter's
-// next read from the cache sees the version it waited for.
-func (w *Watcher) Attach(ctx context.Context, c cache.Cache) error {
-	inf, err := c.GetInformer(ctx, &v1.Check{})
-	if err != nil {
-		return err
-	}
-	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { w.observe(obj, true) },
-		UpdateFunc: func(_, obj any) { w.observe(obj, true) },
-		DeleteFunc: func(obj any) {
-			if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
-				obj = tomb.Obj
-			}
-			w.observe(obj, false)
-		},
-	})
-	return err
-}
-
-func (w *Watcher) observe(obj any, present bool) {
-	check, ok := obj.(*v1.Check)
-	if !ok {
-		return
-	}
+// observe is told of every Check event the cache applies.
+func (w *watcher) observe(check *v1.Check, present bool) {
 	key := client.ObjectKeyFromObject(check)
 	version, _ := strconv.ParseUint(check.ResourceVersion, 10, 64)
 	s := seenCheck{uid: check.UID, version: version}
@@ -118,11 +95,11 @@ func (w *Watcher) observe(obj any, present bool) {
 	}
 }
 
-// Version waits until the cache holds the check key names at
+// version waits until the cache holds the check key names at
 // resourceVersion version or later, or holds another object (a different
 // uid; "" accepts any) under that name, or timeout passes (0 means
-// DefaultTimeout) or ctx ends.
-func (w *Watcher) Version(ctx context.Context, key client.ObjectKey, uid types.UID, version string, timeout time.Duration) {
+// DefaultCacheWait) or ctx ends.
+func (w *watcher) version(ctx context.Context, key client.ObjectKey, uid types.UID, version string, timeout time.Duration) {
 	want, err := strconv.ParseUint(version, 10, 64)
 	if err != nil {
 		return
@@ -130,11 +107,11 @@ func (w *Watcher) Version(ctx context.Context, key client.ObjectKey, uid types.U
 	w.wait(ctx, key, &waiter{want: want, uid: uid}, timeout)
 }
 
-// Caught waits until the cache has applied every Check event up to
+// caught waits until the cache has applied every Check event up to
 // resourceVersion version (of a Check written by anyone, in any namespace),
-// or timeout passes (0 means DefaultTimeout) or ctx ends; it reports
+// or timeout passes (0 means DefaultCacheWait) or ctx ends; it reports
 // whether the cache caught up.
-func (w *Watcher) Caught(ctx context.Context, version string, timeout time.Duration) bool {
+func (w *watcher) caught(ctx context.Context, version string, timeout time.Duration) bool {
 	want, err := strconv.ParseUint(version, 10, 64)
 	if err != nil {
 		return false
@@ -151,7 +128,7 @@ func (w *Watcher) Caught(ctx context.Context, version string, timeout time.Durat
 	w.waiters0[wt] = struct{}{}
 	w.mu.Unlock()
 	if timeout <= 0 {
-		timeout = DefaultTimeout
+		timeout = DefaultCacheWait
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
@@ -168,13 +145,13 @@ func (w *Watcher) Caught(ctx context.Context, version string, timeout time.Durat
 	return !waiting // it may have caught up just now
 }
 
-// Gone waits until the cache no longer holds the check key names, or
+// gone waits until the cache no longer holds the check key names, or
 // timeout passes or ctx ends.
-func (w *Watcher) Gone(ctx context.Context, key client.ObjectKey, timeout time.Duration) {
+func (w *watcher) gone(ctx context.Context, key client.ObjectKey, timeout time.Duration) {
 	w.wait(ctx, key, &waiter{gone: true}, timeout)
 }
 
-func (w *Watcher) wait(ctx context.Context, key client.ObjectKey, wt *waiter, timeout time.Duration) {
+func (w *watcher) wait(ctx context.Context, key client.ObjectKey, wt *waiter, timeout time.Duration) {
 	w.mu.Lock()
 	s, present := w.seen[key]
 	if wt.satisfiedBy(s, present) {
@@ -189,7 +166,7 @@ func (w *Watcher) wait(ctx context.Context, key client.ObjectKey, wt *waiter, ti
 	w.mu.Unlock()
 
 	if timeout <= 0 {
-		timeout = DefaultTimeout
+		timeout = DefaultCacheWait
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()

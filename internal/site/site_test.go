@@ -1,4 +1,4 @@
-package api
+package site
 
 import (
 	"net/http"
@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/go-logr/logr"
+
+	"github.com/vigil-operator/vigil/internal/api"
 )
 
 // TestNosniffEverywhere: every answer of the site, the API's JSON (with
@@ -16,7 +18,9 @@ func TestNosniffEverywhere(t *testing.T) {
 		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 		_, _ = w.Write([]byte("OK <b>"))
 	})
-	h := (&Server{Log: logr.Discard()}).Handler(ping, nil)
+	api := &api.Server{}
+	h := Handler(logr.Discard(), Parts{API: http.HandlerFunc(api.ServeAPI), Badges: http.HandlerFunc(api.ServeBadge),
+		Metrics: http.HandlerFunc(api.ServeMetrics), Pings: ping})
 	for _, tc := range []struct{ method, path string }{
 		{http.MethodGet, "/api/v3/status/"},
 		{http.MethodGet, "/api/v3/checks/"},          // no key: 401

@@ -1,4 +1,4 @@
-package cachewait
+package checks
 
 import (
 	"context"
@@ -27,7 +27,7 @@ func waitAsync(wait func()) <-chan struct{} {
 
 // registered waits until a waiter for key is registered, so the event the
 // test sends next arrives during the wait.
-func registered(t *testing.T, w *Watcher) {
+func registered(t *testing.T, w *watcher) {
 	t.Helper()
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		w.mu.Lock()
@@ -69,11 +69,11 @@ func TestWatcherVersion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			w := NewWatcher()
+			w := newWatcher()
 			if tt.before != nil {
 				w.observe(tt.before, true)
 			}
-			done := waitAsync(func() { w.Version(context.Background(), key, tt.uid, tt.want, 300*time.Millisecond) })
+			done := waitAsync(func() { w.version(context.Background(), key, tt.uid, tt.want, 300*time.Millisecond) })
 			if tt.during != nil {
 				if tt.before == nil || !tt.wakes || tt.before.ResourceVersion < tt.want {
 					registered(t, w)
@@ -103,9 +103,9 @@ func TestWatcherVersion(t *testing.T) {
 }
 
 func TestWatcherGone(t *testing.T) {
-	w := NewWatcher()
+	w := newWatcher()
 	w.observe(check("a", "5"), true)
-	done := waitAsync(func() { w.Gone(context.Background(), key, time.Minute) })
+	done := waitAsync(func() { w.gone(context.Background(), key, time.Minute) })
 	registered(t, w)
 	w.observe(check("a", "6"), true)
 	select {
@@ -126,9 +126,9 @@ func TestWatcherGone(t *testing.T) {
 }
 
 func TestWatcherGivesUpWithTheContext(t *testing.T) {
-	w := NewWatcher()
+	w := newWatcher()
 	ctx, cancel := context.WithCancel(context.Background())
-	done := waitAsync(func() { w.Version(ctx, key, "", "10", time.Minute) })
+	done := waitAsync(func() { w.version(ctx, key, "", "10", time.Minute) })
 	cancel()
 	if !returned(done) {
 		t.Fatal("Version did not return when its context ended")
@@ -136,13 +136,13 @@ func TestWatcherGivesUpWithTheContext(t *testing.T) {
 }
 
 func TestWatcherCaught(t *testing.T) {
-	w := NewWatcher()
+	w := newWatcher()
 	w.observe(check("a", "10"), true)
-	if !w.Caught(context.Background(), "10", time.Second) {
+	if !w.caught(context.Background(), "10", time.Second) {
 		t.Error("not caught up with a version the cache applied")
 	}
 	var caught bool
-	done := waitAsync(func() { caught = w.Caught(context.Background(), "12", 5*time.Second) })
+	done := waitAsync(func() { caught = w.caught(context.Background(), "12", 5*time.Second) })
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
 		w.mu.Lock()
 		n := len(w.waiters0)
@@ -163,10 +163,10 @@ func TestWatcherCaught(t *testing.T) {
 	if !returned(done) || !caught {
 		t.Fatal("not caught up after an event at the version")
 	}
-	if w.Caught(context.Background(), "13", 50*time.Millisecond) {
+	if w.caught(context.Background(), "13", 50*time.Millisecond) {
 		t.Error("caught up with a version no event reached")
 	}
-	if w.Caught(context.Background(), "not-a-version", time.Second) {
+	if w.caught(context.Background(), "not-a-version", time.Second) {
 		t.Error("caught up with a version that is not one")
 	}
 }

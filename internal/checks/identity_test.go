@@ -1,4 +1,4 @@
-package checkindex
+package checks
 
 import (
 	"strings"
@@ -46,6 +46,7 @@ func TestObjectName(t *testing.T) {
 		"":                      "check-5d5f3e70",
 		"--x--":                 "x-5d5f3e70",
 		"Weird Name!":           "weird-name-5d5f3e70",
+		"Café crème":            "cafe-creme-5d5f3e70",
 		strings.Repeat("a", 70): strings.Repeat("a", 50) + "-5d5f3e70",
 	} {
 		if got := ObjectName(base, id); got != want {

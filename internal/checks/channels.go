@@ -1,0 +1,92 @@
+package checks
+
+import (
+	"cmp"
+	"context"
+	"slices"
+	"strings"
+	"sync"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+)
+
+// channelIndex holds the names of each namespace's Channels, as the cache's
+// events tell them: a flip, recorded inside the store's transaction, owes
+// a notification to each Channel its check assigns, and that list must
+// cost neither a list of the cache nor a call out of the transaction.
+type channelIndex struct {
+	mu sync.RWMutex
+	// names are each namespace's Channel names, sorted. A slice is never
+	// changed once stored (set stores a new one), so readers share it.
+	names map[string][]string
+}
+
+func (x *channelIndex) set(namespace, name string, present bool) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	cur := x.names[namespace]
+	i, found := slices.BinarySearch(cur, name)
+	switch {
+	case present && !found:
+		next := make([]string, 0, len(cur)+1)
+		next = append(append(append(next, cur[:i]...), name), cur[i:]...)
+		if x.names == nil {
+			x.names = map[string][]string{}
+		}
+		x.names[namespace] = next
+	case !present && found:
+		if len(cur) == 1 {
+			delete(x.names, namespace)
+			return
+		}
+		x.names[namespace] = slices.Concat(cur[:i], cur[i+1:])
+	}
+}
+
+// all are the namespace's Channel names, sorted; shared, read only.
+func (x *channelIndex) all(namespace string) []string {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.names[namespace]
+}
+
+// Channels are the names of the existing Channels the check's spec assigns,
+// sorted: those it lists, or every Channel of its namespace for "*". The
+// slice may be shared: read it only.
+func (d *Door) Channels(c *v1.Check) []string {
+	if len(c.Spec.Channels) == 0 {
+		return nil
+	}
+	all := d.channels.all(c.Namespace)
+	if len(c.Spec.Channels) == 1 && c.Spec.Channels[0] == "*" {
+		return all
+	}
+	var names []string
+	for _, name := range all {
+		if c.Spec.Assigns(name) {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// ChannelNames are the names of every Channel in the namespace, sorted; the
+// slice is shared: read it only.
+func (d *Door) ChannelNames(namespace string) []string {
+	return d.channels.all(namespace)
+}
+
+// ProjectChannels are a project's Channel objects, oldest first (then by
+// name): what the API and the dashboard show a check's channels as.
+func (d *Door) ProjectChannels(ctx context.Context, namespace string) ([]v1.Channel, error) {
+	var list v1.ChannelList
+	if err := d.cache.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+		return nil, err
+	}
+	slices.SortStableFunc(list.Items, func(a, b v1.Channel) int {
+		return cmp.Or(a.CreationTimestamp.Compare(b.CreationTimestamp.Time), strings.Compare(a.Name, b.Name))
+	})
+	return list.Items, nil
+}

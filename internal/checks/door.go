@@ -1,0 +1,207 @@
+// Package checks is the one door for what can be done to a check: find it
+// (by UUID, slug, unique key or badge key), create, update and delete it
+// (the Check object, through the API server), pause and resume it, record
+// its pings and what time did to it (the ping store), and view it at an
+// instant. The manager builds one Door; the Management API, the ping
+// endpoints, the dashboard, the controllers and the deadline loop all go
+// through it, so a rule they share (the check limit, the defaults of a new
+// check, which Channels a flip notifies, what a spec means) is written once.
+//
+// A check's spec lives in the Kubernetes API and is read from the
+// manager's informer cache; its observed state lives in the ping store.
+// The Door keeps what it derives from a spec (the parsed schedule, the
+// store's view of the check) once per spec generation, and the names of
+// each namespace's Channels as the cache's events tell them, so the ping
+// path does no parsing and no listing.
+package checks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/go-logr/logr"
+	toolscache "k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/metrics"
+	"github.com/vigil-operator/vigil/internal/store"
+)
+
+// Limits are a project's limits, as the administrator set them (package
+// project).
+type Limits interface {
+	// CheckLimit bounds the checks a project may create through the API
+	// and slug pings.
+	CheckLimit(namespace string) int
+	// PingLogLimit is how many pings each of a project's checks keeps.
+	PingLogLimit(namespace string) int
+}
+
+// Options are what a Door is built from.
+type Options struct {
+	// Cache is the manager's informer cache: the Door registers its
+	// indexes and event handlers there, and reads checks from it.
+	Cache cache.Cache
+	// Client writes Check objects to the API server.
+	Client client.Client
+	// Live reads from the API server itself, when the cache may not have
+	// caught up yet (after a write conflict, or another replica's create).
+	Live client.Reader
+	// Store holds what checks observed.
+	Store *store.Store
+	// Limits are per-project limits; nil means the defaults everywhere.
+	Limits Limits
+	// Clock tells the time; nil is the real clock.
+	Clock clock.PassiveClock
+	// Metrics count pings; nil counts nothing.
+	Metrics *metrics.Metrics
+	// CacheWait bounds how long a write waits for the cache to show it
+	// (DefaultCacheWait when 0).
+	CacheWait time.Duration
+	// Log receives what an operator may need to know.
+	Log logr.Logger
+}
+
+// DefaultCacheWait bounds a write's wait for the cache: after it the answer
+// goes out anyway.
+const DefaultCacheWait = 5 * time.Second
+
+// Door is the one door for what can be done to a check.
+type Door struct {
+	cache   client.Reader
+	client  client.Client
+	live    client.Reader
+	store   *store.Store
+	limits  Limits
+	clock   clock.PassiveClock
+	metrics *metrics.Metrics
+	wait    time.Duration
+	log     logr.Logger
+
+	specs    specs
+	channels channelIndex
+	watch    *watcher
+	pending  pending
+}
+
+// New builds the Door: it registers the check indexes on the cache and
+// listens to its Check and Channel informers. Call it before the cache
+// starts.
+func New(ctx context.Context, opts Options) (*Door, error) {
+	if opts.Clock == nil {
+		opts.Clock = clock.RealClock{}
+	}
+	if opts.CacheWait <= 0 {
+		opts.CacheWait = DefaultCacheWait
+	}
+	d := &Door{
+		cache: opts.Cache, client: opts.Client, live: opts.Live, store: opts.Store, limits: opts.Limits,
+		clock: opts.Clock, metrics: opts.Metrics, wait: opts.CacheWait, log: opts.Log,
+		watch: newWatcher(),
+	}
+	if err := setupIndexes(ctx, opts.Cache); err != nil {
+		return nil, err
+	}
+	if err := d.listen(ctx, opts.Cache); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// listen follows the cache's Checks and Channels. An informer calls its
+// handlers after its store has the object, so what a handler records is
+// never ahead of what a read from the cache returns.
+func (d *Door) listen(ctx context.Context, informers cache.Informers) error {
+	checks, err := informers.GetInformer(ctx, &v1.Check{})
+	if err != nil {
+		return fmt.Errorf("watching checks: %w", err)
+	}
+	if _, err := checks.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { d.checkEvent(obj, true) },
+		UpdateFunc: func(_, obj any) { d.checkEvent(obj, true) },
+		DeleteFunc: func(obj any) { d.checkEvent(obj, false) },
+	}); err != nil {
+		return fmt.Errorf("watching checks: %w", err)
+	}
+	channels, err := informers.GetInformer(ctx, &v1.Channel{})
+	if err != nil {
+		return fmt.Errorf("watching channels: %w", err)
+	}
+	if _, err := channels.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(obj any) { d.channelEvent(obj, true) },
+		UpdateFunc: func(_, obj any) { d.channelEvent(obj, true) },
+		DeleteFunc: func(obj any) { d.channelEvent(obj, false) },
+	}); err != nil {
+		return fmt.Errorf("watching channels: %w", err)
+	}
+	return nil
+}
+
+func (d *Door) checkEvent(obj any, present bool) {
+	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	c, ok := obj.(*v1.Check)
+	if !ok {
+		return
+	}
+	d.watch.observe(c, present)
+	d.pending.seen(c)
+	if !present {
+		d.specs.forget(c.UID)
+	}
+}
+
+func (d *Door) channelEvent(obj any, present bool) {
+	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	if ch, ok := obj.(*v1.Channel); ok {
+		d.channels.set(ch.Namespace, ch.Name, present)
+	}
+}
+
+// Now is the Door's clock's time.
+func (d *Door) Now() time.Time { return d.clock.Now() }
+
+// PingLogLimit is how many pings a project's checks keep and list:
+// the project's limit, within 1..1000 (100 without limits).
+func (d *Door) PingLogLimit(namespace string) int {
+	limit := DefaultPingLogLimit
+	if d.limits != nil {
+		limit = d.limits.PingLogLimit(namespace)
+	}
+	return min(max(limit, 1), MaxPingLogLimit)
+}
+
+// The ping log's bounds: the reference's default and its largest plan's.
+const (
+	DefaultPingLogLimit = 100
+	MaxPingLogLimit     = 1000
+)
+
+// checkLimit is the project's check limit (20 without limits, as the
+// reference's free plan).
+func (d *Door) checkLimit(namespace string) int {
+	if d.limits == nil {
+		return DefaultCheckLimit
+	}
+	return d.limits.CheckLimit(namespace)
+}
+
+// DefaultCheckLimit is a project's check limit when the administrator set
+// none: the contract's free plan.
+const DefaultCheckLimit = 20
+
+// Unavailable reports whether err says the ping store's database does not
+// answer: callers answer 503 with a longer Retry-After than for a busy
+// server.
+func (d *Door) Unavailable(err error) bool { return d.store.Unavailable(err) }
+
+// ErrNotFound is returned when no check matches.
+var ErrNotFound = errors.New("check not found")

@@ -1,0 +1,125 @@
+package checks
+
+import (
+	"reflect"
+	"slices"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+)
+
+func TestSpecsParseOncePerGeneration(t *testing.T) {
+	schedule := "0 3 * * *"
+	c := &v1.Check{ObjectMeta: metav1.ObjectMeta{UID: "u1", Generation: 1}, Spec: v1.CheckSpec{Schedule: &schedule, TZ: "Europe/Riga"}}
+	var s specs
+	first, err := s.config(c)
+	if err != nil || first.Schedule == nil {
+		t.Fatalf("config = %+v, %v", first, err)
+	}
+	again, _ := s.config(c.DeepCopy())
+	if again.Schedule != first.Schedule {
+		t.Error("the same generation was parsed again")
+	}
+
+	// A new generation is parsed anew; an older one never replaces it.
+	changed := c.DeepCopy()
+	changed.Generation, changed.Spec.Schedule = 2, nil
+	if cfg, _ := s.config(changed); cfg.Schedule != nil {
+		t.Errorf("generation 2 has a schedule: %+v", cfg)
+	}
+	if cfg, _ := s.config(changed); cfg.Schedule != nil {
+		t.Error("generation 2 was not kept")
+	}
+	if _, _ = s.config(c); s.entries["u1"].generation != 2 {
+		t.Errorf("an older generation replaced the newer one: %+v", s.entries["u1"])
+	}
+
+	// A spec error is kept with its generation too.
+	bad := "not a schedule"
+	broken := &v1.Check{ObjectMeta: metav1.ObjectMeta{UID: "u2", Generation: 1}, Spec: v1.CheckSpec{Schedule: &bad}}
+	if _, err := s.config(broken); err == nil {
+		t.Error("a broken schedule parsed")
+	}
+	if _, err := s.config(broken); err == nil {
+		t.Error("a broken schedule's error was not kept")
+	}
+
+	// An object the API server never stored is not kept.
+	draft := &v1.Check{Spec: v1.CheckSpec{Schedule: &schedule}}
+	if _, err := s.config(draft); err != nil || len(s.entries) != 2 {
+		t.Errorf("a draft was kept: %v, %d entries", err, len(s.entries))
+	}
+	s.forget("u1")
+	if _, ok := s.entries["u1"]; ok {
+		t.Error("forget kept the entry")
+	}
+}
+
+func TestChannelIndex(t *testing.T) {
+	d := &Door{}
+	x := &d.channels
+	for _, name := range []string{"slack", "email", "pager", "email"} {
+		x.set("team-a", name, true)
+	}
+	x.set("team-b", "hook", true)
+	before := x.all("team-a")
+	if want := []string{"email", "pager", "slack"}; !reflect.DeepEqual(before, want) {
+		t.Fatalf("all = %q, want %q", before, want)
+	}
+	x.set("team-a", "pager", false)
+	x.set("team-a", "nothing", false)
+	if got, want := x.all("team-a"), []string{"email", "slack"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("after a delete: %q, want %q", got, want)
+	}
+	if !reflect.DeepEqual(before, []string{"email", "pager", "slack"}) {
+		t.Errorf("a slice handed out changed: %q", before)
+	}
+	x.set("team-b", "hook", false)
+	if got := x.all("team-b"); got != nil {
+		t.Errorf("an emptied namespace: %q", got)
+	}
+
+	check := func(channels ...string) *v1.Check {
+		return &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a"}, Spec: v1.CheckSpec{Channels: channels}}
+	}
+	for _, tc := range []struct {
+		spec []string
+		want []string
+	}{
+		{nil, nil},
+		{[]string{"*"}, []string{"email", "slack"}},
+		{[]string{"slack", "gone"}, []string{"slack"}},
+		{[]string{"slack", "*"}, []string{"slack"}}, // "*" means all only alone
+	} {
+		if got := d.Channels(check(tc.spec...)); !slices.Equal(got, tc.want) {
+			t.Errorf("Channels(%q) = %q, want %q", tc.spec, got, tc.want)
+		}
+	}
+}
+
+func TestPending(t *testing.T) {
+	var p pending
+	a := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "a", UID: "ua", ResourceVersion: "10"}}
+	b := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "b", UID: "ub", ResourceVersion: "12"}}
+	p.add(a)
+	p.add(b)
+	if !p.madeLast("ns", "12") || p.madeLast("ns", "10") || p.madeLast("other", "12") {
+		t.Error("madeLast names the wrong creation")
+	}
+	if got := p.in("ns"); len(got) != 2 {
+		t.Fatalf("pending = %d checks, want 2", len(got))
+	}
+	p.seen(a)
+	if got := p.in("ns"); len(got) != 1 || got[0].Name != "b" {
+		t.Errorf("after the cache showed a: %v", got)
+	}
+	if !p.madeLast("ns", "12") {
+		t.Error("the last creation is forgotten once the cache shows it")
+	}
+	p.seen(b)
+	if got := p.in("ns"); len(got) != 0 {
+		t.Errorf("after the cache showed both: %v", got)
+	}
+}

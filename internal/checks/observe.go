@@ -1,0 +1,56 @@
+package checks
+
+import (
+	"context"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/store"
+)
+
+// target is the check as the store's writes need it: its identity, how it
+// is monitored (a broken spec is monitored as a Simple check; the
+// controller reports it), the Channels a flip notifies and its project's
+// ping-log limit.
+func (d *Door) target(c *v1.Check) store.Target {
+	cfg, _ := d.Config(c)
+	return store.Target{
+		UID: c.UID, Namespace: c.Namespace, Name: c.Name, Config: cfg,
+		Channels: d.Channels(c), PingLogLimit: d.PingLogLimit(c.Namespace),
+	}
+}
+
+// RecordPing stores p for c, with everything it causes (a flip and the
+// notifications it owes), and returns once that is durable.
+func (d *Door) RecordPing(ctx context.Context, c *v1.Check, p store.Ping) (store.Recorded, error) {
+	rec, err := d.store.RecordPing(ctx, d.target(c), p)
+	if err == nil {
+		d.metrics.Ping(c.Namespace, rec.Kind)
+	}
+	return rec, err
+}
+
+// Observe records what time has done to the checks by now (a missed
+// deadline is a down flip at the deadline, however late it is noticed) and
+// moves their next deadlines; a check the store does not hold yet gets its
+// rows. It returns the flips it recorded, by check.
+func (d *Door) Observe(ctx context.Context, checks []*v1.Check, now time.Time) (map[types.UID]*store.Flip, error) {
+	targets := make([]store.Target, len(checks))
+	for i, c := range checks {
+		targets[i] = d.target(c)
+	}
+	return d.store.Observe(ctx, targets, now)
+}
+
+// Pause pauses c (observed state, never its spec, which is the user's);
+// pausing a paused check changes nothing.
+func (d *Door) Pause(ctx context.Context, c *v1.Check) (store.Check, error) {
+	return d.store.Pause(ctx, d.target(c), d.clock.Now())
+}
+
+// Resume resumes c: monitor.ErrNotPaused unless it is paused.
+func (d *Door) Resume(ctx context.Context, c *v1.Check) (store.Check, error) {
+	return d.store.Resume(ctx, d.target(c), d.clock.Now())
+}
