@@ -98,45 +98,53 @@ verify: fmt vet manifests generate tidy ## Fail if formatting or generation chan
 # `make test` runs them on SQLite with the rest, then on PostgreSQL. The
 # store's contract suite and the install end to end run both backends by
 # themselves.
-POSTGRES_SUITES := ./internal/api/apitest ./internal/ping/pingtest ./internal/controller ./internal/delivery ./internal/notify/notifytest ./internal/dashboard/dashboardtest ./internal/project/projecttest
+POSTGRES_SUITES := ./internal/checks ./internal/api/apitest ./internal/ping/pingtest ./internal/controller ./internal/delivery ./internal/notify/notifytest ./internal/dashboard/dashboardtest ./internal/project/projecttest
 
 .PHONY: test
-test: envtest postgres prometheus chromium manifests generate $(HELM) ## Run every test (unit, envtest, interop, the install end to end, the dashboard in a browser, both store backends) offline.
+test: test-tools manifests generate ## Run every test (unit, envtest, interop, the install end to end, the dashboard in a browser, both store backends) offline.
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) KUSTOMIZE=$(KUSTOMIZE) HELM=$(HELM) $(GO) test ./... -count=1 -timeout 30m
 	@echo "== the whole-manager suites again, on PostgreSQL"
 	VIGIL_TEST_STORE=postgres KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) test -count=1 -timeout 20m $(POSTGRES_SUITES)
 
+# What the tests need, and only that: kube-apiserver, etcd and kubectl
+# (not make dev's kube-controller-manager and kube-scheduler), Helm, the
+# generators, and Debian's PostgreSQL, Prometheus and Chromium, built and
+# installed side by side (a link, a download or dpkg leaves a core idle
+# that another build takes).
+.PHONY: test-tools
+test-tools: ## Build and install what the tests need, in parallel.
+	@$(MAKE) --no-print-directory -j4 --output-sync=target test-assets packages $(HELM) $(CONTROLLER_GEN) $(KUSTOMIZE)
+
 .PHONY: bench-lateness
-bench-lateness: envtest ## Measure how late checks are recorded down (and statuses follow), and the manager's heap, with 1,000 and 10,000 checks.
+bench-lateness: test-assets ## Measure how late checks are recorded down (and statuses follow), and the manager's heap, with 1,000 and 10,000 checks.
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./hack/bench/lateness -checks 1000
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./hack/bench/lateness -checks 10000
 
 .PHONY: bench-api
-bench-api: envtest ## Measure API create, update and list, the Prometheus scrape and the dashboard with 10,000 checks against the raw API-server write rate.
+bench-api: test-assets ## Measure API create, update and list, the Prometheus scrape and the dashboard with 10,000 checks against the raw API-server write rate.
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./hack/bench/api -checks 10000
 
 .PHONY: bench-pings
-bench-pings: envtest postgres ## Measure the ping path with 10,000 checks against the raw API-server write rate, etcd bytes per ping, and PostgreSQL mode with one and two replicas (docs/performance.md).
+bench-pings: test-assets postgres ## Measure the ping path with 10,000 checks against the raw API-server write rate, etcd bytes per ping, and PostgreSQL mode with one and two replicas (docs/performance.md).
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./hack/bench/pings -checks 10000 -pings 20000 -burst 4000
 
 .PHONY: bench-failover
-bench-failover: envtest postgres ## Measure a leader's crash in PostgreSQL mode: the lease gap, pings meanwhile, down and notification lateness (docs/performance.md).
+bench-failover: test-assets postgres ## Measure a leader's crash in PostgreSQL mode: the lease gap, pings meanwhile, down and notification lateness (docs/performance.md).
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./hack/bench/failover -checks 1000
+
+.PHONY: packages
+packages: ## Make sure PostgreSQL, Prometheus and Chromium are installed (Debian's packages, one apt-get, when root); the tests run them for real.
+	hack/ensure-packages.sh postgres prometheus chromium
 
 .PHONY: postgres
 postgres: ## Make sure the PostgreSQL server binaries are installed (Debian's package, when root); the tests start their own server.
-	hack/ensure-postgres.sh
+	hack/ensure-packages.sh postgres
 
-.PHONY: prometheus
-prometheus: ## Make sure the prometheus binary is installed (Debian's package, when root); a test scrapes the manager with its own server.
-	hack/ensure-prometheus.sh
-
-.PHONY: chromium
-chromium: ## Make sure Chromium is installed (Debian's package, when root); the dashboard's tests drive it headless.
-	hack/ensure-chromium.sh
+.PHONY: test-assets
+test-assets: $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd $(ENVTEST_ASSETS)/kubectl ## Build the control-plane binaries the tests need from Go modules (first run: several minutes).
 
 .PHONY: envtest
-envtest: $(ENVTEST_ASSETS)/kube-apiserver $(ENVTEST_ASSETS)/etcd $(ENVTEST_ASSETS)/kube-controller-manager $(ENVTEST_ASSETS)/kube-scheduler $(ENVTEST_ASSETS)/kubectl ## Build the control-plane binaries from Go modules (first run: several minutes).
+envtest: test-assets $(ENVTEST_ASSETS)/kube-controller-manager $(ENVTEST_ASSETS)/kube-scheduler ## Build every control-plane binary make dev runs from Go modules (first run: several minutes).
 
 # The binaries are the cache: make must not delete them as intermediate
 # files of the symlink rule, or every run would build them again.
@@ -148,6 +156,13 @@ $(ENVTEST_ASSETS)/etcd: $(ETCD_BIN)/etcd | $(ENVTEST_ASSETS)
 	ln -sf $(ETCD_BIN)/etcd $@
 $(ENVTEST_ASSETS):
 	mkdir -p $@
+
+# The tests' two, by one go command: the packages they share compile once.
+TEST_KUBE := kube-apiserver kubectl
+$(addprefix $(KUBE_BIN)/,$(TEST_KUBE)) &:
+	@echo ">> building $(TEST_KUBE) from k8s.io/kubernetes $(KUBE_VERSION) (first run only; several minutes on 2 cores)"
+	mkdir -p $(KUBE_BIN)
+	cd hack/tools/kube && $(GO) build -o $(KUBE_BIN)/ $(addprefix k8s.io/kubernetes/cmd/,$(TEST_KUBE))
 
 $(KUBE_BIN)/%:
 	@echo ">> building $* from k8s.io/kubernetes $(KUBE_VERSION) (first run only; a few minutes on 2 cores)"
