@@ -21,14 +21,9 @@ func (s *Server) listBadges(w http.ResponseWriter, r *request) {
 		writeRawJSON(w, http.StatusOK, resp.bytes())
 		return
 	}
-	list, err := s.Checks.InProject(r.Context(), r.namespace)
-	if err != nil {
-		s.internalError(w, r, "listing checks", err)
-		return
-	}
 	var tags []string
-	for i := range list {
-		tags = append(tags, checks.Tags(list[i].Spec.Tags)...)
+	for _, c := range s.Checks.InProject(r.namespace) {
+		tags = append(tags, checks.Tags(c.Spec.Tags)...)
 	}
 	resp.add("badges", badge.URLSets(s.BaseURL, info.BadgeKey, info.SigningSecret, tags))
 	writeRawJSON(w, http.StatusOK, resp.bytes())
@@ -73,11 +68,7 @@ func (s *Server) serveProjectBadge(w http.ResponseWriter, r *http.Request, rest 
 		writeError(w, http.StatusNotFound, "not found")
 		return
 	}
-	list, err := s.Checks.InProject(r.Context(), info.Namespace)
-	if err != nil {
-		writeError(w, http.StatusServiceUnavailable, "try again")
-		return
-	}
+	list := s.Checks.InProject(info.Namespace)
 	observed, err := s.Checks.ObservedIn(r.Context(), info.Namespace)
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, "try again")
@@ -85,8 +76,7 @@ func (s *Server) serveProjectBadge(w http.ResponseWriter, r *http.Request, rest 
 	}
 	now := s.Checks.Now()
 	statuses := func(yield func(badge.Status) bool) {
-		for i := range list {
-			c := &list[i]
+		for _, c := range list {
 			if req.Tag != badge.AllTag && !badge.Matches(checks.Tags(c.Spec.Tags), req.Tag) {
 				continue
 			}

@@ -23,19 +23,13 @@ func (s *Server) listChecks(w http.ResponseWriter, r *request) {
 	if v := q["slug"]; len(v) > 0 {
 		slug = v[len(v)-1] // the last value wins, as in the reference
 	}
-	var list []v1.Check
-	var err error
+	list := s.Checks.InProject(r.namespace) // oldest first
 	if slug != "" {
-		list, err = s.Checks.BySlug(r.Context(), r.namespace, slug) // sorted
-	} else if list, err = s.Checks.InProject(r.Context(), r.namespace); err == nil {
-		checks.SortOldestFirst(list)
-	}
-	if err != nil {
-		s.internalError(w, r, "listing checks", err)
-		return
+		list = s.Checks.BySlug(r.namespace, slug)
 	}
 	tags := q["tag"]
 	var channels []v1.Channel
+	var err error
 	if !r.readOnly() {
 		if channels, err = s.Checks.ProjectChannels(r.Context(), r.namespace); err != nil {
 			s.internalError(w, r, "listing channels", err)
@@ -48,8 +42,7 @@ func (s *Server) listChecks(w http.ResponseWriter, r *request) {
 		return
 	}
 	writeList(w, "checks", func(yield func(*object) bool) {
-		for i := range list {
-			c := &list[i]
+		for _, c := range list {
 			if checks.HasAllTags(c.Spec.Tags, tags) && !yield(s.renderCheck(c, observed[c.UID], r, channels)) {
 				return
 			}

@@ -24,7 +24,7 @@ func (s *Server) lookupCheck(w http.ResponseWriter, r *request) (*v1.Check, bool
 	if r.uuid != "" {
 		c, err = s.Checks.ByUUID(r.Context(), r.uuid)
 	} else {
-		c, err = s.Checks.ByUniqueKey(r.Context(), r.namespace, r.uniqueKey)
+		c, err = s.Checks.ByUniqueKey(r.namespace, r.uniqueKey)
 	}
 	switch {
 	case errors.Is(err, checks.ErrNotFound):

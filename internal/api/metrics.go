@@ -82,12 +82,7 @@ func (s *Server) ServeMetrics(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, "wrong api key: metrics need the read-only api key of this project")
 		return
 	}
-	list, err := s.Checks.InProject(r.Context(), ns)
-	if err != nil {
-		s.internalError(w, &request{Request: r}, "listing checks", err)
-		return
-	}
-	checks.SortOldestFirst(list)
+	list := s.Checks.InProject(ns) // oldest first
 	observed, err := s.Checks.ObservedIn(r.Context(), ns)
 	if err != nil {
 		s.internalError(w, &request{Request: r}, "reading the ping store", err)
@@ -103,8 +98,7 @@ func (s *Server) ServeMetrics(w http.ResponseWriter, r *http.Request) {
 	all := make([]series, len(list))
 	tagDown := map[string]bool{}
 	down := 0
-	for i := range list {
-		c := &list[i]
+	for i, c := range list {
 		v := s.Checks.View(c, observed[c.UID], now)
 		all[i] = series{
 			labels: `{name="` + escapeLabel(c.Spec.Name) + `", tags="` + escapeLabel(c.Spec.Tags) +

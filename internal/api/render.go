@@ -79,7 +79,7 @@ func (s *Server) renderCheck(c *v1.Check, obs store.Check, r *request, channels 
 	}
 	if v.Scheduled {
 		o.add("schedule", *c.Spec.Schedule)
-		o.add("tz", c.Spec.Zone())
+		o.add("tz", string(c.Spec.Zone()))
 	} else {
 		o.add("timeout", c.Spec.TimeoutSeconds())
 	}

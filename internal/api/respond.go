@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+	"unicode/utf8"
 )
 
 // writeJSON writes v as a JSON response.
@@ -91,24 +92,40 @@ type object struct {
 
 func (o *object) add(key string, value any) {
 	if o.n == 0 {
-		o.enc = json.NewEncoder(&o.buf)
-		o.enc.SetEscapeHTML(false)
 		o.buf.WriteByte('{')
 	} else {
 		o.buf.WriteByte(',')
 	}
 	o.n++
-	o.encode(key)
+	o.buf.Write(appendString(o.buf.AvailableBuffer(), key))
 	o.buf.WriteByte(':')
-	if raw, ok := value.(json.RawMessage); ok {
-		o.buf.Write(raw)
-		return
+	// The kinds every check and ping is made of are written directly:
+	// through the encoder's reflection they were most of a long list's
+	// cost.
+	switch v := value.(type) {
+	case json.RawMessage:
+		o.buf.Write(v)
+	case string:
+		o.buf.Write(appendString(o.buf.AvailableBuffer(), v))
+	case int64:
+		o.buf.Write(strconv.AppendInt(o.buf.AvailableBuffer(), v, 10))
+	case int:
+		o.buf.Write(strconv.AppendInt(o.buf.AvailableBuffer(), int64(v), 10))
+	case bool:
+		o.buf.Write(strconv.AppendBool(o.buf.AvailableBuffer(), v))
+	case nil:
+		o.buf.WriteString("null")
+	default:
+		o.encode(value)
 	}
-	o.encode(value)
 }
 
 // encode appends v's JSON, or null when v has none.
 func (o *object) encode(v any) {
+	if o.enc == nil {
+		o.enc = json.NewEncoder(&o.buf)
+		o.enc.SetEscapeHTML(false)
+	}
 	n := o.buf.Len()
 	if err := o.enc.Encode(v); err != nil {
 		o.buf.Truncate(n)
@@ -150,4 +167,60 @@ func optionalTime(t time.Time, ok bool) any {
 		return nil
 	}
 	return isoSeconds(t)
+}
+
+// appendString appends s as a JSON string exactly as marshal writes it:
+// without escaping <, > and &, with invalid UTF-8 as U+FFFD and U+2028 and
+// U+2029 escaped (encoding/json's rules, which FuzzAppendString holds it
+// to).
+func appendString(b []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
 }

@@ -121,3 +121,38 @@ type discard struct{}
 func (discard) Header() http.Header         { return http.Header{} }
 func (discard) Write(b []byte) (int, error) { return len(b), nil }
 func (discard) WriteHeader(int)             {}
+
+// FuzzAppendString: a string is written exactly as marshal (encoding/json
+// without HTML escaping) writes it, whatever its bytes.
+func FuzzAppendString(f *testing.F) {
+	for _, seed := range []string{"", "plain", "<b>&amp;</b>", "quote\" back\\slash", "\b\f\n\r\t\x00\x1f\x7f",
+		"é ☃ 𝄞", "\u2028\u2029", "\xff\xfe broken \xc3", "a\u00a0b"} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		want, err := marshal(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := appendString(nil, s); !bytes.Equal(got, want) {
+			t.Errorf("appendString(%q) = %s, want %s", s, got, want)
+		}
+	})
+}
+
+// The object's direct kinds are written as marshal writes them.
+func TestObjectKinds(t *testing.T) {
+	o := &object{}
+	o.add("s", "a<b")
+	o.add("i", int64(-7))
+	o.add("n", 3)
+	o.add("t", true)
+	o.add("null", nil)
+	o.add("f", 2.5)
+	o.add("raw", json.RawMessage(`[1]`))
+	o.add("map", map[string]int{"x": 1})
+	want := `{"s":"a<b","i":-7,"n":3,"t":true,"null":null,"f":2.5,"raw":[1],"map":{"x":1}}`
+	if got := string(o.bytes()); got != want {
+		t.Errorf("object = %s, want %s", got, want)
+	}
+}

@@ -59,7 +59,7 @@ func (d *Door) Channels(c *v1.Check) []string {
 	if len(c.Spec.Channels) == 0 {
 		return nil
 	}
-	all := d.channels.all(c.Namespace)
+	all := d.ChannelNames(c.Namespace)
 	if len(c.Spec.Channels) == 1 && c.Spec.Channels[0] == "*" {
 		return all
 	}
@@ -75,6 +75,7 @@ func (d *Door) Channels(c *v1.Check) []string {
 // ChannelNames are the names of every Channel in the namespace, sorted; the
 // slice is shared: read it only.
 func (d *Door) ChannelNames(namespace string) []string {
+	d.await()
 	return d.channels.all(namespace)
 }
 

@@ -124,24 +124,25 @@ const catchUp = 2 * time.Second
 // replica's creation (last, not this replica's), the cache must have caught
 // up with it first; when it does not in time (a slow watch, or the check is
 // gone and no later event has come), the API server is asked.
-func (d *Door) turnChecks(ctx context.Context, namespace, last string) ([]v1.Check, error) {
+func (d *Door) turnChecks(ctx context.Context, namespace, last string) ([]*v1.Check, error) {
 	if last != "" && !d.pending.madeLast(namespace, last) && !d.watch.caught(ctx, last, catchUp) {
 		var list v1.CheckList
 		if err := d.live.List(ctx, &list, client.InNamespace(namespace)); err != nil {
 			return nil, err
 		}
-		return list.Items, nil
+		items := make([]*v1.Check, len(list.Items))
+		for i := range list.Items {
+			items[i] = &list.Items[i]
+		}
+		return items, nil
 	}
-	// Pending first: a check the cache shows after this list went out of
+	// Pending first: a check the index shows after this read went out of
 	// pending before, and is in one or the other.
 	own := d.pending.in(namespace)
-	items, err := d.InProject(ctx, namespace)
-	if err != nil {
-		return nil, err
-	}
+	items := d.InProject(namespace)
 	for _, c := range own {
-		if !slices.ContainsFunc(items, func(i v1.Check) bool { return i.UID == c.UID }) {
-			items = append(items, *c)
+		if !slices.ContainsFunc(items, func(i *v1.Check) bool { return i.UID == c.UID }) {
+			items = append(slices.Clip(items), c)
 		}
 	}
 	return items, nil

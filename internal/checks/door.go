@@ -83,10 +83,15 @@ type Door struct {
 	wait    time.Duration
 	log     logr.Logger
 
+	index    index
 	specs    specs
 	channels channelIndex
 	watch    *watcher
 	pending  pending
+	// synced report whether the handlers have seen what the cache held
+	// when it synced; ready is closed once they all have.
+	synced []toolscache.InformerSynced
+	ready  chan struct{}
 }
 
 // New builds the Door: it registers the check indexes on the cache and
@@ -102,7 +107,7 @@ func New(ctx context.Context, opts Options) (*Door, error) {
 	d := &Door{
 		cache: opts.Cache, client: opts.Client, live: opts.Live, store: opts.Store, limits: opts.Limits,
 		clock: opts.Clock, metrics: opts.Metrics, wait: opts.CacheWait, log: opts.Log,
-		watch: newWatcher(),
+		watch: newWatcher(), ready: make(chan struct{}),
 	}
 	if err := setupIndexes(ctx, opts.Cache); err != nil {
 		return nil, err
@@ -110,36 +115,54 @@ func New(ctx context.Context, opts Options) (*Door, error) {
 	if err := d.listen(ctx, opts.Cache); err != nil {
 		return nil, err
 	}
+	go func() {
+		if d.WaitForSync(ctx) {
+			close(d.ready)
+		}
+	}()
 	return d, nil
+}
+
+// await holds a read of the Door's indexes until they hold what the cache
+// held when it synced. The HTTP server waits for that before it serves;
+// the controllers and the leader's loops, which start once the cache has
+// synced, wait here the moment the handlers may still lag behind it.
+func (d *Door) await() {
+	if d.ready != nil {
+		<-d.ready
+	}
 }
 
 // listen follows the cache's Checks and Channels. An informer calls its
 // handlers after its store has the object, so what a handler records is
 // never ahead of what a read from the cache returns.
 func (d *Door) listen(ctx context.Context, informers cache.Informers) error {
-	checks, err := informers.GetInformer(ctx, &v1.Check{})
-	if err != nil {
-		return fmt.Errorf("watching checks: %w", err)
-	}
-	if _, err := checks.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { d.checkEvent(obj, true) },
-		UpdateFunc: func(_, obj any) { d.checkEvent(obj, true) },
-		DeleteFunc: func(obj any) { d.checkEvent(obj, false) },
-	}); err != nil {
-		return fmt.Errorf("watching checks: %w", err)
-	}
-	channels, err := informers.GetInformer(ctx, &v1.Channel{})
-	if err != nil {
-		return fmt.Errorf("watching channels: %w", err)
-	}
-	if _, err := channels.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(obj any) { d.channelEvent(obj, true) },
-		UpdateFunc: func(_, obj any) { d.channelEvent(obj, true) },
-		DeleteFunc: func(obj any) { d.channelEvent(obj, false) },
-	}); err != nil {
-		return fmt.Errorf("watching channels: %w", err)
+	for _, h := range []struct {
+		obj   client.Object
+		event func(obj any, present bool)
+	}{{&v1.Check{}, d.checkEvent}, {&v1.Channel{}, d.channelEvent}} {
+		inf, err := informers.GetInformer(ctx, h.obj)
+		if err != nil {
+			return fmt.Errorf("watching %T: %w", h.obj, err)
+		}
+		reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { h.event(obj, true) },
+			UpdateFunc: func(_, obj any) { h.event(obj, true) },
+			DeleteFunc: func(obj any) { h.event(obj, false) },
+		})
+		if err != nil {
+			return fmt.Errorf("watching %T: %w", h.obj, err)
+		}
+		d.synced = append(d.synced, reg.HasSynced)
 	}
 	return nil
+}
+
+// WaitForSync waits until the Door has seen every check and channel the
+// cache held when it synced: before, a lookup would miss them. It reports
+// false when ctx ends first.
+func (d *Door) WaitForSync(ctx context.Context) bool {
+	return toolscache.WaitForCacheSync(ctx.Done(), d.synced...)
 }
 
 func (d *Door) checkEvent(obj any, present bool) {
@@ -150,11 +173,15 @@ func (d *Door) checkEvent(obj any, present bool) {
 	if !ok {
 		return
 	}
-	d.watch.observe(c, present)
-	d.pending.seen(c)
-	if !present {
+	// The index first: a writer the watcher wakes finds its check there.
+	if present {
+		d.index.set(c)
+	} else {
+		d.index.remove(c)
 		d.specs.forget(c.UID)
 	}
+	d.pending.seen(c)
+	d.watch.observe(c, present)
 }
 
 func (d *Door) channelEvent(obj any, present bool) {

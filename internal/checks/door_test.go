@@ -49,7 +49,9 @@ var _ = Describe("Writing checks", func() {
 			return nil
 		})
 		Expect(err).NotTo(HaveOccurred())
-		Expect(runs).To(Equal(2))
+		// At least twice: the projector's status writes also move the
+		// resourceVersion a spec patch is sent with.
+		Expect(runs).To(BeNumerically(">=", 2))
 		Expect(got.Spec.Tags).To(Equal("theirs"))
 		Expect(got.Spec.Desc).To(Equal("ours"))
 		// It returned once the cache shows what it wrote.

@@ -3,10 +3,6 @@ package checks
 import (
 	"strings"
 	"testing"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 )
 
 // The reference's documented vectors (behaviour notes, section 4.2).
@@ -52,34 +48,5 @@ func TestObjectName(t *testing.T) {
 		if got := ObjectName(base, id); got != want {
 			t.Errorf("ObjectName(%q) = %q, want %q", base, got, want)
 		}
-	}
-}
-
-func TestOldest(t *testing.T) {
-	at := func(sec int64) metav1.Time { return metav1.Unix(sec, 0) }
-	items := []v1.Check{
-		{ObjectMeta: metav1.ObjectMeta{Name: "c", CreationTimestamp: at(20)}, Spec: v1.CheckSpec{Tags: "x"}},
-		{ObjectMeta: metav1.ObjectMeta{Name: "b", CreationTimestamp: at(10)}},
-		{ObjectMeta: metav1.ObjectMeta{Name: "a", CreationTimestamp: at(10)}, Spec: v1.CheckSpec{Tags: "x"}},
-		{ObjectMeta: metav1.ObjectMeta{Name: "d", CreationTimestamp: at(30)}, Spec: v1.CheckSpec{Tags: "y"}},
-	}
-	tagged := func(tag string) func(*v1.Check) bool { return func(c *v1.Check) bool { return c.Spec.Tags == tag } }
-	for _, tt := range []struct {
-		match func(*v1.Check) bool
-		want  string
-	}{{nil, "a"}, {tagged("x"), "a"}, {tagged("y"), "d"}, {tagged("z"), ""}} {
-		got := Oldest(items, tt.match)
-		switch {
-		case tt.want == "" && got != nil:
-			t.Errorf("got %s, want none", got.Name)
-		case tt.want != "" && (got == nil || got.Name != tt.want):
-			t.Errorf("got %v, want %s", got, tt.want)
-		}
-	}
-	// The same order as SortOldestFirst.
-	sorted := append([]v1.Check(nil), items...)
-	SortOldestFirst(sorted)
-	if sorted[0].Name != Oldest(items, nil).Name {
-		t.Errorf("SortOldestFirst starts with %s, Oldest says %s", sorted[0].Name, Oldest(items, nil).Name)
 	}
 }

@@ -176,13 +176,8 @@ func (r *CheckReconciler) validate(ctx context.Context, check *v1.Check) (*specP
 // old it is: the UUID stays its project's across a re-create there.
 func (r *CheckReconciler) claimUUID(ctx context.Context, check *v1.Check) (*specProblem, error) {
 	uuid := checks.UUIDOf(check)
-	others, err := r.Checks.WithUUID(ctx, uuid)
-	if err != nil {
-		return nil, err
-	}
 	olderElsewhere := false
-	for i := range others {
-		other := &others[i]
+	for _, other := range r.Checks.WithUUID(uuid) {
 		if other.UID == check.UID || !checks.Older(other, check) {
 			continue
 		}

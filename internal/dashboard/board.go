@@ -204,10 +204,7 @@ func (s *Server) board(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) boardPage(r *http.Request, v visitor, q query) (*boardPage, error) {
-	list, err := s.Checks.InProject(r.Context(), v.Namespace)
-	if err != nil {
-		return nil, err
-	}
+	list := s.Checks.InProject(v.Namespace)
 	observed, err := s.Checks.ObservedIn(r.Context(), v.Namespace)
 	if err != nil {
 		return nil, err
@@ -218,8 +215,7 @@ func (s *Server) boardPage(r *http.Request, v visitor, q query) (*boardPage, err
 	tagCounts := map[string]int{}
 	needle := strings.ToLower(q.Search)
 	var rows []row
-	for i := range list {
-		c := &list[i]
+	for _, c := range list {
 		view := s.Checks.View(c, observed[c.UID], now)
 		label := labelOf(view)
 		p.Summary.count(label.Class)

@@ -343,7 +343,7 @@ func (s *Server) lookup(r *http.Request, v visitor, id string) (*v1.Check, error
 		if !uniqueKeyRE.MatchString(id) {
 			return nil, checks.ErrNotFound
 		}
-		return s.Checks.ByUniqueKey(r.Context(), v.Namespace, id)
+		return s.Checks.ByUniqueKey(v.Namespace, id)
 	}
 	if parsed, err := uuid.Parse(id); err != nil || parsed.String() != id {
 		return nil, checks.ErrNotFound

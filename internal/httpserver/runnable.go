@@ -36,6 +36,10 @@ type Runnable struct {
 	Handler http.Handler
 	// Cache is waited for before serving; nil serves at once.
 	Cache cache.Cache
+	// WaitFor, when set, is waited for too, after Cache: what the handlers
+	// build from the cache's events (the door for checks' index) must have
+	// seen what the cache held when it synced.
+	WaitFor func(ctx context.Context) bool
 	// ShutdownTimeout bounds how long in-flight requests may finish.
 	ShutdownTimeout time.Duration
 	// MaxConnections bounds the open connections (DefaultMaxConnections
@@ -84,6 +88,9 @@ func (r *Runnable) Start(ctx context.Context) error {
 	logger := log.FromContext(ctx).WithName("http")
 	if r.Cache != nil && !r.Cache.WaitForCacheSync(ctx) {
 		return errors.New("http server: cache did not sync")
+	}
+	if r.WaitFor != nil && !r.WaitFor(ctx) {
+		return errors.New("http server: the cache's handlers did not sync")
 	}
 	var lc net.ListenConfig
 	ln, err := lc.Listen(ctx, "tcp", r.Addr)

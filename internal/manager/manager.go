@@ -409,7 +409,7 @@ func setupHTTP(mgr ctrl.Manager, opts Options, st *store.Store, door *checks.Doo
 		API: http.HandlerFunc(apiServer.ServeAPI), Badges: http.HandlerFunc(apiServer.ServeBadge),
 		Metrics: http.HandlerFunc(apiServer.ServeMetrics), Pings: pings, Dashboard: dash.Handler(),
 	})
-	server := &httpserver.Runnable{Addr: opts.HTTPAddr, Handler: handler, Cache: mgr.GetCache(),
+	server := &httpserver.Runnable{Addr: opts.HTTPAddr, Handler: handler, Cache: mgr.GetCache(), WaitFor: door.WaitForSync,
 		MaxConnections: opts.MaxConnections, MaxConnectionsPerSource: opts.MaxConnectionsPerSource, TrustedProxies: opts.TrustedProxies,
 		IPv6SourcePrefix: opts.IPv6SourcePrefix}
 	if err := mgr.Add(server); err != nil {

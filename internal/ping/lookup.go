@@ -42,14 +42,12 @@ func lookupCheck(ctx context.Context, door *checks.Door, projects *project.Regis
 	if !ok {
 		return nil, "", errNoCheck
 	}
-	found, err := door.BySlug(ctx, info.Namespace, t.Slug)
+	found := door.BySlug(info.Namespace, t.Slug)
 	switch {
-	case err != nil:
-		return nil, info.Namespace, err
 	case len(found) > 1:
 		return nil, info.Namespace, errSlugAmbiguous
 	case len(found) == 0:
 		return nil, info.Namespace, errNoSlugMatch
 	}
-	return &found[0], info.Namespace, nil
+	return found[0], info.Namespace, nil
 }
