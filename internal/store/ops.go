@@ -85,8 +85,7 @@ func (o *pingOp) apply(t *txn) error {
 
 // prunePings deletes the pings numbered upto and below.
 func (t *txn) prunePings(r *row, upto int64) error {
-	rows, err := t.query(`DELETE FROM pings WHERE check_uid = ? AND n <= ? RETURNING COALESCE(length(body), 0)`,
-		string(r.UID), upto)
+	rows, err := t.query(sqlPrunePings, string(r.UID), upto)
 	if err != nil {
 		return fmt.Errorf("trimming the ping log of %s/%s: %w", r.Namespace, r.Name, err)
 	}

@@ -17,10 +17,16 @@ import (
 // project gets it only after that.
 const UUIDHold = 24 * time.Hour
 
-// ownerMemo is how long UUIDOwner trusts what it read. An owner changes
-// only after UUIDHold, so a minute's staleness costs nothing, and the ping
-// path does not ask the database for every ping.
-const ownerMemo = time.Minute
+// ownerMemo is how long UUIDOwner trusts an owner it read. An owner
+// changes only after UUIDHold, so ten minutes' staleness costs nothing (a
+// hold that passed is kept a little longer), and the ping path does not ask
+// the database for every ping. That no project owns a UUID it trusts for
+// unclaimedMemo: a new check's project claims it within moments, on any
+// replica.
+const (
+	ownerMemo     = 10 * time.Minute
+	unclaimedMemo = time.Minute
+)
 
 // ClaimUUID claims uuid for the check uid in namespace, at now, and returns
 // the namespace that owns it afterwards: namespace when the UUID was free
@@ -90,27 +96,29 @@ func (t *txn) releaseUUIDs(now time.Time, uid string) error {
 }
 
 // UUIDOwner is the namespace that owns uuid at now: "" when no project
-// claims it (or its hold has passed). What it read is trusted for a minute.
+// claims it (or its hold has passed). What it read is trusted for a
+// minute, that no project claims it as well: a claim on this replica
+// replaces it at once (ClaimUUID), another replica's within the minute, as
+// any owner's change. Pings to a check whose project had not claimed it
+// yet asked the database every time.
 func (s *Store) UUIDOwner(ctx context.Context, uuid string, now time.Time) (string, error) {
 	if ns, ok := s.owners.recall(uuid, time.Now()); ok {
 		return ns, nil
 	}
 	var ns string
 	var released sql.NullInt64
-	err := s.queryRow(ctx, `SELECT namespace, released FROM uuid_owners WHERE uuid = ?`, uuid).Scan(&ns, &released)
+	err := s.ownerStmt.QueryRowContext(ctx, uuid).Scan(&ns, &released)
 	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return "", nil
+	case errors.Is(err, sql.ErrNoRows), err == nil && holdPassed(released, now):
+		ns = ""
 	case err != nil:
 		return "", fmt.Errorf("reading the owner of UUID %s: %w", uuid, err)
-	case holdPassed(released, now):
-		return "", nil
 	}
 	s.owners.remember(uuid, ns, time.Now())
 	return ns, nil
 }
 
-// ownerCache remembers UUID owners for ownerMemo. It holds at most one
+// ownerCache remembers UUID owners for ownerMemo (unclaimedMemo). It holds at most one
 // entry per UUID pinged, and is emptied when it grows past maxOwnerMemo.
 type ownerCache struct {
 	mu      sync.RWMutex // read on every ping
@@ -137,7 +145,11 @@ func (c *ownerCache) recall(uuid string, now time.Time) (string, bool) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	e, ok := c.entries[uuid]
-	if !ok || now.Sub(e.at) > ownerMemo {
+	memo := ownerMemo
+	if e.namespace == "" {
+		memo = unclaimedMemo
+	}
+	if !ok || now.Sub(e.at) > memo {
 		return "", false
 	}
 	return e.namespace, true

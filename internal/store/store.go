@@ -113,8 +113,9 @@ type Store struct {
 	db, ro *sql.DB
 	path   string // the SQLite file
 
-	stmts map[string]*sql.Stmt // the writer's prepared statements, read-only once open
-	due   dueStatements        // the prepared reads of due deliveries
+	stmts     map[string]*sql.Stmt // the writer's prepared statements, read-only once open
+	ownerStmt *sql.Stmt            // UUIDOwner's read, prepared for the readers
+	due       dueStatements        // the prepared reads of due deliveries
 
 	closing     sync.RWMutex // held for reading while queueing a write
 	closed      bool

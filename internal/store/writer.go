@@ -197,11 +197,13 @@ func (s *Store) runTx(batch []op) (Committed, error) {
 		return Committed{}, fmt.Errorf("beginning a store transaction: %w", err)
 	}
 	t := &txn{s: s, tx: tx, ctx: ctx, rows: map[types.UID]*row{}}
+	read := t.preload
 	if s.d.lockRows {
-		if err := t.lockRows(batch); err != nil {
-			_ = tx.Rollback()
-			return Committed{}, err
-		}
+		read = t.lockRows
+	}
+	if err := read(batch); err != nil {
+		_ = tx.Rollback()
+		return Committed{}, err
 	}
 	for _, o := range batch {
 		if err := o.apply(t); err != nil {
@@ -252,12 +254,13 @@ func (t *txn) flushPings() error {
 			}
 			n++
 		}
+		n = shape(n)
 		args := make([]any, 0, n*len(t.pings[0]))
 		for _, p := range t.pings[:n] {
 			args = append(args, p...)
 		}
 		t.pings = t.pings[n:]
-		if err := t.execNow(manyRows(sqlInsertPing, n), args...); err != nil {
+		if err := t.execNow(pingInserts[n], args...); err != nil {
 			return fmt.Errorf("logging %d pings: %w", n, err)
 		}
 	}
@@ -266,10 +269,45 @@ func (t *txn) flushPings() error {
 }
 
 // chunkRows bounds the rows of one multi-row statement.
-const chunkRows = 100
+const chunkRows = 64
+
+// Multi-row statements go in chunks of a power of two rows, so that there
+// are few of them (seven: 1, 2, 4 ... 64 rows) and each is prepared once
+// when the store opens: parsing a statement of hundreds of placeholders for
+// every transaction was most of the writer's time in SQL.
+var (
+	pingInserts  = shapes(sqlInsertPing)
+	checkUpserts = shapes(sqlUpsertCheck)
+	checkSelects = func() map[int]string {
+		out := map[int]string{}
+		for n := 1; n <= chunkRows; n *= 2 {
+			out[n] = `SELECT ` + checkColumns + ` FROM checks WHERE uid IN (` + placeholders(n) + `)`
+		}
+		return out
+	}()
+)
+
+// shape is the number of rows of the statement that takes the first of n
+// rows: the largest power of two not above n.
+func shape(n int) int {
+	s := 1
+	for s*2 <= n {
+		s *= 2
+	}
+	return s
+}
+
+// shapes is stmt with each power of two of rows up to chunkRows, by rows.
+func shapes(stmt string) map[int]string {
+	out := map[int]string{}
+	for n := 1; n <= chunkRows; n *= 2 {
+		out[n] = manyRows(stmt, n)
+	}
+	return out
+}
 
 // manyRows is stmt, whose VALUES holds one row of placeholders, with n
-// rows; the one-row form is the prepared one.
+// rows.
 func manyRows(stmt string, n int) string {
 	if n == 1 {
 		return stmt
@@ -343,6 +381,7 @@ const (
 		VALUES (?, ?, ?, ?, ?, ?, ?)`
 	sqlInsertDelivery = `INSERT INTO deliveries (check_uid, flip_n, channel, state, next_attempt, namespace)
 		VALUES (?, ?, ?, ?, ?, ?)`
+	sqlPrunePings = `DELETE FROM pings WHERE check_uid = ? AND n <= ? RETURNING COALESCE(length(body), 0)`
 	// PostgreSQL only (lockRows).
 	sqlInsertNewCheck = `INSERT INTO checks (uid, namespace, name, version) VALUES (?, ?, ?, 0) ON CONFLICT (uid) DO NOTHING`
 	sqlLockChecks     = `SELECT ` + checkColumns + ` FROM checks WHERE uid = ANY(?) ORDER BY uid FOR UPDATE`
@@ -352,7 +391,14 @@ const (
 // starts (it holds the one connection while it writes).
 func (s *Store) prepare(ctx context.Context) error {
 	s.stmts = map[string]*sql.Stmt{}
-	statements := []string{sqlSelectCheck, sqlNextChange, sqlUpsertCheck, sqlInsertPing, sqlInsertFlip, sqlInsertDelivery}
+	statements := []string{sqlSelectCheck, sqlNextChange, sqlInsertFlip, sqlInsertDelivery}
+	for n := 1; n <= chunkRows; n *= 2 {
+		statements = append(statements, pingInserts[n], checkUpserts[n])
+		if !s.d.lockRows {
+			statements = append(statements, checkSelects[n])
+		}
+	}
+	statements = append(statements, sqlPrunePings)
 	if s.d.lockRows {
 		statements = append(statements, sqlInsertNewCheck, sqlLockChecks)
 	}
@@ -362,6 +408,12 @@ func (s *Store) prepare(ctx context.Context) error {
 			return fmt.Errorf("preparing a store statement: %w", err)
 		}
 		s.stmts[q] = st
+	}
+	// Every ping's lookup may ask who owns its UUID.
+	var err error
+	s.ownerStmt, err = s.ro.PrepareContext(ctx, s.d.sql(`SELECT namespace, released FROM uuid_owners WHERE uuid = ?`))
+	if err != nil {
+		return fmt.Errorf("preparing a store statement: %w", err)
 	}
 	return nil
 }
@@ -411,22 +463,10 @@ type rowWriter interface {
 // by one.) The change counter, locked at the end of every transaction
 // (flush), comes after them all.
 func (t *txn) lockRows(batch []op) error {
-	byUID := map[types.UID]*Target{}
-	for _, o := range batch {
-		if w, ok := o.(rowWriter); ok {
-			for _, tg := range w.targets() {
-				byUID[tg.UID] = tg
-			}
-		}
-	}
-	if len(byUID) == 0 {
+	byUID, uids := batchTargets(batch)
+	if len(uids) == 0 {
 		return nil
 	}
-	uids := make([]string, 0, len(byUID))
-	for uid := range byUID {
-		uids = append(uids, string(uid))
-	}
-	sort.Strings(uids)
 	// The rows that exist are locked in one statement (the usual case);
 	// those missing are inserted, which locks them, and read back.
 	if err := t.lockExisting(uids, byUID); err != nil {
@@ -449,11 +489,53 @@ func (t *txn) lockRows(batch []op) error {
 	return t.lockExisting(missing, byUID)
 }
 
-// lockExisting locks and reads the rows of uids that exist.
-func (t *txn) lockExisting(uids []string, byUID map[types.UID]*Target) error {
-	rows, err := t.query(sqlLockChecks, uids)
+// batchTargets are the checks the batch's writes change, by UID, and their
+// UIDs in order.
+func batchTargets(batch []op) (map[types.UID]*Target, []string) {
+	byUID := map[types.UID]*Target{}
+	for _, o := range batch {
+		if w, ok := o.(rowWriter); ok {
+			for _, tg := range w.targets() {
+				byUID[tg.UID] = tg
+			}
+		}
+	}
+	uids := make([]string, 0, len(byUID))
+	for uid := range byUID {
+		uids = append(uids, string(uid))
+	}
+	sort.Strings(uids)
+	return byUID, uids
+}
+
+// preload reads the rows of every check the batch changes, a chunk of UIDs
+// a statement, where this writer is the only one (SQLite: there is nothing
+// to lock), so that no write asks for its check's row alone. A check the
+// store does not hold yet gets a new row.
+func (t *txn) preload(batch []op) error {
+	byUID, uids := batchTargets(batch)
+	for rest := uids; len(rest) > 0; {
+		n := shape(min(len(rest), chunkRows))
+		if err := t.readRows(checkSelects[n], anys(rest[:n]), byUID); err != nil {
+			return fmt.Errorf("reading checks from the store: %w", err)
+		}
+		rest = rest[n:]
+	}
+	for _, uid := range uids {
+		if _, ok := t.rows[types.UID(uid)]; !ok {
+			tg := byUID[types.UID(uid)]
+			t.rows[tg.UID] = &row{Check: Check{UID: tg.UID, Namespace: tg.Namespace, Name: tg.Name}, dirty: true}
+		}
+	}
+	return nil
+}
+
+// readRows reads the check rows a query selects into the transaction,
+// named as their targets name them.
+func (t *txn) readRows(query string, args []any, byUID map[types.UID]*Target) error {
+	rows, err := t.query(query, args...)
 	if err != nil {
-		return fmt.Errorf("locking checks in the store: %w", err)
+		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
@@ -463,10 +545,18 @@ func (t *txn) lockExisting(uids []string, byUID map[types.UID]*Target) error {
 		}
 		tg := byUID[r.UID]
 		r.Namespace, r.Name = tg.Namespace, tg.Name
-		r.dirty = r.Version == 0 // inserted just now
+		r.dirty = r.Version == 0 // inserted just now (lockRows)
 		t.rows[r.UID] = r
 	}
 	return rows.Err()
+}
+
+// lockExisting locks and reads the rows of uids that exist.
+func (t *txn) lockExisting(uids []string, byUID map[types.UID]*Target) error {
+	if err := t.readRows(sqlLockChecks, []any{uids}, byUID); err != nil {
+		return fmt.Errorf("locking checks in the store: %w", err)
+	}
+	return nil
 }
 
 // load returns the check's row, a new one when the store has none.
@@ -510,7 +600,7 @@ func (t *txn) flush() error {
 	// Rows go in multi-row upserts: one statement for up to chunkRows
 	// checks, not one each (each is a round trip to PostgreSQL).
 	for len(dirty) > 0 {
-		chunk := dirty[:min(len(dirty), chunkRows)]
+		chunk := dirty[:shape(min(len(dirty), chunkRows))]
 		dirty = dirty[len(chunk):]
 		args := make([]any, 0, len(chunk)*17)
 		for _, r := range chunk {
@@ -520,7 +610,7 @@ func (t *txn) flush() error {
 				micros(f.LastStart), f.LastStartRID, f.LastDuration.Microseconds(), micros(f.PausedAt), micros(f.ResumedAt),
 				string(f.State), micros(f.StateSince), micros(r.NextChange), r.bodyBytes, version)
 		}
-		if err := t.exec(manyRows(sqlUpsertCheck, len(chunk)), args...); err != nil {
+		if err := t.exec(checkUpserts[len(chunk)], args...); err != nil {
 			return fmt.Errorf("writing %d checks to the store: %w", len(chunk), err)
 		}
 		for _, r := range chunk {

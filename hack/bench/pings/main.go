@@ -39,6 +39,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"sort"
 	"strconv"
 	"strings"
@@ -74,6 +75,8 @@ func main() {
 	burst := flag.Int("burst", 4000, "pings sent at once to as many checks")
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the distinct-checks phase here")
 	flag.StringVar(&memProfile, "memprofile", "", "write an allocation profile of the distinct-checks phase here")
+	flag.StringVar(&traceFile, "trace", "", "write an execution trace of the distinct-checks phase here (go tool trace)")
+	flag.StringVar(&profilePhase, "profile-phase", "distinct", "the phase the profiles and the trace cover: distinct or burst")
 	postgres := flag.Bool("postgres", true, "also measure PostgreSQL mode, one and two replicas (needs the server binaries: hack/ensure-packages.sh postgres)")
 	flag.Parse()
 	if memProfile != "" {
@@ -86,8 +89,8 @@ func main() {
 	}
 }
 
-// The profiles' files, when asked for.
-var cpuProfile, memProfile string
+// The profiles' files, when asked for, and the phase they cover.
+var cpuProfile, memProfile, traceFile, profilePhase string
 
 type phase struct {
 	name     string
@@ -194,6 +197,12 @@ func run(nChecks, nPings, concurrency, nBurst int, withPostgres bool) error {
 		return err
 	}
 	acked := int64(nChecks + 1)
+	// The controller reconciles every check once at start (its UUID
+	// claimed, its rows); measure after that, as a running cluster would.
+	fmt.Println("waiting for the controller to reconcile every check...")
+	if err := waitClaimed(ctx, mgr.Store, nChecks+nRaw); err != nil {
+		return err
+	}
 
 	measure := func(name string, target func(i int) string, body []byte) (phase, error) {
 		wal0, err := walBytes(ctx, etcdMetrics)
@@ -222,7 +231,7 @@ func run(nChecks, nPings, concurrency, nBurst int, withPostgres bool) error {
 		{"distinct, 10 KB body", func(i int) string { return uuids[i%nChecks] }, make([]byte, 10_000)},
 	} {
 		fmt.Printf("phase: %s...\n", p.name)
-		stop, err := startProfiles(len(phases) == 0)
+		stop, err := startProfiles(profilePhase == "distinct" && len(phases) == 0)
 		if err != nil {
 			return err
 		}
@@ -261,6 +270,10 @@ func run(nChecks, nPings, concurrency, nBurst int, withPostgres bool) error {
 	var wg sync.WaitGroup
 	var burstErr error
 	var mu sync.Mutex
+	stopProfiles, err := startProfiles(profilePhase == "burst")
+	if err != nil {
+		return err
+	}
 	t0 := time.Now()
 	for i := range nBurst {
 		wg.Go(func() {
@@ -276,6 +289,9 @@ func run(nChecks, nPings, concurrency, nBurst int, withPostgres bool) error {
 	t0 = time.Now()
 	close(start)
 	wg.Wait()
+	if err := stopProfiles(); err != nil {
+		return err
+	}
 	if burstErr != nil {
 		return fmt.Errorf("burst: %w", burstErr)
 	}
@@ -355,6 +371,7 @@ func measurePostgres(ctx context.Context, cfg *rest.Config, etcdMetrics string, 
 		}
 		mctx, cancel := context.WithCancel(ctx)
 		var bases []string
+		var first *manager.Manager
 		for range replicas {
 			addr, err := testenv.FreeAddr(ctx)
 			if err != nil {
@@ -369,6 +386,9 @@ func measurePostgres(ctx context.Context, cfg *rest.Config, etcdMetrics string, 
 			}
 			go func() { _ = mgr.Start(mctx) }()
 			bases = append(bases, "http://"+addr)
+			if first == nil {
+				first = mgr
+			}
 		}
 		ping := func(i int, uuid string) error { return pingAt(bases[i%len(bases)], uuid, nil) }
 		for i := range bases {
@@ -377,6 +397,11 @@ func measurePostgres(ctx context.Context, cfg *rest.Config, etcdMetrics string, 
 			}
 		}
 		if err := benchutil.Parallel(nChecks, concurrency, func(i int) error { return ping(i, uuids[i]) }); err != nil {
+			cancel()
+			return nil, err
+		}
+		// Every check's rows and UUID claim, in this store too.
+		if err := waitClaimed(mctx, first.Store, nChecks+min(nChecks, 2000)); err != nil {
 			cancel()
 			return nil, err
 		}
@@ -464,8 +489,17 @@ func storeDisk() string {
 // startProfiles starts the CPU profile and marks the allocations so far
 // when on and asked for; stop writes them.
 func startProfiles(on bool) (stop func() error, err error) {
-	if !on || (cpuProfile == "" && memProfile == "") {
+	if !on || (cpuProfile == "" && memProfile == "" && traceFile == "") {
 		return func() error { return nil }, nil
+	}
+	var tr *os.File
+	if traceFile != "" {
+		if tr, err = os.Create(traceFile); err != nil {
+			return nil, err
+		}
+		if err := trace.Start(tr); err != nil {
+			return nil, err
+		}
 	}
 	var cpu *os.File
 	if cpuProfile != "" {
@@ -478,6 +512,12 @@ func startProfiles(on bool) (stop func() error, err error) {
 	}
 	runtime.MemProfileRate = 64 << 10
 	return func() error {
+		if tr != nil {
+			trace.Stop()
+			if err := tr.Close(); err != nil {
+				return err
+			}
+		}
 		if cpu != nil {
 			pprof.StopCPUProfile()
 			if err := cpu.Close(); err != nil {
@@ -493,4 +533,25 @@ func startProfiles(on bool) (stop func() error, err error) {
 		}
 		return errors.Join(pprof.Lookup("allocs").WriteTo(f, 0), f.Close())
 	}, nil
+}
+
+// waitClaimed waits until the store records the owner of want check
+// UUIDs: the check controller has reconciled every check once (its rows,
+// its UUID's claim), as in a running cluster. Their statuses follow within
+// the status budget, as they always do.
+func waitClaimed(ctx context.Context, st *store.Store, want int) error {
+	for {
+		_, n, err := st.OwnerRows(ctx)
+		if err != nil {
+			return err
+		}
+		if n >= int64(want) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 }
