@@ -110,6 +110,12 @@ func nullIfEmpty(s string) any {
 }
 
 func apiPrefix(version int) string {
+	switch version {
+	case 1:
+		return "/api/v1/"
+	case 2:
+		return "/api/v2/"
+	}
 	return "/api/v" + strconv.Itoa(version) + "/"
 }
 

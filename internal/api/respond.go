@@ -3,10 +3,10 @@ package api
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"iter"
 	"net/http"
 	"strconv"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -54,21 +54,31 @@ func writeList(w http.ResponseWriter, key string, items iter.Seq[*object]) {
 		k, _ := marshal(key)
 		open, end = "{"+string(k)+":[", "]}"
 	}
-	if _, err := io.WriteString(w, open); err != nil {
-		return
-	}
-	sep := ""
+	// Items go out listChunk bytes at a time: one write (a system call, a
+	// chunk of the response) per item made a long list mostly writes.
+	buf := make([]byte, 0, listChunk+4<<10)
+	buf = append(buf, open...)
+	first := true
 	for o := range items {
-		if _, err := io.WriteString(w, sep); err != nil {
-			return
+		if !first {
+			buf = append(buf, ',')
 		}
-		if _, err := w.Write(o.bytes()); err != nil {
-			return
+		first = false
+		buf = append(buf, o.bytes()...)
+		o.release()
+		if len(buf) >= listChunk {
+			if _, err := w.Write(buf); err != nil {
+				return
+			}
+			buf = buf[:0]
 		}
-		sep = ","
 	}
-	_, _ = io.WriteString(w, end)
+	_, _ = w.Write(append(buf, end...))
 }
+
+// listChunk is how much of a list is written at once: what a reader that
+// does not read holds of it at most, besides what the kernel buffers.
+const listChunk = 32 << 10
 
 // writeError answers {"error": msg}: every API error is JSON.
 func writeError(w http.ResponseWriter, status int, msg string) {
@@ -85,9 +95,27 @@ func writeText(w http.ResponseWriter, status int, text string) {
 // the reference's clients and tests see its keys in a fixed order. Values
 // are encoded as marshal encodes them.
 type object struct {
-	buf bytes.Buffer
-	enc *json.Encoder // writes to buf
-	n   int
+	buf    bytes.Buffer
+	enc    *json.Encoder // writes to buf
+	n      int
+	pooled bool
+}
+
+// objects are the buffers of rendered list items, used again once written.
+var objects = sync.Pool{New: func() any { return &object{pooled: true} }}
+
+// newObject is an empty object from the pool; release gives it back.
+func newObject() *object { return objects.Get().(*object) }
+
+// release gives a pooled object back once its bytes are written; a plain
+// one is left to the garbage collector.
+func (o *object) release() {
+	if !o.pooled || o.buf.Cap() > 64<<10 {
+		return
+	}
+	o.buf.Reset()
+	o.n = 0
+	objects.Put(o)
 }
 
 func (o *object) add(key string, value any) {
@@ -118,6 +146,51 @@ func (o *object) add(key string, value any) {
 	default:
 		o.encode(value)
 	}
+}
+
+// key starts the next member: its separator and its key, a constant of
+// this package (no character of it needs escaping).
+func (o *object) key(k string) {
+	if o.n == 0 {
+		o.buf.WriteByte('{')
+	} else {
+		o.buf.WriteByte(',')
+	}
+	o.n++
+	o.buf.WriteByte('"')
+	o.buf.WriteString(k)
+	o.buf.WriteString(`":`)
+}
+
+// The typed members a check is made of, written without boxing their
+// values: str joins its parts into one string.
+func (o *object) str(k string, parts ...string) {
+	o.key(k)
+	b := append(o.buf.AvailableBuffer(), '"')
+	for _, p := range parts {
+		b = appendEscaped(b, p)
+	}
+	o.buf.Write(append(b, '"'))
+}
+
+func (o *object) num(k string, v int64) {
+	o.key(k)
+	o.buf.Write(strconv.AppendInt(o.buf.AvailableBuffer(), v, 10))
+}
+
+func (o *object) flag(k string, v bool) {
+	o.key(k)
+	o.buf.Write(strconv.AppendBool(o.buf.AvailableBuffer(), v))
+}
+
+// time is a timestamp as isoSeconds writes it, or null when !ok or zero.
+func (o *object) time(k string, t time.Time, ok bool) {
+	if !ok || t.IsZero() {
+		o.key(k)
+		o.buf.WriteString("null")
+		return
+	}
+	o.str(k, isoSeconds(t))
 }
 
 // encode appends v's JSON, or null when v has none.
@@ -161,21 +234,19 @@ func isoMicro(t time.Time) string {
 	return t.Format("2006-01-02T15:04:05.000000") + "+00:00"
 }
 
-// optionalTime is a timestamp or JSON null.
-func optionalTime(t time.Time, ok bool) any {
-	if !ok || t.IsZero() {
-		return nil
-	}
-	return isoSeconds(t)
-}
 
 // appendString appends s as a JSON string exactly as marshal writes it:
 // without escaping <, > and &, with invalid UTF-8 as U+FFFD and U+2028 and
 // U+2029 escaped (encoding/json's rules, which FuzzAppendString holds it
 // to).
 func appendString(b []byte, s string) []byte {
+	return append(appendEscaped(append(b, '"'), s), '"')
+}
+
+// appendEscaped appends s as the inside of a JSON string (appendString's
+// rules).
+func appendEscaped(b []byte, s string) []byte {
 	const hex = "0123456789abcdef"
-	b = append(b, '"')
 	start := 0
 	for i := 0; i < len(s); {
 		if c := s[i]; c < utf8.RuneSelf {
@@ -221,6 +292,5 @@ func appendString(b []byte, s string) []byte {
 		}
 		i += size
 	}
-	b = append(b, s[start:]...)
-	return append(b, '"')
+	return append(b, s[start:]...)
 }

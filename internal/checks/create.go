@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/store"
 )
 
 // Creation is a check to create through the Management API or a slug
@@ -56,47 +57,95 @@ func (e *TurnError) Unwrap() error { return e.Err }
 // take turns, on every replica, through the ping store's project lock
 // (store.LockProject), and each turn counts what its predecessors created:
 // a limit of 20 leaves exactly 20 checks, however many race for the last
-// places. A turn does not wait for the cache to show this replica's own
-// creations (it counts them itself); it waits only after another replica
-// created.
+// places. A turn counts this replica's own creations the cache does not
+// show yet itself, and waits for the cache only after another replica
+// created. Where this process is the only one that creates (the embedded
+// store), a turn only reserves its place and the API server's create runs
+// after it, beside the other turns' creates; where replicas share the
+// store, the turn lasts until its check exists, so the next one, on any
+// replica, can count it.
 func (d *Door) Create(ctx context.Context, cr Creation) (*v1.Check, bool, error) {
-	c, created, err := d.createInTurn(ctx, cr)
-	if created {
-		// Outside the turn: the next creation need not wait for it.
-		d.awaitVersion(ctx, c)
+	for {
+		c, created, wait, err := d.createInTurn(ctx, cr)
+		if wait != nil {
+			// Another turn is creating the check this one names: its
+			// outcome decides, in the next turn.
+			select {
+			case <-wait:
+				continue
+			case <-ctx.Done():
+				return nil, false, &TurnError{Err: ctx.Err()}
+			}
+		}
+		if created {
+			// Outside the turn: the next creation need not wait for it.
+			d.awaitVersion(ctx, c)
+		}
+		return c, created, err
 	}
-	return c, created, err
 }
 
-func (d *Door) createInTurn(ctx context.Context, cr Creation) (c *v1.Check, created bool, err error) {
+// createInTurn takes one turn; wait, when not nil, is an in-flight
+// creation that the turn found Existing names, and is closed when it ends.
+func (d *Door) createInTurn(ctx context.Context, cr Creation) (c *v1.Check, created bool, wait <-chan struct{}, err error) {
 	lock, err := d.store.LockProject(ctx, cr.Namespace)
 	if err != nil {
-		return nil, false, &TurnError{Err: err}
+		return nil, false, nil, &TurnError{Err: err}
 	}
-	defer func() {
-		version := ""
-		if created {
-			version = c.ResourceVersion
+	version := "" // the resourceVersion of the check created in the turn
+	released := false
+	release := func() {
+		if released {
+			return
 		}
+		released = true
 		// The check exists whatever happens here: failing the request
 		// would make its client create another. A lost record lets the
 		// next turn count from a cache that may lack this check.
 		if err := lock.Release(version); err != nil {
 			d.log.Error(err, "recording a check creation", "namespace", cr.Namespace)
 		}
-	}()
-	checks, err := d.turnChecks(ctx, cr.Namespace, lock.LastCreate)
+	}
+	defer release()
+	checks, err := d.turnChecks(ctx, cr.Namespace, lock)
 	if err != nil {
-		return nil, false, &TurnError{Err: fmt.Errorf("listing the project's checks: %w", err)}
+		return nil, false, nil, &TurnError{Err: fmt.Errorf("listing the project's checks: %w", err)}
 	}
 	if cr.Existing != nil {
 		if existing := Oldest(checks, cr.Existing); existing != nil {
-			return existing.DeepCopy(), false, nil
+			if r := d.pending.reservation(existing); r != nil {
+				return nil, false, r, nil
+			}
+			return existing.DeepCopy(), false, nil, nil
 		}
 	}
 	if limit := d.checkLimit(cr.Namespace); len(checks) >= limit {
-		return nil, false, &LimitError{Limit: limit}
+		return nil, false, nil, &LimitError{Limit: limit}
 	}
+	c = d.newCheck(cr)
+	if lock.Local {
+		// The reservation is a copy: the create below writes into c.
+		reserved := c.DeepCopy()
+		done := d.pending.reserve(reserved)
+		release()
+		if err := d.client.Create(ctx, c); err != nil {
+			d.pending.settle(reserved, done, nil)
+			return nil, false, nil, err
+		}
+		d.pending.settle(reserved, done, c.DeepCopy())
+		return c, true, nil, nil
+	}
+	if err := d.client.Create(ctx, c); err != nil {
+		return nil, false, nil, err
+	}
+	d.pending.add(c)
+	version = c.ResourceVersion
+	return c, true, nil, nil
+}
+
+// newCheck is the Check cr describes, with a fresh UUID and a name from
+// its slug or name.
+func (d *Door) newCheck(cr Creation) *v1.Check {
 	id := uuid.NewString()
 	spec := *cr.Spec.DeepCopy()
 	spec.UUID = id
@@ -107,25 +156,22 @@ func (d *Door) createInTurn(ctx context.Context, cr Creation) (c *v1.Check, crea
 	if base == "" {
 		base = spec.Name
 	}
-	c = &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: ObjectName(base, id)}, Spec: spec}
-	if err := d.client.Create(ctx, c); err != nil {
-		return nil, false, err
-	}
-	d.pending.add(c)
-	return c, true, nil
+	return &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: cr.Namespace, Name: ObjectName(base, id)}, Spec: spec}
 }
 
 // catchUp bounds a turn's wait for the cache to show another replica's
 // creation, before it asks the API server.
 const catchUp = 2 * time.Second
 
-// turnChecks are the project's checks as a turn counts them: the cache's
-// and this replica's own creations it does not show yet. After another
-// replica's creation (last, not this replica's), the cache must have caught
-// up with it first; when it does not in time (a slow watch, or the check is
-// gone and no later event has come), the API server is asked.
-func (d *Door) turnChecks(ctx context.Context, namespace, last string) ([]*v1.Check, error) {
-	if last != "" && !d.pending.madeLast(namespace, last) && !d.watch.caught(ctx, last, catchUp) {
+// turnChecks are the project's checks as a turn counts them: the cache's,
+// and this replica's own creations it does not show yet (in flight too).
+// After another replica's creation (the lock's last, not this replica's),
+// the cache must have caught up with it first; when it does not in time (a
+// slow watch, or the check is gone and no later event has come), the API
+// server is asked.
+func (d *Door) turnChecks(ctx context.Context, namespace string, lock *store.ProjectLock) ([]*v1.Check, error) {
+	last := lock.LastCreate
+	if !lock.Local && last != "" && !d.pending.madeLast(namespace, last) && !d.watch.caught(ctx, last, catchUp) {
 		var list v1.CheckList
 		if err := d.live.List(ctx, &list, client.InNamespace(namespace)); err != nil {
 			return nil, err
@@ -140,9 +186,17 @@ func (d *Door) turnChecks(ctx context.Context, namespace, last string) ([]*v1.Ch
 	// pending before, and is in one or the other.
 	own := d.pending.in(namespace)
 	items := d.InProject(namespace)
+	if len(own) == 0 {
+		return items, nil
+	}
+	shown := make(map[types.UID]bool, len(items))
+	for _, c := range items {
+		shown[c.UID] = true
+	}
+	items = slices.Clip(items)
 	for _, c := range own {
-		if !slices.ContainsFunc(items, func(i *v1.Check) bool { return i.UID == c.UID }) {
-			items = append(slices.Clip(items), c)
+		if c.UID == "" || !shown[c.UID] {
+			items = append(items, c)
 		}
 	}
 	return items, nil
@@ -153,11 +207,14 @@ func (d *Door) turnChecks(ctx context.Context, namespace, last string) ([]*v1.Ch
 const pendingFor = time.Minute
 
 // pending are the checks this replica created that the cache has not shown
-// yet, and the last creation it made in each project.
+// yet, those whose creation is in flight (reserved: no UID yet), and the
+// last creation it made in each project.
 type pending struct {
-	mu     sync.Mutex
-	checks map[string]map[types.UID]pendingCheck
-	last   map[string]string // namespace -> resourceVersion
+	mu       sync.Mutex
+	checks   map[string]map[*v1.Check]pendingCheck
+	byUID    map[types.UID]*v1.Check
+	last     map[string]string // namespace -> resourceVersion
+	inFlight map[*v1.Check]chan struct{}
 }
 
 type pendingCheck struct {
@@ -165,28 +222,83 @@ type pendingCheck struct {
 	at    time.Time
 }
 
+func (p *pending) init() {
+	if p.checks == nil {
+		p.checks, p.byUID = map[string]map[*v1.Check]pendingCheck{}, map[types.UID]*v1.Check{}
+		p.last, p.inFlight = map[string]string{}, map[*v1.Check]chan struct{}{}
+	}
+}
+
+func (p *pending) put(c *v1.Check) {
+	if p.checks[c.Namespace] == nil {
+		p.checks[c.Namespace] = map[*v1.Check]pendingCheck{}
+	}
+	p.checks[c.Namespace][c] = pendingCheck{check: c, at: time.Now()}
+}
+
+func (p *pending) drop(c *v1.Check) {
+	if ns := p.checks[c.Namespace]; ns != nil {
+		delete(ns, c)
+		if len(ns) == 0 {
+			delete(p.checks, c.Namespace)
+		}
+	}
+}
+
+// add counts c, created, until the cache shows it.
 func (p *pending) add(c *v1.Check) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.checks == nil {
-		p.checks, p.last = map[string]map[types.UID]pendingCheck{}, map[string]string{}
-	}
-	if p.checks[c.Namespace] == nil {
-		p.checks[c.Namespace] = map[types.UID]pendingCheck{}
-	}
-	p.checks[c.Namespace][c.UID] = pendingCheck{check: c, at: time.Now()}
+	p.init()
+	p.put(c)
+	p.byUID[c.UID] = c
 	p.last[c.Namespace] = c.ResourceVersion
+}
+
+// reserve counts c while it is being created; done is closed when
+// settle says how it went.
+func (p *pending) reserve(c *v1.Check) chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.init()
+	done := make(chan struct{})
+	p.put(c)
+	p.inFlight[c] = done
+	return done
+}
+
+// settle ends a reservation: the check created takes its place until the
+// cache shows it (nil: its creation failed, and it is forgotten).
+func (p *pending) settle(reserved *v1.Check, done chan struct{}, created *v1.Check) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.inFlight, reserved)
+	p.drop(reserved)
+	close(done)
+	if created != nil {
+		p.put(created)
+		p.byUID[created.UID] = created
+		p.last[created.Namespace] = created.ResourceVersion
+	}
+}
+
+// reservation is the end of c's creation when it is in flight, else nil.
+func (p *pending) reservation(c *v1.Check) <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if done, ok := p.inFlight[c]; ok {
+		return done
+	}
+	return nil
 }
 
 // seen: the cache shows c (or its deletion).
 func (p *pending) seen(c *v1.Check) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if ns := p.checks[c.Namespace]; ns != nil {
-		delete(ns, c.UID)
-		if len(ns) == 0 {
-			delete(p.checks, c.Namespace)
-		}
+	if own := p.byUID[c.UID]; own != nil {
+		delete(p.byUID, c.UID)
+		p.drop(own)
 	}
 }
 
@@ -198,17 +310,18 @@ func (p *pending) madeLast(namespace, version string) bool {
 	return version != "" && p.last[namespace] == version
 }
 
-// in are the project's pending checks.
+// in are the project's pending checks, in flight or created.
 func (p *pending) in(namespace string) []*v1.Check {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var out []*v1.Check
-	for uid, pc := range p.checks[namespace] {
-		if time.Since(pc.at) > pendingFor {
-			delete(p.checks[namespace], uid)
+	for c, pc := range p.checks[namespace] {
+		if _, flying := p.inFlight[c]; !flying && time.Since(pc.at) > pendingFor {
+			p.drop(c)
+			delete(p.byUID, c.UID)
 			continue
 		}
-		out = append(out, pc.check)
+		out = append(out, c)
 	}
 	return out
 }

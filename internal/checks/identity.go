@@ -13,6 +13,15 @@ import (
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 )
 
+// Keys are c's UUID, badge key and unique key; worked out once per
+// version of a check the cache holds.
+func (d *Door) Keys(c *v1.Check) Keys {
+	if k, ok := d.index.keysFor(c); ok {
+		return k
+	}
+	return keysOf(c)
+}
+
 // UUIDOf is a check's identity in ping URLs: spec.uuid when the manifest pins
 // one, otherwise the object's UID.
 func UUIDOf(c *v1.Check) string {

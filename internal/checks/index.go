@@ -21,6 +21,7 @@ import (
 type index struct {
 	mu       sync.RWMutex
 	byUID    map[types.UID]*v1.Check
+	keys     map[types.UID]Keys // of the check byUID holds
 	byUUID   map[string][]*v1.Check
 	byBadge  map[string][]*v1.Check
 	projects map[string]*projectIndex
@@ -31,20 +32,32 @@ type projectIndex struct {
 	byUID    map[types.UID]*v1.Check
 	bySlug   map[string][]*v1.Check
 	byUnique map[string][]*v1.Check
-	// sorted is every check, oldest first; nil after a check came or went,
-	// until the next reader sorts them again. A sorted slice is never
-	// changed once handed out: a changed check's slot is swapped in a copy.
+	// sorted is every check, oldest first, kept as checks come and go, in
+	// copies: a sorted slice is never changed once handed out. (nil only
+	// when it was lost track of; the next reader sorts it again.)
 	sorted []*v1.Check
 }
 
-// keys are the index keys of a check, worked out once per version.
-type keys struct {
-	uuid, badge, unique string
+// Keys are what a check is known by besides its name: its UUID (its ping
+// URL), its public badge key and its read-only unique key.
+type Keys struct {
+	UUID, BadgeKey, UniqueKey string
 }
 
-func keysOf(c *v1.Check) keys {
+func keysOf(c *v1.Check) Keys {
 	uuid := UUIDOf(c)
-	return keys{uuid: uuid, badge: BadgeKey(uuid), unique: UniqueKey(uuid)}
+	return Keys{UUID: uuid, BadgeKey: BadgeKey(uuid), UniqueKey: UniqueKey(uuid)}
+}
+
+// keysFor are c's keys as the index worked them out, when it holds this
+// version of c.
+func (x *index) keysFor(c *v1.Check) (Keys, bool) {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.byUID[c.UID] != c {
+		return Keys{}, false
+	}
+	return x.keys[c.UID], true
 }
 
 // set puts c in the index, in place of the earlier version of its object.
@@ -54,19 +67,16 @@ func (x *index) set(c *v1.Check) {
 	defer x.mu.Unlock()
 	if x.byUID == nil {
 		x.byUID, x.byUUID, x.byBadge = map[types.UID]*v1.Check{}, map[string][]*v1.Check{}, map[string][]*v1.Check{}
+		x.keys = map[types.UID]Keys{}
 		x.projects = map[string]*projectIndex{}
 	}
 	old := x.byUID[c.UID]
-	var sorted []*v1.Check // the project's order before, when it had one
 	if old != nil {
-		if p := x.projects[old.Namespace]; p != nil {
-			sorted = p.sorted
-		}
-		x.unlink(old, keysOf(old))
+		x.unlink(old, x.keys[old.UID])
 	}
-	x.byUID[c.UID] = c
-	x.byUUID[k.uuid] = append(x.byUUID[k.uuid], c)
-	x.byBadge[k.badge] = append(x.byBadge[k.badge], c)
+	x.byUID[c.UID], x.keys[c.UID] = c, k
+	x.byUUID[k.UUID] = append(x.byUUID[k.UUID], c)
+	x.byBadge[k.BadgeKey] = append(x.byBadge[k.BadgeKey], c)
 	p := x.projects[c.Namespace]
 	if p == nil {
 		p = &projectIndex{byUID: map[types.UID]*v1.Check{}, bySlug: map[string][]*v1.Check{}, byUnique: map[string][]*v1.Check{}}
@@ -76,17 +86,14 @@ func (x *index) set(c *v1.Check) {
 	if c.Spec.Slug != "" {
 		p.bySlug[c.Spec.Slug] = append(p.bySlug[c.Spec.Slug], c)
 	}
-	p.byUnique[k.unique] = append(p.byUnique[k.unique], c)
-	p.sorted = nil
-	// A new version of the same object: what orders it (its creation,
-	// name and namespace) cannot have changed, so it takes its
-	// predecessor's slot, in a copy (readers may hold the old order).
-	if sorted != nil {
-		if i, found := slices.BinarySearchFunc(sorted, old, compareOldest); found && sorted[i] == old {
-			sorted = slices.Clone(sorted)
-			sorted[i] = c
-			p.sorted = sorted
-		}
+	p.byUnique[k.UniqueKey] = append(p.byUnique[k.UniqueKey], c)
+	// The project's order takes it in a copy (readers may hold the old
+	// one): the newest check, the usual case, at the end. A new version
+	// of a check takes the slot its old version left, since what orders a
+	// check (its creation, name and namespace) never changes.
+	if p.sorted != nil || len(p.byUID) == 1 {
+		i, _ := slices.BinarySearchFunc(p.sorted, c, compareOldest)
+		p.sorted = slices.Insert(slices.Clip(p.sorted), i, c)
 	}
 }
 
@@ -95,23 +102,28 @@ func (x *index) remove(c *v1.Check) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if old := x.byUID[c.UID]; old != nil {
-		x.unlink(old, keysOf(old))
+		x.unlink(old, x.keys[c.UID])
 		delete(x.byUID, c.UID)
+		delete(x.keys, c.UID)
 	}
 }
 
 // unlink takes old out of every map but byUID; under the lock.
-func (x *index) unlink(old *v1.Check, k keys) {
-	drop(x.byUUID, k.uuid, old)
-	drop(x.byBadge, k.badge, old)
+func (x *index) unlink(old *v1.Check, k Keys) {
+	drop(x.byUUID, k.UUID, old)
+	drop(x.byBadge, k.BadgeKey, old)
 	p := x.projects[old.Namespace]
 	if p == nil {
 		return
 	}
 	delete(p.byUID, old.UID)
 	drop(p.bySlug, old.Spec.Slug, old)
-	drop(p.byUnique, k.unique, old)
-	p.sorted = nil
+	drop(p.byUnique, k.UniqueKey, old)
+	if i, found := slices.BinarySearchFunc(p.sorted, old, compareOldest); found && p.sorted[i] == old {
+		p.sorted = slices.Concat(p.sorted[:i], p.sorted[i+1:])
+	} else {
+		p.sorted = nil
+	}
 	if len(p.byUID) == 0 {
 		delete(x.projects, old.Namespace)
 	}

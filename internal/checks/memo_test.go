@@ -123,3 +123,36 @@ func TestPending(t *testing.T) {
 		t.Errorf("after the cache showed both: %v", got)
 	}
 }
+
+func TestReservations(t *testing.T) {
+	var p pending
+	reserved := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "r"}}
+	done := p.reserve(reserved)
+	if got := p.in("ns"); len(got) != 1 || got[0] != reserved {
+		t.Fatalf("an in-flight creation is not counted: %v", got)
+	}
+	if p.reservation(reserved) == nil {
+		t.Fatal("no reservation to wait for")
+	}
+	created := reserved.DeepCopy()
+	created.UID, created.ResourceVersion = "u1", "42"
+	p.settle(reserved, done, created)
+	select {
+	case <-done:
+	default:
+		t.Fatal("settling does not end the wait")
+	}
+	if got := p.in("ns"); len(got) != 1 || got[0] != created || !p.madeLast("ns", "42") {
+		t.Errorf("after the create: %v", got)
+	}
+	p.seen(created)
+	if got := p.in("ns"); len(got) != 0 {
+		t.Errorf("after the cache showed it: %v", got)
+	}
+
+	failed := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "f"}}
+	p.settle(failed, p.reserve(failed), nil)
+	if got := p.in("ns"); len(got) != 0 || p.reservation(failed) != nil {
+		t.Errorf("a failed creation is still counted: %v", got)
+	}
+}

@@ -18,6 +18,11 @@ type ProjectLock struct {
 	// this project's lock, "" when unknown (none since the store opened, on
 	// SQLite, where this process is the only one).
 	LastCreate string
+	// Local: this process is the only one that creates checks in the
+	// project (SQLite), so the lock is its own turns alone, and a holder
+	// may count what this process is creating instead of holding the lock
+	// until its check exists.
+	Local bool
 
 	release func(created string) error
 }
@@ -36,6 +41,9 @@ func (l *ProjectLock) Release(created string) error { return l.release(created) 
 func (s *Store) LockProject(ctx context.Context, namespace string) (*ProjectLock, error) {
 	local, err := s.projects.lock(ctx, namespace)
 	if err != nil || !s.d.lockRows {
+		if local != nil {
+			local.Local = true
+		}
 		return local, err
 	}
 	select {

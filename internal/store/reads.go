@@ -43,25 +43,6 @@ func (s *Store) Check(ctx context.Context, uid types.UID) (Check, bool, error) {
 	return r.Check, true, nil
 }
 
-// ChecksIn returns what the store knows of the checks of a namespace, by
-// UID (without their flips). Checks it has not seen are absent: new.
-func (s *Store) ChecksIn(ctx context.Context, namespace string) (map[types.UID]Check, error) {
-	rows, err := s.query(ctx, `SELECT `+checkColumns+` FROM checks WHERE namespace = ?`, namespace)
-	if err != nil {
-		return nil, fmt.Errorf("reading the checks of %s: %w", namespace, err)
-	}
-	defer rows.Close()
-	out := map[types.UID]Check{}
-	for rows.Next() {
-		r, err := scanCheck(rows)
-		if err != nil {
-			return nil, err
-		}
-		out[r.UID] = r.Check
-	}
-	return out, rows.Err()
-}
-
 // Pings returns the newest limit pings of a check, newest first.
 func (s *Store) Pings(ctx context.Context, uid types.UID, limit int) ([]LoggedPing, error) {
 	rows, err := s.query(ctx, `SELECT n, kind, created, scheme, remote_addr, method, ua, rid, exit_status,

@@ -125,6 +125,7 @@ type Store struct {
 	writes      atomic.Int64          // writes they held
 	queuedBytes atomic.Int64
 	owners      ownerCache    // UUIDOwner's memory
+	mirror      mirror        // ChecksIn's copy of the checks table
 	projects    projectLocks  // LockProject's turns in this process
 	rowLocks    chan struct{} // LockProject's connections (PostgreSQL)
 	stop        chan struct{}

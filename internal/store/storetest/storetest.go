@@ -79,6 +79,36 @@ func Run(t *testing.T, newDSN NewDSN) {
 				t.Errorf("a success after a start lasted %v, want 1s", c.Facts.LastDuration)
 			}
 		},
+		"a project's checks read after writes show them, and an answer handed out stays as it was": func(t *testing.T, s *store.Store) {
+			a, b := simple("m1"), simple("m2")
+			other := simple("m3")
+			other.Namespace = "team-b"
+			_, err := s.RecordPing(ctx, a, ping(monitor.PingSuccess, t0))
+			must(t, err)
+			first, err := s.ChecksIn(ctx, "team-a")
+			must(t, err)
+			if len(first) != 1 || first[a.UID].NPings != 1 {
+				t.Fatalf("team-a after one ping: %+v", first)
+			}
+			for _, tg := range []store.Target{a, b, other} {
+				_, err = s.RecordPing(ctx, tg, ping(monitor.PingFail, t0.Add(time.Second)))
+				must(t, err)
+			}
+			second, err := s.ChecksIn(ctx, "team-a")
+			must(t, err)
+			if len(second) != 2 || second[a.UID].NPings != 2 || second[b.UID].Facts.State != monitor.StatusDown {
+				t.Errorf("team-a after more pings: %+v", second)
+			}
+			if len(first) != 1 || first[a.UID].NPings != 1 {
+				t.Errorf("the first answer changed: %+v", first)
+			}
+			if third, err := s.ChecksIn(ctx, "team-b"); err != nil || len(third) != 1 || third[other.UID].NPings != 1 {
+				t.Errorf("team-b: %+v, %v", third, err)
+			}
+			if none, err := s.ChecksIn(ctx, "team-c"); err != nil || len(none) != 0 {
+				t.Errorf("a namespace without checks: %+v, %v", none, err)
+			}
+		},
 		"a fail ping is a down flip with its deliveries, in the same write": func(t *testing.T, s *store.Store) {
 			tg := simple("b", "ops", "pager")
 			_, err := s.RecordPing(ctx, tg, ping(monitor.PingSuccess, t0))
