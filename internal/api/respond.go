@@ -234,7 +234,6 @@ func isoMicro(t time.Time) string {
 	return t.Format("2006-01-02T15:04:05.000000") + "+00:00"
 }
 
-
 // appendString appends s as a JSON string exactly as marshal writes it:
 // without escaping <, > and &, with invalid UTF-8 as U+FFFD and U+2028 and
 // U+2029 escaped (encoding/json's rules, which FuzzAppendString holds it
