@@ -80,7 +80,7 @@ func (s *Server) serveProjectBadge(w http.ResponseWriter, r *http.Request, rest 
 			if req.Tag != badge.AllTag && !badge.Matches(checks.Tags(c.Spec.Tags), req.Tag) {
 				continue
 			}
-			if !yield(s.Checks.View(c, observed[c.UID], now).Status) {
+			if !yield(s.Checks.View(c, observed.Of(c.UID), now).Status) {
 				return
 			}
 		}

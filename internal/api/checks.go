@@ -43,7 +43,7 @@ func (s *Server) listChecks(w http.ResponseWriter, r *request) {
 	}
 	writeList(w, "checks", func(yield func(*object) bool) {
 		for _, c := range list {
-			if checks.HasAllTags(c.Spec.Tags, tags) && !yield(s.renderCheck(c, observed[c.UID], r, channels)) {
+			if checks.HasAllTags(c.Spec.Tags, tags) && !yield(s.renderCheck(c, observed.Of(c.UID), r, channels)) {
 				return
 			}
 		}

@@ -99,7 +99,7 @@ func (s *Server) ServeMetrics(w http.ResponseWriter, r *http.Request) {
 	tagDown := map[string]bool{}
 	down := 0
 	for i, c := range list {
-		v := s.Checks.View(c, observed[c.UID], now)
+		v := s.Checks.View(c, observed.Of(c.UID), now)
 		all[i] = series{
 			labels: `{name="` + escapeLabel(c.Spec.Name) + `", tags="` + escapeLabel(c.Spec.Tags) +
 				`", unique_key="` + checks.UniqueKey(checks.UUIDOf(c)) + `"}`,

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"k8s.io/apimachinery/pkg/types"
-
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/store"
@@ -55,7 +53,7 @@ func (d *Door) Observed(ctx context.Context, c *v1.Check) (store.Check, error) {
 }
 
 // ObservedIn is what the ping store holds of a project's checks, by UID.
-func (d *Door) ObservedIn(ctx context.Context, namespace string) (map[types.UID]store.Check, error) {
+func (d *Door) ObservedIn(ctx context.Context, namespace string) (store.Observed, error) {
 	return d.store.ChecksIn(ctx, namespace)
 }
 

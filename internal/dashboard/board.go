@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -204,34 +205,20 @@ func (s *Server) board(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) boardPage(r *http.Request, v visitor, q query) (*boardPage, error) {
-	list := s.Checks.InProject(v.Namespace)
-	observed, err := s.Checks.ObservedIn(r.Context(), v.Namespace)
+	snap, err := s.snapshots.of(v.Namespace, s.now(), func(now time.Time) (*snapshot, error) { return s.snapshot(r, v.Namespace, now) })
 	if err != nil {
 		return nil, err
 	}
-	now := s.now()
+	now := snap.at
 	p := &boardPage{Title: v.Namespace, Namespace: v.Namespace, ProjectUUID: project.UUID(v.Namespace),
-		ReadWrite: v.ReadWrite, CSRF: v.CSRF, Query: q, Now: now}
-	tagCounts := map[string]int{}
+		ReadWrite: v.ReadWrite, CSRF: v.CSRF, Query: q, Now: now, Summary: snap.summary}
+	tagCounts := snap.tags
 	needle := strings.ToLower(q.Search)
 	var rows []row
-	for _, c := range list {
-		view := s.Checks.View(c, observed[c.UID], now)
-		label := labelOf(view)
-		p.Summary.count(label.Class)
-		tags := checks.Tags(c.Spec.Tags)
-		for _, t := range tags {
-			tagCounts[t]++
+	for i := range snap.rows {
+		if c := snap.rows[i].check; matches(c, needle) && checks.HasAllTags(c.Spec.Tags, q.Tags) {
+			rows = append(rows, snap.rows[i]) // a copy: fill writes the page's rows
 		}
-		if !matches(c, needle) || !checks.HasAllTags(c.Spec.Tags, q.Tags) {
-			continue
-		}
-		rw := row{check: c, Name: displayName(c), Object: c.Name, Status: label, order: statusOrder[label.Class], NPings: view.NPings,
-			LastPing: view.LastPing}
-		if view.HasNext {
-			rw.NextPing = view.NextPing
-		}
-		rows = append(rows, rw)
 	}
 	sortRows(rows, q.Sort)
 
@@ -269,6 +256,83 @@ func (s *Server) boardPage(r *http.Request, v visitor, q query) (*boardPage, err
 	}
 	slices.SortFunc(p.Chips, func(a, b chip) int { return cmp.Compare(a.Tag, b.Tag) })
 	return p, nil
+}
+
+// snapshot is a project's checks as the board shows them at an instant,
+// before a viewer's search, filter, order and page: every check's row with
+// its status, the tags' counts and the summary.
+type snapshot struct {
+	at      time.Time
+	rows    []row // read only
+	tags    map[string]int
+	summary summary
+}
+
+// snapshot looks at the project's checks.
+func (s *Server) snapshot(r *http.Request, namespace string, now time.Time) (*snapshot, error) {
+	list := s.Checks.InProject(namespace)
+	observed, err := s.Checks.ObservedIn(r.Context(), namespace)
+	if err != nil {
+		return nil, err
+	}
+	snap := &snapshot{at: now, rows: make([]row, 0, len(list)), tags: map[string]int{}}
+	for _, c := range list {
+		view := s.Checks.View(c, observed.Of(c.UID), now)
+		label := labelOf(view)
+		snap.summary.count(label.Class)
+		for _, t := range checks.Tags(c.Spec.Tags) {
+			snap.tags[t]++
+		}
+		rw := row{check: c, Name: displayName(c), Object: c.Name, Status: label, order: statusOrder[label.Class], NPings: view.NPings,
+			LastPing: view.LastPing}
+		if view.HasNext {
+			rw.NextPing = view.NextPing
+		}
+		snap.rows = append(snap.rows, rw)
+	}
+	return snap, nil
+}
+
+// snapshots share each project's snapshot between the boards open on it
+// for snapshotFor: a wall screen, or a team's many open tabs, refreshing
+// every five seconds cost a look at every check of the project each.
+type snapshots struct {
+	mu    sync.Mutex
+	byNS  map[string]*snapshot
+	taken map[string]time.Time // real time, for expiry
+}
+
+// snapshotFor is how long a snapshot is shown: the board says when it was
+// taken ("Updated Ns ago"), and its statuses are exact at that instant.
+const snapshotFor = time.Second
+
+// of is the namespace's snapshot at now: the one shared, taken at most
+// snapshotFor ago (and not from another instant of a clock that jumped),
+// or a new one take makes.
+func (ss *snapshots) of(namespace string, now time.Time, take func(time.Time) (*snapshot, error)) (*snapshot, error) {
+	ss.mu.Lock()
+	snap, taken := ss.byNS[namespace], ss.taken[namespace]
+	ss.mu.Unlock()
+	if snap != nil && time.Since(taken) < snapshotFor && !now.Before(snap.at) && now.Sub(snap.at) < snapshotFor {
+		return snap, nil
+	}
+	snap, err := take(now)
+	if err != nil {
+		return nil, err
+	}
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.byNS == nil {
+		ss.byNS, ss.taken = map[string]*snapshot{}, map[string]time.Time{}
+	}
+	for ns, t := range ss.taken {
+		if time.Since(t) > time.Minute {
+			delete(ss.byNS, ns)
+			delete(ss.taken, ns)
+		}
+	}
+	ss.byNS[namespace], ss.taken[namespace] = snap, time.Now()
+	return snap, nil
 }
 
 func (sm *summary) count(class string) {

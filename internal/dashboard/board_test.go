@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"errors"
 	"net/url"
 	"reflect"
 	"strings"
@@ -67,5 +68,32 @@ func TestSortRows(t *testing.T) {
 		if got := names(); !reflect.DeepEqual(got, want) {
 			t.Errorf("sort by %s = %v, want %v", by, got, want)
 		}
+	}
+}
+
+// TestSnapshotsShared: boards open on one project share its snapshot for a
+// second; a clock that moves (a test's fake clock) or another project takes
+// a new one.
+func TestSnapshotsShared(t *testing.T) {
+	var ss snapshots
+	takes := 0
+	take := func(now time.Time) (*snapshot, error) {
+		takes++
+		return &snapshot{at: now}, nil
+	}
+	t0 := time.Date(2026, 11, 28, 1, 0, 0, 0, time.UTC)
+	first, _ := ss.of("team-a", t0, take)
+	again, _ := ss.of("team-a", t0.Add(200*time.Millisecond), take)
+	if again != first || takes != 1 {
+		t.Errorf("a second board within the second took its own snapshot (%d taken)", takes)
+	}
+	if other, _ := ss.of("team-b", t0, take); other == first || takes != 2 {
+		t.Error("another project shares team-a's snapshot")
+	}
+	if later, _ := ss.of("team-a", t0.Add(time.Hour), take); later == first || !later.at.Equal(t0.Add(time.Hour)) {
+		t.Error("a snapshot from an hour ago was shown")
+	}
+	if _, err := ss.of("team-c", t0, func(time.Time) (*snapshot, error) { return nil, errors.New("store away") }); err == nil {
+		t.Error("a failed snapshot was not said")
 	}
 }

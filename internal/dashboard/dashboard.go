@@ -61,8 +61,9 @@ type Server struct {
 	SessionTTL time.Duration
 	Log        logr.Logger
 
-	pages    map[string]*template.Template
-	fallback []byte // seals sessions of a project without a signing secret
+	pages     map[string]*template.Template
+	snapshots snapshots
+	fallback  []byte // seals sessions of a project without a signing secret
 }
 
 // Handler returns the dashboard's routes: /, /login, /logout, /checks/…
