@@ -52,6 +52,11 @@ var _ = Describe("A manager limited to listed namespaces", func() {
 				HeaderSecretRefs: map[string]v1.SecretKeyRef{"X-Token": {Name: "hook-token", Key: "token"}},
 			}}}}
 		Expect(harness.Client.Create(ctx, ch)).To(Succeed())
+		// "*" is every channel the project shows when the check is made:
+		// wait until it shows this one (the manager's cache lags the
+		// API server by seconds under load).
+		Eventually(func() string { return string(call(http.MethodGet, "/api/v3/channels/", p.ReadWrite, "").body) }).
+			Should(ContainSubstring(string(ch.UID)))
 
 		// A check created through the API, on every channel, fails.
 		r := call(http.MethodPost, "/api/v3/checks/", p.ReadWrite, `{"name": "backup", "timeout": 3600, "grace": 60, "channels": "*"}`)
