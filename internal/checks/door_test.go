@@ -9,6 +9,7 @@ import (
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
@@ -38,10 +39,16 @@ var _ = Describe("Writing checks", func() {
 		ns := newProject()
 		read := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "contended"}, Spec: spec()}
 		Expect(door.CreateOwned(ctx, read)).To(Succeed())
-		// Someone else writes after our read.
-		other := read.DeepCopy()
-		other.Spec.Tags = "theirs"
-		Expect(harness.Client.Update(ctx, other)).To(Succeed())
+		// Someone else writes after our read (to the newest copy: the
+		// controller's status writes may already have moved it).
+		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			other := &v1.Check{}
+			if err := harness.Client.Get(ctx, client.ObjectKeyFromObject(read), other); err != nil {
+				return err
+			}
+			other.Spec.Tags = "theirs"
+			return harness.Client.Update(ctx, other)
+		})).To(Succeed())
 		runs := 0
 		got, err := door.Update(ctx, read, func(c *v1.Check) error {
 			runs++
