@@ -127,16 +127,8 @@ func (w *watcher) caught(ctx context.Context, version string, timeout time.Durat
 	}
 	w.waiters0[wt] = struct{}{}
 	w.mu.Unlock()
-	if timeout <= 0 {
-		timeout = DefaultCacheWait
-	}
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	select {
-	case <-wt.done:
+	if closedWithin(ctx, wt.done, timeout) {
 		return true
-	case <-ctx.Done():
-	case <-timer.C:
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -164,17 +156,8 @@ func (w *watcher) wait(ctx context.Context, key client.ObjectKey, wt *waiter, ti
 	}
 	w.waiters[key][wt] = struct{}{}
 	w.mu.Unlock()
-
-	if timeout <= 0 {
-		timeout = DefaultCacheWait
-	}
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	select {
-	case <-wt.done:
+	if closedWithin(ctx, wt.done, timeout) {
 		return
-	case <-ctx.Done():
-	case <-timer.C:
 	}
 	w.mu.Lock()
 	delete(w.waiters[key], wt)
@@ -182,4 +165,22 @@ func (w *watcher) wait(ctx context.Context, key client.ObjectKey, wt *waiter, ti
 		delete(w.waiters, key)
 	}
 	w.mu.Unlock()
+}
+
+// closedWithin waits until done is closed, or timeout passes (0 means
+// DefaultCacheWait) or ctx ends; it reports whether done was closed.
+func closedWithin(ctx context.Context, done <-chan struct{}, timeout time.Duration) bool {
+	if timeout <= 0 {
+		timeout = DefaultCacheWait
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		return false
+	case <-timer.C:
+		return false
+	}
 }

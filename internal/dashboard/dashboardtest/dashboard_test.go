@@ -144,8 +144,15 @@ var _ = Describe("The dashboard", Ordered, func() {
 		Expect(text(ctx, "table.pings tbody tr")).To(ContainSubstring("backup done: 42 rows"))
 		Expect(text(ctx, ".why")).To(ContainSubstring("Last ping at"))
 
-		do(ctx, chromedp.Click(chromedp.CSS("table.pings .body a")), chromedp.WaitReady(chromedp.CSS("body")))
-		Expect(js[string](ctx, `document.body.innerText`)).To(Equal(body))
+		do(ctx, chromedp.Click(chromedp.CSS("table.pings .body a")))
+		// The click starts a navigation: the old page's body, or the new
+		// one's still empty, may answer first.
+		Eventually(func() string {
+			c, cancel := context.WithTimeout(ctx, 5*time.Second)
+			defer cancel()
+			v, _ := chromedp.Run(c, chromedp.Evaluate[string](`document.body ? document.body.innerText : ""`))
+			return v
+		}).Should(Equal(body))
 		screenshotAfter(ctx, "/checks/"+backup.uuid, "check")
 	})
 
