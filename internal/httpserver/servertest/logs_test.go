@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
@@ -58,16 +59,24 @@ func (g gatedSink) WithName(name string) logr.LogSink {
 }
 
 // capture records the logs while f runs, and returns them.
-func (c *logCapture) capture(f func()) string {
+func (c *logCapture) capture(f func(), lines int) string {
 	c.mu.Lock()
 	c.buf.Reset()
 	c.mu.Unlock()
 	c.on.Store(true)
+	defer c.on.Store(false)
 	f()
-	c.on.Store(false)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.buf.String()
+	// A request's line is written once its handler has returned, which
+	// can be after its client has read the whole answer: wait for the
+	// lines still to come, a while.
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		c.mu.Lock()
+		logged := c.buf.String()
+		c.mu.Unlock()
+		if strings.Count(logged, `"msg":"request"`) >= lines || time.Now().After(deadline) {
+			return logged
+		}
+	}
 }
 
 // teeSink sends each log line to two sinks.
@@ -133,7 +142,7 @@ func TestRequestLogsHoldNoCredentials(t *testing.T) {
 				t.Fatalf("GET %s: %v", p, err)
 			}
 		}
-	})
+	}, len(paths))
 	if n := strings.Count(logged, `"msg":"request"`); n < len(paths) {
 		t.Fatalf("%d request lines logged for %d requests:\n%s", n, len(paths), logged)
 	}
