@@ -30,6 +30,16 @@
 // an update never changes status. [Config.NextChange] tells the reconciler the
 // exact instant to requeue at.
 //
+// # The alert policy
+//
+// Config's FailureThreshold, RecoveryThreshold, MaxRuntime and MinRuntime
+// (policy.go) refine the rules below without changing them at their zero
+// values: rule 5 holds once FailureThreshold failed runs in a row have been
+// counted, a run in progress is bounded by MaxRuntime instead of grace,
+// and a down check stays down until RecoveryThreshold successes in a row.
+// Observe records the missed runs it counts (Failures, MissedAt) alongside
+// State; RecordPing keeps the counts a ping changes.
+//
 // # Derivation
 //
 // Status at an instant now, in order (reference section 7.1):

@@ -73,13 +73,19 @@ type PingResult struct {
 //     the result is "ign" and nothing changes.
 //   - start: LastStart and LastStartRID are set; the status is unchanged (a
 //     paused check stays paused).
-//   - success, fail: LastPing is set and LastPingFailed says which;
+//   - success, fail: LastPing is set and LastPingFailed says which (a
+//     success that ends a run sooner than MinRuntime is a fail, logged as
+//     one, with FailReason ReasonShort);
 //     LastDuration is cleared. If a run is outstanding and the ping has the
 //     same run id (both empty counts as equal), the run ends: LastDuration is
 //     its duration. Otherwise a fail, or a ping without a run id, ends the run
 //     without a duration, and a success with another run id leaves it
 //     outstanding.
 //   - log, ign: nothing changes. Any other kind is treated as ign.
+//
+// It also keeps the alert policy's counts (policy.go): runs missed before
+// the ping are counted first; a fail adds a failure; a success while down
+// adds to the recovery streak, and otherwise clears the counts.
 func (c Config) RecordPing(f Facts, p Ping) (Facts, PingResult) {
 	res := PingResult{Kind: p.Kind, At: p.At}
 	switch {
@@ -92,15 +98,27 @@ func (c Config) RecordPing(f Facts, p Ping) (Facts, PingResult) {
 	case p.Kind == PingLog:
 		return f, res
 	}
+	// Runs missed before this ping are counted first: a start would hide
+	// them (a run in progress is not missing any).
+	f = c.countMisses(f, p.At)
 	if p.Kind == PingStart {
 		res.At = f.orderPing(p.At, false)
 		f.LastStart, f.LastStartRID = res.At, p.RID
+		if f.Failures >= c.failureThreshold() && c.Status(f, res.At) != StatusDown {
+			// It replaced the overrun run that kept the check down: the
+			// down is over, and the count starts again.
+			f = f.clearCounts()
+		}
 		return f, res
 	}
 	at := f.orderPing(p.At, true)
 	res.At = at
+	wasDown := c.Status(f, at) == StatusDown
+	overran := f.Started() && !f.running() // a run already counted as overrun
+	prevLast, prevFailed := f.LastPing, f.LastPingFailed
 	failed := p.Kind == PingFail
 	f.LastDuration = 0
+	counted := overran && (f.LastStartRID == p.RID || failed || p.RID == "") // and this ping ends it
 	switch {
 	case !f.Started():
 		f.LastStart, f.LastStartRID = time.Time{}, ""
@@ -111,8 +129,53 @@ func (c Config) RecordPing(f Facts, p Ping) (Facts, PingResult) {
 	case failed || p.RID == "":
 		f.LastStart, f.LastStartRID = time.Time{}, ""
 	}
+	var reason Reason // a fail ping's own; failReason reads "" as ReasonFail
+	if !failed && res.HasDuration && c.MinRuntime > 0 && res.Duration < c.MinRuntime {
+		failed, reason, res.Kind = true, ReasonShort, PingFail
+	}
 	f.LastPing, f.LastPingFailed = at, failed
+	switch {
+	case !wasDown && counted:
+		// The overrun was this run's failure; its end changes no count.
+	case failed:
+		f.FailReason, f.Successes = reason, 0
+		f.Failures = min(f.Failures+1, MaxThreshold)
+		if wasDown {
+			f.Failures = max(f.Failures, c.failureThreshold())
+		}
+	case wasDown:
+		streak := f.Successes + 1
+		if f.Successes > 0 && !prevFailed {
+			// The streak holds only while each success is on time for
+			// the one before.
+			if e, ok := c.expected(prevLast); ok && !at.Before(e.Add(c.Grace)) {
+				streak = 1
+			}
+		}
+		if streak < c.recoveryThreshold() {
+			f.Successes = streak
+		} else {
+			f = f.clearCounts()
+		}
+	default:
+		f = f.clearCounts()
+	}
 	return f, res
+}
+
+// countMisses records the failed runs counted by at, while they leave the
+// check up: what Observe records, for a writer that acts before it.
+func (c Config) countMisses(f Facts, at time.Time) Facts {
+	if d := c.derive(f, at); d.status != StatusDown {
+		f.Failures, f.MissedAt = d.failures, d.missedAt
+	}
+	return f
+}
+
+// clearCounts forgets the alert policy's counts.
+func (f Facts) clearCounts() Facts {
+	f.Failures, f.FailReason, f.Successes, f.MissedAt = 0, "", 0, time.Time{}
+	return f
 }
 
 // orderPing returns the instant to record a ping or start that arrived at at:
@@ -138,8 +201,8 @@ var ErrNotPaused = errors.New("check is not paused")
 // Pause pauses the check at at: the API's part (reference 4.9). A check that
 // is already paused is returned unchanged. Otherwise PausedAt is set, which
 // ends a run in progress (Started becomes false) and stops monitoring; the
-// last ping stays displayed. Only PausedAt changes, and it is never set
-// before a fact the API already sees. Pausing records no flip.
+// last ping stays displayed. PausedAt changes, never set before a fact the
+// API already sees, and the policy's counts start again. Pausing records no flip.
 func (c Config) Pause(f Facts, at time.Time) Facts {
 	if c.Status(f, at) == StatusPaused {
 		return f
@@ -149,13 +212,13 @@ func (c Config) Pause(f Facts, at time.Time) Facts {
 		p = f.ResumedAt.Add(microsecond)
 	}
 	f.PausedAt = p
-	return f
+	return f.clearCounts()
 }
 
 // Resume resumes a paused check at at: the API's part (reference 4.10). The
 // check becomes new: the last ping and any run in progress no longer count
-// (n_pings and last_duration stay). Only ResumedAt changes, and it is never
-// set before a fact the API already sees. It returns ErrNotPaused, and the
+// (n_pings and last_duration stay). ResumedAt changes, never set before a
+// fact the API already sees, and the policy's counts start again. It returns ErrNotPaused, and the
 // facts unchanged, when the check is not paused at at. Resuming records no
 // flip.
 func (c Config) Resume(f Facts, at time.Time) (Facts, error) {
@@ -163,5 +226,5 @@ func (c Config) Resume(f Facts, at time.Time) (Facts, error) {
 		return f, ErrNotPaused
 	}
 	f.ResumedAt = latest(at, f.PausedAt, f.LastPing, f.LastStart, f.StateSince)
-	return f, nil
+	return f.clearCounts(), nil
 }

@@ -91,14 +91,14 @@ func TestRecordPing(t *testing.T) {
 			name: "fail with the run's rid ends it with a duration",
 			cfg:  simple, f: monitor.Facts{LastStart: at(0), LastStartRID: "a"},
 			p:    monitor.Ping{Kind: monitor.PingFail, At: at(4 * m), RID: "a"},
-			want: monitor.Facts{LastPing: at(4 * m), LastPingFailed: true, LastDuration: 4 * m},
+			want: monitor.Facts{LastPing: at(4 * m), LastPingFailed: true, LastDuration: 4 * m, Failures: 1},
 			res:  monitor.PingResult{Kind: monitor.PingFail, At: at(4 * m), Duration: 4 * m, HasDuration: true},
 		},
 		{
 			name: "fail with another rid ends the run without a duration",
 			cfg:  simple, f: monitor.Facts{LastStart: at(0), LastStartRID: "a"},
 			p:    monitor.Ping{Kind: monitor.PingFail, At: at(4 * m), RID: "b"},
-			want: monitor.Facts{LastPing: at(4 * m), LastPingFailed: true},
+			want: monitor.Facts{LastPing: at(4 * m), LastPingFailed: true, Failures: 1},
 			res:  monitor.PingResult{Kind: monitor.PingFail, At: at(4 * m)},
 		},
 		{
@@ -161,7 +161,7 @@ func TestRecordPing(t *testing.T) {
 			name: "manual resume, not paused: counted",
 			cfg:  manual, f: monitor.Facts{LastPing: at(0)},
 			p:    monitor.Ping{Kind: monitor.PingFail, At: at(2 * m)},
-			want: monitor.Facts{LastPing: at(2 * m), LastPingFailed: true},
+			want: monitor.Facts{LastPing: at(2 * m), LastPingFailed: true, Failures: 1},
 			res:  monitor.PingResult{Kind: monitor.PingFail, At: at(2 * m)},
 		},
 		{
@@ -527,9 +527,11 @@ func TestObserve(t *testing.T) {
 			if tt.wantFacts != nil && got != *tt.wantFacts {
 				t.Errorf("facts:\n got %+v\nwant %+v", got, *tt.wantFacts)
 			}
-			// Observe writes only the reconciler's fields.
+			// Observe writes only the reconciler's fields and the missed
+			// runs it counts.
 			back := got
 			back.State, back.StateSince = tt.f.State, tt.f.StateSince
+			back.Failures, back.MissedAt = tt.f.Failures, tt.f.MissedAt
 			if back != tt.f {
 				t.Errorf("Observe changed other fields:\n got %+v\nwant %+v", back, tt.f)
 			}

@@ -45,6 +45,22 @@ type Config struct {
 	// ManualResume makes a paused check ignore every ping (recorded as "ign")
 	// until it is resumed.
 	ManualResume bool
+
+	// The alert policy (see policy.go). The zero values are the reference's
+	// behaviour.
+
+	// FailureThreshold is how many failed runs in a row (fail pings, missed
+	// deadlines, overruns, runs too short) make the check down; below 1, 1.
+	FailureThreshold int
+	// RecoveryThreshold is how many successes in a row bring a down check
+	// back up; below 1, 1.
+	RecoveryThreshold int
+	// MaxRuntime, when positive, bounds a run from its start signal; grace
+	// then bounds only a late start.
+	MaxRuntime time.Duration
+	// MinRuntime, when positive, makes a success that ends a run sooner a
+	// failure.
+	MinRuntime time.Duration
 }
 
 // Facts is what has happened to a check, as stored in its status. Each group
@@ -80,6 +96,25 @@ type Facts struct {
 	// for up the ping that made it up, for grace the due time, for paused the
 	// pause, for new the resume (or the first observation).
 	StateSince time.Time
+
+	// The alert policy's counts: written by RecordPing and Observe, cleared
+	// by Pause and Resume (see policy.go).
+
+	// Failures is how many failed runs in a row have been counted: fail
+	// pings by RecordPing, missed deadlines and overruns by Observe. A
+	// success that is not a recovery sets it to 0.
+	Failures int
+	// FailReason is why the last fail ping counts as a failure when it was
+	// not a fail signal: ReasonShort for a success that ended a run under
+	// MinRuntime ("" for a fail signal).
+	FailReason Reason
+	// Successes is a down check's recovery streak: the successes in a row
+	// since it went down, while fewer than RecoveryThreshold (0 otherwise).
+	Successes int
+	// MissedAt is the due time of the last missed run Observe counted, or
+	// the instant a run was counted as overrun: the next run is expected
+	// after it (zero: none since the last ping).
+	MissedAt time.Time
 }
 
 // epoch is the latest pause or resume; pings and starts at or before it no
@@ -122,12 +157,27 @@ func (f Facts) pausedFact() bool {
 }
 
 // stickyDown reports whether the reconciler recorded the check down after the
-// epoch and no ping has arrived since the down began.
+// epoch and nothing has ended the down since: no ping since the down began,
+// or only the fail ping that began it (a new setting, such as a higher
+// failure threshold, does not bring a down check up; a ping does).
 func (f Facts) stickyDown() bool {
 	if f.State != StatusDown || !f.StateSince.After(f.epoch()) {
 		return false
 	}
-	return !f.pinged() || f.LastPing.Before(f.StateSince)
+	return !f.pinged() || f.LastPing.Before(f.StateSince) || (f.LastPingFailed && f.LastPing.Equal(f.StateSince))
+}
+
+// recovering reports whether a down check has a recovery streak that has
+// not reached its threshold yet: it is still down.
+func (f Facts) recovering() bool {
+	return f.Successes > 0 && f.pinged() && !f.LastPingFailed
+}
+
+// running reports whether a run is in progress and has not been counted as
+// overrun (an overrun below the failure threshold is a failed run; the run
+// stays started, as the API shows, but no longer bounds anything).
+func (f Facts) running() bool {
+	return f.Started() && f.MissedAt.Before(f.LastStart)
 }
 
 // phase is the part of the status that does not depend on the instant.
@@ -136,44 +186,39 @@ type phase int
 const (
 	phaseNew    phase = iota // no counting ping
 	phasePaused              // paused
-	phaseDown                // recorded down (sticky) or last ping failed
-	phaseUp                  // last ping succeeded: up, grace or down by deadline
+	phaseDown                // recorded down (sticky), failed at the threshold, or recovering
+	phaseUp                  // up, grace, or down by a deadline or an overrun
 )
 
 // basis is everything derived from the facts alone.
 type basis struct {
-	phase  phase
-	failed bool // phaseDown because the last ping failed
-
-	expected    time.Time // E, phaseUp only
-	hasExpected bool
-
-	nextPing    time.Time // grace start (the API's next_ping)
-	hasNextPing bool
+	phase phase
+	// since and reason: when a phaseDown began and, when the facts say, why.
+	since  time.Time
+	reason Reason
+	// anchor: phaseUp's instant the next run is expected after (the last
+	// ping, or the last miss counted since).
+	anchor time.Time
 }
 
 func (c Config) basis(f Facts) basis {
-	var b basis
 	switch {
 	case f.stickyDown():
-		b.phase = phaseDown
-	case f.pausedFact():
-		b.phase = phasePaused
-	case !f.pinged():
-		b.phase = phaseNew
-	case f.LastPingFailed:
-		b.phase, b.failed = phaseDown, true
-	default:
-		b.phase = phaseUp
-		b.expected, b.hasExpected = c.expected(f.LastPing)
-		b.nextPing, b.hasNextPing = b.expected, b.hasExpected
-	}
-	if b.phase != phaseDown && f.Started() {
-		if !b.hasNextPing || f.LastStart.Before(b.nextPing) {
-			b.nextPing, b.hasNextPing = f.LastStart, true
+		return basis{phase: phaseDown, since: f.StateSince}
+	case f.recovering():
+		since := f.LastPing
+		if f.State == StatusDown && f.StateSince.After(f.epoch()) {
+			since = f.StateSince
 		}
+		return basis{phase: phaseDown, since: since}
+	case f.pausedFact():
+		return basis{phase: phasePaused}
+	case !f.pinged():
+		return basis{phase: phaseNew}
+	case f.LastPingFailed && max(f.Failures, 1) >= c.failureThreshold():
+		return basis{phase: phaseDown, since: f.LastPing, reason: f.failReason()}
 	}
-	return b
+	return basis{phase: phaseUp, anchor: latest(f.LastPing, f.MissedAt)}
 }
 
 // expected returns the instant the next ping is due after a ping at last.
@@ -184,43 +229,9 @@ func (c Config) expected(last time.Time) (time.Time, bool) {
 	return last.Add(c.Timeout), true
 }
 
-func (b basis) deadline(grace time.Duration) (time.Time, bool) {
-	if !b.hasNextPing {
-		return time.Time{}, false
-	}
-	return b.nextPing.Add(grace), true
-}
-
 // Status returns the check's status at now, derived from the facts.
 func (c Config) Status(f Facts, now time.Time) Status {
-	st, _, _ := c.derive(f, now)
-	return st
-}
-
-// derive returns the status at now, when it began, and for down why.
-func (c Config) derive(f Facts, now time.Time) (Status, time.Time, Reason) {
-	b := c.basis(f)
-	if dl, ok := b.deadline(c.Grace); ok && !now.Before(dl) {
-		return StatusDown, dl, ReasonTimeout
-	}
-	switch b.phase {
-	case phaseDown:
-		if b.failed {
-			return StatusDown, f.LastPing, ReasonFail
-		}
-		return StatusDown, f.StateSince, ""
-	case phasePaused:
-		return StatusPaused, f.PausedAt, ""
-	case phaseNew:
-		if !f.ResumedAt.IsZero() {
-			return StatusNew, f.ResumedAt, ""
-		}
-		return StatusNew, now, ""
-	}
-	if b.hasExpected && !now.Before(b.expected) {
-		return StatusGrace, b.expected, ""
-	}
-	return StatusUp, f.LastPing, ""
+	return c.derive(f, now).status
 }
 
 // NextPing returns the API's "next_ping": the instant the grace period starts
@@ -231,31 +242,48 @@ func (c Config) derive(f Facts, now time.Time) (Status, time.Time, Reason) {
 // the facts.
 func (c Config) NextPing(f Facts) (time.Time, bool) {
 	b := c.basis(f)
-	return b.nextPing, b.hasNextPing
+	var next time.Time
+	var ok bool
+	switch b.phase {
+	case phaseDown:
+		return time.Time{}, false
+	case phaseUp:
+		next, ok = c.expected(b.anchor)
+	}
+	if f.running() && (!ok || f.LastStart.Before(next)) {
+		next, ok = f.LastStart, true
+	}
+	return next, ok
 }
 
 // Deadline returns the instant the check goes down unless a fact changes
-// first: NextPing plus Grace, or none (reference 7.3, "alert_after"). It may
-// be in the past: the check is then down (see Status) and a down flip is due
-// at exactly that instant.
+// first (reference 7.3, "alert_after"): with the default policy NextPing
+// plus Grace, or the end of MaxRuntime for a run in progress; with a
+// failure threshold, the deadline of the last run it tolerates. None when
+// time alone never brings the check down. It may be in the past: the check
+// is then down (see Status) and a down flip is due at exactly that instant.
 func (c Config) Deadline(f Facts) (time.Time, bool) {
-	return c.basis(f).deadline(c.Grace)
+	if c.basis(f).phase == phaseDown {
+		return time.Time{}, false
+	}
+	d := c.derive(f, endOfTime)
+	if d.status != StatusDown {
+		return time.Time{}, false
+	}
+	return d.since, true
 }
+
+// endOfTime is an instant after every deadline.
+var endOfTime = time.Date(9999, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // NextChange returns the first instant strictly after now at which Status
 // changes without a new fact (up→grace at the due time, →down at the
-// deadline), or false if the status cannot change by time alone. The
-// reconciler requeues for exactly this instant.
+// deadline), or at which Observe counts a missed run below the failure
+// threshold; false if time alone changes nothing. The reconciler requeues
+// for exactly this instant.
 func (c Config) NextChange(f Facts, now time.Time) (time.Time, bool) {
-	b := c.basis(f)
-	dl, hasDl := b.deadline(c.Grace)
-	if b.phase == phaseUp && b.hasExpected && b.expected.After(now) && (!hasDl || b.expected.Before(dl)) {
-		return b.expected, true
-	}
-	if hasDl && dl.After(now) {
-		return dl, true
-	}
-	return time.Time{}, false
+	d := c.derive(f, now)
+	return d.next, !d.next.IsZero()
 }
 
 // latest returns the latest of the instants.

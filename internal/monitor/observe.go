@@ -30,6 +30,9 @@ type Flip struct {
 	To Status
 	// Reason is why the check went down; empty for an up flip.
 	Reason Reason
+	// Detail is the policy's plain words for the reason ("ran longer than
+	// 1 h"), when it has any (see Config.Explain).
+	Detail string
 }
 
 // Up reports whether the flip brought the check up (the API's "up": 1).
@@ -66,18 +69,20 @@ func (f Facts) recorded() (Status, bool) {
 // two observations (a fail and then a success ping before the reconciler
 // ran), no flip is recorded for it.
 func (c Config) Observe(f Facts, now time.Time) (Facts, *Flip) {
-	st, since, reason := c.derive(f, now)
+	d := c.derive(f, now)
+	st := d.status
 	prev, current := f.recorded()
 	var flip *Flip
 	switch {
 	case st == StatusDown && prev != StatusDown:
-		flip = &Flip{At: since, From: prev, To: StatusDown, Reason: reason}
+		flip = &Flip{At: d.since, From: prev, To: StatusDown, Reason: d.reason, Detail: c.Explain(d.reason, f)}
 	case prev == StatusDown && (st == StatusUp || st == StatusGrace):
 		flip = &Flip{At: f.LastPing, From: StatusDown, To: st}
 	}
 	if !current || st != f.State {
-		f.State, f.StateSince = st, since
+		f.State, f.StateSince = st, d.since
 	}
+	f.Failures, f.MissedAt = d.failures, d.missedAt
 	return f, flip
 }
 
