@@ -9,6 +9,7 @@ import (
 // set (or neither timeout nor schedule is), and a Cron check when schedule is.
 //
 // +kubebuilder:validation:XValidation:rule="!has(self.timeout) || !has(self.schedule)",message="set either timeout (a simple check) or schedule (a cron check), not both"
+// +kubebuilder:validation:XValidation:rule="!has(self.minRuntime) || !has(self.maxRuntime) || duration(self.minRuntime) < duration(self.maxRuntime)",message="minRuntime must be shorter than maxRuntime"
 type CheckSpec struct {
 	// Name is the check's display name, as the Management API shows it.
 	// +optional
@@ -142,6 +143,55 @@ type CheckSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.matches('^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$')",message="uuid must be a lowercase hyphenated UUID, such as 5d5f3e70-1c6d-4b6c-9c3a-1f0d2e3c4b5a"
 	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="uuid is immutable: the check's ping URL must not change"
 	UUID string `json:"uuid,omitempty"`
+
+	// AlertPolicy: when failures become an alert, and how long a run may
+	// or must take.
+	AlertPolicy `json:",inline"`
+}
+
+// AlertPolicy says when a check's failures become an alert. Unset, a check
+// behaves as Healthchecks' do: down at the first failure or missed
+// deadline, up at the next success, and a started run bounded by grace.
+// See docs/alerting.md.
+type AlertPolicy struct {
+	// FailureThreshold is how many failed runs in a row make the check
+	// down: fail pings, missed deadlines, runs longer than maxRuntime (or,
+	// without it, not ended within grace of their start) and runs shorter
+	// than minRuntime. Below it the check stays up and shows the count
+	// ("1 of 3 failures"). Default 1: the first failure.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	FailureThreshold int32 `json:"failureThreshold,omitempty"`
+
+	// RecoveryThreshold is how many successes in a row, each on time for
+	// the one before, bring a down check back up. Default 1.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=100
+	RecoveryThreshold int32 `json:"recoveryThreshold,omitempty"`
+
+	// MaxRuntime bounds a run from its start signal ("2h", "45m"): a run
+	// that has not ended within it is a failure, "ran longer than 2 h".
+	// When set, grace bounds only a late start; unset, a started run must
+	// end within grace, as in Healthchecks.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('8784h')",message="maxRuntime must be between 1s and 8784h (366 days)"
+	MaxRuntime *metav1.Duration `json:"maxRuntime,omitempty"`
+
+	// MinRuntime makes a success that ends a run sooner than this ("5m") a
+	// failure, "finished in 3 s, expected at least 5 min": a backup that
+	// "succeeds" in seconds has usually done nothing. It applies to runs
+	// with a start signal (a success without one has no duration).
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('8784h')",message="minRuntime must be between 1s and 8784h (366 days)"
+	MinRuntime *metav1.Duration `json:"minRuntime,omitempty"`
 }
 
 // CheckState is the monitoring state of a check.
@@ -271,6 +321,17 @@ type CheckStatus struct {
 	// the ping store.
 	// +optional
 	LastSyncTime *metav1.Time `json:"lastSyncTime,omitempty"`
+
+	// Failures is how many failed runs in a row have been counted: below
+	// spec.failureThreshold while the check is up, the threshold's count
+	// once it is down.
+	// +optional
+	Failures int32 `json:"failures,omitempty"`
+
+	// Successes is a down check's recovery streak: the successes in a row
+	// it has had, while fewer than spec.recoveryThreshold.
+	// +optional
+	Successes int32 `json:"successes,omitempty"`
 }
 
 // Check is a recurring job Vigil monitors. The job reports by calling the
@@ -285,6 +346,7 @@ type CheckStatus struct {
 // +kubebuilder:printcolumn:name="Next Ping",type=string,format=date-time,JSONPath=`.status.nextPing`,description="When the next ping is due (a future time, shown as a timestamp)"
 // +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
 // +kubebuilder:printcolumn:name="Timeout",type=integer,JSONPath=`.spec.timeout`
+// +kubebuilder:printcolumn:name="Failures",type=integer,JSONPath=`.status.failures`,priority=1,description="Failed runs in a row (spec.failureThreshold makes the check down)"
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`,priority=1
 // +kubebuilder:printcolumn:name="Pings",type=integer,JSONPath=`.status.nPings`,priority=1
 // +kubebuilder:printcolumn:name="UUID",type=string,JSONPath=`.status.uuid`,priority=1

@@ -45,8 +45,22 @@ const (
 
 	// ReasonCheckUp: the check came up (Event) or is up (Up condition).
 	ReasonCheckUp = "CheckUp"
-	// ReasonCheckDown: the check went down (Event) or is down (Up condition).
+	// ReasonCheckDown: the check went down (Event), or is down for a
+	// reason older than the ones below (Up condition).
 	ReasonCheckDown = "CheckDown"
+	// ReasonPingFailed: the check is down by a failure ping (Up condition).
+	ReasonPingFailed = "PingFailed"
+	// ReasonDeadlineMissed: the check is down because no ping came by its
+	// deadline, or a run did not end within grace (Up condition).
+	ReasonDeadlineMissed = "DeadlineMissed"
+	// ReasonRanTooLong: a run ran longer than spec.maxRuntime (Up condition).
+	ReasonRanTooLong = "RanTooLong"
+	// ReasonRanTooShort: a run succeeded sooner than spec.minRuntime (Up
+	// condition).
+	ReasonRanTooShort = "RanTooShort"
+	// ReasonRecovering: the check is down and has some, not all, of the
+	// successes in a row spec.recoveryThreshold asks for (Up condition).
+	ReasonRecovering = "Recovering"
 	// ReasonCheckGrace: the next ping is due and the grace period is running.
 	ReasonCheckGrace = "CheckGrace"
 	// ReasonCheckNew: the check has not been pinged yet.

@@ -21,6 +21,15 @@ func Config(spec *v1.CheckSpec) (monitor.Config, error) {
 		Timeout:      time.Duration(spec.TimeoutSeconds()) * time.Second,
 		Grace:        time.Duration(spec.GraceSeconds()) * time.Second,
 		ManualResume: spec.ManualResume,
+
+		FailureThreshold:  int(spec.FailureThreshold),
+		RecoveryThreshold: int(spec.RecoveryThreshold),
+	}
+	if spec.MaxRuntime != nil {
+		cfg.MaxRuntime = spec.MaxRuntime.Duration
+	}
+	if spec.MinRuntime != nil {
+		cfg.MinRuntime = spec.MinRuntime.Duration
 	}
 	if spec.Schedule != nil {
 		s, err := schedule.Parse(*spec.Schedule, string(spec.Zone()))

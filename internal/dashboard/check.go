@@ -26,6 +26,7 @@ type checkPage struct {
 	CSRF                                           string
 	Status                                         statusLabel
 	Why                                            string
+	Policy                                         []string
 	Tags                                           []string
 	Period, Grace, TZ, Schedule, ScheduleWords     string
 	Upcoming                                       []time.Time
@@ -82,6 +83,7 @@ func (s *Server) checkPage(w http.ResponseWriter, r *http.Request) {
 		Paused:  view.Status == monitor.StatusPaused, Now: now,
 	}
 	p.Why = s.why(c, obs, view)
+	p.Policy = s.policy(c, obs, now)
 	s.explainSchedule(p, c, now)
 	flips, err := s.Checks.Flips(r.Context(), c)
 	if err != nil {
@@ -106,6 +108,33 @@ func (s *Server) checkPage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, r, http.StatusOK, "check", p)
 }
 
+// policy describes the check's alert policy, when it has one, with where
+// the check stands against it.
+func (s *Server) policy(c *v1.Check, obs store.Check, now time.Time) []string {
+	cfg, err := s.Checks.Config(c)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	if n, of := cfg.Failures(obs.Facts, now); of > 1 {
+		out = append(out, fmt.Sprintf("Down after %d failed runs in a row (now %d of %d).", of, n, of))
+	}
+	if n, of := cfg.Recovery(obs.Facts); of > 1 {
+		line := fmt.Sprintf("Up again after %d successes in a row", of)
+		if n > 0 {
+			line += fmt.Sprintf(" (now %d of %d)", n, of)
+		}
+		out = append(out, line+".")
+	}
+	if cfg.MaxRuntime > 0 {
+		out = append(out, "A run may take at most "+monitor.HumanDuration(cfg.MaxRuntime)+"; grace bounds only a late start.")
+	}
+	if cfg.MinRuntime > 0 {
+		out = append(out, "A run that succeeds in less than "+monitor.HumanDuration(cfg.MinRuntime)+" is a failure.")
+	}
+	return out
+}
+
 // why says what the check's state means, in the check's own zone.
 func (s *Server) why(c *v1.Check, obs store.Check, view checks.View) string {
 	tz := string(c.Spec.Zone())
@@ -125,7 +154,13 @@ func (s *Server) why(c *v1.Check, obs store.Check, view checks.View) string {
 		return "Paused at " + at(obs.Facts.PausedAt) + ". The next ping resumes monitoring" +
 			map[bool]string{true: ", unless the check resumes only by hand.", false: "."}[c.Spec.ManualResume]
 	case monitor.StatusDown:
+		if n, need := cfg.Recovery(obs.Facts); n > 0 {
+			return fmt.Sprintf("Down; %d of %d successes in a row it needs to come back up.", n, need)
+		}
 		switch f := obs.LastFlip; {
+		case f != nil && !f.Up && f.Detail != "":
+			// The policy's reasons, in its own words: "ran longer than 2 h".
+			return "The run " + f.Detail + "; down since " + at(f.At) + "."
 		case f != nil && !f.Up && f.Reason == monitor.ReasonFail:
 			return "A failure ping arrived at " + at(f.At) + "."
 		case f != nil && !f.Up && f.Reason == monitor.ReasonTimeout:
@@ -141,6 +176,9 @@ func (s *Server) why(c *v1.Check, obs store.Check, view checks.View) string {
 		return "Expected a ping by " + at(view.NextPing) + ", none yet. It goes down at " + at(deadline) + " unless one comes."
 	}
 	msg := "Last ping at " + at(view.LastPing) + "."
+	if n, of := cfg.Failures(obs.Facts, s.now()); n > 0 {
+		msg = fmt.Sprintf("%d of %d failures in a row. ", n, of) + msg
+	}
 	if view.Started {
 		msg = "A run started at " + at(obs.Facts.LastStart) + "."
 	}

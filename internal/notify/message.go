@@ -19,9 +19,14 @@ type Message struct {
 	// Time is when the flip happened (for a missed deadline, the deadline).
 	// Zero means now.
 	Time time.Time
-	// Reason is why a check went down: "fail" (a failure signal) or
-	// "timeout" (a missed deadline). Empty for an up flip.
+	// Reason is why a check went down: "fail" (a failure signal),
+	// "timeout" (a missed deadline), "runtime" (a run longer than the
+	// check's maxRuntime) or "short" (a run shorter than its minRuntime).
+	// Empty for an up flip.
 	Reason string
+	// Detail is the alert policy's plain words for runtime and short ("ran
+	// longer than 2 h"); empty otherwise.
+	Detail string
 	// Test marks a test notification (vigil channels test, the API's test
 	// endpoint). Senders mark it as such where a person reads it, and keep
 	// it apart from real alerts where a system tracks alerts (PagerDuty,
@@ -135,6 +140,13 @@ func (m *Message) reasonText() string {
 		return "success signal did not arrive on time, grace time passed"
 	case "fail":
 		return "received a failure signal"
+	case "runtime", "short":
+		// The alert policy's reasons, with its figures: "the run ran
+		// longer than 2 h", "the run finished in 3 s, expected at least
+		// 5 min".
+		if m.Detail != "" {
+			return "the run " + m.Detail
+		}
 	}
 	return ""
 }

@@ -19,6 +19,8 @@ package projection
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -445,11 +447,27 @@ func applyObserved(st *v1.CheckStatus, obs store.Check, cfg monitor.Config, vali
 	if fl := obs.LastFlip; fl != nil {
 		st.LastFlip = &v1.Flip{Time: metav1.NewMicroTime(fl.At), Up: fl.Up, Reason: string(fl.Reason)}
 	}
-	setCondition(st, upCondition(st, gen), now)
+	st.Failures, st.Successes = 0, 0
+	var failures, of, streak, need int
+	if valid {
+		failures, of = cfg.Failures(f, now)
+		streak, need = cfg.Recovery(f)
+		st.Failures, st.Successes = int32(failures), int32(streak)
+	}
+	up := upCondition(st, gen, obs.LastFlip)
+	switch {
+	case streak > 0 && st.State == v1.CheckStateDown:
+		up.Reason = v1.ReasonRecovering
+		up.Message = fmt.Sprintf("The check is down: %d of %d successes in a row it needs to come back up", streak, need)
+	case failures > 0 && (st.State == v1.CheckStateUp || st.State == v1.CheckStateGrace):
+		up.Message += fmt.Sprintf("; %d of %d failures in a row (it goes down at %d)", failures, of, of)
+	}
+	setCondition(st, up, now)
 }
 
-// upCondition is the monitoring result as a condition.
-func upCondition(st *v1.CheckStatus, gen int64) metav1.Condition {
+// upCondition is the monitoring result as a condition: for a down check,
+// its reason is why (the last flip's).
+func upCondition(st *v1.CheckStatus, gen int64, flip *store.Flip) metav1.Condition {
 	c := metav1.Condition{Type: v1.ConditionUp, ObservedGeneration: gen}
 	switch st.State {
 	case v1.CheckStateUp:
@@ -459,11 +477,17 @@ func upCondition(st *v1.CheckStatus, gen int64) metav1.Condition {
 			"The next ping is due; the check is in its grace period"
 	case v1.CheckStateDown:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, v1.ReasonCheckDown, "The check is down"
-		if f := st.LastFlip; f != nil && !f.Up {
-			if f.Reason == string(monitor.ReasonFail) {
-				c.Message = "The check is down: a failure ping arrived at " + f.Time.UTC().Format(time.RFC3339)
-			} else {
-				c.Message = "The check is down: no ping arrived by its deadline at " + f.Time.UTC().Format(time.RFC3339)
+		if f := flip; f != nil && !f.Up {
+			at := f.At.UTC().Format(time.RFC3339)
+			switch f.Reason {
+			case monitor.ReasonFail:
+				c.Reason, c.Message = v1.ReasonPingFailed, "The check is down: a failure ping arrived at "+at
+			case monitor.ReasonTimeout:
+				c.Reason, c.Message = v1.ReasonDeadlineMissed, "The check is down: no ping arrived by its deadline at "+at
+			case monitor.ReasonRuntime:
+				c.Reason, c.Message = v1.ReasonRanTooLong, "The check is down: a run "+f.Detail+", at "+at
+			case monitor.ReasonShort:
+				c.Reason, c.Message = v1.ReasonRanTooShort, "The check is down: a run "+f.Detail+", at "+at
 			}
 		}
 	case v1.CheckStatePaused:
@@ -494,10 +518,13 @@ func (p *Projector) announce(before, after *v1.Check) {
 		switch {
 		case f.Up:
 			p.Recorder.Eventf(after, nil, corev1.EventTypeNormal, v1.ReasonCheckUp, "Monitor", "Check is up again: a ping arrived at %s", at)
-		case f.Reason == string(monitor.ReasonFail):
-			p.Recorder.Eventf(after, nil, corev1.EventTypeWarning, v1.ReasonCheckDown, "Monitor", "Check is down: a failure ping arrived at %s", at)
 		default:
-			p.Recorder.Eventf(after, nil, corev1.EventTypeWarning, v1.ReasonCheckDown, "Monitor", "Check is down: no ping arrived by its deadline at %s", at)
+			// The Up condition says why, in the policy's words.
+			msg := "Check is down since " + at
+			if up := meta.FindStatusCondition(after.Status.Conditions, v1.ConditionUp); up != nil && up.Status == metav1.ConditionFalse {
+				msg = strings.Replace(up.Message, "The check", "Check", 1)
+			}
+			p.Recorder.Eventf(after, nil, corev1.EventTypeWarning, v1.ReasonCheckDown, "Monitor", "%s", msg)
 		}
 	}
 	ready := meta.FindStatusCondition(after.Status.Conditions, v1.ConditionReady)

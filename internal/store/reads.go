@@ -32,7 +32,7 @@ func (s *Store) Check(ctx context.Context, uid types.UID) (Check, bool, error) {
 		return Check{}, false, fmt.Errorf("reading check %s: %w", uid, err)
 	}
 	if r.nFlips > 0 {
-		flips, err := s.flips(ctx, `SELECT n, created, up, from_state, to_state, reason FROM flips WHERE check_uid = ? ORDER BY n DESC LIMIT 1`, string(uid))
+		flips, err := s.flips(ctx, `SELECT n, created, up, from_state, to_state, reason, detail FROM flips WHERE check_uid = ? ORDER BY n DESC LIMIT 1`, string(uid))
 		if err != nil {
 			return Check{}, false, err
 		}
@@ -127,7 +127,7 @@ func (s *Store) LastResult(ctx context.Context, uid types.UID) (body []byte, exi
 
 // Flips returns a check's flips, newest first.
 func (s *Store) Flips(ctx context.Context, uid types.UID) ([]Flip, error) {
-	return s.flips(ctx, `SELECT n, created, up, from_state, to_state, reason FROM flips WHERE check_uid = ? ORDER BY n DESC`, string(uid))
+	return s.flips(ctx, `SELECT n, created, up, from_state, to_state, reason, detail FROM flips WHERE check_uid = ? ORDER BY n DESC`, string(uid))
 }
 
 func (s *Store) flips(ctx context.Context, query string, args ...any) ([]Flip, error) {
@@ -151,7 +151,7 @@ func scanFlip(sc interface{ Scan(...any) error }, more ...any) (Flip, error) {
 	var f Flip
 	var created int64
 	var from, to, reason string
-	if err := sc.Scan(append([]any{&f.N, &created, &f.Up, &from, &to, &reason}, more...)...); err != nil {
+	if err := sc.Scan(append([]any{&f.N, &created, &f.Up, &from, &to, &reason, &f.Detail}, more...)...); err != nil {
 		return f, err
 	}
 	f.At = time.UnixMicro(created).UTC()

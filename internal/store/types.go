@@ -91,6 +91,9 @@ type Flip struct {
 	From   monitor.Status
 	To     monitor.Status
 	Reason monitor.Reason
+	// Detail is the reason in plain words with the policy's figures, as it
+	// was when the flip happened ("ran longer than 1 h"); often empty.
+	Detail string
 }
 
 // DeliveryState is where one notification stands.

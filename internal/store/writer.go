@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -367,18 +368,19 @@ const (
 	sqlSelectCheck = `SELECT ` + checkColumns + ` FROM checks WHERE uid = ?`
 	sqlNextChange  = `UPDATE changes SET value = value + 1 WHERE id = 1 RETURNING value`
 	sqlUpsertCheck = `INSERT INTO checks (` + checkColumns + `)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (uid) DO UPDATE SET namespace = excluded.namespace, name = excluded.name,
 			n_pings = excluded.n_pings, n_flips = excluded.n_flips, last_ping = excluded.last_ping,
 			last_ping_failed = excluded.last_ping_failed, last_start = excluded.last_start,
 			last_start_rid = excluded.last_start_rid, last_duration = excluded.last_duration,
 			paused_at = excluded.paused_at, resumed_at = excluded.resumed_at, state = excluded.state,
 			state_since = excluded.state_since, next_change = excluded.next_change,
-			body_bytes = excluded.body_bytes, version = excluded.version`
+			body_bytes = excluded.body_bytes, version = excluded.version, failures = excluded.failures,
+			fail_reason = excluded.fail_reason, successes = excluded.successes, missed_at = excluded.missed_at`
 	sqlInsertPing = `INSERT INTO pings (check_uid, n, kind, created, scheme, remote_addr, method, ua, rid, exit_status, body)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	sqlInsertFlip = `INSERT INTO flips (check_uid, n, created, up, from_state, to_state, reason)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`
+	sqlInsertFlip = `INSERT INTO flips (check_uid, n, created, up, from_state, to_state, reason, detail)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlInsertDelivery = `INSERT INTO deliveries (check_uid, flip_n, channel, state, next_attempt, namespace)
 		VALUES (?, ?, ?, ?, ?, ?)`
 	sqlPrunePings = `DELETE FROM pings WHERE check_uid = ? AND n <= ? RETURNING COALESCE(length(body), 0)`
@@ -428,16 +430,18 @@ type row struct {
 }
 
 const checkColumns = `uid, namespace, name, n_pings, n_flips, last_ping, last_ping_failed, last_start, last_start_rid,
-	last_duration, paused_at, resumed_at, state, state_since, next_change, body_bytes, version`
+	last_duration, paused_at, resumed_at, state, state_since, next_change, body_bytes, version, failures, fail_reason,
+	successes, missed_at`
 
 // scanCheck reads a checks row selected with checkColumns.
 func scanCheck(sc interface{ Scan(...any) error }) (*row, error) {
 	r := &row{stored: true}
-	var lastPing, lastStart, pausedAt, resumedAt, stateSince, nextChange sql.NullInt64
-	var lastDuration int64
-	var state string
+	var lastPing, lastStart, pausedAt, resumedAt, stateSince, nextChange, missedAt sql.NullInt64
+	var lastDuration, failures, successes int64
+	var state, failReason string
 	err := sc.Scan(&r.UID, &r.Namespace, &r.Name, &r.NPings, &r.nFlips, &lastPing, &r.Facts.LastPingFailed, &lastStart,
-		&r.Facts.LastStartRID, &lastDuration, &pausedAt, &resumedAt, &state, &stateSince, &nextChange, &r.bodyBytes, &r.Version)
+		&r.Facts.LastStartRID, &lastDuration, &pausedAt, &resumedAt, &state, &stateSince, &nextChange, &r.bodyBytes, &r.Version,
+		&failures, &failReason, &successes, &missedAt)
 	if err != nil {
 		return nil, err
 	}
@@ -446,6 +450,8 @@ func scanCheck(sc interface{ Scan(...any) error }) (*row, error) {
 	r.Facts.PausedAt, r.Facts.ResumedAt = fromMicros(pausedAt), fromMicros(resumedAt)
 	r.Facts.State, r.Facts.StateSince = monitor.Status(state), fromMicros(stateSince)
 	r.NextChange = fromMicros(nextChange)
+	r.Facts.Failures, r.Facts.FailReason = int(failures), monitor.Reason(failReason)
+	r.Facts.Successes, r.Facts.MissedAt = int(successes), fromMicros(missedAt)
 	return r, nil
 }
 
@@ -602,13 +608,14 @@ func (t *txn) flush() error {
 	for len(dirty) > 0 {
 		chunk := dirty[:shape(min(len(dirty), chunkRows))]
 		dirty = dirty[len(chunk):]
-		args := make([]any, 0, len(chunk)*17)
+		args := make([]any, 0, len(chunk)*21)
 		for _, r := range chunk {
 			r.Version = version
 			f := r.Facts
 			args = append(args, string(r.UID), r.Namespace, r.Name, r.NPings, r.nFlips, micros(f.LastPing), f.LastPingFailed,
 				micros(f.LastStart), f.LastStartRID, f.LastDuration.Microseconds(), micros(f.PausedAt), micros(f.ResumedAt),
-				string(f.State), micros(f.StateSince), micros(r.NextChange), r.bodyBytes, version)
+				string(f.State), micros(f.StateSince), micros(r.NextChange), r.bodyBytes, version,
+				f.Failures, string(f.FailReason), f.Successes, micros(f.MissedAt))
 		}
 		if err := t.exec(checkUpserts[len(chunk)], args...); err != nil {
 			return fmt.Errorf("writing %d checks to the store: %w", len(chunk), err)
@@ -655,9 +662,9 @@ func (t *txn) setNextChange(r *row, tg *Target, at time.Time) {
 func (t *txn) addFlip(r *row, tg *Target, f *monitor.Flip) (*Flip, error) {
 	r.nFlips++
 	r.dirty = true
-	fl := &Flip{N: r.nFlips, At: Truncate(f.At), Up: f.Up(), From: f.From, To: f.To, Reason: f.Reason}
+	fl := &Flip{N: r.nFlips, At: Truncate(f.At), Up: f.Up(), From: f.From, To: f.To, Reason: f.Reason, Detail: bound(f.Detail, maxDetail)}
 	r.LastFlip = fl
-	if err := t.exec(sqlInsertFlip, string(r.UID), fl.N, fl.At.UnixMicro(), fl.Up, string(fl.From), string(fl.To), string(fl.Reason)); err != nil {
+	if err := t.exec(sqlInsertFlip, string(r.UID), fl.N, fl.At.UnixMicro(), fl.Up, string(fl.From), string(fl.To), string(fl.Reason), fl.Detail); err != nil {
 		return nil, fmt.Errorf("recording a flip of %s/%s: %w", r.Namespace, r.Name, err)
 	}
 	for _, ch := range tg.Channels {
@@ -667,4 +674,18 @@ func (t *txn) addFlip(r *row, tg *Target, f *monitor.Flip) (*Flip, error) {
 	}
 	t.flips = append(t.flips, CommittedFlip{Namespace: r.Namespace, Flip: *fl})
 	return fl, nil
+}
+
+// maxDetail bounds a flip's detail: the policy's own words, a sentence.
+const maxDetail = 200
+
+// bound cuts s to at most n bytes, on a rune boundary.
+func bound(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }

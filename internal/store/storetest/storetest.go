@@ -892,6 +892,64 @@ func Run(t *testing.T, newDSN NewDSN) {
 	// database left by an older version, with data, migrated by Open; a
 	// backlog too large to build ping by ping.
 	withDSN := map[string]func(t *testing.T, dsn string){
+		"the alert policy's counts and reasons survive a restart": func(t *testing.T, dsn string) {
+			tg := simple("policy", "ops")
+			tg.Config.FailureThreshold = 3
+			long := simple("long", "ops")
+			long.Config.MaxRuntime = 5 * time.Minute
+			s := open(t, dsn, store.Options{})
+			// Two fails and a missed run: three failures, counted across
+			// two restarts, and only the third is a flip.
+			for i := range 2 {
+				rec, err := s.RecordPing(ctx, tg, ping(monitor.PingFail, t0.Add(time.Duration(i)*time.Minute)))
+				must(t, err)
+				if rec.Flip != nil {
+					t.Fatalf("fail %d of 3 flipped: %+v", i+1, rec.Flip)
+				}
+			}
+			_, err := s.RecordPing(ctx, long, ping(monitor.PingStart, t0))
+			must(t, err)
+			must(t, s.Close())
+			s = open(t, dsn, store.Options{})
+			c, _, err := s.Check(ctx, tg.UID)
+			must(t, err)
+			if c.Facts.Failures != 2 {
+				t.Fatalf("after a restart the count is %d, want 2", c.Facts.Failures)
+			}
+			// The next run was due a minute after the second fail; its
+			// deadline is a minute later.
+			deadline := t0.Add(3 * time.Minute)
+			flips, err := s.Observe(ctx, []store.Target{tg, long}, deadline.Add(-time.Microsecond))
+			must(t, err)
+			if len(flips) != 0 {
+				t.Fatalf("flips before the deadline: %+v", flips)
+			}
+			must(t, s.Close())
+			s = open(t, dsn, store.Options{})
+			flips, err = s.Observe(ctx, []store.Target{tg, long}, t0.Add(time.Hour))
+			must(t, err)
+			f := flips[tg.UID]
+			if f == nil || f.Reason != monitor.ReasonTimeout || !f.At.Equal(deadline) {
+				t.Fatalf("third failure: flip %+v, want a timeout at %s", f, deadline)
+			}
+			dl, err := s.Deliveries(ctx, tg.UID, f.N)
+			must(t, err)
+			if len(dl) != 1 {
+				t.Fatalf("%d deliveries, want 1 (ops)", len(dl))
+			}
+			// The overrun's reason and its words are the flip's, as read back.
+			g := flips[long.UID]
+			if g == nil || g.Reason != monitor.ReasonRuntime || !g.At.Equal(t0.Add(5*time.Minute)) {
+				t.Fatalf("overrun: flip %+v, want runtime at %s", g, t0.Add(5*time.Minute))
+			}
+			must(t, s.Close())
+			s = open(t, dsn, store.Options{})
+			read, err := s.Flips(ctx, long.UID)
+			must(t, err)
+			if len(read) != 1 || read[0].Detail != "ran longer than 5 min" {
+				t.Fatalf("flips read back %+v, want one with the detail \"ran longer than 5 min\"", read)
+			}
+		},
 		"finding the namespaces that owe due deliveries does not read one namespace's whole backlog": func(t *testing.T, dsn string) {
 			db, err := store.MigrateTo(ctx, dsn, 0)
 			must(t, err)

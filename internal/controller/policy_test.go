@@ -1,0 +1,166 @@
+package controller_test
+
+import (
+	"time"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/monitor"
+	"github.com/vigil-operator/vigil/internal/store"
+)
+
+// record records a ping of any kind as the ping path does.
+func record(c *v1.Check, kind monitor.PingKind, at time.Time) store.Recorded {
+	rec, err := harness.Manager.Checks.RecordPing(ctx, c, store.Ping{Kind: kind, At: at})
+	ExpectWithOffset(1, err).NotTo(HaveOccurred())
+	return rec
+}
+
+// upCondition is the check's Up condition, once its status shows the
+// latest spec.
+func upCondition(c *v1.Check) func(Gomega) *metav1.Condition {
+	key := client.ObjectKeyFromObject(c)
+	return func(g Gomega) *metav1.Condition {
+		cur := get(key)(g)
+		g.Expect(cur.Status.ObservedGeneration).To(Equal(cur.Generation))
+		up := meta.FindStatusCondition(cur.Status.Conditions, v1.ConditionUp)
+		g.Expect(up).NotTo(BeNil())
+		return up
+	}
+}
+
+// outbox is every notification the check's flips queued, by flip.
+func outbox(c *v1.Check) func(Gomega) []int {
+	return func(g Gomega) []int {
+		var out []int
+		for _, f := range flipsOf(c)(g) {
+			dl, err := harness.Manager.Store.Deliveries(ctx, c.UID, f.N)
+			g.Expect(err).NotTo(HaveOccurred())
+			out = append(out, len(dl))
+		}
+		return out
+	}
+}
+
+func duration(d time.Duration) *metav1.Duration { return &metav1.Duration{Duration: d} }
+
+var _ = Describe("The alert policy", func() {
+	It("with a failure threshold of 3, queues nothing for two failures and one notification at the third", func() {
+		ns := newNamespace()
+		Expect(k8sClient.Create(ctx, &v1.Channel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ops"},
+			Spec: v1.ChannelSpec{Kind: v1.ChannelWebhook, Webhook: &v1.WebhookChannel{Down: &v1.WebhookRequest{URL: "http://127.0.0.1:9/"}}}})).To(Succeed())
+		c := newCheck(ns, "flaky", v1.CheckSpec{Timeout: i64(3600), Grace: 60, Channels: []string{"ops"},
+			AlertPolicy: v1.AlertPolicy{FailureThreshold: 3}})
+		key := client.ObjectKeyFromObject(c)
+		Eventually(stateOf(c)).Should(Equal(v1.CheckStateNew))
+		t0 := clk.Now()
+
+		for i := range 2 {
+			rec := ping(get(key)(Default), t0.Add(time.Duration(i)*time.Minute), true)
+			Expect(rec.Flip).To(BeNil(), "failure %d of 3", i+1)
+		}
+		Eventually(func(g Gomega) int32 { return get(key)(g).Status.Failures }).Should(BeEquivalentTo(2))
+		Eventually(upCondition(c)).Should(And(HaveField("Status", metav1.ConditionTrue),
+			HaveField("Message", ContainSubstring("2 of 3 failures in a row"))))
+		Expect(stateOf(c)(Default)).To(Equal(v1.CheckStateUp))
+		Expect(flipsOf(c)(Default)).To(BeEmpty())
+
+		rec := ping(get(key)(Default), t0.Add(2*time.Minute), true)
+		Expect(rec.Flip).NotTo(BeNil())
+		Expect(rec.Flip.Reason).To(Equal(monitor.ReasonFail))
+		Eventually(stateOf(c)).Should(Equal(v1.CheckStateDown))
+		Expect(outbox(c)(Default)).To(Equal([]int{1}), "one notification, to ops")
+		Eventually(upCondition(c)).Should(And(HaveField("Status", metav1.ConditionFalse),
+			HaveField("Reason", v1.ReasonPingFailed)))
+
+		// Back up at the next success; the count starts again.
+		ping(get(key)(Default), t0.Add(3*time.Minute), false)
+		Eventually(stateOf(c)).Should(Equal(v1.CheckStateUp))
+		Eventually(func(g Gomega) int32 { return get(key)(g).Status.Failures }).Should(BeZero())
+	})
+
+	It("counts missed runs at their deadlines, and goes down at the third", func() {
+		ns := newNamespace()
+		c := newCheck(ns, "missed", v1.CheckSpec{Timeout: i64(60), Grace: 60, AlertPolicy: v1.AlertPolicy{FailureThreshold: 3}})
+		key := client.ObjectKeyFromObject(c)
+		Eventually(stateOf(c)).Should(Equal(v1.CheckStateNew))
+		t0 := clk.Now()
+		ping(get(key)(Default), t0, false)
+		// Due at +1, +2, +3 min; deadlines a minute later each.
+		clk.SetTime(t0.Add(2 * time.Minute))
+		Eventually(func(g Gomega) int32 { return get(key)(g).Status.Failures }).Should(BeEquivalentTo(1))
+		clk.SetTime(t0.Add(4*time.Minute - time.Microsecond))
+		Eventually(func(g Gomega) int32 { return get(key)(g).Status.Failures }).Should(BeEquivalentTo(2))
+		Consistently(stateOf(c), "300ms").ShouldNot(Equal(v1.CheckStateDown))
+		clk.SetTime(t0.Add(4 * time.Minute))
+		Eventually(stateOf(c)).Should(Equal(v1.CheckStateDown))
+		Eventually(flipsOf(c)).Should(HaveLen(1))
+		f := flipsOf(c)(Default)[0]
+		Expect(f.Reason).To(Equal(monitor.ReasonTimeout))
+		Expect(f.At).To(BeTemporally("==", t0.Add(4*time.Minute).UTC().Truncate(time.Microsecond)))
+		Expect(upCondition(c)(Default).Reason).To(Equal(v1.ReasonDeadlineMissed))
+	})
+
+	It("takes a run over maxRuntime down at exactly its start plus maxRuntime, ran longer than", func() {
+		ns := newNamespace()
+		c := newCheck(ns, "long", v1.CheckSpec{Timeout: i64(3600), Grace: 60,
+			AlertPolicy: v1.AlertPolicy{MaxRuntime: duration(10 * time.Minute)}})
+		key := client.ObjectKeyFromObject(c)
+		Eventually(stateOf(c)).Should(Equal(v1.CheckStateNew))
+		t0 := clk.Now()
+		ping(get(key)(Default), t0, false)
+		record(get(key)(Default), monitor.PingStart, t0.Add(time.Minute))
+		Eventually(func(g Gomega) bool { return get(key)(g).Status.Started }).Should(BeTrue())
+
+		// Past grace, within maxRuntime: still up.
+		clk.SetTime(t0.Add(11*time.Minute - time.Microsecond))
+		Consistently(stateOf(c), "300ms").Should(Equal(v1.CheckStateUp))
+
+		clk.SetTime(t0.Add(11 * time.Minute))
+		Eventually(stateOf(c)).Should(Equal(v1.CheckStateDown))
+		Eventually(flipsOf(c)).Should(HaveLen(1))
+		f := flipsOf(c)(Default)[0]
+		Expect(f.Reason).To(Equal(monitor.ReasonRuntime))
+		Expect(f.Detail).To(Equal("ran longer than 10 min"))
+		Expect(f.At).To(BeTemporally("==", t0.Add(11*time.Minute).UTC().Truncate(time.Microsecond)))
+		Eventually(upCondition(c)).Should(And(HaveField("Reason", v1.ReasonRanTooLong),
+			HaveField("Message", ContainSubstring("ran longer than 10 min"))))
+		Eventually(eventsFor(c, v1.ReasonCheckDown)).Should(ContainElement(
+			HaveField("Note", ContainSubstring("ran longer than 10 min"))))
+	})
+
+	It("fails a run that succeeds under minRuntime, with how long it took", func() {
+		ns := newNamespace()
+		c := newCheck(ns, "short", v1.CheckSpec{Timeout: i64(3600), Grace: 60,
+			AlertPolicy: v1.AlertPolicy{MinRuntime: duration(5 * time.Minute)}})
+		key := client.ObjectKeyFromObject(c)
+		Eventually(stateOf(c)).Should(Equal(v1.CheckStateNew))
+		t0 := clk.Now()
+		ping(get(key)(Default), t0, false)
+		record(get(key)(Default), monitor.PingStart, t0.Add(time.Minute))
+		rec := record(get(key)(Default), monitor.PingSuccess, t0.Add(time.Minute+3*time.Second))
+		Expect(rec.Kind).To(Equal(monitor.PingFail), "logged as the failure it counts as")
+		Expect(rec.Flip).NotTo(BeNil())
+		Expect(rec.Flip.Reason).To(Equal(monitor.ReasonShort))
+		Expect(rec.Flip.Detail).To(Equal("finished in 3 s, expected at least 5 min"))
+		Eventually(upCondition(c)).Should(And(HaveField("Status", metav1.ConditionFalse),
+			HaveField("Reason", v1.ReasonRanTooShort),
+			HaveField("Message", ContainSubstring("finished in 3 s, expected at least 5 min"))))
+	})
+
+	It("refuses a minRuntime that is not shorter than maxRuntime, and a threshold out of bounds", func() {
+		ns := newNamespace()
+		bad := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bad"}, Spec: v1.CheckSpec{Grace: 60,
+			AlertPolicy: v1.AlertPolicy{MinRuntime: duration(time.Hour), MaxRuntime: duration(time.Hour)}}}
+		Expect(k8sClient.Create(ctx, bad)).To(MatchError(ContainSubstring("minRuntime must be shorter than maxRuntime")))
+		bad.Spec.AlertPolicy = v1.AlertPolicy{FailureThreshold: 101}
+		Expect(k8sClient.Create(ctx, bad)).To(MatchError(ContainSubstring("failureThreshold")))
+		bad.Spec.AlertPolicy = v1.AlertPolicy{MaxRuntime: duration(400 * 24 * time.Hour)}
+		Expect(k8sClient.Create(ctx, bad)).To(MatchError(ContainSubstring("maxRuntime must be between 1s and 8784h")))
+	})
+})
