@@ -5,7 +5,10 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/schedule"
@@ -405,6 +408,18 @@ func TestApply(t *testing.T) {
 	}{
 		{"schedule makes a cron check and clears the timeout", v1.DefaultCheckSpec(), `{"schedule": "0 * * * *"}`, 3, func(t *testing.T, s v1.CheckSpec) {
 			if s.Timeout != nil || s.Schedule == nil || *s.Schedule != "0 * * * *" || s.TZ != "UTC" {
+				t.Errorf("%+v", s)
+			}
+		}},
+		{"an update through the API leaves the alert policy as kubectl set it", func() v1.CheckSpec {
+			s := v1.DefaultCheckSpec()
+			s.AlertPolicy = v1.AlertPolicy{FailureThreshold: 3, RecoveryThreshold: 2,
+				MaxRuntime: &metav1.Duration{Duration: time.Hour}, MinRuntime: &metav1.Duration{Duration: time.Minute}}
+			return s
+		}(), `{"name": "renamed", "timeout": 600, "grace": 120, "channels": ""}`, 3, func(t *testing.T, s v1.CheckSpec) {
+			p := s.AlertPolicy
+			if p.FailureThreshold != 3 || p.RecoveryThreshold != 2 || p.MaxRuntime == nil || p.MaxRuntime.Duration != time.Hour ||
+				p.MinRuntime == nil || p.MinRuntime.Duration != time.Minute || s.Name != "renamed" {
 				t.Errorf("%+v", s)
 			}
 		}},
