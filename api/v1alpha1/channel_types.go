@@ -228,6 +228,24 @@ type ChannelSpec struct {
 	// +kubebuilder:validation:MaxLength=100
 	DisplayName string `json:"displayName,omitempty"`
 
+	// Events are what this Channel is told of: "down", "up", "realert" (a
+	// check still down, at its realertInterval) and "failure" (a failed
+	// run counted below a check's failureThreshold). Default: down, up and
+	// realert, which is what every kind sent before events existed.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=4
+	Events []ChannelEvent `json:"events,omitempty"`
+
+	// RealertInterval re-alerts this Channel at its own interval ("4h")
+	// about checks that stay down, in place of their realertInterval.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m') && duration(self) <= duration('8784h')",message="realertInterval must be between 1m and 8784h (366 days)"
+	RealertInterval *metav1.Duration `json:"realertInterval,omitempty"`
+
 	// +optional
 	Webhook *WebhookChannel `json:"webhook,omitempty"`
 	// +optional
@@ -245,6 +263,18 @@ type ChannelSpec struct {
 	// +optional
 	Alertmanager *AlertmanagerChannel `json:"alertmanager,omitempty"`
 }
+
+// ChannelEvent is a kind of notification a Channel may take.
+// +kubebuilder:validation:Enum=down;up;realert;failure
+type ChannelEvent string
+
+// The events a Channel may take.
+const (
+	ChannelEventDown    ChannelEvent = "down"
+	ChannelEventUp      ChannelEvent = "up"
+	ChannelEventRealert ChannelEvent = "realert"
+	ChannelEventFailure ChannelEvent = "failure"
+)
 
 // Delivery records one notification attempt.
 type Delivery struct {

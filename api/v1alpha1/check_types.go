@@ -192,6 +192,41 @@ type AlertPolicy struct {
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('8784h')",message="minRuntime must be between 1s and 8784h (366 days)"
 	MinRuntime *metav1.Duration `json:"minRuntime,omitempty"`
+
+	// RealertInterval announces a check that stays down again at this
+	// interval ("1h"), until it is up or paused. Unset: once. A Channel's
+	// own realertInterval takes its place for that Channel, and a Channel
+	// whose events leave out "realert" gets none.
+	// +optional
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m') && duration(self) <= duration('8784h')",message="realertInterval must be between 1m and 8784h (366 days)"
+	RealertInterval *metav1.Duration `json:"realertInterval,omitempty"`
+
+	// Escalation tells more Channels when the check is still down after a
+	// delay; they are told when it comes back up too. A down that ends
+	// sooner is never escalated.
+	// +optional
+	Escalation *Escalation `json:"escalation,omitempty"`
+}
+
+// Escalation names Channels to notify when a check is still down after a
+// delay.
+type Escalation struct {
+	// After is how long the check must have been down ("30m").
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m') && duration(self) <= duration('8784h')",message="escalation.after must be between 1m and 8784h (366 days)"
+	After metav1.Duration `json:"after"`
+
+	// Channels are the names of Channels in this namespace to notify.
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=20
+	// +kubebuilder:validation:items:MaxLength=253
+	Channels []string `json:"channels"`
 }
 
 // CheckState is the monitoring state of a check.
@@ -377,6 +412,21 @@ type LocalObjectReference struct {
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
+}
+
+// NamedChannels are the Channel names the spec lists: its channels (but
+// "*") and its escalation's.
+func (s *CheckSpec) NamedChannels() []string {
+	var out []string
+	for _, n := range s.Channels {
+		if n != "*" {
+			out = append(out, n)
+		}
+	}
+	if s.Escalation != nil {
+		out = append(out, s.Escalation.Channels...)
+	}
+	return out
 }
 
 // Assigns reports whether the spec assigns the Channel of that name: it is

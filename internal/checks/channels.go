@@ -10,6 +10,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/store"
 )
 
 // channelIndex holds the names of each namespace's Channels, as the cache's
@@ -21,6 +22,54 @@ type channelIndex struct {
 	// names are each namespace's Channel names, sorted. A slice is never
 	// changed once stored (set stores a new one), so readers share it.
 	names map[string][]string
+	// routes are how the Channels that say so want to hear of checks, by
+	// namespace/name; a Channel with the defaults has none.
+	routes map[string]store.Route
+}
+
+// setRoute records how a Channel wants to hear of checks.
+func (x *channelIndex) setRoute(ch *v1.Channel, present bool) {
+	rt := routeOf(ch)
+	key := ch.Namespace + "/" + ch.Name
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if !present || rt == (store.Route{}) {
+		delete(x.routes, key)
+		return
+	}
+	if x.routes == nil {
+		x.routes = map[string]store.Route{}
+	}
+	x.routes[key] = rt
+}
+
+// route is how the Channel wants to hear of checks (the zero Route: the
+// defaults).
+func (x *channelIndex) route(namespace, name string) store.Route {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.routes[namespace+"/"+name]
+}
+
+// routeOf is a Channel's route, from its spec.
+func routeOf(ch *v1.Channel) store.Route {
+	var rt store.Route
+	for _, ev := range ch.Spec.Events {
+		switch ev {
+		case v1.ChannelEventDown:
+			rt.Events |= store.EventDown
+		case v1.ChannelEventUp:
+			rt.Events |= store.EventUp
+		case v1.ChannelEventRealert:
+			rt.Events |= store.EventRealert
+		case v1.ChannelEventFailure:
+			rt.Events |= store.EventFailure
+		}
+	}
+	if ch.Spec.RealertInterval != nil {
+		rt.Realert = ch.Spec.RealertInterval.Duration
+	}
+	return rt
 }
 
 func (x *channelIndex) set(namespace, name string, present bool) {
@@ -66,6 +115,22 @@ func (d *Door) Channels(c *v1.Check) []string {
 	var names []string
 	for _, name := range all {
 		if c.Spec.Assigns(name) {
+			names = append(names, name)
+		}
+	}
+	return names
+}
+
+// EscalationChannels are the names of the existing Channels the check's
+// escalation names, sorted.
+func (d *Door) EscalationChannels(c *v1.Check) []string {
+	esc := c.Spec.Escalation
+	if esc == nil || len(esc.Channels) == 0 {
+		return nil
+	}
+	var names []string
+	for _, name := range d.ChannelNames(c.Namespace) {
+		if slices.Contains(esc.Channels, name) {
 			names = append(names, name)
 		}
 	}

@@ -205,10 +205,7 @@ func (r *CheckReconciler) claimUUID(ctx context.Context, check *v1.Check) (*spec
 
 func (r *CheckReconciler) missingChannels(ctx context.Context, check *v1.Check) ([]string, error) {
 	var missing []string
-	for _, name := range check.Spec.Channels {
-		if name == "*" {
-			continue
-		}
+	for _, name := range check.Spec.NamedChannels() {
 		err := r.Get(ctx, client.ObjectKey{Namespace: check.Namespace, Name: name}, &v1.Channel{})
 		if apierrors.IsNotFound(err) {
 			missing = append(missing, name)

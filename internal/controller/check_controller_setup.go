@@ -15,7 +15,8 @@ import (
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 )
 
-// channelsField indexes checks by the Channel names their spec lists.
+// channelsField indexes checks by the Channel names their spec lists, its
+// escalation's included.
 const channelsField = "vigil.spec.channels"
 
 // CheckOptions tune the check controller.
@@ -31,7 +32,7 @@ type CheckOptions struct {
 // a check naming a Channel that appears later recovers.
 func (r *CheckReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager, opts CheckOptions) error {
 	if err := mgr.GetFieldIndexer().IndexField(ctx, &v1.Check{}, channelsField, func(o client.Object) []string {
-		return o.(*v1.Check).Spec.Channels
+		return o.(*v1.Check).Spec.NamedChannels()
 	}); err != nil {
 		return err
 	}

@@ -1,6 +1,9 @@
 package controller_test
 
 import (
+	"net/http"
+	"net/http/httptest"
+	"sync"
 	"time"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -10,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/egress"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/store"
 )
@@ -162,5 +166,100 @@ var _ = Describe("The alert policy", func() {
 		Expect(k8sClient.Create(ctx, bad)).To(MatchError(ContainSubstring("failureThreshold")))
 		bad.Spec.AlertPolicy = v1.AlertPolicy{MaxRuntime: duration(400 * 24 * time.Hour)}
 		Expect(k8sClient.Create(ctx, bad)).To(MatchError(ContainSubstring("maxRuntime must be between 1s and 8784h")))
+	})
+})
+
+// receiver records the paths of the webhook requests it gets.
+type receiver struct {
+	mu     sync.Mutex
+	paths  []string
+	server *httptest.Server
+}
+
+func newReceiver() *receiver {
+	r := &receiver{}
+	r.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		r.mu.Lock()
+		r.paths = append(r.paths, req.URL.Path)
+		r.mu.Unlock()
+	}))
+	DeferCleanup(r.server.Close)
+	return r
+}
+
+func (r *receiver) got() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.paths...)
+}
+
+// hook makes a webhook Channel that calls the receiver at /<name>-down
+// and /<name>-up.
+func hook(ns, name string, r *receiver, mutate ...func(*v1.ChannelSpec)) {
+	spec := v1.ChannelSpec{Kind: v1.ChannelWebhook, Webhook: &v1.WebhookChannel{
+		Down: &v1.WebhookRequest{URL: r.server.URL + "/" + name + "-down"},
+		Up:   &v1.WebhookRequest{URL: r.server.URL + "/" + name + "-up"}}}
+	for _, m := range mutate {
+		m(&spec)
+	}
+	ExpectWithOffset(1, k8sClient.Create(ctx, &v1.Channel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: spec})).To(Succeed())
+}
+
+func ready(c *v1.Check) func(Gomega) bool {
+	key := client.ObjectKeyFromObject(c)
+	return func(g Gomega) bool {
+		return meta.IsStatusConditionTrue(get(key)(g).Status.Conditions, v1.ConditionReady)
+	}
+}
+
+var _ = Describe("Re-alerts and escalation", func() {
+	It("re-alerts at the interval, escalates while still down, tells the up to both, and stops", func() {
+		ns := newNamespace()
+		harness.AllowEgressNow(ns, egress.Loopback.String())
+		r := newReceiver()
+		hook(ns, "ops", r)
+		hook(ns, "lead", r)
+		hook(ns, "quiet", r, func(s *v1.ChannelSpec) { s.Events = []v1.ChannelEvent{v1.ChannelEventDown, v1.ChannelEventUp} })
+		c := newCheck(ns, "nightly", v1.CheckSpec{Timeout: i64(86400), Grace: 3600, Channels: []string{"ops", "quiet"},
+			AlertPolicy: v1.AlertPolicy{RealertInterval: duration(10 * time.Minute),
+				Escalation: &v1.Escalation{After: metav1.Duration{Duration: 25 * time.Minute}, Channels: []string{"lead"}}}})
+		key := client.ObjectKeyFromObject(c)
+		Eventually(ready(c)).Should(BeTrue())
+		t0 := clk.Now()
+
+		ping(get(key)(Default), t0, true)
+		Eventually(r.got).Should(ConsistOf("/ops-down", "/quiet-down"))
+		clk.SetTime(t0.Add(10*time.Minute - time.Millisecond))
+		Consistently(r.got, "300ms").Should(HaveLen(2))
+		clk.SetTime(t0.Add(10 * time.Minute))
+		Eventually(r.got).Should(ConsistOf("/ops-down", "/quiet-down", "/ops-down"), "quiet takes no re-alerts")
+		clk.SetTime(t0.Add(25 * time.Minute))
+		Eventually(r.got).Should(ConsistOf("/ops-down", "/quiet-down", "/ops-down", "/ops-down", "/lead-down"))
+
+		clk.SetTime(t0.Add(26 * time.Minute))
+		ping(get(key)(Default), t0.Add(26*time.Minute), false)
+		Eventually(r.got).Should(HaveLen(8))
+		Expect(r.got()[5:]).To(ConsistOf("/ops-up", "/quiet-up", "/lead-up"))
+		clk.SetTime(t0.Add(2 * time.Hour))
+		Consistently(r.got, "500ms").Should(HaveLen(8), "nothing after the up")
+	})
+
+	It("does not escalate a down that ends before the delay", func() {
+		ns := newNamespace()
+		harness.AllowEgressNow(ns, egress.Loopback.String())
+		r := newReceiver()
+		hook(ns, "ops", r)
+		hook(ns, "lead", r)
+		c := newCheck(ns, "brief", v1.CheckSpec{Timeout: i64(86400), Grace: 3600, Channels: []string{"ops"},
+			AlertPolicy: v1.AlertPolicy{Escalation: &v1.Escalation{After: metav1.Duration{Duration: 30 * time.Minute}, Channels: []string{"lead"}}}})
+		key := client.ObjectKeyFromObject(c)
+		Eventually(ready(c)).Should(BeTrue())
+		t0 := clk.Now()
+		ping(get(key)(Default), t0, true)
+		clk.SetTime(t0.Add(5 * time.Minute))
+		ping(get(key)(Default), t0.Add(5*time.Minute), false)
+		Eventually(r.got).Should(Equal([]string{"/ops-down", "/ops-up"}))
+		clk.SetTime(t0.Add(time.Hour))
+		Consistently(r.got, "500ms").Should(Equal([]string{"/ops-down", "/ops-up"}))
 	})
 })

@@ -217,6 +217,8 @@ type Manager struct {
 	Store *store.Store
 	// Checks is the door for what can be done to a check.
 	Checks *checks.Door
+	// Limits are the per-project limits as the manager last read them.
+	Limits *project.Limits
 }
 
 // Start runs the manager until ctx is done, then closes the store.
@@ -299,7 +301,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 		for _, f := range c.Flips {
 			m.Flip(f.Namespace, f.Up, f.Reason, c.At.Sub(f.At))
 		}
-		if len(c.Flips) > 0 {
+		if len(c.Flips) > 0 || c.Notices > 0 {
 			dispatcher.Wake()
 		}
 		projector.Wake()
@@ -343,7 +345,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 		_ = st.Close()
 		return nil, err
 	}
-	return &Manager{Manager: mgr, Store: st, Checks: door}, nil
+	return &Manager{Manager: mgr, Store: st, Checks: door, Limits: limits}, nil
 }
 
 // setupControllers adds the controllers: Checks, Channels and, unless it

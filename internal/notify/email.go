@@ -321,9 +321,14 @@ func buildEmail(m *Message, from *mail.Address, to []*mail.Address) ([]byte, err
 	return msg.Bytes(), nil
 }
 
-// emailSubject is "DOWN | <name>" or "UP | <name>", as the reference's.
+// emailSubject is "DOWN | <name>" or "UP | <name>", as the reference's;
+// "STILL DOWN | <name>" for a re-alert or an escalation.
 func emailSubject(m *Message) string {
-	return m.testPrefix() + strings.ToUpper(m.status()) + " | " + m.Check.name()
+	word := strings.ToUpper(m.status())
+	if m.Notice == "realert" || m.Notice == "escalation" {
+		word = "STILL DOWN"
+	}
+	return m.testPrefix() + word + " | " + m.Check.name()
 }
 
 // crlf turns every line end into CRLF.

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/monitor"
 )
 
 // Message is one notification: a check went down or came back up.
@@ -25,8 +26,18 @@ type Message struct {
 	// Empty for an up flip.
 	Reason string
 	// Detail is the alert policy's plain words for runtime and short ("ran
-	// longer than 2 h"); empty otherwise.
+	// longer than 2 h"), or for a failure notice the count ("1 of 3
+	// failures in a row"); empty otherwise.
 	Detail string
+	// Notice is empty for a flip. Otherwise the check's state has not
+	// changed and this tells of it again: "realert" (still down, at its
+	// re-alert interval), "escalation" (still down after its escalation
+	// delay) or "failure" (a failed run below its failure threshold; the
+	// check is still up).
+	Notice string
+	// Since is when the down began: for an up flip, how long it was down;
+	// for a re-alert or an escalation, how long it has been. Zero: unknown.
+	Since time.Time
 	// Test marks a test notification (vigil channels test, the API's test
 	// endpoint). Senders mark it as such where a person reads it, and keep
 	// it apart from real alerts where a system tracks alerts (PagerDuty,
@@ -90,10 +101,14 @@ func (m *Message) flipTime() time.Time {
 	return m.Time.UTC()
 }
 
-// status is "up" or "down", the reference's $STATUS.
+// status is "up" or "down", the reference's $STATUS; "failure" for a
+// failure notice (a Vigil addition: the check is not down).
 func (m *Message) status() string {
-	if m.Up {
+	switch {
+	case m.Up:
 		return "up"
+	case m.Notice == "failure":
+		return "failure"
 	}
 	return "down"
 }
@@ -119,14 +134,39 @@ func (c *CheckInfo) name() string {
 }
 
 // headline is the one-line summary chat messages open with:
-// “backup” is DOWN.
+// “backup” is DOWN. It tells the story where it can: “backup” is UP (was
+// down for 2 h). “backup” is still DOWN (for 2 h).
 func (m *Message) headline() string {
-	return fmt.Sprintf("%s“%s” is %s.", m.testPrefix(), m.Check.name(), strings.ToUpper(m.status()))
+	return fmt.Sprintf("%s“%s” %s.", m.testPrefix(), m.Check.name(), m.state())
 }
 
 // summary is the shorter form without quotes: backup is DOWN
 func (m *Message) summary() string {
-	return fmt.Sprintf("%s%s is %s", m.testPrefix(), m.Check.name(), strings.ToUpper(m.status()))
+	return fmt.Sprintf("%s%s %s", m.testPrefix(), m.Check.name(), m.state())
+}
+
+// state is what the headline says of the check: "is DOWN", "is still DOWN
+// (for 2 h)", "is UP (was down for 2 h)", "had a failed run (1 of 3
+// failures in a row)".
+func (m *Message) state() string {
+	lasted := ""
+	if !m.Since.IsZero() && m.flipTime().After(m.Since) {
+		lasted = monitor.HumanDuration(m.flipTime().Sub(m.Since))
+	}
+	switch {
+	case m.Notice == "failure":
+		if m.Detail != "" {
+			return "had a failed run (" + m.Detail + ")"
+		}
+		return "had a failed run"
+	case m.Notice != "" && lasted != "":
+		return "is still DOWN (for " + lasted + ")"
+	case m.Notice != "":
+		return "is still DOWN"
+	case m.Up && lasted != "":
+		return "is UP (was down for " + lasted + ")"
+	}
+	return "is " + strings.ToUpper(m.status())
 }
 
 // reasonText explains a down flip, as the reference words it; empty for an
@@ -141,6 +181,9 @@ func (m *Message) reasonText() string {
 	case "fail":
 		return "received a failure signal"
 	case "runtime", "short":
+		if m.Notice == "failure" {
+			return ""
+		}
 		// The alert policy's reasons, with its figures: "the run ran
 		// longer than 2 h", "the run finished in 3 s, expected at least
 		// 5 min".

@@ -1,6 +1,7 @@
 package notify
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -94,5 +95,58 @@ func TestNameFallbacks(t *testing.T) {
 	m.Time = time.Time{}
 	if !m.flipTime().Equal(fixedNow) || !strings.Contains(m.headline(), "DOWN") {
 		t.Errorf("flip time %s headline %q", m.flipTime(), m.headline())
+	}
+}
+
+// TestStory: headlines, subjects and reasons tell what happened and for
+// how long, for flips and for the notices about a check still down.
+func TestStory(t *testing.T) {
+	down := time.Date(2026, 11, 28, 3, 0, 0, 0, time.UTC)
+	tests := []struct {
+		name                  string
+		m                     Message
+		headline, subject, rs string
+	}{
+		{"a down", Message{Time: down, Reason: "timeout"},
+			"“backup” is DOWN.", "DOWN | backup", "success signal did not arrive on time, grace time passed"},
+		{"an up says how long it was down", Message{Up: true, Time: down.Add(2*time.Hour + 5*time.Minute), Since: down},
+			"“backup” is UP (was down for 2 h 5 min).", "UP | backup", ""},
+		{"a re-alert says for how long", Message{Time: down.Add(time.Hour), Since: down, Notice: "realert", Reason: "fail"},
+			"“backup” is still DOWN (for 1 h).", "STILL DOWN | backup", "received a failure signal"},
+		{"an escalation", Message{Time: down.Add(30 * time.Minute), Since: down, Notice: "escalation", Reason: "runtime", Detail: "ran longer than 2 h"},
+			"“backup” is still DOWN (for 30 min).", "STILL DOWN | backup", "the run ran longer than 2 h"},
+		{"a failure below the threshold", Message{Time: down, Notice: "failure", Reason: "short", Detail: "1 of 3 failures in a row"},
+			"“backup” had a failed run (1 of 3 failures in a row).", "FAILURE | backup", ""},
+		{"a too-short run", Message{Time: down, Reason: "short", Detail: "finished in 3 s, expected at least 5 min"},
+			"“backup” is DOWN.", "DOWN | backup", "the run finished in 3 s, expected at least 5 min"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.m.Check = CheckInfo{Namespace: "team-a", Object: "backup"}
+			if got := tt.m.headline(); got != tt.headline {
+				t.Errorf("headline %q, want %q", got, tt.headline)
+			}
+			if got := emailSubject(&tt.m); got != tt.subject {
+				t.Errorf("subject %q, want %q", got, tt.subject)
+			}
+			if got := tt.m.reasonText(); got != tt.rs {
+				t.Errorf("reason %q, want %q", got, tt.rs)
+			}
+		})
+	}
+}
+
+// TestFailureNoticeOpensNoIncident: a failed run below a check's threshold
+// reaches people, never an incident tracker (the check is up).
+func TestFailureNoticeOpensNoIncident(t *testing.T) {
+	for _, kind := range []v1.ChannelKind{v1.ChannelPagerDuty, v1.ChannelAlertmanager} {
+		ch := &v1.Channel{Spec: v1.ChannelSpec{Kind: kind}} // no settings: sending would fail
+		err := Send(context.Background(), Delivery{Channel: ch, Message: Message{Notice: "failure", Check: CheckInfo{Object: "backup"}}})
+		if err != nil {
+			t.Errorf("%s: %v, want nothing sent", kind, err)
+		}
+		if err := Send(context.Background(), Delivery{Channel: ch, Message: Message{Check: CheckInfo{Object: "backup"}}}); err == nil {
+			t.Errorf("%s: a down with no settings sent nothing and no error", kind)
+		}
 	}
 }

@@ -24,11 +24,11 @@ type copiedTable struct {
 var copiedTables = []copiedTable{
 	{name: "checks", key: "uid", columns: []string{"uid", "namespace", "name", "n_pings", "n_flips", "last_ping",
 		"last_ping_failed", "last_start", "last_start_rid", "last_duration", "paused_at", "resumed_at", "state",
-		"state_since", "next_change", "body_bytes", "version", "failures", "fail_reason", "successes", "missed_at"}},
+		"state_since", "next_change", "body_bytes", "version", "failures", "fail_reason", "successes", "missed_at", "alert_since", "last_notice", "escalated"}},
 	{name: "pings", key: "check_uid, n", columns: []string{"check_uid", "n", "kind", "created", "scheme", "remote_addr",
 		"method", "ua", "rid", "exit_status", "body", "body_dropped"}},
 	{name: "flips", key: "check_uid, n", columns: []string{"check_uid", "n", "created", "up", "from_state", "to_state",
-		"reason", "detail"}},
+		"reason", "detail", "notice", "since"}},
 	{name: "deliveries", key: "check_uid, flip_n, channel", columns: []string{"check_uid", "flip_n", "channel", "state",
 		"attempts", "next_attempt", "last_error", "namespace"}},
 	{name: "uuid_owners", key: "uuid", columns: []string{"uuid", "namespace", "check_uid", "released"}},

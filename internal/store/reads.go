@@ -32,7 +32,7 @@ func (s *Store) Check(ctx context.Context, uid types.UID) (Check, bool, error) {
 		return Check{}, false, fmt.Errorf("reading check %s: %w", uid, err)
 	}
 	if r.nFlips > 0 {
-		flips, err := s.flips(ctx, `SELECT n, created, up, from_state, to_state, reason, detail FROM flips WHERE check_uid = ? ORDER BY n DESC LIMIT 1`, string(uid))
+		flips, err := s.flips(ctx, `SELECT `+flipColumns+` FROM flips WHERE check_uid = ? AND notice = '' ORDER BY n DESC LIMIT 1`, string(uid))
 		if err != nil {
 			return Check{}, false, err
 		}
@@ -127,7 +127,7 @@ func (s *Store) LastResult(ctx context.Context, uid types.UID) (body []byte, exi
 
 // Flips returns a check's flips, newest first.
 func (s *Store) Flips(ctx context.Context, uid types.UID) ([]Flip, error) {
-	return s.flips(ctx, `SELECT n, created, up, from_state, to_state, reason, detail FROM flips WHERE check_uid = ? ORDER BY n DESC`, string(uid))
+	return s.flips(ctx, `SELECT `+flipColumns+` FROM flips WHERE check_uid = ? AND notice = '' ORDER BY n DESC`, string(uid))
 }
 
 func (s *Store) flips(ctx context.Context, query string, args ...any) ([]Flip, error) {
@@ -147,15 +147,20 @@ func (s *Store) flips(ctx context.Context, query string, args ...any) ([]Flip, e
 	return out, rows.Err()
 }
 
+// flipColumns are what scanFlip reads, in its order.
+const flipColumns = `n, created, up, from_state, to_state, reason, detail, notice, since`
+
 func scanFlip(sc interface{ Scan(...any) error }, more ...any) (Flip, error) {
 	var f Flip
 	var created int64
-	var from, to, reason string
-	if err := sc.Scan(append([]any{&f.N, &created, &f.Up, &from, &to, &reason, &f.Detail}, more...)...); err != nil {
+	var since sql.NullInt64
+	var from, to, reason, notice string
+	if err := sc.Scan(append([]any{&f.N, &created, &f.Up, &from, &to, &reason, &f.Detail, &notice, &since}, more...)...); err != nil {
 		return f, err
 	}
 	f.At = time.UnixMicro(created).UTC()
 	f.From, f.To, f.Reason = monitor.Status(from), monitor.Status(to), monitor.Reason(reason)
+	f.Notice, f.Since = Notice(notice), fromMicros(since)
 	return f, nil
 }
 

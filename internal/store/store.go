@@ -85,6 +85,9 @@ type Committed struct {
 	Writes int
 	// Flips are the flips it recorded.
 	Flips []CommittedFlip
+	// Notices is how many notices (re-alerts, escalations, failures) it
+	// queued: like flips, they owe notifications.
+	Notices int
 }
 
 // CommittedFlip is a flip of the check in Namespace.

@@ -21,7 +21,76 @@ type Target struct {
 	// PingLogLimit is how many pings the check keeps (the project's limit;
 	// 100 when not positive).
 	PingLogLimit int
+
+	// Realert, when positive, announces a check that stays down again at
+	// this interval, to each Channel that takes re-alerts (see Route).
+	Realert time.Duration
+	// Escalation notifies more Channels when the check is still down
+	// after a delay.
+	Escalation Escalation
+	// Route tells how each Channel wants to hear of the check (nil: every
+	// Channel takes the default events, at the check's Realert).
+	Route func(channel string) Route
 }
+
+// Escalation is a check's escalation: Channels told once the check has
+// been down for After (none when After is not positive or no Channel).
+type Escalation struct {
+	After    time.Duration
+	Channels []string
+}
+
+// Event is a kind of notification a Channel may take (Route.Events).
+type Event uint8
+
+// The events.
+const (
+	EventDown Event = 1 << iota
+	EventUp
+	EventRealert
+	EventFailure // a failed run below the check's failure threshold
+)
+
+// DefaultEvents are the events a Channel takes unless it says.
+const DefaultEvents = EventDown | EventUp | EventRealert
+
+// Route is how one Channel wants to hear of a check.
+type Route struct {
+	// Events the Channel takes (zero: DefaultEvents).
+	Events Event
+	// Realert, when positive, is the Channel's own re-alert interval, in
+	// place of the check's.
+	Realert time.Duration
+}
+
+// route is the Channel's route for tg, with the defaults filled in.
+func (tg *Target) route(channel string) Route {
+	var r Route
+	if tg.Route != nil {
+		r = tg.Route(channel)
+	}
+	if r.Events == 0 {
+		r.Events = DefaultEvents
+	}
+	if r.Realert <= 0 {
+		r.Realert = tg.Realert
+	}
+	return r
+}
+
+// Notice is the kind of a flips row that is not a flip: a notification
+// about a check whose state has not changed.
+type Notice string
+
+// The notices.
+const (
+	// NoticeRealert: the check is still down, at its re-alert interval.
+	NoticeRealert Notice = "realert"
+	// NoticeEscalation: the check is still down after its escalation delay.
+	NoticeEscalation Notice = "escalation"
+	// NoticeFailure: a failed run was counted below the failure threshold.
+	NoticeFailure Notice = "failure"
+)
 
 // Ping is one ping to record.
 type Ping struct {
@@ -94,6 +163,12 @@ type Flip struct {
 	// Detail is the reason in plain words with the policy's figures, as it
 	// was when the flip happened ("ran longer than 1 h"); often empty.
 	Detail string
+	// Notice is empty for a flip; for a notice, its kind (the flips the API
+	// lists leave notices out).
+	Notice Notice
+	// Since is when the down began, for an up flip (how long it was down)
+	// and a notice about a down; zero otherwise.
+	Since time.Time
 }
 
 // DeliveryState is where one notification stands.

@@ -221,18 +221,19 @@ func (s *Store) runTx(batch []op) (Committed, error) {
 	}
 	s.commits.Add(1)
 	s.writes.Add(int64(len(batch)))
-	return Committed{At: time.Now(), Writes: len(batch), Flips: t.flips}, nil
+	return Committed{At: time.Now(), Writes: len(batch), Flips: t.flips, Notices: t.nNotices}, nil
 }
 
 // txn is one transaction of the writer. It keeps the check rows it read, so
 // that several writes for one check in a batch read it once and write it
 // once.
 type txn struct {
-	s     *Store
-	tx    *sql.Tx
-	ctx   context.Context
-	rows  map[types.UID]*row
-	flips []CommittedFlip
+	s        *Store
+	tx       *sql.Tx
+	ctx      context.Context
+	rows     map[types.UID]*row
+	flips    []CommittedFlip
+	nNotices int // notices queued
 	// pings are the ping rows not yet inserted: they go in multi-row
 	// inserts, before any other statement of the transaction runs (so
 	// every statement sees them) and at its end.
@@ -368,7 +369,7 @@ const (
 	sqlSelectCheck = `SELECT ` + checkColumns + ` FROM checks WHERE uid = ?`
 	sqlNextChange  = `UPDATE changes SET value = value + 1 WHERE id = 1 RETURNING value`
 	sqlUpsertCheck = `INSERT INTO checks (` + checkColumns + `)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (uid) DO UPDATE SET namespace = excluded.namespace, name = excluded.name,
 			n_pings = excluded.n_pings, n_flips = excluded.n_flips, last_ping = excluded.last_ping,
 			last_ping_failed = excluded.last_ping_failed, last_start = excluded.last_start,
@@ -376,11 +377,12 @@ const (
 			paused_at = excluded.paused_at, resumed_at = excluded.resumed_at, state = excluded.state,
 			state_since = excluded.state_since, next_change = excluded.next_change,
 			body_bytes = excluded.body_bytes, version = excluded.version, failures = excluded.failures,
-			fail_reason = excluded.fail_reason, successes = excluded.successes, missed_at = excluded.missed_at`
+			fail_reason = excluded.fail_reason, successes = excluded.successes, missed_at = excluded.missed_at,
+			alert_since = excluded.alert_since, last_notice = excluded.last_notice, escalated = excluded.escalated`
 	sqlInsertPing = `INSERT INTO pings (check_uid, n, kind, created, scheme, remote_addr, method, ua, rid, exit_status, body)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	sqlInsertFlip = `INSERT INTO flips (check_uid, n, created, up, from_state, to_state, reason, detail)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlInsertFlip = `INSERT INTO flips (check_uid, n, created, up, from_state, to_state, reason, detail, notice, since)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlInsertDelivery = `INSERT INTO deliveries (check_uid, flip_n, channel, state, next_attempt, namespace)
 		VALUES (?, ?, ?, ?, ?, ?)`
 	sqlPrunePings = `DELETE FROM pings WHERE check_uid = ? AND n <= ? RETURNING COALESCE(length(body), 0)`
@@ -425,23 +427,30 @@ type row struct {
 	Check
 	nFlips    int64
 	bodyBytes int64
-	stored    bool // the row exists in the database
-	dirty     bool // changed in this transaction
+	// The current down's announcements (notices.go): when it was
+	// announced (zero: not down), the last re-alert, and whether it has
+	// been escalated.
+	alertSince, lastNotice time.Time
+	escalated              bool
+	// failuresSeen is the failure count last looked at for notices.
+	failuresSeen int
+	stored       bool // the row exists in the database
+	dirty        bool // changed in this transaction
 }
 
 const checkColumns = `uid, namespace, name, n_pings, n_flips, last_ping, last_ping_failed, last_start, last_start_rid,
 	last_duration, paused_at, resumed_at, state, state_since, next_change, body_bytes, version, failures, fail_reason,
-	successes, missed_at`
+	successes, missed_at, alert_since, last_notice, escalated`
 
 // scanCheck reads a checks row selected with checkColumns.
 func scanCheck(sc interface{ Scan(...any) error }) (*row, error) {
 	r := &row{stored: true}
-	var lastPing, lastStart, pausedAt, resumedAt, stateSince, nextChange, missedAt sql.NullInt64
+	var lastPing, lastStart, pausedAt, resumedAt, stateSince, nextChange, missedAt, alertSince, lastNotice sql.NullInt64
 	var lastDuration, failures, successes int64
 	var state, failReason string
 	err := sc.Scan(&r.UID, &r.Namespace, &r.Name, &r.NPings, &r.nFlips, &lastPing, &r.Facts.LastPingFailed, &lastStart,
 		&r.Facts.LastStartRID, &lastDuration, &pausedAt, &resumedAt, &state, &stateSince, &nextChange, &r.bodyBytes, &r.Version,
-		&failures, &failReason, &successes, &missedAt)
+		&failures, &failReason, &successes, &missedAt, &alertSince, &lastNotice, &r.escalated)
 	if err != nil {
 		return nil, err
 	}
@@ -452,6 +461,8 @@ func scanCheck(sc interface{ Scan(...any) error }) (*row, error) {
 	r.NextChange = fromMicros(nextChange)
 	r.Facts.Failures, r.Facts.FailReason = int(failures), monitor.Reason(failReason)
 	r.Facts.Successes, r.Facts.MissedAt = int(successes), fromMicros(missedAt)
+	r.alertSince, r.lastNotice = fromMicros(alertSince), fromMicros(lastNotice)
+	r.failuresSeen = r.Facts.Failures
 	return r, nil
 }
 
@@ -608,14 +619,14 @@ func (t *txn) flush() error {
 	for len(dirty) > 0 {
 		chunk := dirty[:shape(min(len(dirty), chunkRows))]
 		dirty = dirty[len(chunk):]
-		args := make([]any, 0, len(chunk)*21)
+		args := make([]any, 0, len(chunk)*24)
 		for _, r := range chunk {
 			r.Version = version
 			f := r.Facts
 			args = append(args, string(r.UID), r.Namespace, r.Name, r.NPings, r.nFlips, micros(f.LastPing), f.LastPingFailed,
 				micros(f.LastStart), f.LastStartRID, f.LastDuration.Microseconds(), micros(f.PausedAt), micros(f.ResumedAt),
 				string(f.State), micros(f.StateSince), micros(r.NextChange), r.bodyBytes, version,
-				f.Failures, string(f.FailReason), f.Successes, micros(f.MissedAt))
+				f.Failures, string(f.FailReason), f.Successes, micros(f.MissedAt), micros(r.alertSince), micros(r.lastNotice), r.escalated)
 		}
 		if err := t.exec(checkUpserts[len(chunk)], args...); err != nil {
 			return fmt.Errorf("writing %d checks to the store: %w", len(chunk), err)
@@ -631,6 +642,10 @@ func (t *txn) flush() error {
 // is a down flip at the deadline, however late it is noticed), then moves
 // the check's next change.
 func (t *txn) observe(r *row, tg *Target, at time.Time) (*Flip, error) {
+	var downSince time.Time // the down an up flip ends began then
+	if r.Facts.State == monitor.StatusDown {
+		downSince = r.Facts.StateSince
+	}
 	facts, flip := tg.Config.Observe(r.Facts, at)
 	if facts != r.Facts {
 		r.Facts, r.dirty = facts, true
@@ -638,9 +653,12 @@ func (t *txn) observe(r *row, tg *Target, at time.Time) (*Flip, error) {
 	var recorded *Flip
 	if flip != nil {
 		var err error
-		if recorded, err = t.addFlip(r, tg, flip); err != nil {
+		if recorded, err = t.addFlip(r, tg, flip, at, downSince); err != nil {
 			return nil, err
 		}
+	}
+	if err := t.notices(r, tg, at); err != nil {
+		return nil, err
 	}
 	t.setNextChange(r, tg, at)
 	return recorded, nil
@@ -651,29 +669,61 @@ func (t *txn) setNextChange(r *row, tg *Target, at time.Time) {
 	if !ok {
 		next = time.Time{}
 	}
+	if n := nextNotice(r, tg); !n.IsZero() && (next.IsZero() || n.Before(next)) {
+		next = n
+	}
 	next = Truncate(next)
 	if !next.Equal(r.NextChange) {
 		r.NextChange, r.dirty = next, true
 	}
 }
 
-// addFlip records a flip with one pending delivery per channel the check
-// notifies: the outbox is written in the same transaction as the flip.
-func (t *txn) addFlip(r *row, tg *Target, f *monitor.Flip) (*Flip, error) {
+// addFlip records a flip with one pending delivery per channel that takes
+// it: the outbox is written in the same transaction as the flip. A down
+// starts the down's announcements (notices.go); an up is told to the
+// Channels the down was, escalation included, and says how long it was.
+func (t *txn) addFlip(r *row, tg *Target, f *monitor.Flip, at, downSince time.Time) (*Flip, error) {
+	fl := &Flip{At: Truncate(f.At), Up: f.Up(), From: f.From, To: f.To, Reason: f.Reason, Detail: bound(f.Detail, maxDetail)}
+	var channels []string
+	if fl.Up {
+		fl.Since = downSince
+		channels = routed(tg, tg.Channels, EventUp)
+		if r.escalated {
+			channels = union(channels, routed(tg, tg.Escalation.Channels, EventUp))
+		}
+		r.alertSince, r.lastNotice, r.escalated = time.Time{}, time.Time{}, false
+	} else {
+		channels = routed(tg, tg.Channels, EventDown)
+		r.alertSince, r.lastNotice, r.escalated = Truncate(at), Truncate(at), false
+	}
+	if err := t.insertFlip(r, fl, channels); err != nil {
+		return nil, err
+	}
+	r.LastFlip = fl
+	return fl, nil
+}
+
+// insertFlip writes a flip or a notice, numbered in the check's sequence,
+// and its deliveries.
+func (t *txn) insertFlip(r *row, fl *Flip, channels []string) error {
 	r.nFlips++
 	r.dirty = true
-	fl := &Flip{N: r.nFlips, At: Truncate(f.At), Up: f.Up(), From: f.From, To: f.To, Reason: f.Reason, Detail: bound(f.Detail, maxDetail)}
-	r.LastFlip = fl
-	if err := t.exec(sqlInsertFlip, string(r.UID), fl.N, fl.At.UnixMicro(), fl.Up, string(fl.From), string(fl.To), string(fl.Reason), fl.Detail); err != nil {
-		return nil, fmt.Errorf("recording a flip of %s/%s: %w", r.Namespace, r.Name, err)
+	fl.N = r.nFlips
+	if err := t.exec(sqlInsertFlip, string(r.UID), fl.N, fl.At.UnixMicro(), fl.Up, string(fl.From), string(fl.To),
+		string(fl.Reason), fl.Detail, string(fl.Notice), micros(fl.Since)); err != nil {
+		return fmt.Errorf("recording a flip of %s/%s: %w", r.Namespace, r.Name, err)
 	}
-	for _, ch := range tg.Channels {
+	for _, ch := range channels {
 		if err := t.exec(sqlInsertDelivery, string(r.UID), fl.N, ch, string(DeliveryPending), fl.At.UnixMicro(), r.Namespace); err != nil {
-			return nil, fmt.Errorf("queueing a notification of %s/%s: %w", r.Namespace, r.Name, err)
+			return fmt.Errorf("queueing a notification of %s/%s: %w", r.Namespace, r.Name, err)
 		}
 	}
-	t.flips = append(t.flips, CommittedFlip{Namespace: r.Namespace, Flip: *fl})
-	return fl, nil
+	if fl.Notice == "" {
+		t.flips = append(t.flips, CommittedFlip{Namespace: r.Namespace, Flip: *fl})
+	} else {
+		t.nNotices++
+	}
+	return nil
 }
 
 // maxDetail bounds a flip's detail: the policy's own words, a sentence.

@@ -950,6 +950,108 @@ func Run(t *testing.T, newDSN NewDSN) {
 				t.Fatalf("flips read back %+v, want one with the detail \"ran longer than 5 min\"", read)
 			}
 		},
+		"re-alerts and escalations are queued at their instants, survive a restart, and stop at the up": func(t *testing.T, dsn string) {
+			tg := simple("realert", "ops", "quiet")
+			tg.Config.Timeout, tg.Config.Grace = 24*time.Hour, time.Hour
+			tg.Realert = 10 * time.Minute
+			tg.Escalation = store.Escalation{After: 30 * time.Minute, Channels: []string{"lead"}}
+			tg.Route = func(ch string) store.Route {
+				if ch == "quiet" { // takes downs and ups only
+					return store.Route{Events: store.EventDown | store.EventUp}
+				}
+				return store.Route{}
+			}
+			s := open(t, dsn, store.Options{})
+			rec, err := s.RecordPing(ctx, tg, ping(monitor.PingFail, t0))
+			must(t, err)
+			if rec.Flip == nil {
+				t.Fatal("no down flip")
+			}
+			if got := drain(t, s); !slices.Equal(got, []string{"down to ops", "down to quiet"}) {
+				t.Fatalf("at the down: %v", got)
+			}
+			observe := func(at time.Time) {
+				t.Helper()
+				_, err := s.Observe(ctx, []store.Target{tg}, at)
+				must(t, err)
+			}
+			next := func() time.Time {
+				t.Helper()
+				c, _, err := s.Check(ctx, tg.UID)
+				must(t, err)
+				return c.NextChange
+			}
+			if got := next(); !got.Equal(t0.Add(10 * time.Minute)) {
+				t.Fatalf("next change %s, want the first re-alert at %s", got, t0.Add(10*time.Minute))
+			}
+			observe(t0.Add(10*time.Minute - time.Microsecond))
+			if got := drain(t, s); len(got) != 0 {
+				t.Fatalf("before the first re-alert: %v", got)
+			}
+			observe(t0.Add(10 * time.Minute))
+			if got := drain(t, s); !slices.Equal(got, []string{"realert to ops"}) {
+				t.Fatalf("at 10 min: %v", got)
+			}
+			// Down for a while with nobody looking, then a restart: one
+			// re-alert catches up, and the escalation comes.
+			must(t, s.Close())
+			s = open(t, dsn, store.Options{})
+			observe(t0.Add(35 * time.Minute))
+			if got := drain(t, s); !slices.Equal(got, []string{"escalation to lead", "realert to ops"}) {
+				t.Fatalf("at 35 min: %v", got)
+			}
+			if got := next(); !got.Equal(t0.Add(40 * time.Minute)) {
+				t.Fatalf("next change %s, want the next re-alert at %s", got, t0.Add(40*time.Minute))
+			}
+			// The up goes to every Channel told of the down, and says since when.
+			rec, err = s.RecordPing(ctx, tg, ping(monitor.PingSuccess, t0.Add(38*time.Minute)))
+			must(t, err)
+			if rec.Flip == nil || !rec.Flip.Up || !rec.Flip.Since.Equal(t0) {
+				t.Fatalf("up flip %+v, want one since %s", rec.Flip, t0)
+			}
+			if got := drain(t, s); !slices.Equal(got, []string{"up to lead", "up to ops", "up to quiet"}) {
+				t.Fatalf("at the up: %v", got)
+			}
+			observe(t0.Add(3 * time.Hour))
+			if got := drain(t, s); len(got) != 0 {
+				t.Fatalf("after the up: %v", got)
+			}
+			// A down that ends before the escalation delay is not escalated.
+			_, err = s.RecordPing(ctx, tg, ping(monitor.PingFail, t0.Add(4*time.Hour)))
+			must(t, err)
+			_, err = s.RecordPing(ctx, tg, ping(monitor.PingSuccess, t0.Add(4*time.Hour+5*time.Minute)))
+			must(t, err)
+			observe(t0.Add(5 * time.Hour))
+			if got := drain(t, s); !slices.Equal(got, []string{"down to ops", "up to ops", "down to quiet", "up to quiet"}) {
+				t.Fatalf("a short down: %v", got)
+			}
+			flips, err := s.Flips(ctx, tg.UID)
+			must(t, err)
+			if len(flips) != 4 {
+				t.Fatalf("%d flips listed, want the 4 real ones (notices are not flips): %+v", len(flips), flips)
+			}
+		},
+		"a failed run below the threshold is told to the Channels that take failures": func(t *testing.T, dsn string) {
+			tg := simple("failures", "ops", "chatty")
+			tg.Config.FailureThreshold = 3
+			tg.Route = func(ch string) store.Route {
+				if ch == "chatty" {
+					return store.Route{Events: store.DefaultEvents | store.EventFailure}
+				}
+				return store.Route{}
+			}
+			s := open(t, dsn, store.Options{})
+			_, err := s.RecordPing(ctx, tg, ping(monitor.PingFail, t0))
+			must(t, err)
+			// A missed run, counted at its deadline (due at 1 min, grace 1 min).
+			_, err = s.Observe(ctx, []store.Target{tg}, t0.Add(2*time.Minute))
+			must(t, err)
+			_, err = s.RecordPing(ctx, tg, ping(monitor.PingFail, t0.Add(3*time.Minute)))
+			must(t, err)
+			if got := drain(t, s); !slices.Equal(got, []string{"failure to chatty", "failure to chatty", "down to chatty", "down to ops"}) {
+				t.Fatalf("%v", got)
+			}
+		},
 		"finding the namespaces that owe due deliveries does not read one namespace's whole backlog": func(t *testing.T, dsn string) {
 			db, err := store.MigrateTo(ctx, dsn, 0)
 			must(t, err)
@@ -1087,6 +1189,52 @@ func checkTurns(t *testing.T, s *store.Store, now time.Time, namespaces []string
 			t.Errorf("%d namespaces' turns after %q: %v, want %v", n-1, after, got, want)
 		}
 	}
+}
+
+// drain delivers every pending notification as the outbox hands them out
+// and returns them as "<kind> to <channel>" (the flip's direction, or the
+// notice's kind), by channel, each channel's in the order it heard them.
+func drain(t *testing.T, s *store.Store) []string {
+	t.Helper()
+	var out []string
+	for range 100 {
+		due, err := s.DueDeliveries(context.Background(), t0.Add(1000*time.Hour), store.DueQuery{Limit: 100})
+		must(t, err)
+		if len(due) == 0 {
+			return byChannel(out)
+		}
+		sort.Slice(due, func(i, j int) bool {
+			if due[i].Flip.N != due[j].Flip.N {
+				return due[i].Flip.N < due[j].Flip.N
+			}
+			return due[i].Channel < due[j].Channel
+		})
+		var outcomes []store.Outcome
+		for _, d := range due {
+			kind := string(d.Flip.Notice)
+			switch {
+			case kind != "":
+			case d.Flip.Up:
+				kind = "up"
+			default:
+				kind = "down"
+			}
+			out = append(out, kind+" to "+d.Channel)
+			outcomes = append(outcomes, store.Outcome{CheckUID: d.CheckUID, FlipN: d.Flip.N, Channel: d.Channel,
+				State: store.DeliveryDelivered, Attempted: true})
+		}
+		must(t, s.RecordOutcomes(context.Background(), outcomes))
+	}
+	t.Fatal("the outbox never drained")
+	return nil
+}
+
+// byChannel orders drained notifications by channel, keeping each
+// channel's order.
+func byChannel(out []string) []string {
+	channel := func(s string) string { return s[strings.LastIndex(s, " to ")+4:] }
+	sort.SliceStable(out, func(i, j int) bool { return channel(out[i]) < channel(out[j]) })
+	return out
 }
 
 func kindsOf(pings []store.LoggedPing) []monitor.PingKind {

@@ -219,6 +219,14 @@ func (h *Harness) AllowEgress(namespace, allow string) {
 	h.setLimit(namespace+"."+project.LimitsKeyEgressAllow, allow)
 }
 
+// AllowEgressNow is AllowEgress, returning once the manager applies it:
+// for tests whose clock does not move by itself, where a notification
+// refused before would wait for a retry that never comes.
+func (h *Harness) AllowEgressNow(namespace, allow string) {
+	h.AllowEgress(namespace, allow)
+	gomega.Eventually(func() string { return h.Manager.Limits.EgressAllow(namespace).String() }).Should(gomega.Equal(allow))
+}
+
 func (h *Harness) setLimit(key, value string) {
 	ctx := context.Background()
 	name := h.limitsConfigMap
