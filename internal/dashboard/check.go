@@ -132,6 +132,12 @@ func (s *Server) policy(c *v1.Check, obs store.Check, now time.Time) []string {
 	if cfg.MinRuntime > 0 {
 		out = append(out, "A run that succeeds in less than "+monitor.HumanDuration(cfg.MinRuntime)+" is a failure.")
 	}
+	if p := c.Spec.RealertInterval; p != nil {
+		out = append(out, "While down, announced again every "+monitor.HumanDuration(p.Duration)+".")
+	}
+	if esc := c.Spec.Escalation; esc != nil {
+		out = append(out, "Still down after "+monitor.HumanDuration(esc.After.Duration)+": "+strings.Join(esc.Channels, ", ")+" told too.")
+	}
 	return out
 }
 

@@ -10,7 +10,10 @@ import (
 	"github.com/chromedp/chromedp"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/testenv/managertest"
 )
@@ -154,6 +157,37 @@ var _ = Describe("The dashboard", Ordered, func() {
 			return v
 		}).Should(Equal(body))
 		screenshotAfter(ctx, "/checks/"+backup.uuid, "check")
+	})
+
+	It("shows the alert policy and where the check stands against it", func() {
+		status, resp := apiCall("POST", "/api/v3/checks/", p.ReadWrite, `{"name": "Flaky import", "slug": "flaky-import", "timeout": 3600, "grace": 300}`)
+		Expect(status).To(Equal(http.StatusCreated), "%v", resp)
+		uuid, pingURL := resp["uuid"].(string), resp["ping_url"].(string)
+		// The policy is the Check's, set as kubectl or a GitOps tool would.
+		c := &v1.Check{}
+		key := client.ObjectKey{Namespace: p.Namespace, Name: "flaky-import-" + uuid[:8]}
+		Expect(harness.Client.Get(context.Background(), key, c)).To(Succeed())
+		patch := client.MergeFrom(c.DeepCopy())
+		c.Spec.AlertPolicy = v1.AlertPolicy{FailureThreshold: 3, MaxRuntime: &metav1.Duration{Duration: 2 * time.Hour},
+			RealertInterval: &metav1.Duration{Duration: time.Hour}}
+		Expect(harness.Client.Patch(context.Background(), c, patch)).To(Succeed())
+		Eventually(func(g Gomega) int64 {
+			g.Expect(harness.Client.Get(context.Background(), key, c)).To(Succeed())
+			return c.Status.ObservedGeneration
+		}).Should(Equal(c.Generation))
+		curl(pingURL+"/fail", "import failed: connection refused")
+
+		ctx := newSession()
+		signIn(ctx, p.ReadWrite)
+		Eventually(func() string {
+			do(ctx, chromedp.Navigate(harness.BaseURL+"/checks/"+uuid), chromedp.WaitVisible(chromedp.CSS(".why")))
+			return text(ctx, ".why")
+		}).Should(ContainSubstring("1 of 3 failures in a row"))
+		policy := text(ctx, ".policy")
+		Expect(policy).To(ContainSubstring("Down after 3 failed runs in a row (now 1 of 3)."))
+		Expect(policy).To(ContainSubstring("A run may take at most 2 h"))
+		Expect(policy).To(ContainSubstring("While down, announced again every 1 h."))
+		screenshot(ctx, "check-policy")
 	})
 
 	It("shows a ping sent with curl on the open board, without a reload", func() {
