@@ -263,3 +263,44 @@ var _ = Describe("Re-alerts and escalation", func() {
 		Consistently(r.got, "500ms").Should(Equal([]string{"/ops-down", "/ops-up"}))
 	})
 })
+
+var _ = Describe("Notices across a restart", func() {
+	It("keeps a re-alert's schedule and an escalation's delay across a manager restart", func() {
+		ns := newNamespace()
+		harness.AllowEgressNow(ns, egress.Loopback.String())
+		r := newReceiver()
+		hook(ns, "ops", r)
+		hook(ns, "lead", r)
+		c := newCheck(ns, "restarted", v1.CheckSpec{Timeout: i64(86400), Grace: 3600, Channels: []string{"ops"},
+			AlertPolicy: v1.AlertPolicy{FailureThreshold: 2, RealertInterval: duration(10 * time.Minute),
+				Escalation: &v1.Escalation{After: metav1.Duration{Duration: 15 * time.Minute}, Channels: []string{"lead"}}}})
+		key := client.ObjectKeyFromObject(c)
+		Eventually(ready(c)).Should(BeTrue())
+		t0 := clk.Now()
+
+		// One failure of two, then a restart: the count is the store's.
+		ping(get(key)(Default), t0, true)
+		Eventually(func(g Gomega) int32 { return get(key)(g).Status.Failures }).Should(BeEquivalentTo(1))
+		harness.Restart()
+		harness.AllowEgressNow(ns, egress.Loopback.String())
+		clk.SetTime(t0.Add(time.Minute))
+		Expect(ping(get(key)(Default), t0.Add(time.Minute), true).Flip).NotTo(BeNil(), "the second failure, after the restart")
+		Eventually(r.got).Should(Equal([]string{"/ops-down"}))
+
+		// A restart in the middle of the re-alert interval and the
+		// escalation delay: both come at their instants.
+		clk.SetTime(t0.Add(5 * time.Minute))
+		harness.Restart()
+		harness.AllowEgressNow(ns, egress.Loopback.String())
+		clk.SetTime(t0.Add(11*time.Minute - time.Millisecond))
+		Consistently(r.got, "300ms").Should(HaveLen(1))
+		clk.SetTime(t0.Add(11 * time.Minute))
+		Eventually(r.got).Should(Equal([]string{"/ops-down", "/ops-down"}))
+		clk.SetTime(t0.Add(16 * time.Minute))
+		Eventually(r.got).Should(Equal([]string{"/ops-down", "/ops-down", "/lead-down"}))
+		clk.SetTime(t0.Add(17 * time.Minute))
+		ping(get(key)(Default), t0.Add(17*time.Minute), false)
+		Eventually(r.got).Should(HaveLen(5))
+		Expect(r.got()[3:]).To(ConsistOf("/ops-up", "/lead-up"))
+	})
+})

@@ -67,13 +67,15 @@ func (l *Loop) Start(ctx context.Context) error {
 	if l.Housekeeping <= 0 {
 		l.Housekeeping = time.Minute
 	}
-	l.housekeep(ctx)
+	// The tickers first: time that passes while the first housekeeping
+	// runs (a while, on a large store) is time the first tick catches up.
 	tick := l.Clock.NewTicker(l.Interval)
 	defer tick.Stop()
 	house := l.Clock.NewTicker(l.Housekeeping)
 	defer house.Stop()
 	measure := l.Clock.NewTicker(measureEvery)
 	defer measure.Stop()
+	l.housekeep(ctx)
 	for {
 		select {
 		case <-ctx.Done():

@@ -9,6 +9,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"time"
 
 	"github.com/onsi/ginkgo/v2"
 	"github.com/onsi/gomega"
@@ -43,6 +44,8 @@ type Harness struct {
 	BaseURL string
 
 	cancel          context.CancelFunc
+	stopped         chan struct{} // closed when the manager's Start returns
+	opts            manager.Options
 	limitsConfigMap types.NamespacedName
 }
 
@@ -116,20 +119,43 @@ func StartUnder(rbac RBAC, opts manager.Options) *Harness {
 	// The address it serves: opts.BaseURL is what its answers name.
 	h.BaseURL = "http://" + opts.HTTPAddr
 	h.limitsConfigMap = opts.LimitsConfigMap
+	h.opts = opts
+	h.startManager()
+	started = true
+	return h
+}
+
+// startManager builds and starts a manager with the harness's options and
+// waits until its HTTP server answers.
+func (h *Harness) startManager() {
 	var ctx context.Context
 	ctx, h.cancel = context.WithCancel(context.Background())
-	h.Manager, err = manager.New(ctx, h.ManagerConfig, opts)
+	var err error
+	h.Manager, err = manager.New(ctx, h.ManagerConfig, h.opts)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	go func() {
+	stopped := make(chan struct{})
+	h.stopped = stopped
+	go func(m *manager.Manager) {
 		defer ginkgo.GinkgoRecover()
-		gomega.Expect(h.Manager.Start(ctx)).To(gomega.Succeed())
-	}()
+		defer close(stopped)
+		gomega.Expect(m.Start(ctx)).To(gomega.Succeed())
+	}(h.Manager)
 	gomega.Eventually(func() error {
 		_, err := h.listChecks("")
 		return err
 	}).Should(gomega.Succeed())
-	started = true
-	return h
+}
+
+// Restart stops the manager, as a crash or a rollout would between two
+// commits (what it holds in memory is lost; the ping store and the API
+// server keep what was committed), and starts a new one with the same
+// options and store.
+func (h *Harness) Restart() {
+	h.cancel()
+	gomega.Eventually(h.stopped).WithTimeout(time.Minute).Should(gomega.BeClosed())
+	// The stopped manager's controllers keep their names in this process.
+	h.opts.SharedProcess = true
+	h.startManager()
 }
 
 // listChecks asks the API for the checks the key sees, for the answer's
