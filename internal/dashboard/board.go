@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"cmp"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -115,6 +116,7 @@ type row struct {
 	ID, Name, Slug, Object  string
 	Tags                    []chip
 	Status                  statusLabel
+	Failures                string // "1 of 3": failed runs in a row below the threshold
 	Period, Grace           string
 	LastPing, NextPing      time.Time
 	LastPingAgo, NextPingIn string
@@ -277,7 +279,8 @@ func (s *Server) snapshot(r *http.Request, namespace string, now time.Time) (*sn
 	}
 	snap := &snapshot{at: now, rows: make([]row, 0, len(list)), tags: map[string]int{}}
 	for _, c := range list {
-		view := s.Checks.View(c, observed.Of(c.UID), now)
+		obs := observed.Of(c.UID)
+		view := s.Checks.View(c, obs, now)
 		label := labelOf(view)
 		snap.summary.count(label.Class)
 		for _, t := range checks.Tags(c.Spec.Tags) {
@@ -287,6 +290,11 @@ func (s *Server) snapshot(r *http.Request, namespace string, now time.Time) (*sn
 			LastPing: view.LastPing}
 		if view.HasNext {
 			rw.NextPing = view.NextPing
+		}
+		if cfg, err := s.Checks.Config(c); err == nil && view.Status != monitor.StatusDown {
+			if n, of := cfg.Failures(obs.Facts, now); n > 0 {
+				rw.Failures = fmt.Sprintf("%d of %d", n, of)
+			}
 		}
 		snap.rows = append(snap.rows, rw)
 	}

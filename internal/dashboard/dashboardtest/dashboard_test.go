@@ -188,6 +188,8 @@ var _ = Describe("The dashboard", Ordered, func() {
 		Expect(policy).To(ContainSubstring("A run may take at most 2 h"))
 		Expect(policy).To(ContainSubstring("While down, announced again every 1 h."))
 		screenshot(ctx, "check-policy")
+		do(ctx, chromedp.Navigate(harness.BaseURL+"/"), chromedp.WaitVisible(chromedp.CSS(".summary")))
+		Expect(text(ctx, `tr[data-id="`+uuid+`"] .failures`)).To(Equal("1 of 3 failures"))
 	})
 
 	It("shows a ping sent with curl on the open board, without a reload", func() {
