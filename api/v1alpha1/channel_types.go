@@ -47,7 +47,10 @@ type SecretKeyRef struct {
 // $TAG1.., $CODE (the check's UUID), $DESC, $PING_URL, $EXITSTATUS (of the
 // last ping, -1 when none) and $JSON (the check as JSON); the body also
 // $BODY and $BODY_JSON (an excerpt of the last ping body, as text and as a
-// JSON string). Values are percent-encoded in the URL.
+// JSON string). Vigil adds $SUMMARY ("backup is still DOWN (for 2 h)"),
+// $REASON (fail, timeout, runtime or short), $REASON_TEXT (the reason in
+// words) and $NOTICE (realert, escalation or failure; empty for a flip).
+// Values are percent-encoded in the URL.
 // +kubebuilder:validation:XValidation:rule="has(self.url) != has(self.urlSecretRef)",message="set exactly one of url and urlSecretRef"
 type WebhookRequest struct {
 	// URL to call.

@@ -34,6 +34,13 @@ func init() { register(v1.ChannelWebhook, webhookKind{}) }
 //	$BODY        the last ping's body (at most 10 kB; only in the body)
 //	$BODY_JSON   the same as a JSON string (only in the body)
 //
+// and Vigil's additions, which tell what the other kinds' messages tell:
+//
+//	$SUMMARY     "backup is still DOWN (for 2 h)", "backup is UP (was down for 2 h)"
+//	$REASON      why it is down: fail, timeout, runtime or short ("" for an up)
+//	$REASON_TEXT the same in words: "the run ran longer than 2 h"
+//	$NOTICE      "" for a flip; realert, escalation or failure for a notice
+//
 // In the URL, values other than $CODE, $STATUS, $SLUG and $EXITSTATUS are
 // percent-encoded (as Python's quote does: "/" is kept). Header values are
 // sent as Latin-1, characters beyond it as XML character references, and
@@ -153,7 +160,9 @@ const webhookBodyLimit = 10_000
 // longest name that matches wins.
 var fixedVars = func() []string {
 	v := []string{"CODE", "STATUS", "NOW", "NAME_JSON", "NAME", "SLUG", "DESC", "TAGS",
-		"PING_URL", "EXITSTATUS", "JSON", "BODY_JSON", "BODY"}
+		"PING_URL", "EXITSTATUS", "JSON", "BODY_JSON", "BODY",
+		// Vigil's additions: the story the other kinds tell.
+		"SUMMARY", "REASON_TEXT", "REASON", "NOTICE"}
 	sort.SliceStable(v, func(i, j int) bool { return len(v[i]) > len(v[j]) })
 	return v
 }()
@@ -218,6 +227,17 @@ func (m *Message) variable(text string, where varContext) (name, value string, o
 			return name, strconv.Itoa(*c.ExitStatus), true
 		case "JSON":
 			return name, enc(string(m.checkJSON())), true
+		case "SUMMARY":
+			return name, enc(m.summary()), true
+		case "REASON_TEXT":
+			return name, enc(m.reasonText()), true
+		case "REASON":
+			if m.Up {
+				return name, "", true
+			}
+			return name, enc(m.Reason), true
+		case "NOTICE":
+			return name, enc(m.Notice), true
 		case "BODY_JSON", "BODY":
 			if where != inBody {
 				return "", "", false

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 )
@@ -225,5 +226,28 @@ func TestCheckJSONForCronCheck(t *testing.T) {
 	}
 	if _, ok := doc["timeout"]; ok {
 		t.Errorf("cron $JSON has a timeout: %v", doc)
+	}
+}
+
+// TestExpandStory: Vigil's variables tell a re-alert, an up and a reason
+// in the alert policy's words, in the body and encoded in the URL.
+func TestExpandStory(t *testing.T) {
+	down := time.Date(2026, 11, 28, 3, 0, 0, 0, time.UTC)
+	realert := Message{Check: CheckInfo{Object: "backup"}, Time: down.Add(2 * time.Hour), Since: down,
+		Notice: "realert", Reason: "runtime", Detail: "ran longer than 2 h"}
+	up := Message{Check: CheckInfo{Object: "backup"}, Up: true, Time: down.Add(90 * time.Minute), Since: down, Reason: "fail"}
+	for _, tc := range []struct {
+		m     Message
+		where varContext
+		tmpl  string
+		want  string
+	}{
+		{realert, inBody, "$SUMMARY|$REASON|$REASON_TEXT|$NOTICE", "backup is still DOWN (for 2 h)|runtime|the run ran longer than 2 h|realert"},
+		{up, inBody, "$SUMMARY|$REASON|$REASON_TEXT|$NOTICE", "backup is UP (was down for 1 h 30 min)|||"},
+		{realert, inURL, "/alert?s=$SUMMARY&r=$REASON", "/alert?s=backup%20is%20still%20DOWN%20%28for%202%20h%29&r=runtime"},
+	} {
+		if got := tc.m.expand(tc.tmpl, tc.where); got != tc.want {
+			t.Errorf("expand(%q) = %q, want %q", tc.tmpl, got, tc.want)
+		}
 	}
 }
