@@ -22,15 +22,15 @@ type channelIndex struct {
 	// names are each namespace's Channel names, sorted. A slice is never
 	// changed once stored (set stores a new one), so readers share it.
 	names map[string][]string
-	// routes are how the Channels that say so want to hear of checks, by
-	// namespace/name; a Channel with the defaults has none.
-	routes map[string]store.Route
+	// routes are how the Channels that say so want to hear of checks; a
+	// Channel with the defaults has none.
+	routes map[client.ObjectKey]store.Route
 }
 
 // setRoute records how a Channel wants to hear of checks.
 func (x *channelIndex) setRoute(ch *v1.Channel, present bool) {
 	rt := routeOf(ch)
-	key := ch.Namespace + "/" + ch.Name
+	key := client.ObjectKeyFromObject(ch)
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if !present || rt == (store.Route{}) {
@@ -38,17 +38,17 @@ func (x *channelIndex) setRoute(ch *v1.Channel, present bool) {
 		return
 	}
 	if x.routes == nil {
-		x.routes = map[string]store.Route{}
+		x.routes = map[client.ObjectKey]store.Route{}
 	}
 	x.routes[key] = rt
 }
 
-// route is how the Channel wants to hear of checks (the zero Route: the
-// defaults).
-func (x *channelIndex) route(namespace, name string) store.Route {
+// Route is how the Channel wants to hear of checks (the zero Route: the
+// defaults): the index is the store's RouteTable.
+func (x *channelIndex) Route(namespace, name string) store.Route {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	return x.routes[namespace+"/"+name]
+	return x.routes[client.ObjectKey{Namespace: namespace, Name: name}]
 }
 
 // routeOf is a Channel's route, from its spec.
@@ -121,9 +121,9 @@ func (d *Door) Channels(c *v1.Check) []string {
 	return names
 }
 
-// EscalationChannels are the names of the existing Channels the check's
+// escalationChannels are the names of the existing Channels the check's
 // escalation names, sorted.
-func (d *Door) EscalationChannels(c *v1.Check) []string {
+func (d *Door) escalationChannels(c *v1.Check) []string {
 	esc := c.Spec.Escalation
 	if esc == nil || len(esc.Channels) == 0 {
 		return nil

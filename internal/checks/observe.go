@@ -19,21 +19,15 @@ func (d *Door) target(c *v1.Check) store.Target {
 	tg := store.Target{
 		UID: c.UID, Namespace: c.Namespace, Name: c.Name, Config: cfg,
 		Channels: d.Channels(c), PingLogLimit: d.PingLogLimit(c.Namespace),
-		Route: d.routes(c.Namespace),
+		Routes: &d.channels,
 	}
 	if p := c.Spec.RealertInterval; p != nil {
 		tg.Realert = p.Duration
 	}
 	if esc := c.Spec.Escalation; esc != nil {
-		tg.Escalation = store.Escalation{After: esc.After.Duration, Channels: d.EscalationChannels(c)}
+		tg.Escalation = store.Escalation{After: esc.After.Duration, Channels: d.escalationChannels(c)}
 	}
 	return tg
-}
-
-// routes tells the store how each Channel of the namespace wants to hear of
-// checks.
-func (d *Door) routes(namespace string) func(string) store.Route {
-	return func(name string) store.Route { return d.channels.route(namespace, name) }
 }
 
 // RecordPing stores p for c, with everything it causes (a flip and the

@@ -98,22 +98,24 @@ func (c Config) RecordPing(f Facts, p Ping) (Facts, PingResult) {
 	case p.Kind == PingLog:
 		return f, res
 	}
+	at := f.orderPing(p.At, p.Kind != PingStart)
+	res.At = at
 	// Runs missed before this ping are counted first: a start would hide
 	// them (a run in progress is not missing any).
-	f = c.countMisses(f, p.At)
+	before := c.derive(f, at)
+	if before.status != StatusDown {
+		f.Failures, f.MissedAt = before.failures, before.missedAt
+	}
 	if p.Kind == PingStart {
-		res.At = f.orderPing(p.At, false)
-		f.LastStart, f.LastStartRID = res.At, p.RID
-		if f.Failures >= c.failureThreshold() && c.Status(f, res.At) != StatusDown {
+		f.LastStart, f.LastStartRID = at, p.RID
+		if f.Failures >= c.failureThreshold() && c.Status(f, at) != StatusDown {
 			// It replaced the overrun run that kept the check down: the
 			// down is over, and the count starts again.
 			f = f.clearCounts()
 		}
 		return f, res
 	}
-	at := f.orderPing(p.At, true)
-	res.At = at
-	wasDown := c.Status(f, at) == StatusDown
+	wasDown := before.status == StatusDown
 	overran := f.Started() && !f.running() // a run already counted as overrun
 	prevLast, prevFailed := f.LastPing, f.LastPingFailed
 	failed := p.Kind == PingFail
@@ -161,15 +163,6 @@ func (c Config) RecordPing(f Facts, p Ping) (Facts, PingResult) {
 		f = f.clearCounts()
 	}
 	return f, res
-}
-
-// countMisses records the failed runs counted by at, while they leave the
-// check up: what Observe records, for a writer that acts before it.
-func (c Config) countMisses(f Facts, at time.Time) Facts {
-	if d := c.derive(f, at); d.status != StatusDown {
-		f.Failures, f.MissedAt = d.failures, d.missedAt
-	}
-	return f
 }
 
 // clearCounts forgets the alert policy's counts.

@@ -44,14 +44,6 @@ func (c Config) recoveryThreshold() int { return clampThreshold(c.RecoveryThresh
 
 func clampThreshold(n int) int { return min(max(n, 1), MaxThreshold) }
 
-// FailureThresholdOrDefault is the failed runs in a row that make the check
-// down (at least 1).
-func (c Config) FailureThresholdOrDefault() int { return c.failureThreshold() }
-
-// RecoveryThresholdOrDefault is the successes in a row that bring a down
-// check up (at least 1).
-func (c Config) RecoveryThresholdOrDefault() int { return c.recoveryThreshold() }
-
 // failReason is why the last fail ping failed.
 func (f Facts) failReason() Reason {
 	if f.FailReason == "" {

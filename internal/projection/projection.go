@@ -447,37 +447,42 @@ func applyObserved(st *v1.CheckStatus, obs store.Check, cfg monitor.Config, vali
 	if fl := obs.LastFlip; fl != nil {
 		st.LastFlip = &v1.Flip{Time: metav1.NewMicroTime(fl.At), Up: fl.Up, Reason: string(fl.Reason)}
 	}
-	st.Failures, st.Successes = 0, 0
-	var failures, of, streak, need int
+	var pc policyCounts
 	if valid {
-		failures, of = cfg.Failures(f, now)
-		streak, need = cfg.Recovery(f)
-		st.Failures, st.Successes = int32(failures), int32(streak)
+		pc.failures, pc.threshold = cfg.Failures(f, now)
+		pc.streak, pc.need = cfg.Recovery(f)
 	}
-	up := upCondition(st, gen, obs.LastFlip)
-	switch {
-	case streak > 0 && st.State == v1.CheckStateDown:
-		up.Reason = v1.ReasonRecovering
-		up.Message = fmt.Sprintf("The check is down: %d of %d successes in a row it needs to come back up", streak, need)
-	case failures > 0 && (st.State == v1.CheckStateUp || st.State == v1.CheckStateGrace):
-		up.Message += fmt.Sprintf("; %d of %d failures in a row (it goes down at %d)", failures, of, of)
-	}
-	setCondition(st, up, now)
+	st.Failures, st.Successes = int32(pc.failures), int32(pc.streak)
+	setCondition(st, upCondition(st, gen, obs.LastFlip, pc), now)
+}
+
+// policyCounts are where a check stands against its alert policy.
+type policyCounts struct {
+	failures, threshold int // failed runs in a row, and how many make it down
+	streak, need        int // a down check's successes in a row, and how many bring it up
 }
 
 // upCondition is the monitoring result as a condition: for a down check,
-// its reason is why (the last flip's).
-func upCondition(st *v1.CheckStatus, gen int64, flip *store.Flip) metav1.Condition {
+// its reason is why (the last flip's, or the recovery under way), and an
+// up check's message counts the failures it has tolerated.
+func upCondition(st *v1.CheckStatus, gen int64, flip *store.Flip, pc policyCounts) metav1.Condition {
 	c := metav1.Condition{Type: v1.ConditionUp, ObservedGeneration: gen}
+	tolerated := ""
+	if pc.failures > 0 {
+		tolerated = fmt.Sprintf("; %d of %d failures in a row (it goes down at %d)", pc.failures, pc.threshold, pc.threshold)
+	}
 	switch st.State {
 	case v1.CheckStateUp:
-		c.Status, c.Reason, c.Message = metav1.ConditionTrue, v1.ReasonCheckUp, "The check is up"
+		c.Status, c.Reason, c.Message = metav1.ConditionTrue, v1.ReasonCheckUp, "The check is up"+tolerated
 	case v1.CheckStateGrace:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, v1.ReasonCheckGrace,
-			"The next ping is due; the check is in its grace period"
+			"The next ping is due; the check is in its grace period"+tolerated
 	case v1.CheckStateDown:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, v1.ReasonCheckDown, "The check is down"
-		if f := flip; f != nil && !f.Up {
+		if pc.streak > 0 {
+			c.Reason = v1.ReasonRecovering
+			c.Message = fmt.Sprintf("The check is down: %d of %d successes in a row it needs to come back up", pc.streak, pc.need)
+		} else if f := flip; f != nil && !f.Up {
 			at := f.At.UTC().Format(time.RFC3339)
 			switch f.Reason {
 			case monitor.ReasonFail:

@@ -28,10 +28,23 @@ type Target struct {
 	// Escalation notifies more Channels when the check is still down
 	// after a delay.
 	Escalation Escalation
-	// Route tells how each Channel wants to hear of the check (nil: every
-	// Channel takes the default events, at the check's Realert).
-	Route func(channel string) Route
+	// Routes tell how each Channel of the namespace wants to hear of the
+	// check (nil: every Channel takes the default events, at the check's
+	// Realert).
+	Routes RouteTable
 }
+
+// RouteTable tells how each Channel of a namespace wants to hear of checks
+// (the zero Route: the defaults).
+type RouteTable interface {
+	Route(namespace, channel string) Route
+}
+
+// RouteFunc is a function as a RouteTable.
+type RouteFunc func(namespace, channel string) Route
+
+// Route calls f.
+func (f RouteFunc) Route(namespace, channel string) Route { return f(namespace, channel) }
 
 // Escalation is a check's escalation: Channels told once the check has
 // been down for After (none when After is not positive or no Channel).
@@ -66,8 +79,8 @@ type Route struct {
 // route is the Channel's route for tg, with the defaults filled in.
 func (tg *Target) route(channel string) Route {
 	var r Route
-	if tg.Route != nil {
-		r = tg.Route(channel)
+	if tg.Routes != nil {
+		r = tg.Routes.Route(tg.Namespace, channel)
 	}
 	if r.Events == 0 {
 		r.Events = DefaultEvents

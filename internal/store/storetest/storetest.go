@@ -955,12 +955,12 @@ func Run(t *testing.T, newDSN NewDSN) {
 			tg.Config.Timeout, tg.Config.Grace = 24*time.Hour, time.Hour
 			tg.Realert = 10 * time.Minute
 			tg.Escalation = store.Escalation{After: 30 * time.Minute, Channels: []string{"lead"}}
-			tg.Route = func(ch string) store.Route {
+			tg.Routes = store.RouteFunc(func(_, ch string) store.Route {
 				if ch == "quiet" { // takes downs and ups only
 					return store.Route{Events: store.EventDown | store.EventUp}
 				}
 				return store.Route{}
-			}
+			})
 			s := open(t, dsn, store.Options{})
 			rec, err := s.RecordPing(ctx, tg, ping(monitor.PingFail, t0))
 			must(t, err)
@@ -1034,12 +1034,12 @@ func Run(t *testing.T, newDSN NewDSN) {
 		"a failed run below the threshold is told to the Channels that take failures": func(t *testing.T, dsn string) {
 			tg := simple("failures", "ops", "chatty")
 			tg.Config.FailureThreshold = 3
-			tg.Route = func(ch string) store.Route {
+			tg.Routes = store.RouteFunc(func(_, ch string) store.Route {
 				if ch == "chatty" {
 					return store.Route{Events: store.DefaultEvents | store.EventFailure}
 				}
 				return store.Route{}
-			}
+			})
 			s := open(t, dsn, store.Options{})
 			_, err := s.RecordPing(ctx, tg, ping(monitor.PingFail, t0))
 			must(t, err)
