@@ -190,6 +190,12 @@ var _ = Describe("The dashboard", Ordered, func() {
 		screenshot(ctx, "check-policy")
 		do(ctx, chromedp.Navigate(harness.BaseURL+"/"), chromedp.WaitVisible(chromedp.CSS(".summary")))
 		Expect(text(ctx, `tr[data-id="`+uuid+`"] .failures`)).To(Equal("1 of 3 failures"))
+
+		// At phone width the policy's lines wrap; nothing overflows sideways.
+		do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(harness.BaseURL+"/checks/"+uuid),
+			chromedp.WaitVisible(chromedp.CSS(".policy")))
+		Expect(js[bool](ctx, `document.querySelector(".policy").scrollWidth <= window.innerWidth`)).To(BeTrue())
+		screenshot(ctx, "check-policy-phone")
 	})
 
 	It("shows a ping sent with curl on the open board, without a reload", func() {
