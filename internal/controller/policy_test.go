@@ -157,7 +157,7 @@ var _ = Describe("The alert policy", func() {
 			HaveField("Message", ContainSubstring("finished in 3 s, expected at least 5 min"))))
 	})
 
-	It("refuses a minRuntime that is not shorter than maxRuntime, and a threshold out of bounds", func() {
+	It("refuses a minRuntime not shorter than maxRuntime, values out of bounds, an escalation without channels and an unknown Channel event", func() {
 		ns := newNamespace()
 		bad := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "bad"}, Spec: v1.CheckSpec{Grace: 60,
 			AlertPolicy: v1.AlertPolicy{MinRuntime: duration(time.Hour), MaxRuntime: duration(time.Hour)}}}
@@ -166,6 +166,13 @@ var _ = Describe("The alert policy", func() {
 		Expect(k8sClient.Create(ctx, bad)).To(MatchError(ContainSubstring("failureThreshold")))
 		bad.Spec.AlertPolicy = v1.AlertPolicy{MaxRuntime: duration(400 * 24 * time.Hour)}
 		Expect(k8sClient.Create(ctx, bad)).To(MatchError(ContainSubstring("maxRuntime must be between 1s and 8784h")))
+		bad.Spec.AlertPolicy = v1.AlertPolicy{RealertInterval: duration(30 * time.Second)}
+		Expect(k8sClient.Create(ctx, bad)).To(MatchError(ContainSubstring("realertInterval must be between 1m and 8784h")))
+		bad.Spec.AlertPolicy = v1.AlertPolicy{Escalation: &v1.Escalation{After: metav1.Duration{Duration: time.Hour}}}
+		Expect(k8sClient.Create(ctx, bad)).To(MatchError(ContainSubstring("spec.escalation.channels")))
+		ch := &v1.Channel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "odd"}, Spec: v1.ChannelSpec{Kind: v1.ChannelWebhook,
+			Events: []v1.ChannelEvent{"sometimes"}, Webhook: &v1.WebhookChannel{Down: &v1.WebhookRequest{URL: "http://127.0.0.1:9/"}}}}
+		Expect(k8sClient.Create(ctx, ch)).To(MatchError(ContainSubstring(`supported values: "down", "up", "realert", "failure"`)))
 	})
 })
 
