@@ -294,8 +294,9 @@ type CheckStatus struct {
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
 	// Conditions: Ready (Vigil reconciled this check and is monitoring it)
-	// and Up (the monitoring result), plus Reconciling and Stalled while
-	// they are true.
+	// and Up (the monitoring result), plus Reconciling, Stalled and
+	// Maintenance (a MaintenanceWindow holds its notifications) while they
+	// are true.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -381,6 +382,7 @@ type CheckStatus struct {
 // +kubebuilder:printcolumn:name="Next Ping",type=string,format=date-time,JSONPath=`.status.nextPing`,description="When the next ping is due (a future time, shown as a timestamp)"
 // +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
 // +kubebuilder:printcolumn:name="Timeout",type=integer,JSONPath=`.spec.timeout`
+// +kubebuilder:printcolumn:name="Maintenance",type=string,JSONPath=`.status.conditions[?(@.type=="Maintenance")].status`,priority=1,description="True while a MaintenanceWindow holds the check's notifications"
 // +kubebuilder:printcolumn:name="Failures",type=integer,JSONPath=`.status.failures`,priority=1,description="Failed runs in a row (spec.failureThreshold makes the check down)"
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`,priority=1
 // +kubebuilder:printcolumn:name="Pings",type=integer,JSONPath=`.status.nPings`,priority=1

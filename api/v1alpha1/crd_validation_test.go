@@ -71,7 +71,7 @@ var _ = Describe("the samples in config/samples", func() {
 	files, _ := filepath.Glob(filepath.Join(root, "config", "samples", "*.yaml"))
 
 	It("are present", func() {
-		Expect(files).To(HaveLen(4))
+		Expect(files).To(HaveLen(5))
 	})
 
 	for _, file := range files {
@@ -131,6 +131,29 @@ func channel(spec string) string {
 	return "apiVersion: monitoring.vigil.dev/v1alpha1\nkind: Channel\nmetadata: {name: bad}\nspec:\n" + spec
 }
 
+// window returns a MaintenanceWindow manifest with the given spec lines.
+func window(spec string) string {
+	return "apiVersion: monitoring.vigil.dev/v1alpha1\nkind: MaintenanceWindow\nmetadata: {name: bad}\nspec:\n" + spec
+}
+
+var _ = Describe("MaintenanceWindow", func() {
+	It("accepts a one-off window by label, and defaults tz", func() {
+		ns := newNamespace()
+		Expect(apply(ns, `
+apiVersion: monitoring.vigil.dev/v1alpha1
+kind: MaintenanceWindow
+metadata: {name: upgrade}
+spec:
+  selector: {matchLabels: {team: data}}
+  from: "2026-12-01T02:00:00Z"
+  to: "2026-12-01T04:00:00Z"
+`)).To(Succeed())
+		var mw monitoringv1alpha1.MaintenanceWindow
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "upgrade"}, &mw)).To(Succeed())
+		Expect(mw.Spec.TZ).To(Equal(monitoringv1alpha1.TimeZone("UTC")))
+	})
+})
+
 var _ = DescribeTable("rejects a bad manifest with a clear message",
 	func(manifest string, wantField, wantMessage string) {
 		err := apply(newNamespace(), manifest)
@@ -139,6 +162,22 @@ var _ = DescribeTable("rejects a bad manifest with a clear message",
 		Expect(err.Error()).To(ContainSubstring(wantField))
 		Expect(err.Error()).To(ContainSubstring(wantMessage))
 	},
+	Entry("a window that selects nothing", window("  from: \"2026-12-01T02:00:00Z\"\n  to: \"2026-12-01T04:00:00Z\"\n"),
+		"spec", "select the checks the window covers with at least one of selector, tags and checks"),
+	Entry("a window with from and no to", window("  checks: [a]\n  from: \"2026-12-01T02:00:00Z\"\n"),
+		"spec", "set from and to together"),
+	Entry("a window with a schedule and no duration", window("  checks: [a]\n  schedule: \"0 2 * * *\"\n"),
+		"spec", "set schedule and duration together"),
+	Entry("a window both one-off and recurring", window("  checks: [a]\n  from: \"2026-12-01T02:00:00Z\"\n  to: \"2026-12-01T04:00:00Z\"\n  schedule: \"0 2 * * *\"\n  duration: 1h\n"),
+		"spec", "set either from and to (a one-off window) or schedule and duration (a recurring window)"),
+	Entry("a window that ends before it starts", window("  checks: [a]\n  from: \"2026-12-01T04:00:00Z\"\n  to: \"2026-12-01T02:00:00Z\"\n"),
+		"spec", "to must be after from"),
+	Entry("a window of 32 days", window("  checks: [a]\n  schedule: \"0 2 * * *\"\n  duration: 768h\n"),
+		"spec.duration", "duration must be between 1m and 744h (31 days)"),
+	Entry("a window tag with a space", window("  tags: [\"a b\"]\n  from: \"2026-12-01T02:00:00Z\"\n  to: \"2026-12-01T04:00:00Z\"\n"),
+		"spec.tags[0]", "should match"),
+	Entry("a window in an unknown time zone", window("  checks: [a]\n  schedule: \"0 2 * * *\"\n  duration: 1h\n  tz: Mars/Olympus_Mons\n"),
+		"spec.tz", "tz must be an IANA time-zone name"),
 	Entry("timeout below 60", check("  timeout: 59\n"),
 		"spec.timeout", "greater than or equal to 60"),
 	Entry("timeout above 365 days", check("  timeout: 31536001\n"),

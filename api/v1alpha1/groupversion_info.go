@@ -26,6 +26,7 @@ func addKnownTypes(s *runtime.Scheme) error {
 	s.AddKnownTypes(GroupVersion,
 		&Check{}, &CheckList{},
 		&Channel{}, &ChannelList{},
+		&MaintenanceWindow{}, &MaintenanceWindowList{},
 	)
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil

@@ -86,6 +86,7 @@ type Door struct {
 	index    index
 	specs    specs
 	channels channelIndex
+	windows  windowIndex
 	watch    *watcher
 	pending  pending
 	// synced report whether the handlers have seen what the cache held
@@ -133,14 +134,14 @@ func (d *Door) await() {
 	}
 }
 
-// listen follows the cache's Checks and Channels. An informer calls its
+// listen follows the cache's Checks, Channels and MaintenanceWindows. An informer calls its
 // handlers after its store has the object, so what a handler records is
 // never ahead of what a read from the cache returns.
 func (d *Door) listen(ctx context.Context, informers cache.Informers) error {
 	for _, h := range []struct {
 		obj   client.Object
 		event func(obj any, present bool)
-	}{{&v1.Check{}, d.checkEvent}, {&v1.Channel{}, d.channelEvent}} {
+	}{{&v1.Check{}, d.checkEvent}, {&v1.Channel{}, d.channelEvent}, {&v1.MaintenanceWindow{}, d.windowEvent}} {
 		inf, err := informers.GetInformer(ctx, h.obj)
 		if err != nil {
 			return fmt.Errorf("watching %T: %w", h.obj, err)

@@ -12,8 +12,8 @@ import (
 
 // target is the check as the store's writes need it: its identity, how it
 // is monitored (a broken spec is monitored as a Simple check; the
-// controller reports it), the Channels a flip notifies and its project's
-// ping-log limit.
+// controller reports it), the Channels a flip notifies, the windows that
+// hold its notifications and its project's ping-log limit.
 func (d *Door) target(c *v1.Check) store.Target {
 	cfg, _ := d.Config(c)
 	tg := store.Target{
@@ -26,6 +26,9 @@ func (d *Door) target(c *v1.Check) store.Target {
 	}
 	if esc := c.Spec.Escalation; esc != nil {
 		tg.Escalation = store.Escalation{After: esc.After.Duration, Channels: d.escalationChannels(c)}
+	}
+	if ws := d.Windows(c); len(ws) > 0 {
+		tg.Maintenance = ws
 	}
 	return tg
 }

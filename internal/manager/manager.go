@@ -366,6 +366,11 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the channel controller: %w", err)
 	}
+	if err := (&controller.MaintenanceWindowReconciler{
+		Client: mgr.GetClient(), Checks: door, Clock: opts.Clock,
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the maintenance window controller: %w", err)
+	}
 	if opts.DisableCronJobs {
 		return nil
 	}

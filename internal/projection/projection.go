@@ -454,6 +454,14 @@ func applyObserved(st *v1.CheckStatus, obs store.Check, cfg monitor.Config, vali
 	}
 	st.Failures, st.Successes = int32(pc.failures), int32(pc.streak)
 	setCondition(st, upCondition(st, gen, obs.LastFlip, pc), now)
+	if obs.Maintenance == "" {
+		meta.RemoveStatusCondition(&st.Conditions, v1.ConditionMaintenance)
+	} else {
+		setCondition(st, metav1.Condition{Type: v1.ConditionMaintenance, Status: metav1.ConditionTrue,
+			Reason: v1.ReasonWindowActive, ObservedGeneration: gen,
+			Message: fmt.Sprintf("MaintenanceWindow %s holds the check's notifications until %s; pings and flips are still recorded",
+				obs.Maintenance, obs.MaintenanceUntil.UTC().Format(time.RFC3339))}, now)
+	}
 }
 
 // policyCounts are where a check stands against its alert policy.

@@ -27,9 +27,14 @@ import (
 // up flip, a pause or a resume (the recorded state leaving down) ends
 // the schedule.
 
-// notices records the notices due by at.
-func (t *txn) notices(r *row, tg *Target, at time.Time) error {
+// notices records the notices due by at. A maintenance window holds them
+// all: what the Channels believe stays as it was (maintenance.go).
+func (t *txn) notices(r *row, tg *Target, at time.Time, h hold) error {
 	at = Truncate(at)
+	if h.window != "" {
+		r.failuresSeen = r.Facts.Failures
+		return nil
+	}
 	if r.Facts.State != monitor.StatusDown {
 		if !r.alertSince.IsZero() { // paused or resumed while down
 			r.alertSince, r.lastNotice, r.escalated, r.dirty = time.Time{}, time.Time{}, false, true

@@ -32,6 +32,18 @@ type Target struct {
 	// check (nil: every Channel takes the default events, at the check's
 	// Realert).
 	Routes RouteTable
+	// Maintenance tells when the check's notifications are held (nil:
+	// never).
+	Maintenance Maintenance
+}
+
+// Maintenance tells when a check's notifications are held: the windows
+// that cover it (package maintenance).
+type Maintenance interface {
+	// Hold is the window that holds notifications at t and when it ends;
+	// when none does, name is empty and next is when one starts (zero:
+	// none will).
+	Hold(t time.Time) (name string, until, next time.Time)
 }
 
 // RouteTable tells how each Channel of a namespace wants to hear of checks
@@ -142,6 +154,12 @@ type Check struct {
 	NextChange time.Time
 	// LastFlip is the newest flip (nil: none).
 	LastFlip *Flip
+	// Maintenance is the MaintenanceWindow that held the check's
+	// notifications when its row was last written ("": none), and
+	// MaintenanceUntil when that window ends. The row is written at a
+	// window's start and end (they are among its next changes).
+	Maintenance      string
+	MaintenanceUntil time.Time
 	// Version is the change number of the check's last write.
 	Version int64
 }
@@ -182,6 +200,9 @@ type Flip struct {
 	// Since is when the down began, for an up flip (how long it was down)
 	// and a notice about a down; zero otherwise.
 	Since time.Time
+	// Held names the MaintenanceWindow that held the flip's notification
+	// (told when the window ended, if the state had not changed back).
+	Held string
 }
 
 // DeliveryState is where one notification stands.

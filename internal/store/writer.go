@@ -369,7 +369,7 @@ const (
 	sqlSelectCheck = `SELECT ` + checkColumns + ` FROM checks WHERE uid = ?`
 	sqlNextChange  = `UPDATE changes SET value = value + 1 WHERE id = 1 RETURNING value`
 	sqlUpsertCheck = `INSERT INTO checks (` + checkColumns + `)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (uid) DO UPDATE SET namespace = excluded.namespace, name = excluded.name,
 			n_pings = excluded.n_pings, n_flips = excluded.n_flips, last_ping = excluded.last_ping,
 			last_ping_failed = excluded.last_ping_failed, last_start = excluded.last_start,
@@ -378,11 +378,12 @@ const (
 			state_since = excluded.state_since, next_change = excluded.next_change,
 			body_bytes = excluded.body_bytes, version = excluded.version, failures = excluded.failures,
 			fail_reason = excluded.fail_reason, successes = excluded.successes, missed_at = excluded.missed_at,
-			alert_since = excluded.alert_since, last_notice = excluded.last_notice, escalated = excluded.escalated`
+			alert_since = excluded.alert_since, last_notice = excluded.last_notice, escalated = excluded.escalated,
+			maintenance = excluded.maintenance, maintenance_until = excluded.maintenance_until, held = excluded.held`
 	sqlInsertPing = `INSERT INTO pings (check_uid, n, kind, created, scheme, remote_addr, method, ua, rid, exit_status, body)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	sqlInsertFlip = `INSERT INTO flips (check_uid, n, created, up, from_state, to_state, reason, detail, notice, since)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlInsertFlip = `INSERT INTO flips (check_uid, n, created, up, from_state, to_state, reason, detail, notice, since, held)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlInsertDelivery = `INSERT INTO deliveries (check_uid, flip_n, channel, state, next_attempt, namespace)
 		VALUES (?, ?, ?, ?, ?, ?)`
 	sqlPrunePings = `DELETE FROM pings WHERE check_uid = ? AND n <= ? RETURNING COALESCE(length(body), 0)`
@@ -432,6 +433,9 @@ type row struct {
 	// been escalated.
 	alertSince, lastNotice time.Time
 	escalated              bool
+	// held: the last flip's notification waits for the end of the
+	// maintenance window that held it (maintenance.go).
+	held bool
 	// failuresSeen is the failure count last looked at for notices.
 	failuresSeen int
 	stored       bool // the row exists in the database
@@ -440,17 +444,18 @@ type row struct {
 
 const checkColumns = `uid, namespace, name, n_pings, n_flips, last_ping, last_ping_failed, last_start, last_start_rid,
 	last_duration, paused_at, resumed_at, state, state_since, next_change, body_bytes, version, failures, fail_reason,
-	successes, missed_at, alert_since, last_notice, escalated`
+	successes, missed_at, alert_since, last_notice, escalated, maintenance, maintenance_until, held`
 
 // scanCheck reads a checks row selected with checkColumns.
 func scanCheck(sc interface{ Scan(...any) error }) (*row, error) {
 	r := &row{stored: true}
-	var lastPing, lastStart, pausedAt, resumedAt, stateSince, nextChange, missedAt, alertSince, lastNotice sql.NullInt64
+	var lastPing, lastStart, pausedAt, resumedAt, stateSince, nextChange, missedAt, alertSince, lastNotice, maintUntil sql.NullInt64
 	var lastDuration, failures, successes int64
 	var state, failReason string
 	err := sc.Scan(&r.UID, &r.Namespace, &r.Name, &r.NPings, &r.nFlips, &lastPing, &r.Facts.LastPingFailed, &lastStart,
 		&r.Facts.LastStartRID, &lastDuration, &pausedAt, &resumedAt, &state, &stateSince, &nextChange, &r.bodyBytes, &r.Version,
-		&failures, &failReason, &successes, &missedAt, &alertSince, &lastNotice, &r.escalated)
+		&failures, &failReason, &successes, &missedAt, &alertSince, &lastNotice, &r.escalated,
+		&r.Maintenance, &maintUntil, &r.held)
 	if err != nil {
 		return nil, err
 	}
@@ -462,6 +467,7 @@ func scanCheck(sc interface{ Scan(...any) error }) (*row, error) {
 	r.Facts.Failures, r.Facts.FailReason = int(failures), monitor.Reason(failReason)
 	r.Facts.Successes, r.Facts.MissedAt = int(successes), fromMicros(missedAt)
 	r.alertSince, r.lastNotice = fromMicros(alertSince), fromMicros(lastNotice)
+	r.MaintenanceUntil = fromMicros(maintUntil)
 	r.failuresSeen = r.Facts.Failures
 	return r, nil
 }
@@ -619,14 +625,15 @@ func (t *txn) flush() error {
 	for len(dirty) > 0 {
 		chunk := dirty[:shape(min(len(dirty), chunkRows))]
 		dirty = dirty[len(chunk):]
-		args := make([]any, 0, len(chunk)*24)
+		args := make([]any, 0, len(chunk)*27)
 		for _, r := range chunk {
 			r.Version = version
 			f := r.Facts
 			args = append(args, string(r.UID), r.Namespace, r.Name, r.NPings, r.nFlips, micros(f.LastPing), f.LastPingFailed,
 				micros(f.LastStart), f.LastStartRID, f.LastDuration.Microseconds(), micros(f.PausedAt), micros(f.ResumedAt),
 				string(f.State), micros(f.StateSince), micros(r.NextChange), r.bodyBytes, version,
-				f.Failures, string(f.FailReason), f.Successes, micros(f.MissedAt), micros(r.alertSince), micros(r.lastNotice), r.escalated)
+				f.Failures, string(f.FailReason), f.Successes, micros(f.MissedAt), micros(r.alertSince), micros(r.lastNotice), r.escalated,
+				r.Maintenance, micros(r.MaintenanceUntil), r.held)
 		}
 		if err := t.exec(checkUpserts[len(chunk)], args...); err != nil {
 			return fmt.Errorf("writing %d checks to the store: %w", len(chunk), err)
@@ -642,6 +649,10 @@ func (t *txn) flush() error {
 // is a down flip at the deadline, however late it is noticed), then moves
 // the check's next change.
 func (t *txn) observe(r *row, tg *Target, at time.Time) (*Flip, error) {
+	h := tg.holdAt(at)
+	if err := t.maintenance(r, tg, h, at); err != nil {
+		return nil, err
+	}
 	var downSince time.Time // the down an up flip ends began then
 	if r.Facts.State == monitor.StatusDown {
 		downSince = r.Facts.StateSince
@@ -653,24 +664,35 @@ func (t *txn) observe(r *row, tg *Target, at time.Time) (*Flip, error) {
 	var recorded *Flip
 	if flip != nil {
 		var err error
-		if recorded, err = t.addFlip(r, tg, flip, at, downSince); err != nil {
+		if recorded, err = t.addFlip(r, tg, flip, at, downSince, h); err != nil {
 			return nil, err
 		}
 	}
-	if err := t.notices(r, tg, at); err != nil {
+	if err := t.notices(r, tg, at, h); err != nil {
 		return nil, err
 	}
-	t.setNextChange(r, tg, at)
+	t.setNextChange(r, tg, at, h)
 	return recorded, nil
 }
 
-func (t *txn) setNextChange(r *row, tg *Target, at time.Time) {
+// setNextChange moves the check's next change to the first of: what time
+// does to its state, its next notice (none while a window holds them),
+// and the start or end of a maintenance window.
+func (t *txn) setNextChange(r *row, tg *Target, at time.Time, h hold) {
 	next, ok := tg.Config.NextChange(r.Facts, at)
 	if !ok {
 		next = time.Time{}
 	}
-	if n := nextNotice(r, tg); !n.IsZero() && (next.IsZero() || n.Before(next)) {
-		next = n
+	earlier := func(n time.Time) {
+		if !n.IsZero() && (next.IsZero() || n.Before(next)) {
+			next = n
+		}
+	}
+	if h.window != "" {
+		earlier(h.until)
+	} else {
+		earlier(nextNotice(r, tg))
+		earlier(h.next)
 	}
 	next = Truncate(next)
 	if !next.Equal(r.NextChange) {
@@ -682,17 +704,25 @@ func (t *txn) setNextChange(r *row, tg *Target, at time.Time) {
 // it: the outbox is written in the same transaction as the flip. A down
 // starts the down's announcements (notices.go); an up is told to the
 // Channels the down was, escalation included, and says how long it was.
-func (t *txn) addFlip(r *row, tg *Target, f *monitor.Flip, at, downSince time.Time) (*Flip, error) {
+// A flip while a maintenance window holds notifications queues none
+// (maintenance.go).
+func (t *txn) addFlip(r *row, tg *Target, f *monitor.Flip, at, downSince time.Time, h hold) (*Flip, error) {
 	fl := &Flip{At: Truncate(f.At), Up: f.Up(), From: f.From, To: f.To, Reason: f.Reason, Detail: bound(f.Detail, maxDetail)}
 	var channels []string
-	if fl.Up {
+	switch {
+	case h.window != "":
+		fl.Held, r.held = h.window, true
+		if fl.Up {
+			fl.Since = downSince
+		}
+	case fl.Up:
 		fl.Since = downSince
 		channels = routed(tg, tg.Channels, EventUp)
 		if r.escalated {
 			channels = union(channels, routed(tg, tg.Escalation.Channels, EventUp))
 		}
 		r.alertSince, r.lastNotice, r.escalated = time.Time{}, time.Time{}, false
-	} else {
+	default:
 		channels = routed(tg, tg.Channels, EventDown)
 		r.alertSince, r.lastNotice, r.escalated = Truncate(at), Truncate(at), false
 	}
@@ -710,7 +740,7 @@ func (t *txn) insertFlip(r *row, fl *Flip, channels []string) error {
 	r.dirty = true
 	fl.N = r.nFlips
 	if err := t.exec(sqlInsertFlip, string(r.UID), fl.N, fl.At.UnixMicro(), fl.Up, string(fl.From), string(fl.To),
-		string(fl.Reason), fl.Detail, string(fl.Notice), micros(fl.Since)); err != nil {
+		string(fl.Reason), fl.Detail, string(fl.Notice), micros(fl.Since), fl.Held); err != nil {
 		return fmt.Errorf("recording a flip of %s/%s: %w", r.Namespace, r.Name, err)
 	}
 	for _, ch := range channels {

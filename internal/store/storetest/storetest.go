@@ -16,8 +16,11 @@ import (
 	"testing"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/maintenance"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/store"
 )
@@ -1031,6 +1034,115 @@ func Run(t *testing.T, newDSN NewDSN) {
 				t.Fatalf("%d flips listed, want the 4 real ones (notices are not flips): %+v", len(flips), flips)
 			}
 		},
+		"a maintenance window holds the down and tells it once at its end, across a restart": func(t *testing.T, dsn string) {
+			tg := simple("maint", "ops")
+			tg.Config.Timeout, tg.Config.Grace = 24*time.Hour, time.Hour
+			tg.Realert = 20 * time.Minute
+			tg.Maintenance = windows(t, "upgrade", time.Hour, 3*time.Hour, "nightly", 5*time.Hour, 6*time.Hour)
+			s := open(t, dsn, store.Options{})
+			_, err := s.RecordPing(ctx, tg, ping(monitor.PingSuccess, t0))
+			must(t, err)
+			check := func(want, until string, next time.Duration) {
+				t.Helper()
+				c, _, err := s.Check(ctx, tg.UID)
+				must(t, err)
+				if c.Maintenance != want || fmtUntil(c.MaintenanceUntil) != until || !c.NextChange.Equal(t0.Add(next)) {
+					t.Fatalf("maintenance %q until %q, next change %s; want %q until %q, next change %s",
+						c.Maintenance, fmtUntil(c.MaintenanceUntil), c.NextChange, want, until, t0.Add(next))
+				}
+			}
+			check("", "", time.Hour) // the window's start is a change
+			_, err = s.Observe(ctx, []store.Target{tg}, t0.Add(time.Hour))
+			must(t, err)
+			check("upgrade", fmtUntil(t0.Add(3*time.Hour)), 3*time.Hour)
+			rec, err := s.RecordPing(ctx, tg, ping(monitor.PingFail, t0.Add(90*time.Minute)))
+			must(t, err)
+			if rec.Flip == nil || rec.Flip.Held != "upgrade" {
+				t.Fatalf("flip %+v, want a down held by upgrade", rec.Flip)
+			}
+			_, err = s.Observe(ctx, []store.Target{tg}, t0.Add(2*time.Hour))
+			must(t, err)
+			if got := drain(t, s); len(got) != 0 {
+				t.Fatalf("inside the window: %v", got)
+			}
+			check("upgrade", fmtUntil(t0.Add(3*time.Hour)), 3*time.Hour)
+			// A restart inside the window loses nothing.
+			must(t, s.Close())
+			s = open(t, dsn, store.Options{})
+			_, err = s.Observe(ctx, []store.Target{tg}, t0.Add(3*time.Hour))
+			must(t, err)
+			if got := drain(t, s); !slices.Equal(got, []string{"down to ops"}) {
+				t.Fatalf("at the window's end: %v", got)
+			}
+			// Re-alerts run from the end, and the next window is a change.
+			check("", "", 3*time.Hour+20*time.Minute)
+			_, err = s.Observe(ctx, []store.Target{tg}, t0.Add(3*time.Hour+20*time.Minute))
+			must(t, err)
+			if got := drain(t, s); !slices.Equal(got, []string{"realert to ops"}) {
+				t.Fatalf("after the window: %v", got)
+			}
+			// Up and down again inside the next window: the Channels
+			// believed it down and it is: nothing to tell at the end, and
+			// no re-alert is sent inside.
+			_, err = s.RecordPing(ctx, tg, ping(monitor.PingSuccess, t0.Add(5*time.Hour+10*time.Minute)))
+			must(t, err)
+			_, err = s.RecordPing(ctx, tg, ping(monitor.PingFail, t0.Add(5*time.Hour+20*time.Minute)))
+			must(t, err)
+			_, err = s.Observe(ctx, []store.Target{tg}, t0.Add(5*time.Hour+59*time.Minute))
+			must(t, err)
+			if got := drain(t, s); len(got) != 0 {
+				t.Fatalf("inside the second window: %v", got)
+			}
+			_, err = s.Observe(ctx, []store.Target{tg}, t0.Add(6*time.Hour))
+			must(t, err)
+			if got := drain(t, s); !slices.Equal(got, []string{"realert to ops"}) {
+				t.Fatalf("at the second window's end: %v, want only the re-alert that came due inside", got)
+			}
+			flips, err := s.Flips(ctx, tg.UID)
+			must(t, err)
+			var held []string
+			for _, f := range flips {
+				held = append(held, f.Held)
+			}
+			if !slices.Equal(held, []string{"nightly", "nightly", "upgrade"}) {
+				t.Fatalf("flips held by %q, want the three flips inside windows named", held)
+			}
+		},
+		"an up held by a window is told at its end to every Channel told of the down": func(t *testing.T, dsn string) {
+			tg := simple("maint-up", "ops")
+			tg.Config.Timeout, tg.Config.Grace = 24*time.Hour, time.Hour
+			tg.Escalation = store.Escalation{After: 10 * time.Minute, Channels: []string{"lead"}}
+			tg.Maintenance = windows(t, "snooze-maint-up", 30*time.Minute, time.Hour)
+			s := open(t, dsn, store.Options{})
+			_, err := s.RecordPing(ctx, tg, ping(monitor.PingFail, t0))
+			must(t, err)
+			_, err = s.Observe(ctx, []store.Target{tg}, t0.Add(10*time.Minute))
+			must(t, err)
+			if got := drain(t, s); !slices.Equal(got, []string{"escalation to lead", "down to ops"}) {
+				t.Fatalf("before the window: %v", got)
+			}
+			_, err = s.RecordPing(ctx, tg, ping(monitor.PingSuccess, t0.Add(40*time.Minute)))
+			must(t, err)
+			if got := drain(t, s); len(got) != 0 {
+				t.Fatalf("inside the window: %v", got)
+			}
+			_, err = s.Observe(ctx, []store.Target{tg}, t0.Add(time.Hour))
+			must(t, err)
+			if got := drain(t, s); !slices.Equal(got, []string{"up to lead", "up to ops"}) {
+				t.Fatalf("at the window's end: %v", got)
+			}
+			// A down and an up inside a window tell nobody anything.
+			tg.Maintenance = windows(t, "later", 2*time.Hour, 3*time.Hour)
+			_, err = s.RecordPing(ctx, tg, ping(monitor.PingFail, t0.Add(2*time.Hour+time.Minute)))
+			must(t, err)
+			_, err = s.RecordPing(ctx, tg, ping(monitor.PingSuccess, t0.Add(2*time.Hour+2*time.Minute)))
+			must(t, err)
+			_, err = s.Observe(ctx, []store.Target{tg}, t0.Add(4*time.Hour))
+			must(t, err)
+			if got := drain(t, s); len(got) != 0 {
+				t.Fatalf("a down and up inside a window: %v", got)
+			}
+		},
 		"a failed run below the threshold is told to the Channels that take failures": func(t *testing.T, dsn string) {
 			tg := simple("failures", "ops", "chatty")
 			tg.Config.FailureThreshold = 3
@@ -1189,6 +1301,28 @@ func checkTurns(t *testing.T, s *store.Store, now time.Time, namespaces []string
 			t.Errorf("%d namespaces' turns after %q: %v, want %v", n-1, after, got, want)
 		}
 	}
+}
+
+// windows are one-off maintenance windows, each a name and its start and
+// end after t0.
+func windows(t *testing.T, spec ...any) maintenance.Set {
+	t.Helper()
+	var set maintenance.Set
+	for i := 0; i+2 < len(spec); i += 3 {
+		from, to := metav1.NewTime(t0.Add(spec[i+1].(time.Duration))), metav1.NewTime(t0.Add(spec[i+2].(time.Duration)))
+		w, err := maintenance.Compile(&v1.MaintenanceWindow{ObjectMeta: metav1.ObjectMeta{Name: spec[i].(string)},
+			Spec: v1.MaintenanceWindowSpec{Checks: []string{"x"}, From: &from, To: &to}})
+		must(t, err)
+		set = append(set, w)
+	}
+	return set
+}
+
+func fmtUntil(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
 }
 
 // drain delivers every pending notification as the outbox hands them out

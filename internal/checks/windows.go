@@ -1,0 +1,121 @@
+package checks
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/maintenance"
+)
+
+// windowIndex holds each namespace's MaintenanceWindows, compiled, so that
+// building a check's store target (every ping) neither lists the cache nor
+// parses a schedule. A namespace's entry is rebuilt from the cache, never
+// from one event: whoever rebuilds last has read the newest windows, so an
+// event handled late cannot bring an old window back.
+type windowIndex struct {
+	mu sync.RWMutex
+	// byNS are each namespace's valid windows, by name; a slice is never
+	// changed once stored, so readers share it.
+	byNS map[string][]*maintenance.Window
+}
+
+// RefreshWindows reads the namespace's MaintenanceWindows from the cache
+// again: the window controller calls it before it has the namespace's
+// checks observed, so their rows see the window it reconciles.
+func (d *Door) RefreshWindows(ctx context.Context, namespace string) error {
+	var list v1.MaintenanceWindowList
+	if err := d.cache.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+		return fmt.Errorf("listing the MaintenanceWindows of %s: %w", namespace, err)
+	}
+	var ws []*maintenance.Window
+	for i := range list.Items {
+		if w, err := maintenance.Compile(&list.Items[i]); err == nil {
+			ws = append(ws, w) // an invalid window holds nothing; its controller says why
+		}
+	}
+	slices.SortFunc(ws, func(a, b *maintenance.Window) int { return strings.Compare(a.Name, b.Name) })
+	x := &d.windows
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if len(ws) == 0 {
+		delete(x.byNS, namespace)
+		return nil
+	}
+	if x.byNS == nil {
+		x.byNS = map[string][]*maintenance.Window{}
+	}
+	x.byNS[namespace] = ws
+	return nil
+}
+
+func (d *Door) windowEvent(obj any, _ bool) {
+	if tomb, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
+		obj = tomb.Obj
+	}
+	if o, ok := obj.(client.Object); ok {
+		if err := d.RefreshWindows(context.Background(), o.GetNamespace()); err != nil {
+			d.log.Error(err, "maintenance windows not read again; the window controller retries")
+		}
+	}
+}
+
+// Windows are the valid MaintenanceWindows that cover the check, by name
+// (nil: none).
+func (d *Door) Windows(c *v1.Check) maintenance.Set {
+	d.await()
+	d.windows.mu.RLock()
+	all := d.windows.byNS[c.Namespace]
+	d.windows.mu.RUnlock()
+	var set maintenance.Set
+	for _, w := range all {
+		if w.Selects(c) {
+			set = append(set, w)
+		}
+	}
+	return set
+}
+
+// Snooze holds the check's notifications from now for d: a one-off
+// MaintenanceWindow for the check alone, made or moved (one per check).
+// It returns the window as written.
+func (d *Door) Snooze(ctx context.Context, c *v1.Check, dur time.Duration) (*v1.MaintenanceWindow, error) {
+	if dur < time.Minute || dur > maintenance.MaxSnooze {
+		return nil, fmt.Errorf("a snooze lasts from 1 minute to %s", maintenance.MaxSnooze)
+	}
+	want := maintenance.Snooze(c, d.clock.Now(), dur)
+	err := d.client.Create(ctx, want)
+	if !apierrors.IsAlreadyExists(err) {
+		return want, err
+	}
+	cur := &v1.MaintenanceWindow{}
+	if err := d.live.Get(ctx, client.ObjectKeyFromObject(want), cur); err != nil {
+		return nil, err
+	}
+	if cur.Labels[v1.LabelSnooze] != "true" {
+		return nil, fmt.Errorf("MaintenanceWindow %s exists and is not a snooze: it is left as it is", cur.Name)
+	}
+	cur.Spec, cur.OwnerReferences = want.Spec, want.OwnerReferences
+	return cur, d.client.Update(ctx, cur)
+}
+
+// Unsnooze ends the check's snooze, if it has one.
+func (d *Door) Unsnooze(ctx context.Context, c *v1.Check) error {
+	mw := &v1.MaintenanceWindow{}
+	err := d.live.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: maintenance.SnoozeName(c.Name)}, mw)
+	if apierrors.IsNotFound(err) || (err == nil && mw.Labels[v1.LabelSnooze] != "true") {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return client.IgnoreNotFound(d.client.Delete(ctx, mw, client.Preconditions{UID: &mw.UID}))
+}

@@ -1,0 +1,177 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/checks"
+	"github.com/vigil-operator/vigil/internal/maintenance"
+)
+
+// MaintenanceWindowReconciler reads each MaintenanceWindow: its Ready
+// condition says whether the window is understood, its status when it is
+// active and next starts and how many checks it covers. When a window
+// appears, changes or goes, the checks of its namespace are observed
+// again, so that their rows in the ping store (the window that holds
+// them, and when it starts or ends) follow at once; from then on the
+// starts and ends are the deadline loop's, as any change of a check is.
+// A snooze's window is deleted once it has ended.
+type MaintenanceWindowReconciler struct {
+	client.Client
+	Checks *checks.Door
+	// Clock tells the time; a fake clock in tests.
+	Clock clock.PassiveClock
+}
+
+// windowRecount bounds how long a window's count of checks may lag behind
+// checks that appear or change their labels.
+const windowRecount = 10 * time.Minute
+
+// Reconcile reads one MaintenanceWindow.
+func (r *MaintenanceWindowReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if err := r.Checks.RefreshWindows(ctx, req.Namespace); err != nil {
+		return ctrl.Result{}, err
+	}
+	mw := &v1.MaintenanceWindow{}
+	if err := r.Get(ctx, req.NamespacedName, mw); err != nil {
+		if client.IgnoreNotFound(err) != nil {
+			return ctrl.Result{}, err
+		}
+		return ctrl.Result{}, r.observeNamespace(ctx, req.Namespace) // the window went
+	}
+	before := mw.DeepCopy()
+	now := r.Clock.Now()
+	covered, err := r.namespaceChecks(ctx, mw.Namespace)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if mw.Status.ObservedGeneration != mw.Generation {
+		if err := r.observe(ctx, covered); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+
+	w, err := maintenance.Compile(mw)
+	ready := metav1.Condition{Type: v1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1.ReasonScheduled, ObservedGeneration: mw.Generation}
+	st := &mw.Status
+	st.Active, st.ActiveUntil, st.NextStart, st.Checks = false, nil, nil, 0
+	var wake time.Time
+	if err != nil {
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, v1.ReasonInvalidSpec, err.Error()+"; the window holds nothing"
+	} else {
+		span, active := w.At(now)
+		if active {
+			st.Active, st.ActiveUntil, wake = true, timePtr(span.End), span.End
+			span, _ = w.At(span.End)
+		}
+		if !span.IsZero() {
+			st.NextStart = timePtr(span.Start)
+			if wake.IsZero() {
+				wake = span.Start
+			}
+		}
+		for _, c := range covered {
+			if w.Selects(c) {
+				st.Checks++
+			}
+		}
+		ready.Message = fmt.Sprintf("the window covers %d checks; %s", st.Checks, windowWhen(st))
+	}
+	meta.SetStatusCondition(&st.Conditions, ready)
+	st.ObservedGeneration = mw.Generation
+
+	if mw.Labels[v1.LabelSnooze] == "true" && err == nil && !st.Active && st.NextStart == nil {
+		// A snooze that has ended is done: nothing shows it any more.
+		return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, mw, client.Preconditions{UID: &mw.UID}))
+	}
+	if !equality.Semantic.DeepEqual(before.Status, mw.Status) {
+		if err := r.Status().Patch(ctx, mw, client.MergeFrom(before)); err != nil {
+			return ctrl.Result{}, fmt.Errorf("patching status of MaintenanceWindow %s: %w", req, err)
+		}
+	}
+	after := windowRecount
+	if !wake.IsZero() {
+		after = min(after, wake.Sub(now)+time.Second)
+	}
+	return ctrl.Result{RequeueAfter: max(after, time.Second)}, nil
+}
+
+// windowWhen says when a window is active, in words for its Ready message.
+func windowWhen(st *v1.MaintenanceWindowStatus) string {
+	switch {
+	case st.Active:
+		return "active until " + st.ActiveUntil.UTC().Format(time.RFC3339)
+	case st.NextStart != nil:
+		return "next active from " + st.NextStart.UTC().Format(time.RFC3339)
+	}
+	return "it will not be active again"
+}
+
+// namespaceChecks are the namespace's checks, from the cache.
+func (r *MaintenanceWindowReconciler) namespaceChecks(ctx context.Context, namespace string) ([]*v1.Check, error) {
+	var list v1.CheckList
+	if err := r.List(ctx, &list, client.InNamespace(namespace)); err != nil {
+		return nil, err
+	}
+	out := make([]*v1.Check, len(list.Items))
+	for i := range list.Items {
+		out[i] = &list.Items[i]
+	}
+	return out, nil
+}
+
+// observeNamespace has the namespace's checks observed now.
+func (r *MaintenanceWindowReconciler) observeNamespace(ctx context.Context, namespace string) error {
+	all, err := r.namespaceChecks(ctx, namespace)
+	if err != nil {
+		return err
+	}
+	return r.observe(ctx, all)
+}
+
+// observeChunk bounds the checks of one store transaction.
+const observeChunk = 500
+
+// observe has the checks observed now, but not those the check controller
+// has stalled (it does not monitor them).
+func (r *MaintenanceWindowReconciler) observe(ctx context.Context, all []*v1.Check) error {
+	var monitored []*v1.Check
+	for _, c := range all {
+		if !meta.IsStatusConditionTrue(c.Status.Conditions, v1.ConditionStalled) {
+			monitored = append(monitored, c)
+		}
+	}
+	for len(monitored) > 0 {
+		n := min(len(monitored), observeChunk)
+		if _, err := r.Checks.Observe(ctx, monitored[:n], r.Clock.Now()); err != nil {
+			return err
+		}
+		monitored = monitored[n:]
+	}
+	return nil
+}
+
+func timePtr(t time.Time) *metav1.Time {
+	mt := metav1.NewTime(t)
+	return &mt
+}
+
+// SetupWithManager registers the reconciler: spec changes and deletions
+// (its own status writes are not its business).
+func (r *MaintenanceWindowReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&v1.MaintenanceWindow{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Named("maintenancewindow").
+		Complete(r)
+}

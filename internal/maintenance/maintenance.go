@@ -1,0 +1,194 @@
+// Package maintenance reads MaintenanceWindows: which checks a window
+// covers and when it is active. It is pure: the Door asks it which windows
+// hold a check's notifications, the window controller when to look again,
+// and the ping store, through store.Maintenance, whether a notification
+// due now is held.
+package maintenance
+
+import (
+	"fmt"
+	"hash/fnv"
+	"slices"
+	"strings"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/schedule"
+)
+
+// maxMerge bounds how many overlapping instances of a recurring window are
+// joined into one span (a schedule more frequent than its duration keeps
+// the window open): past it, the span ends where the count stopped and
+// the next look continues it.
+const maxMerge = 1000
+
+// Window is a MaintenanceWindow, compiled.
+type Window struct {
+	// Name is the MaintenanceWindow's name.
+	Name string
+
+	selector labels.Selector // nil: none
+	tags     []string
+	checks   []string
+
+	from, to time.Time // a one-off window
+
+	sched    schedule.Schedule // a recurring window
+	duration time.Duration
+}
+
+// Compile reads a MaintenanceWindow. Its error says what is wrong with the
+// spec in words a user can act on (the schema has caught the rest).
+func Compile(mw *v1.MaintenanceWindow) (*Window, error) {
+	s := &mw.Spec
+	w := &Window{Name: mw.Name, tags: s.Tags, checks: s.Checks}
+	if s.Selector != nil {
+		sel, err := metav1.LabelSelectorAsSelector(s.Selector)
+		if err != nil {
+			return nil, fmt.Errorf("spec.selector: %w", err)
+		}
+		w.selector = sel
+	}
+	switch {
+	case s.From != nil && s.To != nil:
+		w.from, w.to = s.From.UTC(), s.To.UTC()
+		if !w.from.Before(w.to) {
+			return nil, fmt.Errorf("spec.to (%s) must be after spec.from (%s)", w.to.Format(time.RFC3339), w.from.Format(time.RFC3339))
+		}
+	case s.Schedule != nil && s.Duration != nil:
+		sched, err := schedule.Parse(*s.Schedule, string(s.Zone()))
+		if err != nil {
+			return nil, fmt.Errorf("spec.schedule: %w", err)
+		}
+		if s.Duration.Duration <= 0 {
+			return nil, fmt.Errorf("spec.duration must be positive")
+		}
+		w.sched, w.duration = sched, s.Duration.Duration
+	default:
+		return nil, fmt.Errorf("set either from and to (a one-off window) or schedule and duration (a recurring window)")
+	}
+	return w, nil
+}
+
+// Selects reports whether the window covers the check: its labels match
+// the selector, it has one of the tags, or it is named.
+func (w *Window) Selects(c *v1.Check) bool {
+	if w.selector != nil && w.selector.Matches(labels.Set(c.Labels)) {
+		return true
+	}
+	if slices.Contains(w.checks, c.Name) {
+		return true
+	}
+	for _, tag := range strings.Fields(c.Spec.Tags) {
+		if slices.Contains(w.tags, tag) {
+			return true
+		}
+	}
+	return false
+}
+
+// Span is one stretch of time a window is active: [Start, End).
+type Span struct {
+	Start, End time.Time
+}
+
+// IsZero reports whether the span is none.
+func (s Span) IsZero() bool { return s.End.IsZero() }
+
+// At returns the span the window is active in at t (active), or else the
+// next one to come (zero: none will).
+func (w *Window) At(t time.Time) (span Span, active bool) {
+	if w.sched == nil {
+		switch {
+		case t.Before(w.from):
+			return Span{w.from, w.to}, false
+		case t.Before(w.to):
+			return Span{w.from, w.to}, true
+		}
+		return Span{}, false
+	}
+	// An instance that started after t-duration (and not after t) is
+	// running at t; the first such one is the span's start.
+	start, ok := w.sched.Next(t.Add(-w.duration))
+	if !ok {
+		return Span{}, false
+	}
+	if start.After(t) {
+		return w.merged(start), false
+	}
+	return w.merged(start), true
+}
+
+// merged is the span that starts with the instance at start, joined with
+// the instances that start before it ends.
+func (w *Window) merged(start time.Time) Span {
+	span := Span{start, start.Add(w.duration)}
+	at := start
+	for range maxMerge {
+		next, ok := w.sched.Next(at)
+		if !ok || next.After(span.End) {
+			break
+		}
+		span.End, at = next.Add(w.duration), next
+	}
+	return span
+}
+
+// Set is the windows that cover one check; it tells the ping store when
+// the check's notifications are held (store.Maintenance).
+type Set []*Window
+
+// Hold is the window that holds notifications at t and when it ends (the
+// latest end of the windows active then); when none does, name is empty
+// and next is when the first of them starts (zero: none will).
+func (s Set) Hold(t time.Time) (name string, until, next time.Time) {
+	for _, w := range s {
+		span, active := w.At(t)
+		switch {
+		case active && span.End.After(until):
+			name, until = w.Name, span.End
+		case !active && !span.IsZero() && (next.IsZero() || span.Start.Before(next)):
+			next = span.Start
+		}
+	}
+	if name != "" {
+		next = time.Time{}
+	}
+	return name, until, next
+}
+
+// MaxSnooze bounds a snooze: longer quiet is a MaintenanceWindow in git.
+const MaxSnooze = 31 * 24 * time.Hour
+
+// SnoozeName is the name of the window that snoozes the check: one per
+// check, so snoozing again moves it rather than adding another.
+func SnoozeName(check string) string {
+	const prefix = "snooze-"
+	name := prefix + check
+	if len(name) <= 253 {
+		return name
+	}
+	// Too long for a name: cut, and tell cut names apart by a hash.
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(check))
+	return fmt.Sprintf("%s-%08x", name[:253-9], h.Sum32())
+}
+
+// Snooze is the one-off window that holds the check's notifications from
+// now for d, owned by the check (deleting the check deletes it).
+func Snooze(c *v1.Check, now time.Time, d time.Duration) *v1.MaintenanceWindow {
+	from, to := metav1.NewTime(now.UTC().Truncate(time.Second)), metav1.NewTime(now.UTC().Truncate(time.Second).Add(d))
+	return &v1.MaintenanceWindow{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: c.Namespace, Name: SnoozeName(c.Name),
+			Labels: map[string]string{v1.LabelSnooze: "true"},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: v1.GroupVersion.String(), Kind: "Check", Name: c.Name, UID: c.UID,
+			}},
+		},
+		Spec: v1.MaintenanceWindowSpec{Checks: []string{c.Name}, From: &from, To: &to},
+	}
+}
