@@ -72,6 +72,11 @@ func (s *Server) match(rest string) (*route, params, bool) {
 		return &route{methods: map[string]handlerFunc{http.MethodPost: s.write(s.pauseCheck)}}, p, true
 	case len(sub) == 1 && sub[0] == "resume":
 		return &route{methods: map[string]handlerFunc{http.MethodPost: s.write(s.resumeCheck)}}, p, true
+	case len(sub) == 1 && sub[0] == "snooze":
+		return &route{methods: map[string]handlerFunc{
+			http.MethodPost:   s.write(s.snoozeCheck),
+			http.MethodDelete: s.write(s.unsnoozeCheck),
+		}}, p, true
 	case len(sub) == 1 && sub[0] == "pings":
 		return &route{methods: map[string]handlerFunc{http.MethodGet: s.write(s.listPings)}}, p, true
 	case len(sub) == 3 && sub[0] == "pings" && sub[2] == "body" && intRE.MatchString(sub[1]):

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -84,38 +83,14 @@ func (d *Door) Windows(c *v1.Check) maintenance.Set {
 	return set
 }
 
-// Snooze holds the check's notifications from now for d: a one-off
+// Snooze holds the check's notifications from now for dur: a one-off
 // MaintenanceWindow for the check alone, made or moved (one per check).
 // It returns the window as written.
 func (d *Door) Snooze(ctx context.Context, c *v1.Check, dur time.Duration) (*v1.MaintenanceWindow, error) {
-	if dur < time.Minute || dur > maintenance.MaxSnooze {
-		return nil, fmt.Errorf("a snooze lasts from 1 minute to %s", maintenance.MaxSnooze)
-	}
-	want := maintenance.Snooze(c, d.clock.Now(), dur)
-	err := d.client.Create(ctx, want)
-	if !apierrors.IsAlreadyExists(err) {
-		return want, err
-	}
-	cur := &v1.MaintenanceWindow{}
-	if err := d.live.Get(ctx, client.ObjectKeyFromObject(want), cur); err != nil {
-		return nil, err
-	}
-	if cur.Labels[v1.LabelSnooze] != "true" {
-		return nil, fmt.Errorf("MaintenanceWindow %s exists and is not a snooze: it is left as it is", cur.Name)
-	}
-	cur.Spec, cur.OwnerReferences = want.Spec, want.OwnerReferences
-	return cur, d.client.Update(ctx, cur)
+	return maintenance.ApplySnooze(ctx, d.client, d.live, c, d.clock.Now(), dur)
 }
 
 // Unsnooze ends the check's snooze, if it has one.
 func (d *Door) Unsnooze(ctx context.Context, c *v1.Check) error {
-	mw := &v1.MaintenanceWindow{}
-	err := d.live.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: maintenance.SnoozeName(c.Name)}, mw)
-	if apierrors.IsNotFound(err) || (err == nil && mw.Labels[v1.LabelSnooze] != "true") {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	return client.IgnoreNotFound(d.client.Delete(ctx, mw, client.Preconditions{UID: &mw.UID}))
+	return maintenance.EndSnooze(ctx, d.client, d.live, c)
 }

@@ -117,6 +117,7 @@ type row struct {
 	Tags                    []chip
 	Status                  statusLabel
 	Failures                string // "1 of 3": failed runs in a row below the threshold
+	Maintenance             string // the window holding its notifications
 	Period, Grace           string
 	LastPing, NextPing      time.Time
 	LastPingAgo, NextPingIn string
@@ -287,7 +288,7 @@ func (s *Server) snapshot(r *http.Request, namespace string, now time.Time) (*sn
 			snap.tags[t]++
 		}
 		rw := row{check: c, Name: displayName(c), Object: c.Name, Status: label, order: statusOrder[label.Class], NPings: view.NPings,
-			LastPing: view.LastPing}
+			LastPing: view.LastPing, Maintenance: obs.Maintenance}
 		if view.HasNext {
 			rw.NextPing = view.NextPing
 		}

@@ -12,6 +12,7 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/checks"
+	"github.com/vigil-operator/vigil/internal/maintenance"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/schedule"
 	"github.com/vigil-operator/vigil/internal/store"
@@ -27,6 +28,8 @@ type checkPage struct {
 	Status                                         statusLabel
 	Why                                            string
 	Policy                                         []string
+	Maintenance                                    []string
+	Snoozed                                        bool
 	Tags                                           []string
 	Period, Grace, TZ, Schedule, ScheduleWords     string
 	Upcoming                                       []time.Time
@@ -84,6 +87,7 @@ func (s *Server) checkPage(w http.ResponseWriter, r *http.Request) {
 	}
 	p.Why = s.why(c, obs, view)
 	p.Policy = s.policy(c, obs, now)
+	p.Maintenance, p.Snoozed = s.maintenance(c, obs, now)
 	s.explainSchedule(p, c, now)
 	flips, err := s.Checks.Flips(r.Context(), c)
 	if err != nil {
@@ -353,6 +357,59 @@ func (s *Server) pingBody(w http.ResponseWriter, r *http.Request) {
 		h.Set("Content-Length", strconv.Itoa(len(body)))
 		_, _ = w.Write(body)
 	}
+}
+
+// maintenance says which maintenance windows hold the check's
+// notifications, now or next, and what they hold; snoozed reports whether
+// its own snooze is active.
+func (s *Server) maintenance(c *v1.Check, obs store.Check, now time.Time) (lines []string, snoozed bool) {
+	tz := string(c.Spec.Zone())
+	at := func(t time.Time) string { return formatIn(t, tz) + " " + zoneName(tz) }
+	for _, w := range s.Checks.Windows(c) {
+		span, active := w.At(now)
+		switch {
+		case active:
+			snoozed = snoozed || w.Name == maintenance.SnoozeName(c.Name)
+			lines = append(lines, "Maintenance window "+w.Name+" holds notifications until "+at(span.End)+
+				"; pings and flips are still recorded.")
+		case !span.IsZero():
+			lines = append(lines, "Maintenance window "+w.Name+": next from "+at(span.Start)+" to "+at(span.End)+".")
+		}
+	}
+	if f := obs.LastFlip; f != nil && f.Held != "" && obs.Maintenance != "" {
+		lines = append(lines, fmt.Sprintf("The %s at %s was not announced: window %s held it. When the window ends, the Channels are told if it still stands.",
+			map[bool]string{true: "up", false: "down"}[f.Up], at(f.At), f.Held))
+	}
+	return lines, snoozed
+}
+
+// snoozeChoices are the snoozes the page offers, in its select's order.
+var snoozeChoices = map[string]time.Duration{"1h": time.Hour, "4h": 4 * time.Hour, "24h": 24 * time.Hour, "168h": 7 * 24 * time.Hour}
+
+// snooze holds the check's notifications for the chosen time, or ends its
+// snooze (end=1), as the API's snooze does.
+func (s *Server) snooze(w http.ResponseWriter, r *http.Request) {
+	c := checkOf(r)
+	var err error
+	if r.PostFormValue("end") != "" {
+		err = s.Checks.Unsnooze(r.Context(), c)
+	} else {
+		d, ok := snoozeChoices[r.PostFormValue("for")]
+		if !ok {
+			s.errorPage(w, r, http.StatusBadRequest, "Choose how long to snooze for.")
+			return
+		}
+		_, err = s.Checks.Snooze(r.Context(), c, d)
+	}
+	switch {
+	case errors.Is(err, maintenance.ErrSnoozeTaken):
+		s.errorPage(w, r, http.StatusConflict, err.Error())
+		return
+	case err != nil:
+		s.unavailable(w, r, "snoozing", err)
+		return
+	}
+	http.Redirect(w, r, "/checks/"+checks.UUIDOf(c), http.StatusSeeOther)
 }
 
 // pause and resume change the pause in the ping store, as the API's do.

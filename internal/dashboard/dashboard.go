@@ -92,6 +92,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("GET /checks/{id}/pings/{n}/body", s.signedIn(s.readWrite(s.withCheck(s.pingBody))))
 	mux.HandleFunc("POST /checks/{id}/pause", s.signedIn(s.readWrite(s.checkCSRF(s.withCheck(s.pause)))))
 	mux.HandleFunc("POST /checks/{id}/resume", s.signedIn(s.readWrite(s.checkCSRF(s.withCheck(s.resume)))))
+	mux.HandleFunc("POST /checks/{id}/snooze", s.signedIn(s.readWrite(s.checkCSRF(s.withCheck(s.snooze)))))
 	return securityHeaders(s.secure(), mux)
 }
 

@@ -19,12 +19,15 @@ type timeline struct {
 	DownFor   string
 	UpPercent float64
 	Known     bool // some of the span has a known state
+	// Maintenance: some of the span was down inside a maintenance window,
+	// which the figures leave out.
+	Maintenance bool
 }
 
 // segment is one period: its state and where it lies on the bar, in
 // percent of the span.
 type segment struct {
-	State        string // up, down, unknown
+	State        string // up, down, maintenance, unknown
 	Left, Width  float64
 	From, To     time.Time
 	Length, Word string
@@ -34,6 +37,9 @@ type segment struct {
 // the span ending at now. Before the check was created, and before its
 // first flip, its state is unknown, unless it is up or down now and never
 // flipped (a new or paused check that never flipped: unknown throughout).
+// A down that a maintenance window held is maintenance until the window's
+// end: the figures leave it out, and it counts as a down only if it
+// outlasts the window.
 func timelineOf(flips []store.Flip, status monitor.Status, created, now time.Time) timeline {
 	start := now.Add(-timelineSpan)
 	// Walk oldest first: the state at the span's start is that of the last
@@ -73,22 +79,44 @@ func timelineOf(flips []store.Flip, status monitor.Status, created, now time.Tim
 			known += d
 		case "up":
 			known += d
+		case "maintenance":
+			tl.Maintenance = true
 		}
+	}
+	// A held down's window ends at maintEnd: down from there, unless a
+	// flip comes first.
+	var maintEnd time.Time
+	endMaintenance := func(before time.Time) {
+		if state != "maintenance" || maintEnd.After(before) {
+			return
+		}
+		if maintEnd.After(start) {
+			add(maintEnd)
+			from = maintEnd
+			tl.Downs++
+		}
+		state = "down"
 	}
 	for i := len(flips) - 1; i >= 0; i-- {
 		f := flips[i]
 		if f.At.After(now) {
 			break
 		}
+		endMaintenance(f.At)
+		held := !f.Up && f.Held != "" && f.HeldUntil.After(f.At)
 		if f.At.After(start) {
 			add(f.At)
 			from = f.At
-			if !f.Up {
+			if !f.Up && !held {
 				tl.Downs++
 			}
 		}
 		state = stateWord(f.Up)
+		if held {
+			state, maintEnd = "maintenance", f.HeldUntil
+		}
 	}
+	endMaintenance(now)
 	add(now)
 	tl.Known = known > 0
 	tl.DownFor = words(downFor)

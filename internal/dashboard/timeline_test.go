@@ -64,3 +64,56 @@ func abs(f float64) float64 {
 	}
 	return f
 }
+
+func TestTimelineMaintenance(t *testing.T) {
+	now := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
+	day := 24 * time.Hour
+	start := now.Add(-timelineSpan)
+	states := func(tl timeline) []string {
+		var out []string
+		for _, s := range tl.Segments {
+			out = append(out, s.State+" "+s.Length)
+		}
+		return out
+	}
+	// Up since before the span; on day 30 down inside a window that ended
+	// a day later, and up again before it ended: no down counts.
+	tl := timelineOf([]store.Flip{
+		{N: 3, At: start.Add(30*day + 12*time.Hour), Up: true},
+		{N: 2, At: start.Add(30 * day), Held: "upgrade", HeldUntil: start.Add(31 * day)},
+		{N: 1, At: start.Add(-10 * day), Up: true},
+	}, monitor.StatusUp, start.Add(-20*day), now)
+	if got := states(tl); len(got) != 3 || got[1] != "maintenance 12 hours" {
+		t.Fatalf("segments %v", got)
+	}
+	if tl.Downs != 0 || tl.UpPercent != 100 || !tl.Maintenance {
+		t.Errorf("a down inside a window: %+v", tl)
+	}
+	// Down inside a window that ended a day later, and still down two
+	// days after: one down, of two days.
+	tl = timelineOf([]store.Flip{
+		{N: 2, At: now.Add(-3 * day), Held: "upgrade", HeldUntil: now.Add(-2 * day)},
+		{N: 1, At: start.Add(-10 * day), Up: true},
+	}, monitor.StatusDown, start.Add(-20*day), now)
+	if got := states(tl); len(got) != 3 || got[1] != "maintenance 1 day" || got[2] != "down 2 days" {
+		t.Fatalf("segments %v", got)
+	}
+	if tl.Downs != 1 || tl.DownFor != "2 days" || abs(tl.UpPercent-100*87.0/89) > 1e-9 {
+		t.Errorf("a down that outlasts its window: %+v", tl)
+	}
+	// A held down whose window ended before the span: down all along.
+	tl = timelineOf([]store.Flip{
+		{N: 1, At: start.Add(-3 * day), Held: "upgrade", HeldUntil: start.Add(-2 * day)},
+	}, monitor.StatusDown, start.Add(-20*day), now)
+	if got := states(tl); len(got) != 1 || got[0] != "down 90 days" || tl.Maintenance {
+		t.Fatalf("segments %v", got)
+	}
+	// A held up is up: only a down is left out.
+	tl = timelineOf([]store.Flip{
+		{N: 2, At: now.Add(-day), Up: true, Held: "upgrade", HeldUntil: now},
+		{N: 1, At: now.Add(-2 * day)},
+	}, monitor.StatusUp, start.Add(-20*day), now)
+	if got := states(tl); len(got) != 3 || got[1] != "down 1 day" || got[2] != "up 1 day" {
+		t.Fatalf("segments %v", got)
+	}
+}

@@ -1,13 +1,13 @@
 // Package maintenance reads MaintenanceWindows: which checks a window
-// covers and when it is active. It is pure: the Door asks it which windows
-// hold a check's notifications, the window controller when to look again,
-// and the ping store, through store.Maintenance, whether a notification
-// due now is held.
+// covers and when it is active. The Door asks it which windows hold a
+// check's notifications, the window controller when to look again, and
+// the ping store, through store.Maintenance, whether a notification due
+// now is held. A snooze (snooze.go) is a one-off window for one check,
+// written the same way by the API, the dashboard and `vigil snooze`.
 package maintenance
 
 import (
 	"fmt"
-	"hash/fnv"
 	"slices"
 	"strings"
 	"time"
@@ -158,37 +158,4 @@ func (s Set) Hold(t time.Time) (name string, until, next time.Time) {
 		next = time.Time{}
 	}
 	return name, until, next
-}
-
-// MaxSnooze bounds a snooze: longer quiet is a MaintenanceWindow in git.
-const MaxSnooze = 31 * 24 * time.Hour
-
-// SnoozeName is the name of the window that snoozes the check: one per
-// check, so snoozing again moves it rather than adding another.
-func SnoozeName(check string) string {
-	const prefix = "snooze-"
-	name := prefix + check
-	if len(name) <= 253 {
-		return name
-	}
-	// Too long for a name: cut, and tell cut names apart by a hash.
-	h := fnv.New32a()
-	_, _ = h.Write([]byte(check))
-	return fmt.Sprintf("%s-%08x", name[:253-9], h.Sum32())
-}
-
-// Snooze is the one-off window that holds the check's notifications from
-// now for d, owned by the check (deleting the check deletes it).
-func Snooze(c *v1.Check, now time.Time, d time.Duration) *v1.MaintenanceWindow {
-	from, to := metav1.NewTime(now.UTC().Truncate(time.Second)), metav1.NewTime(now.UTC().Truncate(time.Second).Add(d))
-	return &v1.MaintenanceWindow{
-		ObjectMeta: metav1.ObjectMeta{
-			Namespace: c.Namespace, Name: SnoozeName(c.Name),
-			Labels: map[string]string{v1.LabelSnooze: "true"},
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: v1.GroupVersion.String(), Kind: "Check", Name: c.Name, UID: c.UID,
-			}},
-		},
-		Spec: v1.MaintenanceWindowSpec{Checks: []string{c.Name}, From: &from, To: &to},
-	}
 }

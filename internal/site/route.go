@@ -89,7 +89,8 @@ var routeTemplates = func() []routeTemplate {
 		paths = append(paths,
 			api+"/status", api+"/checks", api+"/channels", api+"/badges",
 			api+"/checks/{check}", api+"/checks/{check}/flips", api+"/checks/{check}/pause",
-			api+"/checks/{check}/resume", api+"/checks/{check}/pings", api+"/checks/{check}/pings/{n}/body")
+			api+"/checks/{check}/resume", api+"/checks/{check}/snooze", api+"/checks/{check}/pings",
+			api+"/checks/{check}/pings/{n}/body")
 	}
 	for _, action := range []string{"", "/start", "/fail", "/log", "/{exit-status}"} {
 		paths = append(paths, "/ping/{uuid}"+action)
@@ -100,7 +101,7 @@ var routeTemplates = func() []routeTemplate {
 	paths = append(paths,
 		"/projects/{project}/metrics", "/projects/{project}/metrics/{key}", "/projects/{project}/checks/metrics/{key}",
 		"/login", "/logout", "/checks/{check}", "/checks/{check}/pause", "/checks/{check}/resume",
-		"/checks/{check}/pings/{n}/body", "/static/{file}")
+		"/checks/{check}/snooze", "/checks/{check}/pings/{n}/body", "/static/{file}")
 	for _, format := range []string{"svg", "json", "shields"} {
 		paths = append(paths,
 			"/badge/{badge-key}/{signature}."+format, "/badge/{badge-key}/{signature}/{tag}."+format,

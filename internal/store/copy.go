@@ -29,7 +29,7 @@ var copiedTables = []copiedTable{
 	{name: "pings", key: "check_uid, n", columns: []string{"check_uid", "n", "kind", "created", "scheme", "remote_addr",
 		"method", "ua", "rid", "exit_status", "body", "body_dropped"}},
 	{name: "flips", key: "check_uid, n", columns: []string{"check_uid", "n", "created", "up", "from_state", "to_state",
-		"reason", "detail", "notice", "since", "held"}},
+		"reason", "detail", "notice", "since", "held", "held_until"}},
 	{name: "deliveries", key: "check_uid, flip_n, channel", columns: []string{"check_uid", "flip_n", "channel", "state",
 		"attempts", "next_attempt", "last_error", "namespace"}},
 	{name: "uuid_owners", key: "uuid", columns: []string{"uuid", "namespace", "check_uid", "released"}},

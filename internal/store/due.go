@@ -80,7 +80,7 @@ func (s *Store) DueDeliveries(ctx context.Context, now time.Time, q DueQuery) ([
 // flips (f) and checks (c), those that no older flip of the same check
 // waits before on the same channel.
 const (
-	dueColumns = `f.n, f.created, f.up, f.from_state, f.to_state, f.reason, f.detail, f.notice, f.since, f.held,
+	dueColumns = `f.n, f.created, f.up, f.from_state, f.to_state, f.reason, f.detail, f.notice, f.since, f.held, f.held_until,
 		d.check_uid, c.namespace, c.name, d.channel, d.state, d.attempts, d.next_attempt, d.last_error`
 	dueWhere = `d.state = ` + pendingSQL + ` AND d.next_attempt <= ? AND NOT EXISTS (
 		SELECT 1 FROM deliveries o WHERE o.check_uid = d.check_uid AND o.channel = d.channel

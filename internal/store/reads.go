@@ -148,19 +148,20 @@ func (s *Store) flips(ctx context.Context, query string, args ...any) ([]Flip, e
 }
 
 // flipColumns are what scanFlip reads, in its order.
-const flipColumns = `n, created, up, from_state, to_state, reason, detail, notice, since, held`
+const flipColumns = `n, created, up, from_state, to_state, reason, detail, notice, since, held, held_until`
 
 func scanFlip(sc interface{ Scan(...any) error }, more ...any) (Flip, error) {
 	var f Flip
 	var created int64
-	var since sql.NullInt64
+	var since, heldUntil sql.NullInt64
 	var from, to, reason, notice string
-	if err := sc.Scan(append([]any{&f.N, &created, &f.Up, &from, &to, &reason, &f.Detail, &notice, &since, &f.Held}, more...)...); err != nil {
+	if err := sc.Scan(append([]any{&f.N, &created, &f.Up, &from, &to, &reason, &f.Detail, &notice, &since, &f.Held, &heldUntil}, more...)...); err != nil {
 		return f, err
 	}
 	f.At = time.UnixMicro(created).UTC()
 	f.From, f.To, f.Reason = monitor.Status(from), monitor.Status(to), monitor.Reason(reason)
 	f.Notice, f.Since = Notice(notice), fromMicros(since)
+	f.HeldUntil = fromMicros(heldUntil)
 	return f, nil
 }
 

@@ -201,8 +201,10 @@ type Flip struct {
 	// and a notice about a down; zero otherwise.
 	Since time.Time
 	// Held names the MaintenanceWindow that held the flip's notification
-	// (told when the window ended, if the state had not changed back).
-	Held string
+	// (told when the window ended, if the state had not changed back), and
+	// HeldUntil is when that window ended.
+	Held      string
+	HeldUntil time.Time
 }
 
 // DeliveryState is where one notification stands.

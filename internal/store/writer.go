@@ -382,8 +382,8 @@ const (
 			maintenance = excluded.maintenance, maintenance_until = excluded.maintenance_until, held = excluded.held`
 	sqlInsertPing = `INSERT INTO pings (check_uid, n, kind, created, scheme, remote_addr, method, ua, rid, exit_status, body)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	sqlInsertFlip = `INSERT INTO flips (check_uid, n, created, up, from_state, to_state, reason, detail, notice, since, held)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlInsertFlip = `INSERT INTO flips (check_uid, n, created, up, from_state, to_state, reason, detail, notice, since, held, held_until)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlInsertDelivery = `INSERT INTO deliveries (check_uid, flip_n, channel, state, next_attempt, namespace)
 		VALUES (?, ?, ?, ?, ?, ?)`
 	sqlPrunePings = `DELETE FROM pings WHERE check_uid = ? AND n <= ? RETURNING COALESCE(length(body), 0)`
@@ -711,7 +711,7 @@ func (t *txn) addFlip(r *row, tg *Target, f *monitor.Flip, at, downSince time.Ti
 	var channels []string
 	switch {
 	case h.window != "":
-		fl.Held, r.held = h.window, true
+		fl.Held, fl.HeldUntil, r.held = h.window, h.until, true
 		if fl.Up {
 			fl.Since = downSince
 		}
@@ -740,7 +740,7 @@ func (t *txn) insertFlip(r *row, fl *Flip, channels []string) error {
 	r.dirty = true
 	fl.N = r.nFlips
 	if err := t.exec(sqlInsertFlip, string(r.UID), fl.N, fl.At.UnixMicro(), fl.Up, string(fl.From), string(fl.To),
-		string(fl.Reason), fl.Detail, string(fl.Notice), micros(fl.Since), fl.Held); err != nil {
+		string(fl.Reason), fl.Detail, string(fl.Notice), micros(fl.Since), fl.Held, micros(fl.HeldUntil)); err != nil {
 		return fmt.Errorf("recording a flip of %s/%s: %w", r.Namespace, r.Name, err)
 	}
 	for _, ch := range channels {

@@ -121,6 +121,8 @@ func describeInstall(namespace string, render func(heartbeatURL string) []unstru
 			{authorizationv1.ResourceAttributes{Namespace: team, Resource: "pods", Verb: "delete"}, false},
 			{authorizationv1.ResourceAttributes{Namespace: team, Resource: "pods", Subresource: "log", Verb: "get"}, true},
 			{authorizationv1.ResourceAttributes{Namespace: team, Group: "monitoring.vigil.dev", Resource: "checks", Verb: "create"}, true},
+			{authorizationv1.ResourceAttributes{Namespace: team, Group: "monitoring.vigil.dev", Resource: "maintenancewindows", Verb: "create"}, true},
+			{authorizationv1.ResourceAttributes{Namespace: team, Group: "monitoring.vigil.dev", Resource: "maintenancewindows", Verb: "patch"}, false},
 			{authorizationv1.ResourceAttributes{Namespace: cl.workload.GetNamespace(), Group: "coordination.k8s.io", Resource: "leases", Verb: "create"}, elects},
 			{authorizationv1.ResourceAttributes{Namespace: team, Group: "coordination.k8s.io", Resource: "leases", Verb: "create"}, false},
 		} {
@@ -239,6 +241,47 @@ spec:
 		// Argo CD's health check (config/argocd/health.lua) on the live
 		// objects: the check that went down and came back is Healthy.
 		Eventually(func() string { return cl.argoHealth(team, c) }).Should(Equal("Healthy"))
+	})
+
+	It("holds notifications in a MaintenanceWindow applied with kubectl and in a snooze from the CLI, and tells them when they end", func() {
+		c := cl.createCheck(rw, `{"name": "held", "timeout": 3600, "tags": "maint", "channels": "ops-webhook"}`)
+		Expect(cl.ping(c.PingURL, "GET", "")).To(Equal("OK"))
+		var name string
+		Eventually(func() string {
+			name = cl.kubectl("get", "checks", "-n", team, "-o", `jsonpath={.items[?(@.status.uuid=="`+c.uuid()+`")].metadata.name}`)
+			return name
+		}).ShouldNot(BeEmpty())
+		maintenance := func() string {
+			return cl.kubectl("get", "check", name, "-n", team, "-o", `jsonpath={.status.conditions[?(@.type=="Maintenance")].status}`)
+		}
+		now := time.Now().UTC()
+		cl.kubectlApply(team, fmt.Sprintf(`
+apiVersion: monitoring.vigil.dev/v1alpha1
+kind: MaintenanceWindow
+metadata:
+  name: e2e-window
+spec:
+  tags: [maint]
+  from: %q
+  to: %q
+`, now.Add(-time.Minute).Format(time.RFC3339), now.Add(time.Hour).Format(time.RFC3339)))
+		cl.kubectl("wait", "--for=condition=Ready", "maintenancewindow/e2e-window", "-n", team, "--timeout=60s")
+		Expect(cl.kubectl("get", "mw", "e2e-window", "-n", team, "-o", "jsonpath={.status.active} {.status.checks}")).To(Equal("true 1"))
+		Eventually(maintenance).Should(Equal("True"))
+
+		heldDown := `POST /down {"check": "held", "status": "down"}`
+		Expect(cl.ping(c.PingURL+"/fail", "GET", "")).To(Equal("OK"))
+		Consistently(webhook.requests, "2s").ShouldNot(ContainElement(heldDown))
+		cl.kubectl("delete", "mw", "e2e-window", "-n", team)
+		Eventually(webhook.requests).Should(ContainElement(heldDown), "told when the window went")
+		Eventually(maintenance).Should(BeEmpty())
+
+		Expect(cl.vigil("snooze", "-n", team, name, "1h")).To(ContainSubstring("notifications held until"))
+		Eventually(maintenance).Should(Equal("True"))
+		Expect(cl.ping(c.PingURL, "GET", "")).To(Equal("OK"))
+		Consistently(webhook.requests, "2s").ShouldNot(ContainElement(`GET /up?check=held `))
+		Expect(cl.vigil("snooze", "-n", team, name, "--off")).To(ContainSubstring("snooze ended"))
+		Eventually(webhook.requests).Should(ContainElement(`GET /up?check=held `), "told when the snooze ended")
 	})
 
 	It("keeps the Argo CD health of a down check Degraded", func() {

@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	. "github.com/onsi/gomega/gstruct"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -243,6 +244,40 @@ var _ = Describe("Management API", func() {
 			Expect(k8sClient.List(context.Background(), &list, client.InNamespace(p.ns))).To(Succeed())
 			return list.Items
 		}).Should(BeEmpty())
+	})
+
+	It("snoozes a check with a read-write key: a one-off MaintenanceWindow for it alone, moved by a second snooze, ended by DELETE", func() {
+		uuid := create(`{"name": "noisy"}`)["uuid"].(string)
+		Expect(call("POST", "/api/v3/checks/"+uuid+"/snooze", p.ro, `{"duration": 7200}`).status).To(Equal(http.StatusForbidden))
+		Expect(call("POST", "/api/v3/checks/"+uuid+"/snooze", p.rw, `{}`).json()).To(HaveKeyWithValue("error",
+			"json validation error: duration is required: the seconds to snooze for, 60 to 2678400"))
+		Expect(call("POST", "/api/v3/checks/"+uuid+"/snooze", p.rw, `{"duration": 30}`).status).To(Equal(http.StatusBadRequest))
+
+		r := call("POST", "/api/v3/checks/"+uuid+"/snooze", p.rw, `{"duration": 7200}`)
+		Expect(r.status).To(Equal(http.StatusOK))
+		snooze := r.json()["snooze"].(map[string]any)
+		from, err := time.Parse(time.RFC3339, snooze["from"].(string))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(snooze["until"]).To(Equal(from.Add(2 * time.Hour).Format(time.RFC3339)))
+		name := snooze["window"].(string)
+		var c v1.Check
+		Expect(k8sClient.Get(context.Background(), client.ObjectKey{Namespace: p.ns, Name: name[len("snooze-"):]}, &c)).To(Succeed())
+		mw := &v1.MaintenanceWindow{}
+		Expect(k8sClient.Get(context.Background(), client.ObjectKey{Namespace: p.ns, Name: name}, mw)).To(Succeed())
+		Expect(mw.Spec.Checks).To(Equal([]string{c.Name}))
+		Expect(mw.OwnerReferences).To(ConsistOf(HaveField("UID", c.UID)))
+
+		Expect(call("POST", "/api/v3/checks/"+uuid+"/snooze", p.rw, `{"duration": 600}`).status).To(Equal(http.StatusOK))
+		Expect(k8sClient.Get(context.Background(), client.ObjectKey{Namespace: p.ns, Name: name}, mw)).To(Succeed())
+		Expect(mw.Spec.To.Sub(mw.Spec.From.Time)).To(Equal(10 * time.Minute))
+
+		r = call("DELETE", "/api/v3/checks/"+uuid+"/snooze", p.rw, "")
+		Expect(r.status).To(Equal(http.StatusOK))
+		Expect(r.json()).To(HaveKeyWithValue("snooze", BeNil()))
+		Expect(apierrors.IsNotFound(k8sClient.Get(context.Background(), client.ObjectKey{Namespace: p.ns, Name: name}, mw))).To(BeTrue())
+		Expect(call("DELETE", "/api/v3/checks/"+uuid+"/snooze", p.rw, "").status).To(Equal(http.StatusOK), "no snooze: nothing to end")
+		other := newProject()
+		Expect(call("POST", "/api/v3/checks/"+uuid+"/snooze", other.rw, `{"duration": 600}`).status).To(Equal(http.StatusForbidden), "another project's check")
 	})
 
 	It("lists pings newest first with bodies and durations, and flips as a bare array with validated parameters", func() {

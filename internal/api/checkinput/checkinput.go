@@ -13,6 +13,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
@@ -229,6 +230,11 @@ func boolean(f string, raw json.RawMessage) (*bool, error) {
 // the reference) within 60..31536000. Integers of any size are compared
 // without overflow.
 func seconds(f string, raw json.RawMessage) (*int64, error) {
+	return boundedSeconds(f, raw, minSeconds, maxSeconds)
+}
+
+// boundedSeconds is seconds within lo..hi.
+func boundedSeconds(f string, raw json.RawMessage, lo, hi int64) (*int64, error) {
 	t := string(bytes.TrimSpace(raw))
 	switch t {
 	case "true":
@@ -257,13 +263,31 @@ func seconds(f string, raw json.RawMessage) (*int64, error) {
 		v = v*10 + int64(c-'0')
 	}
 	switch {
-	case v < minSeconds:
+	case v < lo:
 		return nil, schemaError("%s is too small", f)
-	case v > maxSeconds:
+	case v > hi:
 		return nil, schemaError("%s is too large", f)
 	}
 	return &v, nil
 }
+
+// Snooze reads a snooze request (a Vigil extension): {"duration": N}, the
+// seconds to hold the check's notifications for, 60 to 2678400 (31
+// days). Other keys (api_key) are ignored.
+func Snooze(o Object) (time.Duration, error) {
+	raw, ok := o["duration"]
+	if !ok {
+		return 0, schemaError("duration is required: the seconds to snooze for, 60 to %d", maxSnooze)
+	}
+	v, err := boundedSeconds("duration", raw, minSeconds, maxSnooze)
+	if err != nil {
+		return 0, err
+	}
+	return time.Duration(*v) * time.Second, nil
+}
+
+// maxSnooze bounds a snooze, in seconds: 31 days (maintenance.MaxSnooze).
+const maxSnooze = 31 * 24 * 3600
 
 func uniqueFields(raw json.RawMessage) ([]string, error) {
 	var items []json.RawMessage

@@ -701,6 +701,7 @@ func FuzzValidate(f *testing.F) {
 		`{"name": "Foo Bar", "tz": "US/Eastern", "manual_resume": true, "filter_http_body": true}`,
 		`{"timeout": null, "name": 5, "unique": [null]}`,
 		`{"name": "a` + strings.Repeat("\u3371", 99) + `"}`,
+		`{"duration": 7200}`, `{"duration": 59.0}`,
 		`{"desc": ` + jsonStr("😀", 10001) + `, "tags": ` + jsonStr("é", 500) + `}`,
 	} {
 		f.Add([]byte(s), uint8(3))
@@ -715,6 +716,11 @@ func FuzzValidate(f *testing.F) {
 			return
 		}
 		o.APIKey()
+		if d, err := Snooze(o); err == nil && (d < time.Minute || d > 31*24*time.Hour) {
+			t.Fatalf("Snooze accepted %v", d)
+		} else if err != nil && !strings.HasPrefix(err.Error(), prefix+"duration ") {
+			t.Fatalf("Snooze message %q", err)
+		}
 		in, err := Validate(o, true)
 		if err != nil {
 			msg := err.Error()
@@ -788,4 +794,38 @@ func FuzzValidate(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestSnooze(t *testing.T) {
+	for _, tc := range []struct {
+		body string
+		want time.Duration
+		err  string
+	}{
+		{`{"duration": 7200}`, 2 * time.Hour, ""},
+		{`{"duration": 60, "api_key": "x"}`, time.Minute, ""},
+		{`{"duration": 2678400}`, 31 * 24 * time.Hour, ""},
+		{`{}`, 0, "json validation error: duration is required: the seconds to snooze for, 60 to 2678400"},
+		{`{"duration": 59}`, 0, "json validation error: duration is too small"},
+		{`{"duration": 2678401}`, 0, "json validation error: duration is too large"},
+		{`{"duration": "2h"}`, 0, "json validation error: duration is not a number"},
+		{`{"duration": 1.5}`, 0, "json validation error: duration is not a number"},
+		{`{"duration": -7200}`, 0, "json validation error: duration is too small"},
+		{`{"duration": 99999999999999999999}`, 0, "json validation error: duration is too large"},
+	} {
+		o, err := ParseBody([]byte(tc.body))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.body, err)
+		}
+		got, err := Snooze(o)
+		if tc.err != "" {
+			if err == nil || err.Error() != tc.err {
+				t.Errorf("%s: error %v, want %q", tc.body, err, tc.err)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%s: %v, %v; want %v", tc.body, got, err, tc.want)
+		}
+	}
 }

@@ -267,6 +267,44 @@ var _ = Describe("The dashboard", Ordered, func() {
 		Expect(text(ctx, ".pause-form button")).To(Equal("Pause monitoring"))
 	})
 
+	It("snoozes a check from its page, shows the window on the page and the board, and ends the snooze", func() {
+		ctx := newSession()
+		signIn(ctx, p.ReadWrite)
+		do(ctx, chromedp.Navigate(harness.BaseURL+"/checks/"+backup.uuid), chromedp.WaitVisible(chromedp.CSS(".snooze-form select")))
+		do(ctx, chromedp.SetValue(chromedp.CSS(".snooze-form select"), "4h"), chromedp.Click(chromedp.CSS(".snooze-form button")),
+			chromedp.WaitVisible(chromedp.CSS(".policy.maintenance")))
+		Expect(text(ctx, ".policy.maintenance")).To(MatchRegexp(`Maintenance window snooze-db-backup-\w+ holds notifications until .* UTC; pings and flips are still recorded\.`))
+		Expect(text(ctx, ".snooze-form button")).To(Equal("End snooze"))
+		var list v1.MaintenanceWindowList
+		Expect(harness.Client.List(context.Background(), &list, client.InNamespace(p.Namespace))).To(Succeed())
+		Expect(list.Items).To(HaveLen(1))
+		Expect(list.Items[0].Spec.To.Sub(list.Items[0].Spec.From.Time)).To(Equal(4 * time.Hour))
+
+		// A failure inside the snooze is recorded, and the page says it was
+		// not announced.
+		curl(backup.pingURL+"/fail", "")
+		Eventually(func() string {
+			do(ctx, chromedp.Navigate(harness.BaseURL+"/checks/"+backup.uuid), chromedp.WaitVisible(chromedp.CSS(".policy.maintenance")))
+			return text(ctx, ".policy.maintenance")
+		}).Should(ContainSubstring("was not announced: window snooze-db-backup"))
+		screenshot(ctx, "check-snoozed")
+		do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(".policy.maintenance")))
+		Expect(js[bool](ctx, `document.querySelector(".policy.maintenance").scrollWidth <= window.innerWidth`)).To(BeTrue())
+		Expect(js[bool](ctx, `document.querySelector(".snooze-form").scrollWidth <= window.innerWidth`)).To(BeTrue())
+		do(ctx, chromedp.EmulateViewport(1280, 900))
+
+		Eventually(func() string {
+			do(ctx, chromedp.Navigate(harness.BaseURL+"/"), chromedp.WaitVisible(chromedp.CSS(".summary")))
+			return js[string](ctx, `document.querySelector('tr[data-id="`+backup.uuid+`"] .maintenance')?.textContent ?? ""`)
+		}).Should(Equal("maintenance"))
+
+		do(ctx, chromedp.Navigate(harness.BaseURL+"/checks/"+backup.uuid), chromedp.WaitVisible(chromedp.CSS(".snooze-form button")),
+			chromedp.Click(chromedp.CSS(".snooze-form button")), chromedp.WaitVisible(chromedp.CSS(".snooze-form select")))
+		Expect(harness.Client.List(context.Background(), &list, client.InNamespace(p.Namespace))).To(Succeed())
+		Expect(list.Items).To(BeEmpty())
+		curl(backup.pingURL, body) // up again, for the specs that follow
+	})
+
 	It("explains a schedule in words, with its next instants in its zone and the viewer's", func() {
 		ctx := newSession()
 		signIn(ctx, p.ReadOnly)

@@ -1,0 +1,89 @@
+package maintenance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+)
+
+// MaxSnooze bounds a snooze: longer quiet is a MaintenanceWindow in git.
+const MaxSnooze = 31 * 24 * time.Hour
+
+// SnoozeName is the name of the window that snoozes the check: one per
+// check, so snoozing again moves it rather than adding another.
+func SnoozeName(check string) string {
+	const prefix = "snooze-"
+	name := prefix + check
+	if len(name) <= 253 {
+		return name
+	}
+	// Too long for a name: cut, and tell cut names apart by a hash.
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(check))
+	return fmt.Sprintf("%s-%08x", name[:253-9], h.Sum32())
+}
+
+// Snooze is the one-off window that holds the check's notifications from
+// now for d, owned by the check (deleting the check deletes it).
+func Snooze(c *v1.Check, now time.Time, d time.Duration) *v1.MaintenanceWindow {
+	from, to := metav1.NewTime(now.UTC().Truncate(time.Second)), metav1.NewTime(now.UTC().Truncate(time.Second).Add(d))
+	return &v1.MaintenanceWindow{
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: c.Namespace, Name: SnoozeName(c.Name),
+			Labels: map[string]string{v1.LabelSnooze: "true"},
+			OwnerReferences: []metav1.OwnerReference{{
+				APIVersion: v1.GroupVersion.String(), Kind: "Check", Name: c.Name, UID: c.UID,
+			}},
+		},
+		Spec: v1.MaintenanceWindowSpec{Checks: []string{c.Name}, From: &from, To: &to},
+	}
+}
+
+// ErrSnoozeTaken: the name of the check's snooze window belongs to a
+// window that is not a snooze.
+var ErrSnoozeTaken = errors.New("the snooze window's name is taken")
+
+// ApplySnooze holds the check's notifications from now for d: it creates
+// the check's snooze window, or moves the one it has. r reads the window
+// when it exists (uncached: the caller may have just written it).
+func ApplySnooze(ctx context.Context, w client.Writer, r client.Reader, c *v1.Check, now time.Time, d time.Duration) (*v1.MaintenanceWindow, error) {
+	if d < time.Minute || d > MaxSnooze {
+		return nil, fmt.Errorf("a snooze lasts from 1 minute to %s", MaxSnooze)
+	}
+	want := Snooze(c, now, d)
+	err := w.Create(ctx, want)
+	if !apierrors.IsAlreadyExists(err) {
+		return want, err
+	}
+	cur := &v1.MaintenanceWindow{}
+	if err := r.Get(ctx, client.ObjectKeyFromObject(want), cur); err != nil {
+		return nil, err
+	}
+	if cur.Labels[v1.LabelSnooze] != "true" {
+		return nil, fmt.Errorf("%w: MaintenanceWindow %s exists and is not a snooze; it is left as it is", ErrSnoozeTaken, cur.Name)
+	}
+	cur.Spec, cur.OwnerReferences = want.Spec, want.OwnerReferences
+	return cur, w.Update(ctx, cur)
+}
+
+// EndSnooze ends the check's snooze, if it has one: what it held is told,
+// as at any window's end.
+func EndSnooze(ctx context.Context, w client.Writer, r client.Reader, c *v1.Check) error {
+	mw := &v1.MaintenanceWindow{}
+	err := r.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: SnoozeName(c.Name)}, mw)
+	if apierrors.IsNotFound(err) || (err == nil && mw.Labels[v1.LabelSnooze] != "true") {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return client.IgnoreNotFound(w.Delete(ctx, mw, client.Preconditions{UID: &mw.UID}))
+}
