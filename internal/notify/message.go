@@ -38,6 +38,9 @@ type Message struct {
 	// Since is when the down began: for an up flip, how long it was down;
 	// for a re-alert or an escalation, how long it has been. Zero: unknown.
 	Since time.Time
+	// Held names the maintenance window that held this notification: it
+	// is sent now because the window ended and the flip still stands.
+	Held string
 	// Test marks a test notification (vigil channels test, the API's test
 	// endpoint). Senders mark it as such where a person reads it, and keep
 	// it apart from real alerts where a system tracks alerts (PagerDuty,
@@ -230,6 +233,10 @@ func (m *Message) facts() []fact {
 	out = append(out,
 		fact{Title: "Total Pings", Value: fmt.Sprint(c.NPings)},
 		fact{Title: "Last Ping", Value: c.lastPingText()})
+	if m.Held != "" {
+		out = append(out, fact{Title: "Maintenance", Long: true,
+			Value: "Held by maintenance window " + m.Held + "; sent when it ended, since the check is still " + m.status() + "."})
+	}
 	return out
 }
 

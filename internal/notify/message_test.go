@@ -150,3 +150,20 @@ func TestFailureNoticeOpensNoIncident(t *testing.T) {
 		}
 	}
 }
+
+// TestHeldSays: a notification a maintenance window held says so, in the
+// facts every chat and email kind shows.
+func TestHeldSays(t *testing.T) {
+	m := Message{Time: time.Date(2026, 11, 28, 3, 0, 0, 0, time.UTC), Reason: "fail", Held: "nightly-restore",
+		Check: CheckInfo{Namespace: "team-a", Object: "backup"}}
+	last := m.facts()[len(m.facts())-1]
+	if last.Title != "Maintenance" || last.Value != "Held by maintenance window nightly-restore; sent when it ended, since the check is still down." {
+		t.Errorf("facts end with %+v", last)
+	}
+	m.Held = ""
+	for _, f := range m.facts() {
+		if f.Title == "Maintenance" {
+			t.Errorf("a notification nothing held says %+v", f)
+		}
+	}
+}
