@@ -102,6 +102,12 @@ func (d *Door) Flips(ctx context.Context, c *v1.Check) ([]store.Flip, error) {
 	return d.store.Flips(ctx, c.UID)
 }
 
+// Notifications are the check's last flips and notices, newest first, with
+// what became of each (store.Notifications).
+func (d *Door) Notifications(ctx context.Context, c *v1.Check, limit int) ([]store.Notification, error) {
+	return d.store.Notifications(ctx, c.UID, limit)
+}
+
 // Tags splits a tags string as the reference does: on single spaces,
 // trimmed, empties dropped.
 func Tags(tags string) []string {

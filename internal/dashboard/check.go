@@ -45,6 +45,7 @@ type checkPage struct {
 	Snippets         []snippet
 	Pings            []pingRow
 	Channels         []channelRow
+	Notifications    []notificationRow
 }
 
 type badgeLink struct{ Label, URL, Markdown string }
@@ -106,6 +107,10 @@ func (s *Server) checkPage(w http.ResponseWriter, r *http.Request) {
 	if v.ReadWrite {
 		if err := s.fillReadWrite(r.Context(), p, c); err != nil {
 			s.unavailable(w, r, "reading the ping log", err)
+			return
+		}
+		if p.Notifications, err = s.notifications(r.Context(), c, obs, len(s.Checks.Channels(c)) > 0); err != nil {
+			s.unavailable(w, r, "reading the notifications", err)
 			return
 		}
 	}

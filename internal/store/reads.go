@@ -130,6 +130,49 @@ func (s *Store) Flips(ctx context.Context, uid types.UID) ([]Flip, error) {
 	return s.flips(ctx, `SELECT `+flipColumns+` FROM flips WHERE check_uid = ? AND notice = '' ORDER BY n DESC`, string(uid))
 }
 
+// Notification is a flip or a notice with what became of it: a delivery
+// per Channel it was queued for (none: held by a maintenance window, or no
+// Channel takes it).
+type Notification struct {
+	Flip
+	Deliveries []Delivery // by channel name
+}
+
+// Notifications returns a check's last flips and notices, newest first, at
+// most limit, each with its deliveries: what the dashboard shows as why
+// each notification was sent, retried or held.
+func (s *Store) Notifications(ctx context.Context, uid types.UID, limit int) ([]Notification, error) {
+	flips, err := s.flips(ctx, `SELECT `+flipColumns+` FROM flips WHERE check_uid = ? ORDER BY n DESC LIMIT ?`, string(uid), limit)
+	if err != nil || len(flips) == 0 {
+		return nil, err
+	}
+	out := make([]Notification, len(flips))
+	byN := make(map[int64]*Notification, len(flips))
+	for i, f := range flips {
+		out[i].Flip = f
+		byN[f.N] = &out[i]
+	}
+	rows, err := s.query(ctx, `SELECT flip_n, channel, state, attempts, next_attempt, last_error FROM deliveries
+		WHERE check_uid = ? AND flip_n >= ? ORDER BY flip_n, channel`, string(uid), flips[len(flips)-1].N)
+	if err != nil {
+		return nil, fmt.Errorf("reading deliveries: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		d := Delivery{CheckUID: uid}
+		var state string
+		var next int64
+		if err := rows.Scan(&d.Flip.N, &d.Channel, &state, &d.Attempts, &next, &d.LastError); err != nil {
+			return nil, err
+		}
+		d.State, d.NextAttempt = DeliveryState(state), time.UnixMicro(next).UTC()
+		if n := byN[d.Flip.N]; n != nil {
+			n.Deliveries = append(n.Deliveries, d)
+		}
+	}
+	return out, rows.Err()
+}
+
 func (s *Store) flips(ctx context.Context, query string, args ...any) ([]Flip, error) {
 	rows, err := s.query(ctx, query, args...)
 	if err != nil {

@@ -287,6 +287,9 @@ var _ = Describe("The dashboard", Ordered, func() {
 			do(ctx, chromedp.Navigate(harness.BaseURL+"/checks/"+backup.uuid), chromedp.WaitVisible(chromedp.CSS(".policy.maintenance")))
 			return text(ctx, ".policy.maintenance")
 		}).Should(ContainSubstring("was not announced: window snooze-db-backup"))
+		// Why each notification was sent or held.
+		notes := text(ctx, ".notifications")
+		Expect(notes).To(MatchRegexp(`Down: a failure ping\s+Held by maintenance window snooze-db-backup-\w+ until .* UTC\.`))
 		screenshot(ctx, "check-snoozed")
 		do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(".policy.maintenance")))
 		Expect(js[bool](ctx, `document.querySelector(".policy.maintenance").scrollWidth <= window.innerWidth`)).To(BeTrue())
@@ -303,6 +306,10 @@ var _ = Describe("The dashboard", Ordered, func() {
 		Expect(harness.Client.List(context.Background(), &list, client.InNamespace(p.Namespace))).To(Succeed())
 		Expect(list.Items).To(BeEmpty())
 		curl(backup.pingURL, body) // up again, for the specs that follow
+		Eventually(func() string {
+			do(ctx, chromedp.Navigate(harness.BaseURL+"/checks/"+backup.uuid), chromedp.WaitVisible(chromedp.CSS(".notifications")))
+			return text(ctx, ".notifications")
+		}).Should(MatchRegexp(`Up\s+Not sent: no Channel of this check takes it\.[\s\S]*Down: a failure ping\s+Held by maintenance window snooze-db-backup-\w+; no Channel of this check takes it anyway\.`))
 	})
 
 	It("explains a schedule in words, with its next instants in its zone and the viewer's", func() {

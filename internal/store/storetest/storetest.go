@@ -1143,6 +1143,38 @@ func Run(t *testing.T, newDSN NewDSN) {
 				t.Fatalf("a down and up inside a window: %v", got)
 			}
 		},
+		"notifications list flips and notices newest first, each with its deliveries": func(t *testing.T, dsn string) {
+			tg := simple("notes", "ops", "dev")
+			tg.Config.Timeout, tg.Config.Grace = 24*time.Hour, time.Hour
+			tg.Realert = 10 * time.Minute
+			s := open(t, dsn, store.Options{})
+			_, err := s.RecordPing(ctx, tg, ping(monitor.PingFail, t0))
+			must(t, err)
+			drain(t, s)
+			_, err = s.Observe(ctx, []store.Target{tg}, t0.Add(10*time.Minute))
+			must(t, err)
+			tg.Maintenance = windows(t, "upgrade", 15*time.Minute, time.Hour)
+			_, err = s.RecordPing(ctx, tg, ping(monitor.PingSuccess, t0.Add(20*time.Minute)))
+			must(t, err)
+			list, err := s.Notifications(ctx, tg.UID, 10)
+			must(t, err)
+			var got []string
+			for _, n := range list {
+				line := fmt.Sprintf("%d %s up=%v held=%q:", n.N, n.Notice, n.Up, n.Held)
+				for _, d := range n.Deliveries {
+					line += " " + d.Channel + "=" + string(d.State)
+				}
+				got = append(got, line)
+			}
+			want := []string{`3  up=true held="upgrade":`, `2 realert up=false held="": dev=pending ops=pending`,
+				`1  up=false held="": dev=delivered ops=delivered`}
+			if !slices.Equal(got, want) {
+				t.Fatalf("notifications\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+			}
+			if list, err = s.Notifications(ctx, tg.UID, 1); err != nil || len(list) != 1 || list[0].N != 3 {
+				t.Fatalf("the newest one: %+v, %v", list, err)
+			}
+		},
 		"a failed run below the threshold is told to the Channels that take failures": func(t *testing.T, dsn string) {
 			tg := simple("failures", "ops", "chatty")
 			tg.Config.FailureThreshold = 3

@@ -1,0 +1,100 @@
+package dashboard
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/monitor"
+	"github.com/vigil-operator/vigil/internal/store"
+)
+
+// notificationsShown bounds the notifications a check's page lists.
+const notificationsShown = 20
+
+// notificationRow is one flip or notice on a check's page, with why it
+// was sent, retried or held, and to whom.
+type notificationRow struct {
+	At       time.Time
+	When     string
+	What     string
+	Class    string   // up, down, notice
+	Outcomes []string // one line per Channel, or why there is none
+}
+
+// notifications lists the check's last flips and notices with what became
+// of each: read-write keys only, as the Channels are. hasChannels says
+// whether the check notifies any Channel at all.
+func (s *Server) notifications(ctx context.Context, c *v1.Check, obs store.Check, hasChannels bool) ([]notificationRow, error) {
+	list, err := s.Checks.Notifications(ctx, c, notificationsShown)
+	if err != nil {
+		return nil, err
+	}
+	tz := string(c.Spec.Zone())
+	at := func(t time.Time) string { return formatIn(t, tz) + " " + zoneName(tz) }
+	rows := make([]notificationRow, 0, len(list))
+	for i, n := range list {
+		r := notificationRow{At: n.At, When: at(n.At), What: notificationWhat(n.Flip), Class: "notice"}
+		if n.Notice == "" {
+			r.Class = stateWord(n.Up)
+		}
+		for _, d := range n.Deliveries {
+			r.Outcomes = append(r.Outcomes, d.Channel+": "+deliveryWords(d, at))
+		}
+		held := "Held by maintenance window " + n.Held
+		switch {
+		case n.Held != "" && len(n.Deliveries) > 0:
+			r.Outcomes = append([]string{held + "; sent when it ended."}, r.Outcomes...)
+		case n.Held != "" && i == 0 && obs.Maintenance != "":
+			r.Outcomes = []string{held + " until " + at(obs.MaintenanceUntil) + "."}
+		case n.Held != "" && !hasChannels:
+			r.Outcomes = []string{held + "; no Channel of this check takes it anyway."}
+		case n.Held != "" && i > 0:
+			r.Outcomes = []string{held + "; not sent: the check changed again before the Channels were told."}
+		case n.Held != "":
+			r.Outcomes = []string{held + "; not sent: when it ended, the Channels already knew the check's state."}
+		case len(n.Deliveries) == 0:
+			r.Outcomes = []string{"Not sent: no Channel of this check takes it."}
+		}
+		rows = append(rows, r)
+	}
+	return rows, nil
+}
+
+// notificationWhat says what a flip or notice told.
+func notificationWhat(f store.Flip) string {
+	switch f.Notice {
+	case store.NoticeRealert:
+		return "Still down (re-alert)"
+	case store.NoticeEscalation:
+		return "Still down (escalation)"
+	case store.NoticeFailure:
+		return "A failed run (" + f.Detail + ")"
+	}
+	if f.Up {
+		return "Up"
+	}
+	switch {
+	case f.Detail != "":
+		return "Down: the run " + f.Detail
+	case f.Reason == monitor.ReasonFail:
+		return "Down: a failure ping"
+	case f.Reason == monitor.ReasonTimeout:
+		return "Down: no ping by the deadline"
+	}
+	return "Down"
+}
+
+// deliveryWords says where one delivery stands.
+func deliveryWords(d store.Delivery, at func(time.Time) string) string {
+	switch {
+	case d.State == store.DeliveryDelivered:
+		return "sent"
+	case d.State == store.DeliveryFailed:
+		return fmt.Sprintf("not delivered after %d attempts: %s", d.Attempts, d.LastError)
+	case d.Attempts > 0:
+		return fmt.Sprintf("retrying at %s after %d attempts: %s", at(d.NextAttempt), d.Attempts, d.LastError)
+	}
+	return "queued"
+}
