@@ -49,7 +49,8 @@ type SecretKeyRef struct {
 // $BODY and $BODY_JSON (an excerpt of the last ping body, as text and as a
 // JSON string). Vigil adds $SUMMARY ("backup is still DOWN (for 2 h)"),
 // $REASON (fail, timeout, runtime or short), $REASON_TEXT (the reason in
-// words) and $NOTICE (realert, escalation or failure; empty for a flip).
+// words) and $NOTICE (realert, escalation, failure, maintenance-start or
+// maintenance-end; empty for a flip).
 // Values are percent-encoded in the URL.
 // +kubebuilder:validation:XValidation:rule="has(self.url) != has(self.urlSecretRef)",message="set exactly one of url and urlSecretRef"
 type WebhookRequest struct {
@@ -231,13 +232,17 @@ type ChannelSpec struct {
 	// +kubebuilder:validation:MaxLength=100
 	DisplayName string `json:"displayName,omitempty"`
 
-	// Events are what this Channel is told of: "down", "up", "realert" (a
-	// check still down, at its realertInterval) and "failure" (a failed
-	// run counted below a check's failureThreshold). Default: down, up and
-	// realert, which is what every kind sent before events existed.
+	// Events are what this Channel is told of: "down" (every down), "up",
+	// "realert" (a check still down, at its realertInterval), "failure" (a
+	// failed run counted below a check's failureThreshold), "toolong" and
+	// "tooshort" (a down or a failed run because a run was longer than
+	// maxRuntime or shorter than minRuntime: for a Channel that wants only
+	// those), and "maintenance" (a MaintenanceWindow started or ended
+	// holding a check's notifications). Default: down, up and realert,
+	// which is what every kind sent before events existed.
 	// +optional
 	// +listType=set
-	// +kubebuilder:validation:MaxItems=4
+	// +kubebuilder:validation:MaxItems=7
 	Events []ChannelEvent `json:"events,omitempty"`
 
 	// RealertInterval re-alerts this Channel at its own interval ("4h")
@@ -268,15 +273,18 @@ type ChannelSpec struct {
 }
 
 // ChannelEvent is a kind of notification a Channel may take.
-// +kubebuilder:validation:Enum=down;up;realert;failure
+// +kubebuilder:validation:Enum=down;up;realert;failure;toolong;tooshort;maintenance
 type ChannelEvent string
 
 // The events a Channel may take.
 const (
-	ChannelEventDown    ChannelEvent = "down"
-	ChannelEventUp      ChannelEvent = "up"
-	ChannelEventRealert ChannelEvent = "realert"
-	ChannelEventFailure ChannelEvent = "failure"
+	ChannelEventDown        ChannelEvent = "down"
+	ChannelEventUp          ChannelEvent = "up"
+	ChannelEventRealert     ChannelEvent = "realert"
+	ChannelEventFailure     ChannelEvent = "failure"
+	ChannelEventTooLong     ChannelEvent = "toolong"
+	ChannelEventTooShort    ChannelEvent = "tooshort"
+	ChannelEventMaintenance ChannelEvent = "maintenance"
 )
 
 // Delivery records one notification attempt.

@@ -64,6 +64,12 @@ func routeOf(ch *v1.Channel) store.Route {
 			rt.Events |= store.EventRealert
 		case v1.ChannelEventFailure:
 			rt.Events |= store.EventFailure
+		case v1.ChannelEventTooLong:
+			rt.Events |= store.EventTooLong
+		case v1.ChannelEventTooShort:
+			rt.Events |= store.EventTooShort
+		case v1.ChannelEventMaintenance:
+			rt.Events |= store.EventMaintenance
 		}
 	}
 	if ch.Spec.RealertInterval != nil {

@@ -127,6 +127,28 @@ var _ = Describe("Maintenance windows", func() {
 		}).Should(Satisfy(apierrors.IsNotFound))
 	})
 
+	It("tell a Channel that takes maintenance when they start and end, and no other", func() {
+		ns := newNamespace()
+		harness.AllowEgressNow(ns, egress.Loopback.String())
+		r := newReceiver()
+		hook(ns, "ops", r)
+		hook(ns, "watch", r, func(s *v1.ChannelSpec) {
+			s.Events = []v1.ChannelEvent{v1.ChannelEventMaintenance}
+			s.Webhook.Down.URL = r.server.URL + "/watch-$NOTICE"
+		})
+		c := newCheck(ns, "migrate", v1.CheckSpec{Timeout: i64(86400), Grace: 3600, Channels: []string{"ops", "watch"}})
+		Eventually(ready(c)).Should(BeTrue())
+		t0 := clk.Now().UTC().Truncate(time.Second)
+		Expect(k8sClient.Create(ctx, &v1.MaintenanceWindow{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "migration"},
+			Spec: v1.MaintenanceWindowSpec{Checks: []string{"migrate"}, From: at(t0.Add(10 * time.Minute)), To: at(t0.Add(20 * time.Minute))}})).To(Succeed())
+		Eventually(windowStatus(ns, "migration")).Should(HaveField("Checks", BeEquivalentTo(1)))
+		clk.SetTime(t0.Add(10 * time.Minute))
+		Eventually(r.got).Should(Equal([]string{"/watch-maintenance-start"}))
+		clk.SetTime(t0.Add(20 * time.Minute))
+		Eventually(r.got).Should(Equal([]string{"/watch-maintenance-start", "/watch-maintenance-end"}))
+		Consistently(r.got, "300ms").Should(HaveLen(2), "ops takes no maintenance events")
+	})
+
 	It("report a schedule that does not parse on their Ready condition", func() {
 		ns := newNamespace()
 		sched := "Mon..Fry 02:00"

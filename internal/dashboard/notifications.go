@@ -32,7 +32,12 @@ func (s *Server) notifications(ctx context.Context, c *v1.Check, obs store.Check
 		return nil, err
 	}
 	tz := string(c.Spec.Zone())
-	at := func(t time.Time) string { return formatIn(t, tz) + " " + zoneName(tz) }
+	return notificationRows(list, obs, hasChannels, func(t time.Time) string { return formatIn(t, tz) + " " + zoneName(tz) }), nil
+}
+
+// notificationRows words the notifications, newest first; at formats an
+// instant in the check's zone.
+func notificationRows(list []store.Notification, obs store.Check, hasChannels bool, at func(time.Time) string) []notificationRow {
 	rows := make([]notificationRow, 0, len(list))
 	for i, n := range list {
 		r := notificationRow{At: n.At, When: at(n.At), What: notificationWhat(n.Flip), Class: "notice"}
@@ -44,6 +49,8 @@ func (s *Server) notifications(ctx context.Context, c *v1.Check, obs store.Check
 		}
 		held := "Held by maintenance window " + n.Held
 		switch {
+		case n.Notice == store.NoticeMaintenanceStart || n.Notice == store.NoticeMaintenanceEnd:
+			// About a window, not held by it.
 		case n.Held != "" && len(n.Deliveries) > 0:
 			r.Outcomes = append([]string{held + "; sent when it ended."}, r.Outcomes...)
 		case n.Held != "" && i == 0 && obs.Maintenance != "":
@@ -59,7 +66,7 @@ func (s *Server) notifications(ctx context.Context, c *v1.Check, obs store.Check
 		}
 		rows = append(rows, r)
 	}
-	return rows, nil
+	return rows
 }
 
 // notificationWhat says what a flip or notice told.
@@ -71,6 +78,10 @@ func notificationWhat(f store.Flip) string {
 		return "Still down (escalation)"
 	case store.NoticeFailure:
 		return "A failed run (" + f.Detail + ")"
+	case store.NoticeMaintenanceStart:
+		return "Maintenance window " + f.Held + " started"
+	case store.NoticeMaintenanceEnd:
+		return "Maintenance window " + f.Held + " ended"
 	}
 	if f.Up {
 		return "Up"

@@ -75,7 +75,7 @@ func discordPayload(m *Message) any {
 		Timestamp: m.flipTime().Format("2006-01-02T15:04:05Z07:00"),
 		Footer:    discordFooter{Text: "Vigil"},
 	}
-	if m.Up {
+	if m.calm() {
 		e.Color = colorUp
 	}
 	var desc []string

@@ -325,8 +325,11 @@ func buildEmail(m *Message, from *mail.Address, to []*mail.Address) ([]byte, err
 // "STILL DOWN | <name>" for a re-alert or an escalation.
 func emailSubject(m *Message) string {
 	word := strings.ToUpper(m.status())
-	if m.Notice == "realert" || m.Notice == "escalation" {
+	switch m.Notice {
+	case "realert", "escalation":
 		word = "STILL DOWN"
+	case "maintenance-end":
+		word = "MAINTENANCE ENDED"
 	}
 	return m.testPrefix() + word + " | " + m.Check.name()
 }

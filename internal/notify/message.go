@@ -33,14 +33,19 @@ type Message struct {
 	// changed and this tells of it again: "realert" (still down, at its
 	// re-alert interval), "escalation" (still down after its escalation
 	// delay) or "failure" (a failed run below its failure threshold; the
-	// check is still up).
+	// check is still up); or "maintenance-start" and "maintenance-end": the
+	// maintenance window Held started holding the check's notifications
+	// (until Until), or ended.
 	Notice string
 	// Since is when the down began: for an up flip, how long it was down;
 	// for a re-alert or an escalation, how long it has been. Zero: unknown.
 	Since time.Time
 	// Held names the maintenance window that held this notification: it
-	// is sent now because the window ended and the flip still stands.
+	// is sent now because the window ended and the flip still stands. For
+	// a maintenance notice, the window it is about.
 	Held string
+	// Until is when the window of a maintenance-start notice ends.
+	Until time.Time
 	// Test marks a test notification (vigil channels test, the API's test
 	// endpoint). Senders mark it as such where a person reads it, and keep
 	// it apart from real alerts where a system tracks alerts (PagerDuty,
@@ -112,9 +117,21 @@ func (m *Message) status() string {
 		return "up"
 	case m.Notice == "failure":
 		return "failure"
+	case m.maintenance():
+		return "maintenance"
 	}
 	return "down"
 }
+
+// maintenance reports whether the message is about a maintenance window
+// starting or ending.
+func (m *Message) maintenance() bool {
+	return m.Notice == "maintenance-start" || m.Notice == "maintenance-end"
+}
+
+// calm reports whether the message is good news or none: an up, or a
+// maintenance window (senders colour it as an up).
+func (m *Message) calm() bool { return m.Up || m.maintenance() }
 
 // testPrefix marks the human-readable titles of test notifications.
 func (m *Message) testPrefix() string {
@@ -157,6 +174,12 @@ func (m *Message) state() string {
 		lasted = monitor.HumanDuration(m.flipTime().Sub(m.Since))
 	}
 	switch {
+	case m.Notice == "maintenance-start" && !m.Until.IsZero():
+		return "is in maintenance (window " + m.Held + " holds its notifications until " + m.Until.UTC().Format("2006-01-02 15:04 UTC") + ")"
+	case m.Notice == "maintenance-start":
+		return "is in maintenance (window " + m.Held + " holds its notifications)"
+	case m.Notice == "maintenance-end":
+		return "is out of maintenance (window " + m.Held + " ended)"
 	case m.Notice == "failure":
 		if m.Detail != "" {
 			return "had a failed run (" + m.Detail + ")"
@@ -233,7 +256,7 @@ func (m *Message) facts() []fact {
 	out = append(out,
 		fact{Title: "Total Pings", Value: fmt.Sprint(c.NPings)},
 		fact{Title: "Last Ping", Value: c.lastPingText()})
-	if m.Held != "" {
+	if m.Held != "" && !m.maintenance() {
 		out = append(out, fact{Title: "Maintenance", Long: true,
 			Value: "Held by maintenance window " + m.Held + "; sent when it ended, since the check is still " + m.status() + "."})
 	}

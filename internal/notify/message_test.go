@@ -119,6 +119,10 @@ func TestStory(t *testing.T) {
 			"“backup” had a failed run (1 of 3 failures in a row).", "FAILURE | backup", ""},
 		{"a too-short run", Message{Time: down, Reason: "short", Detail: "finished in 3 s, expected at least 5 min"},
 			"“backup” is DOWN.", "DOWN | backup", "the run finished in 3 s, expected at least 5 min"},
+		{"a maintenance window starts", Message{Time: down, Notice: "maintenance-start", Held: "nightly", Until: down.Add(2 * time.Hour)},
+			"“backup” is in maintenance (window nightly holds its notifications until 2026-11-28 05:00 UTC).", "MAINTENANCE | backup", ""},
+		{"a maintenance window ends", Message{Time: down, Notice: "maintenance-end", Held: "nightly"},
+			"“backup” is out of maintenance (window nightly ended).", "MAINTENANCE ENDED | backup", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -141,9 +145,11 @@ func TestStory(t *testing.T) {
 func TestFailureNoticeOpensNoIncident(t *testing.T) {
 	for _, kind := range []v1.ChannelKind{v1.ChannelPagerDuty, v1.ChannelAlertmanager} {
 		ch := &v1.Channel{Spec: v1.ChannelSpec{Kind: kind}} // no settings: sending would fail
-		err := Send(context.Background(), Delivery{Channel: ch, Message: Message{Notice: "failure", Check: CheckInfo{Object: "backup"}}})
-		if err != nil {
-			t.Errorf("%s: %v, want nothing sent", kind, err)
+		for _, notice := range []string{"failure", "maintenance-start", "maintenance-end"} {
+			err := Send(context.Background(), Delivery{Channel: ch, Message: Message{Notice: notice, Check: CheckInfo{Object: "backup"}}})
+			if err != nil {
+				t.Errorf("%s, %s: %v, want nothing sent", kind, notice, err)
+			}
 		}
 		if err := Send(context.Background(), Delivery{Channel: ch, Message: Message{Check: CheckInfo{Object: "backup"}}}); err == nil {
 			t.Errorf("%s: a down with no settings sent nothing and no error", kind)

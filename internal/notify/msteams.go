@@ -47,7 +47,7 @@ type teamsFact struct {
 
 func teamsPayload(m *Message) any {
 	color := "Attention"
-	if m.Up {
+	if m.calm() {
 		color = "Good"
 	}
 	body := []map[string]any{{

@@ -45,11 +45,14 @@ func (ntfyKind) Send(ctx context.Context, d Delivery) error {
 	if priority == 0 {
 		priority = 5
 	}
-	if m.Up {
+	if m.calm() {
 		priority = ntfyDefaultPriority
 	}
 	tags := []string{"red_circle"}
-	if m.Up {
+	switch {
+	case m.maintenance():
+		tags[0] = "wrench"
+	case m.Up:
 		tags[0] = "green_circle"
 	}
 	for _, tag := range m.Check.Tags {

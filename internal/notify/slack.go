@@ -57,7 +57,7 @@ func slackPayload(m *Message) any {
 		Fields:    []slackField{},
 		Ts:        m.flipTime().Unix(),
 	}
-	if m.Up {
+	if m.calm() {
 		a.Color = "good"
 	}
 	if r := m.reasonText(); r != "" {

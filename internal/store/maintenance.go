@@ -40,44 +40,70 @@ func (tg *Target) holdAt(at time.Time) hold {
 const maxWindowName = 253
 
 // maintenance records the window that holds the check's notifications at
-// at, and when one has ended with a notification held, tells the Channels
-// now what changed while it was held.
+// at, tells the Channels that take maintenance events when one starts or
+// ends, and when one has ended with a notification held, tells the
+// Channels now what changed while it was held.
 func (t *txn) maintenance(r *row, tg *Target, h hold, at time.Time) error {
 	if r.Maintenance != h.window || !r.MaintenanceUntil.Equal(h.until) {
+		var notice *Flip
+		switch {
+		case r.Maintenance == "" && h.window != "":
+			notice = &Flip{Notice: NoticeMaintenanceStart, Held: h.window, HeldUntil: h.until}
+		case r.Maintenance != "" && h.window == "":
+			notice = &Flip{Notice: NoticeMaintenanceEnd, Held: r.Maintenance}
+		}
 		r.Maintenance, r.MaintenanceUntil, r.dirty = h.window, h.until, true
+		if channels := routed(tg, tg.Channels, EventMaintenance); notice != nil && len(channels) > 0 {
+			notice.At, notice.From, notice.To = at, r.Facts.State, r.Facts.State
+			if err := t.insertFlip(r, notice, channels); err != nil {
+				return err
+			}
+		}
 	}
 	if h.window != "" || !r.held {
 		return nil
 	}
 	r.held, r.dirty = false, true
-	var channels []string
+	return t.tellHeld(r, tg, at)
+}
+
+// tellHeld tells the Channels, when a window that held the check's last
+// flip has ended, what they have not heard: the down, if the check is
+// still down and they believe it up; the up, to the Channels the down
+// went to, if it came up.
+func (t *txn) tellHeld(r *row, tg *Target, at time.Time) error {
 	told := !r.alertSince.IsZero()
-	switch state := r.Facts.State; {
-	case state == monitor.StatusDown && !told:
-		channels = routed(tg, tg.Channels, EventDown)
-		r.alertSince, r.lastNotice, r.escalated = at, at, false
-	case state != monitor.StatusDown && told:
-		if state == monitor.StatusUp || state == monitor.StatusGrace {
-			channels = routed(tg, tg.Channels, EventUp)
-			if r.escalated {
-				channels = union(channels, routed(tg, tg.Escalation.Channels, EventUp))
-			}
-		}
-		r.alertSince, r.lastNotice, r.escalated = time.Time{}, time.Time{}, false
-	}
-	if len(channels) == 0 {
-		return nil
+	down := r.Facts.State == monitor.StatusDown
+	if down == told {
+		return nil // they believe what is so
 	}
 	var n int64
-	if err := t.queryRow(`SELECT n FROM flips WHERE check_uid = ? AND notice = '' ORDER BY n DESC LIMIT 1`,
-		string(r.UID)).Scan(&n); err != nil {
+	var reason string
+	if err := t.queryRow(`SELECT n, reason FROM flips WHERE check_uid = ? AND notice = '' ORDER BY n DESC LIMIT 1`,
+		string(r.UID)).Scan(&n, &reason); err != nil {
 		return fmt.Errorf("reading the held flip of %s/%s: %w", r.Namespace, r.Name, err)
+	}
+	var channels []string
+	switch state := r.Facts.State; {
+	case down:
+		channels = routed(tg, tg.Channels, failedRunEvents(EventDown, monitor.Reason(reason)))
+		r.alertSince, r.lastNotice, r.escalated = at, at, false
+	case state == monitor.StatusUp || state == monitor.StatusGrace:
+		channels = routed(tg, tg.Channels, EventUp)
+		if r.escalated {
+			channels = union(channels, routed(tg, tg.Escalation.Channels, EventUp))
+		}
+		fallthrough
+	default: // paused or new: nothing to tell, as a pause while down
+		r.alertSince, r.lastNotice, r.escalated = time.Time{}, time.Time{}, false
 	}
 	for _, ch := range channels {
 		if err := t.exec(sqlInsertDelivery, string(r.UID), n, ch, string(DeliveryPending), at.UnixMicro(), r.Namespace); err != nil {
 			return fmt.Errorf("queueing a held notification of %s/%s: %w", r.Namespace, r.Name, err)
 		}
 	}
-	t.nNotices++
+	if len(channels) > 0 {
+		t.nNotices++
+	}
 	return nil
 }

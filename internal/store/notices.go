@@ -106,13 +106,14 @@ func (t *txn) failureNotice(r *row, tg *Target, at time.Time) error {
 	if !grew {
 		return nil
 	}
-	channels := routed(tg, tg.Channels, EventFailure)
+	reason := failedRunReason(r.Facts)
+	channels := routed(tg, tg.Channels, failedRunEvents(EventFailure, reason))
 	if len(channels) == 0 {
 		return nil
 	}
 	count, of := tg.Config.Failures(r.Facts, at)
 	fl := &Flip{At: at, From: r.Facts.State, To: r.Facts.State, Notice: NoticeFailure,
-		Reason: failedRunReason(r.Facts), Detail: fmt.Sprintf("%d of %d failures in a row", count, of)}
+		Reason: reason, Detail: fmt.Sprintf("%d of %d failures in a row", count, of)}
 	return t.insertFlip(r, fl, channels)
 }
 

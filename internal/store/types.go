@@ -74,7 +74,27 @@ const (
 	EventUp
 	EventRealert
 	EventFailure // a failed run below the check's failure threshold
+	// EventTooLong and EventTooShort: a down or a failed run because a run
+	// was longer than maxRuntime or shorter than minRuntime.
+	EventTooLong
+	EventTooShort
+	// EventMaintenance: a maintenance window started or ended holding
+	// the check's notifications.
+	EventMaintenance
 )
+
+// failedRunEvents are the events a down (or, with EventFailure for
+// EventDown, a failed run) for this reason is: a Channel takes it when it
+// takes any of them.
+func failedRunEvents(ev Event, reason monitor.Reason) Event {
+	switch reason {
+	case monitor.ReasonRuntime:
+		ev |= EventTooLong
+	case monitor.ReasonShort:
+		ev |= EventTooShort
+	}
+	return ev
+}
 
 // DefaultEvents are the events a Channel takes unless it says.
 const DefaultEvents = EventDown | EventUp | EventRealert
@@ -115,6 +135,11 @@ const (
 	NoticeEscalation Notice = "escalation"
 	// NoticeFailure: a failed run was counted below the failure threshold.
 	NoticeFailure Notice = "failure"
+	// NoticeMaintenanceStart and NoticeMaintenanceEnd: a maintenance
+	// window (Held) started holding the check's notifications (until
+	// HeldUntil), or ended.
+	NoticeMaintenanceStart Notice = "maintenance-start"
+	NoticeMaintenanceEnd   Notice = "maintenance-end"
 )
 
 // Ping is one ping to record.

@@ -723,7 +723,7 @@ func (t *txn) addFlip(r *row, tg *Target, f *monitor.Flip, at, downSince time.Ti
 		}
 		r.alertSince, r.lastNotice, r.escalated = time.Time{}, time.Time{}, false
 	default:
-		channels = routed(tg, tg.Channels, EventDown)
+		channels = routed(tg, tg.Channels, failedRunEvents(EventDown, fl.Reason))
 		r.alertSince, r.lastNotice, r.escalated = Truncate(at), Truncate(at), false
 	}
 	if err := t.insertFlip(r, fl, channels); err != nil {

@@ -1143,6 +1143,55 @@ func Run(t *testing.T, newDSN NewDSN) {
 				t.Fatalf("a down and up inside a window: %v", got)
 			}
 		},
+		"a Channel that takes toolong, tooshort or maintenance hears only those": func(t *testing.T, dsn string) {
+			tg := simple("routes", "ops", "long", "short", "maint")
+			tg.Config.Timeout, tg.Config.Grace = 24*time.Hour, time.Hour
+			tg.Config.MaxRuntime, tg.Config.MinRuntime = 10*time.Minute, time.Minute
+			tg.Routes = store.RouteFunc(func(_, ch string) store.Route {
+				switch ch {
+				case "long":
+					return store.Route{Events: store.EventTooLong}
+				case "short":
+					return store.Route{Events: store.EventTooShort | store.EventUp}
+				case "maint":
+					return store.Route{Events: store.EventMaintenance}
+				}
+				return store.Route{}
+			})
+			s := open(t, dsn, store.Options{})
+			// A run over maxRuntime: down at start + 10 min.
+			_, err := s.RecordPing(ctx, tg, ping(monitor.PingStart, t0))
+			must(t, err)
+			_, err = s.Observe(ctx, []store.Target{tg}, t0.Add(10*time.Minute))
+			must(t, err)
+			if got := drain(t, s); !slices.Equal(got, []string{"down to long", "down to ops"}) {
+				t.Fatalf("an overrun: %v", got)
+			}
+			// Up again, then a run that ends too soon.
+			_, err = s.RecordPing(ctx, tg, ping(monitor.PingSuccess, t0.Add(11*time.Minute)))
+			must(t, err)
+			_, err = s.RecordPing(ctx, tg, ping(monitor.PingStart, t0.Add(20*time.Minute)))
+			must(t, err)
+			_, err = s.RecordPing(ctx, tg, ping(monitor.PingSuccess, t0.Add(20*time.Minute+time.Second)))
+			must(t, err)
+			if got := drain(t, s); !slices.Equal(got, []string{"up to ops", "down to ops", "up to short", "down to short"}) {
+				t.Fatalf("a short run: %v", got)
+			}
+			// A window starts and ends: only maint hears of it.
+			tg.Maintenance = windows(t, "nightly", time.Hour, 2*time.Hour)
+			_, err = s.Observe(ctx, []store.Target{tg}, t0.Add(time.Hour))
+			must(t, err)
+			_, err = s.Observe(ctx, []store.Target{tg}, t0.Add(2*time.Hour))
+			must(t, err)
+			if got := drain(t, s); !slices.Equal(got, []string{"maintenance-start to maint", "maintenance-end to maint"}) {
+				t.Fatalf("a window: %v", got)
+			}
+			list, err := s.Notifications(ctx, tg.UID, 2)
+			must(t, err)
+			if len(list) != 2 || list[1].Held != "nightly" || !list[1].HeldUntil.Equal(t0.Add(2*time.Hour)) {
+				t.Fatalf("the window's notices: %+v", list)
+			}
+		},
 		"notifications list flips and notices newest first, each with its deliveries": func(t *testing.T, dsn string) {
 			tg := simple("notes", "ops", "dev")
 			tg.Config.Timeout, tg.Config.Grace = 24*time.Hour, time.Hour

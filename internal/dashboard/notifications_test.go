@@ -1,0 +1,54 @@
+package dashboard
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-operator/vigil/internal/monitor"
+	"github.com/vigil-operator/vigil/internal/store"
+)
+
+func TestNotificationRows(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 3, 0, 0, 0, time.UTC)
+	at := func(t time.Time) string { return t.Format("15:04") }
+	delivered := store.Delivery{Channel: "ops", State: store.DeliveryDelivered}
+	retrying := store.Delivery{Channel: "pager", State: store.DeliveryPending, Attempts: 3, NextAttempt: t0.Add(time.Hour), LastError: "503 Service Unavailable"}
+	failed := store.Delivery{Channel: "mail", State: store.DeliveryFailed, Attempts: 10, LastError: "550 no such user"}
+	held := func(f store.Flip) store.Flip { f.Held, f.HeldUntil = "nightly", t0.Add(2*time.Hour); return f }
+	down := store.Flip{At: t0, Reason: monitor.ReasonFail}
+	for _, tc := range []struct {
+		name        string
+		list        []store.Notification
+		obs         store.Check
+		hasChannels bool
+		want        string
+	}{
+		{"sent, retrying, not delivered", []store.Notification{{Flip: down, Deliveries: []store.Delivery{delivered, retrying, failed}}}, store.Check{}, true,
+			"03:00 Down: a failure ping | ops: sent | pager: retrying at 04:00 after 3 attempts: 503 Service Unavailable | mail: not delivered after 10 attempts: 550 no such user"},
+		{"no Channel", []store.Notification{{Flip: store.Flip{At: t0, Up: true}}}, store.Check{}, false,
+			"03:00 Up | Not sent: no Channel of this check takes it."},
+		{"held, window still on", []store.Notification{{Flip: held(down)}}, store.Check{Maintenance: "nightly", MaintenanceUntil: t0.Add(2 * time.Hour)}, true,
+			"03:00 Down: a failure ping | Held by maintenance window nightly until 05:00."},
+		{"held, sent at the end", []store.Notification{{Flip: held(down), Deliveries: []store.Delivery{delivered}}}, store.Check{}, true,
+			"03:00 Down: a failure ping | Held by maintenance window nightly; sent when it ended. | ops: sent"},
+		{"held, changed again", []store.Notification{{Flip: held(store.Flip{At: t0.Add(time.Hour), Up: true})}, {Flip: held(down)}}, store.Check{}, true,
+			"04:00 Up | Held by maintenance window nightly; not sent: when it ended, the Channels already knew the check's state.\n" +
+				"03:00 Down: a failure ping | Held by maintenance window nightly; not sent: the check changed again before the Channels were told."},
+		{"a window's notices", []store.Notification{{Flip: store.Flip{At: t0, Notice: store.NoticeMaintenanceStart, Held: "nightly"}, Deliveries: []store.Delivery{delivered}}}, store.Check{}, true,
+			"03:00 Maintenance window nightly started | ops: sent"},
+		{"a re-alert and an overrun's words", []store.Notification{{Flip: store.Flip{At: t0, Notice: store.NoticeRealert}, Deliveries: []store.Delivery{delivered}},
+			{Flip: store.Flip{At: t0, Reason: monitor.ReasonRuntime, Detail: "ran longer than 2 h"}, Deliveries: []store.Delivery{delivered}}}, store.Check{}, true,
+			"03:00 Still down (re-alert) | ops: sent\n03:00 Down: the run ran longer than 2 h | ops: sent"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var lines []string
+			for _, r := range notificationRows(tc.list, tc.obs, tc.hasChannels, at) {
+				lines = append(lines, strings.Join(append([]string{r.When + " " + r.What}, r.Outcomes...), " | "))
+			}
+			if got := strings.Join(lines, "\n"); got != tc.want {
+				t.Errorf("got\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}
