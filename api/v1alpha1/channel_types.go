@@ -220,6 +220,7 @@ type AlertmanagerChannel struct {
 // +kubebuilder:validation:XValidation:rule="(self.kind == 'ntfy') == has(self.ntfy)",message="ntfy settings are required for kind ntfy and allowed only for it"
 // +kubebuilder:validation:XValidation:rule="(self.kind == 'pagerduty') == has(self.pagerduty)",message="pagerduty settings are required for kind pagerduty and allowed only for it"
 // +kubebuilder:validation:XValidation:rule="(self.kind == 'alertmanager') == has(self.alertmanager)",message="alertmanager settings are required for kind alertmanager and allowed only for it"
+// +kubebuilder:validation:XValidation:rule="!has(self.template) || self.kind != 'webhook'",message="a webhook Channel words its requests in webhook.down and webhook.up; template is for the other kinds"
 type ChannelSpec struct {
 	// Kind is the integration this channel delivers through.
 	Kind ChannelKind `json:"kind"`
@@ -244,6 +245,11 @@ type ChannelSpec struct {
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=7
 	Events []ChannelEvent `json:"events,omitempty"`
+
+	// Template is this Channel's own wording of its notifications, for
+	// every kind but webhook (which has its own templates).
+	// +optional
+	Template *MessageTemplate `json:"template,omitempty"`
 
 	// RealertInterval re-alerts this Channel at its own interval ("4h")
 	// about checks that stay down, in place of their realertInterval.
@@ -270,6 +276,29 @@ type ChannelSpec struct {
 	PagerDuty *PagerDutyChannel `json:"pagerduty,omitempty"`
 	// +optional
 	Alertmanager *AlertmanagerChannel `json:"alertmanager,omitempty"`
+}
+
+// MessageTemplate words a Channel's notifications with the webhook's
+// variables: $NAME, $SLUG, $STATUS, $NOW, $TAGS, $TAG1.., $CODE, $DESC,
+// $PING_URL, $EXITSTATUS, $BODY (an excerpt of the last ping body),
+// $SUMMARY ("backup is still DOWN (for 2 h)"), $REASON, $REASON_TEXT,
+// $NOTICE and $DETAILS_URL (the check's dashboard page). What it leaves
+// unset stays Vigil's own; the facts, the link and the body excerpt are
+// shown as ever.
+type MessageTemplate struct {
+	// Subject takes the place of the headline: the title of a chat
+	// message, an email's subject, an ntfy title, a PagerDuty or
+	// Alertmanager summary. One line: line breaks become spaces, and it is
+	// cut at 250 bytes.
+	// +optional
+	// +kubebuilder:validation:MaxLength=1000
+	Subject string `json:"subject,omitempty"`
+
+	// Body takes the place of the reason line under the headline (cut at
+	// 4,000 bytes once expanded).
+	// +optional
+	// +kubebuilder:validation:MaxLength=10000
+	Body string `json:"body,omitempty"`
 }
 
 // ChannelEvent is a kind of notification a Channel may take.

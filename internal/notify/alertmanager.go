@@ -87,15 +87,15 @@ func alertmanagerAlert(m *Message, extra map[string]string) postableAlert {
 	if m.Test {
 		desc = append(desc, "This is a test notification.")
 	}
-	if r := m.reasonText(); r != "" {
-		desc = append(desc, "Reason: "+r+".")
+	if l := m.reasonLine(); l != "" {
+		desc = append(desc, l)
 	}
 	desc = append(desc, "Last ping: "+c.lastPingText()+".")
 	if c.Desc != "" {
 		desc = append(desc, c.Desc)
 	}
 	annotations := map[string]string{
-		"summary":     m.summary(),
+		"summary":     m.shortTitle(),
 		"description": strings.Join(desc, "\n"),
 	}
 	if c.PingURL != "" {

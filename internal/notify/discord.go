@@ -79,8 +79,8 @@ func discordPayload(m *Message) any {
 		e.Color = colorUp
 	}
 	var desc []string
-	if r := m.reasonText(); r != "" {
-		desc = append(desc, "Reason: "+r+".")
+	if l := m.reasonLine(); l != "" {
+		desc = append(desc, esc(l))
 	}
 	for _, f := range m.facts() {
 		if f.Title == "Description" {
@@ -99,7 +99,7 @@ func discordPayload(m *Message) any {
 	}
 	return discordMessage{
 		Username:        "Vigil",
-		Content:         ellipsize(esc(m.headline()), discordContentMax),
+		Content:         ellipsize(esc(m.title()), discordContentMax),
 		Embeds:          []discordEmbed{e},
 		AllowedMentions: discordAllowedMentions{Parse: []string{}},
 	}

@@ -324,6 +324,9 @@ func buildEmail(m *Message, from *mail.Address, to []*mail.Address) ([]byte, err
 // emailSubject is "DOWN | <name>" or "UP | <name>", as the reference's;
 // "STILL DOWN | <name>" for a re-alert or an escalation.
 func emailSubject(m *Message) string {
+	if m.Subject != "" {
+		return m.title()
+	}
 	word := strings.ToUpper(m.status())
 	switch m.Notice {
 	case "realert", "escalation":
@@ -364,7 +367,7 @@ func emailData(m *Message) emailFields {
 		Name:       m.Check.name(),
 		Status:     m.status(),
 		Up:         m.Up,
-		Reason:     m.reasonText(),
+		Reason:     m.reasonLine(),
 		Time:       m.flipTime().Format("2006-01-02 15:04:05 MST"),
 		DetailsURL: m.Check.DetailsURL,
 		Desc:       m.Check.Desc,
@@ -379,7 +382,7 @@ var emailText = template.Must(template.New("text").Parse(`
 {{end -}}
 The check "{{.Name}}" has gone {{.Status}} ({{.Time}}).
 {{- if .Reason}}
-Reason: {{.Reason}}.{{end}}
+{{.Reason}}{{end}}
 {{- if .DetailsURL}}
 
 View on Vigil:
@@ -412,7 +415,7 @@ var emailHTML = htmltemplate.Must(htmltemplate.New("html").Parse(`<!DOCTYPE html
 <p>The check <strong>{{if .DetailsURL}}<a href="{{.DetailsURL}}">{{.Name}}</a>{{else}}{{.Name}}{{end}}</strong> has gone
 <span style="color: #fff; background: {{if .Up}}#5cb85c{{else}}#d9534f{{end}}; padding: 2px 6px; border-radius: 3px; font-weight: bold;">{{.Status}}</span>
 ({{.Time}}).</p>
-{{if .Reason}}<p>Reason: {{.Reason}}.</p>
+{{if .Reason}}<p style="white-space: pre-wrap;">{{.Reason}}</p>
 {{end -}}
 {{if .Desc}}<h3>Description</h3>
 <p style="white-space: pre-wrap;">{{.Desc}}</p>

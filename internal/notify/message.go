@@ -46,6 +46,11 @@ type Message struct {
 	Held string
 	// Until is when the window of a maintenance-start notice ends.
 	Until time.Time
+	// Subject and Text, when set, are the Channel's own wording
+	// (spec.template, rendered with the message's variables): Subject takes
+	// the place of the headline (a title, an email's subject), Text that of
+	// the reason line. The facts, the link and the body excerpt stay.
+	Subject, Text string
 	// Test marks a test notification (vigil channels test, the API's test
 	// endpoint). Senders mark it as such where a person reads it, and keep
 	// it apart from real alerts where a system tracks alerts (PagerDuty,
@@ -163,6 +168,59 @@ func (m *Message) headline() string {
 // summary is the shorter form without quotes: backup is DOWN
 func (m *Message) summary() string {
 	return fmt.Sprintf("%s%s %s", m.testPrefix(), m.Check.name(), m.state())
+}
+
+// title is the headline, or the Channel's own subject (marked as a test,
+// unless it says so already, as $SUMMARY does).
+func (m *Message) title() string {
+	if m.Subject != "" {
+		if strings.HasPrefix(m.Subject, m.testPrefix()) {
+			return m.Subject
+		}
+		return m.testPrefix() + m.Subject
+	}
+	return m.headline()
+}
+
+// shortTitle is the summary, or the Channel's own subject.
+func (m *Message) shortTitle() string {
+	if m.Subject != "" {
+		return m.title()
+	}
+	return m.summary()
+}
+
+// reasonLine is the line under the title: the Channel's own text, or
+// "Reason: …." (empty when there is no reason to give).
+func (m *Message) reasonLine() string {
+	if m.Text != "" {
+		return m.Text
+	}
+	if r := m.reasonText(); r != "" {
+		return "Reason: " + r + "."
+	}
+	return ""
+}
+
+// Template limits: a subject is one line, a text a few paragraphs.
+const (
+	maxSubject = 250
+	maxText    = 4000
+)
+
+// applyTemplate renders the Channel's own subject and text, if it has
+// them, with the webhook's variables: a subject on one line, both bounded.
+func (m *Message) applyTemplate(t *v1.MessageTemplate) {
+	if t == nil {
+		return
+	}
+	if t.Subject != "" {
+		s := strings.Join(strings.Fields(m.expand(t.Subject, inBody)), " ")
+		m.Subject, _ = truncate(s, maxSubject)
+	}
+	if t.Body != "" {
+		m.Text, _ = truncate(strings.TrimSpace(m.expand(t.Body, inBody)), maxText)
+	}
 }
 
 // state is what the headline says of the check: "is DOWN", "is still DOWN

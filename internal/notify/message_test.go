@@ -2,9 +2,11 @@ package notify
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 )
@@ -172,4 +174,78 @@ func TestHeldSays(t *testing.T) {
 			t.Errorf("a notification nothing held says %+v", f)
 		}
 	}
+}
+
+// TestTemplate: a Channel's own subject and body take the headline's and
+// the reason line's places in every kind but the webhook, with the
+// webhook's variables; what the template leaves unset stays Vigil's.
+func TestTemplate(t *testing.T) {
+	exit := 3
+	base := Message{Time: time.Date(2026, 11, 28, 3, 0, 0, 0, time.UTC), Reason: "fail",
+		Check: CheckInfo{Namespace: "team-a", Object: "backup", Name: "Nightly backup", Tags: []string{"db", "prod"},
+			ExitStatus: &exit, LastPingBody: []byte("pg_dump: connection refused\n"), DetailsURL: "https://vigil.example/checks/x"}}
+	m := base
+	m.applyTemplate(&v1.MessageTemplate{Subject: "[$TAG2] $NAME\nis $STATUS", Body: "Exit $EXITSTATUS: $BODY\nSee $DETAILS_URL"})
+	if m.Subject != "[prod] Nightly backup is down" {
+		t.Errorf("subject %q", m.Subject)
+	}
+	// $BODY is the body as it came, its line end included (as the webhook's).
+	if want := "Exit 3: pg_dump: connection refused\n\nSee https://vigil.example/checks/x"; m.Text != want {
+		t.Errorf("text %q, want %q", m.Text, want)
+	}
+	payloads := map[string]string{
+		"email subject": emailSubject(&m),
+		"slack":         mustJSON(t, slackPayload(&m)),
+		"discord":       mustJSON(t, discordPayload(&m)),
+		"msteams":       mustJSON(t, teamsPayload(&m)),
+		"ntfy":          ntfyBody(&m),
+		"pagerduty":     mustJSON(t, pagerDutyEvent(&m, "key")),
+		"alertmanager":  mustJSON(t, alertmanagerAlert(&m, nil)),
+	}
+	for kind, p := range payloads {
+		subject, body := "[prod] Nightly backup is down", "Exit 3: pg_dump: connection refused"
+		if kind == "discord" { // Discord's markdown, escaped
+			subject, body = discordEscape(subject), discordEscape(body)
+		}
+		if kind != "ntfy" && !strings.Contains(p, mustJSONText(t, subject)) {
+			t.Errorf("%s does not carry the subject: %s", kind, p)
+		}
+		if kind != "email subject" && !strings.Contains(p, mustJSONText(t, body)) {
+			t.Errorf("%s does not carry the body: %s", kind, p)
+		}
+		if strings.Contains(p, "Reason: received a failure signal") {
+			t.Errorf("%s kept Vigil's reason line in place of the template's: %s", kind, p)
+		}
+	}
+	// Only a subject: the reason line stays Vigil's; a test is marked.
+	m = base
+	m.Test = true
+	m.applyTemplate(&v1.MessageTemplate{Subject: "$SUMMARY"})
+	if got := emailSubject(&m); got != "[Test] Nightly backup is DOWN" {
+		t.Errorf("subject %q", got)
+	}
+	if got := m.reasonLine(); got != "Reason: received a failure signal." {
+		t.Errorf("reason line %q", got)
+	}
+	// Bounds: a subject of one line within 250 bytes, a body within 4,000.
+	m = base
+	m.applyTemplate(&v1.MessageTemplate{Subject: strings.Repeat("é", 300), Body: strings.Repeat("$NAME ", 1000)})
+	if len(m.Subject) > maxSubject || len(m.Text) > maxText || !utf8.ValidString(m.Subject) {
+		t.Errorf("subject %d bytes, text %d bytes", len(m.Subject), len(m.Text))
+	}
+}
+
+// mustJSONText is s as it appears inside a JSON string.
+func mustJSONText(t *testing.T, s string) string {
+	q := mustJSON(t, s)
+	return q[1 : len(q)-1]
+}
+
+func mustJSON(t *testing.T, v any) string {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }

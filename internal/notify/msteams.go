@@ -51,11 +51,11 @@ func teamsPayload(m *Message) any {
 		color = "Good"
 	}
 	body := []map[string]any{{
-		"type": "TextBlock", "text": m.headline(), "weight": "Bolder", "size": "Medium",
+		"type": "TextBlock", "text": m.title(), "weight": "Bolder", "size": "Medium",
 		"wrap": true, "style": "heading", "color": color,
 	}}
-	if r := m.reasonText(); r != "" {
-		body = append(body, map[string]any{"type": "TextBlock", "text": "Reason: " + r + ".", "wrap": true})
+	if l := m.reasonLine(); l != "" {
+		body = append(body, map[string]any{"type": "TextBlock", "text": l, "wrap": true})
 	}
 	facts := []teamsFact{}
 	for _, f := range m.facts() {
@@ -78,7 +78,7 @@ func teamsPayload(m *Message) any {
 		Schema:       "http://adaptivecards.io/schemas/adaptive-card.json",
 		Type:         "AdaptiveCard",
 		Version:      "1.4",
-		FallbackText: m.headline(),
+		FallbackText: m.title(),
 		MSTeams:      map[string]string{"width": "Full"},
 		Body:         body,
 	}

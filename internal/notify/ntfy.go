@@ -61,7 +61,7 @@ func (ntfyKind) Send(ctx context.Context, d Delivery) error {
 
 	h := http.Header{}
 	h.Set("Content-Type", "text/plain; charset=utf-8")
-	h.Set("Title", headerText(m.summary()))
+	h.Set("Title", headerText(m.shortTitle()))
 	h.Set("Priority", strconv.Itoa(priority))
 	h.Set("Tags", headerText(strings.Join(tags, ",")))
 	if u := m.Check.DetailsURL; u != "" && validHeaderValue(u) {
@@ -78,8 +78,8 @@ func ntfyBody(m *Message) string {
 	if m.Test {
 		lines = append(lines, "This is a test notification.")
 	}
-	if r := m.reasonText(); r != "" {
-		lines = append(lines, "Reason: "+r+".")
+	if l := m.reasonLine(); l != "" {
+		lines = append(lines, l)
 	}
 	lines = append(lines, "Last ping: "+m.Check.lastPingText()+".")
 	if m.Check.Namespace != "" {

@@ -94,8 +94,11 @@ func pagerDutyEvent(m *Message, routingKey string) pdEvent {
 	if r := m.reasonText(); r != "" {
 		details["Reason"] = r
 	}
+	if m.Text != "" {
+		details["Message"] = m.Text
+	}
 	ev.Payload = &pdPayload{
-		Summary:       ellipsize(m.summary(), pdSummaryMax),
+		Summary:       ellipsize(m.shortTitle(), pdSummaryMax),
 		Source:        c.Namespace + "/" + c.Object,
 		Severity:      "critical",
 		Timestamp:     m.flipTime().Format("2006-01-02T15:04:05.000Z07:00"),

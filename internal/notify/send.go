@@ -116,6 +116,9 @@ func Send(ctx context.Context, d Delivery) error {
 		// window's start and end, are for people to read.
 		return nil
 	}
+	if d.Channel.Spec.Kind != v1.ChannelWebhook {
+		d.Message.applyTemplate(d.Channel.Spec.Template)
+	}
 	if d.Egress == nil {
 		d.Egress = defaultEgress
 	}

@@ -52,7 +52,7 @@ func slackPayload(m *Message) any {
 		Color:     "danger",
 		Fallback:  esc(m.testPrefix() + `The check "` + m.Check.name() + `" is ` + strings.ToUpper(m.status()) + "."),
 		MrkdwnIn:  []string{"fields"},
-		Title:     esc(m.headline()),
+		Title:     esc(m.title()),
 		TitleLink: m.Check.DetailsURL,
 		Fields:    []slackField{},
 		Ts:        m.flipTime().Unix(),
@@ -60,9 +60,7 @@ func slackPayload(m *Message) any {
 	if m.calm() {
 		a.Color = "good"
 	}
-	if r := m.reasonText(); r != "" {
-		a.Text = esc("Reason: " + r + ".")
-	}
+	a.Text = esc(m.reasonLine())
 	for _, f := range m.facts() {
 		v := esc(f.Value)
 		switch {

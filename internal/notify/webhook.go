@@ -162,7 +162,7 @@ var fixedVars = func() []string {
 	v := []string{"CODE", "STATUS", "NOW", "NAME_JSON", "NAME", "SLUG", "DESC", "TAGS",
 		"PING_URL", "EXITSTATUS", "JSON", "BODY_JSON", "BODY",
 		// Vigil's additions: the story the other kinds tell.
-		"SUMMARY", "REASON_TEXT", "REASON", "NOTICE"}
+		"SUMMARY", "REASON_TEXT", "REASON", "NOTICE", "DETAILS_URL"}
 	sort.SliceStable(v, func(i, j int) bool { return len(v[i]) > len(v[j]) })
 	return v
 }()
@@ -238,6 +238,8 @@ func (m *Message) variable(text string, where varContext) (name, value string, o
 			return name, enc(m.Reason), true
 		case "NOTICE":
 			return name, enc(m.Notice), true
+		case "DETAILS_URL":
+			return name, enc(c.DetailsURL), true
 		case "BODY_JSON", "BODY":
 			if where != inBody {
 				return "", "", false
