@@ -116,6 +116,18 @@ var _ = Describe("Maintenance windows", func() {
 		Eventually(maintenanceCondition(c)).Should(BeNil())
 		Consistently(r.got, "300ms").Should(BeEmpty())
 
+		// A snooze that holds a down tells it once, at its end.
+		clk.SetTime(t0.Add(2 * time.Hour))
+		_, err = harness.Manager.Checks.Snooze(ctx, get(key)(Default), time.Hour)
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(maintenanceCondition(c)).ShouldNot(BeNil())
+		Expect(ping(get(key)(Default), t0.Add(2*time.Hour+time.Minute), true).Flip.Held).To(Equal(mw.Name))
+		Consistently(r.got, "300ms").Should(BeEmpty())
+		clk.SetTime(t0.Add(3 * time.Hour))
+		Eventually(r.got).Should(Equal([]string{"/ops-down"}))
+		clk.SetTime(t0.Add(3*time.Hour + time.Minute))
+		Consistently(r.got, "300ms").Should(HaveLen(1))
+
 		Expect(harness.Manager.Checks.Snooze(ctx, get(key)(Default), 40*24*time.Hour)).Error().To(MatchError(ContainSubstring("a snooze lasts from 1 minute to")))
 
 		// A snooze window that ended is deleted when it is next read.
