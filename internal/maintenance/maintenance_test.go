@@ -232,3 +232,25 @@ func FuzzAt(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkHold: what a ping to a check that two windows cover pays to
+// learn whether its notifications are held (a recurring window's schedule
+// is read on each call).
+//
+//	go test ./internal/maintenance -run x -bench Hold
+func BenchmarkHold(b *testing.B) {
+	nightly, err := Compile(recurring("nightly", "0 2 * * *", "2h", "Europe/Berlin"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	upgrade, err := Compile(oneOff("upgrade", "2026-12-01T02:00:00Z", "2026-12-01T04:00:00Z"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	set := Set{nightly, upgrade}
+	at := ts("2026-11-28T12:00:00Z")
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		set.Hold(at.Add(time.Duration(i) * time.Second))
+	}
+}
