@@ -33,6 +33,10 @@ func newChannelsCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("--egress-allow: %w", err)
 			}
+			namespace, err := g.namespace(cmd, namespace)
+			if err != nil {
+				return err
+			}
 			c, err := g.client()
 			if err != nil {
 				return err
@@ -53,7 +57,7 @@ func newChannelsCmd(g *globals) *cobra.Command {
 			return nil
 		},
 	}
-	test.Flags().StringVarP(&namespace, "namespace", "n", "default", "the Channel's namespace (project)")
+	test.Flags().StringVarP(&namespace, "namespace", "n", "", "the Channel's namespace (project; default: the kubeconfig context's, as kubectl)")
 	test.Flags().StringVar(&egressAllow, "egress-allow", os.Getenv("VIGIL_EGRESS_ALLOW"),
 		"CIDRs, addresses and host names the test may reach although the egress guard refuses them, as the manager's --egress-allow (default $VIGIL_EGRESS_ALLOW, which make dev's env file sets to loopback)")
 	cmd.AddCommand(test)

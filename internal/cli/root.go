@@ -71,6 +71,21 @@ func (g *globals) restConfig() (*rest.Config, error) {
 	return cfg, nil
 }
 
+// namespace is the namespace flag's value, or when it was not given the
+// kubeconfig context's namespace, as kubectl does ("default" without one).
+func (g *globals) namespace(cmd *cobra.Command, flag string) (string, error) {
+	if cmd.Flags().Changed("namespace") {
+		return flag, nil
+	}
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = g.kubeconfig
+	ns, _, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{}).Namespace()
+	if err != nil {
+		return "", fmt.Errorf("loading kubeconfig: %w", err)
+	}
+	return ns, nil
+}
+
 func (g *globals) client() (client.Client, error) {
 	cfg, err := g.restConfig()
 	if err != nil {

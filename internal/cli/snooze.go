@@ -29,6 +29,10 @@ func newSnoozeCmd(g *globals) *cobra.Command {
 			if off == (len(args) == 2) {
 				return fmt.Errorf("give either a DURATION or --off")
 			}
+			namespace, err := g.namespace(cmd, namespace)
+			if err != nil {
+				return err
+			}
 			c, err := g.client()
 			if err != nil {
 				return err
@@ -60,7 +64,7 @@ func newSnoozeCmd(g *globals) *cobra.Command {
 			return nil
 		},
 	}
-	cmd.Flags().StringVarP(&namespace, "namespace", "n", "default", "the Check's namespace (project)")
+	cmd.Flags().StringVarP(&namespace, "namespace", "n", "", "the Check's namespace (project; default: the kubeconfig context's, as kubectl)")
 	cmd.Flags().BoolVar(&off, "off", false, "end the check's snooze now")
 	return cmd
 }

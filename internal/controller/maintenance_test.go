@@ -8,6 +8,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
@@ -56,6 +57,13 @@ var _ = Describe("Maintenance windows", func() {
 			HaveField("NextStart", HaveField("Time", BeTemporally("==", t0.Add(10*time.Minute)))),
 			HaveField("Conditions", ContainElement(And(HaveField("Type", v1.ConditionReady), HaveField("Status", metav1.ConditionTrue))))))
 		Expect(maintenanceCondition(c)(Default)).To(BeNil())
+		// "active": false is written, for kubectl's column to show it.
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(v1.GroupVersion.WithKind("MaintenanceWindow"))
+		Expect(k8sClient.Get(ctx, client.ObjectKey{Namespace: ns, Name: "upgrade"}, u)).To(Succeed())
+		active, found, err := unstructured.NestedBool(u.Object, "status", "active")
+		Expect(err).NotTo(HaveOccurred())
+		Expect(found && !active).To(BeTrue(), "status.active is written as false")
 
 		clk.SetTime(t0.Add(10 * time.Minute))
 		Eventually(maintenanceCondition(c)).Should(And(Not(BeNil()),

@@ -96,8 +96,11 @@ func (r *MaintenanceWindowReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, mw, client.Preconditions{UID: &mw.UID}))
 	}
 	if !equality.Semantic.DeepEqual(before.Status, mw.Status) {
-		if err := r.Status().Patch(ctx, mw, client.MergeFrom(before)); err != nil {
-			return ctrl.Result{}, fmt.Errorf("patching status of MaintenanceWindow %s: %w", req, err)
+		// An update, not a merge patch: "active": false and "checks": 0
+		// must be written for the printer columns to show them. The
+		// controller is the status's only writer; a conflict retries.
+		if err := r.Status().Update(ctx, mw); err != nil {
+			return ctrl.Result{}, fmt.Errorf("writing status of MaintenanceWindow %s: %w", req, err)
 		}
 	}
 	after := windowRecount

@@ -24,12 +24,13 @@ package manager
 // +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=channels/status,verbs=patch
 
 // MaintenanceWindows: read from the cache by the Door (which checks a
-// window holds) and their controller, which writes their status. A snooze
+// window holds) and their controller, which writes their status (update:
+// the whole status, so that "active": false shows). A snooze
 // (the API's and the dashboard's) is a one-off window the manager creates
 // or moves (update) for one check; the controller deletes it once it has
 // ended.
 // +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=maintenancewindows,verbs=get;list;watch;create;update;delete
-// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=maintenancewindows/status,verbs=patch
+// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=maintenancewindows/status,verbs=update
 
 // Secrets, read only:
 //   - list and watch: the cache holds the project Secrets (label
