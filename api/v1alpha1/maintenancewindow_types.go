@@ -10,7 +10,7 @@ import (
 // once what changed while it was held (a check still down is announced
 // then). A window is one-off (from, to) or recurring (schedule, duration,
 // tz).
-// +kubebuilder:validation:XValidation:rule="has(self.selector) || has(self.tags) || has(self.checks)",message="select the checks the window covers with at least one of selector, tags and checks (selector: {} selects every check of the namespace)"
+// +kubebuilder:validation:XValidation:rule="has(self.selector) || (has(self.tags) && size(self.tags) > 0) || (has(self.checks) && size(self.checks) > 0)",message="select the checks the window covers with at least one of selector, tags and checks (selector: {} selects every check of the namespace)"
 // +kubebuilder:validation:XValidation:rule="has(self.from) == has(self.to)",message="set from and to together (a one-off window)"
 // +kubebuilder:validation:XValidation:rule="has(self.schedule) == has(self.duration)",message="set schedule and duration together (a recurring window)"
 // +kubebuilder:validation:XValidation:rule="has(self.from) != has(self.schedule)",message="set either from and to (a one-off window) or schedule and duration (a recurring window)"

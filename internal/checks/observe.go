@@ -36,6 +36,9 @@ func (d *Door) target(c *v1.Check) store.Target {
 // RecordPing stores p for c, with everything it causes (a flip and the
 // notifications it owes), and returns once that is durable.
 func (d *Door) RecordPing(ctx context.Context, c *v1.Check, p store.Ping) (store.Recorded, error) {
+	if p.Noted.IsZero() {
+		p.Noted = d.clock.Now()
+	}
 	rec, err := d.store.RecordPing(ctx, d.target(c), p)
 	if err == nil {
 		d.metrics.Ping(c.Namespace, rec.Kind)

@@ -21,7 +21,10 @@ import (
 // from one event: whoever rebuilds last has read the newest windows, so an
 // event handled late cannot bring an old window back.
 type windowIndex struct {
-	mu sync.RWMutex
+	// refresh serialises rebuilds, list to store: a rebuild that listed
+	// earlier never stores after one that listed later.
+	refresh sync.Mutex
+	mu      sync.RWMutex
 	// byNS are each namespace's valid windows, by name; a slice is never
 	// changed once stored, so readers share it.
 	byNS map[string][]*maintenance.Window
@@ -31,6 +34,8 @@ type windowIndex struct {
 // again: the window controller calls it before it has the namespace's
 // checks observed, so their rows see the window it reconciles.
 func (d *Door) RefreshWindows(ctx context.Context, namespace string) error {
+	d.windows.refresh.Lock()
+	defer d.windows.refresh.Unlock()
 	var list v1.MaintenanceWindowList
 	if err := d.cache.List(ctx, &list, client.InNamespace(namespace)); err != nil {
 		return fmt.Errorf("listing the MaintenanceWindows of %s: %w", namespace, err)

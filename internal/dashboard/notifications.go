@@ -39,7 +39,8 @@ func (s *Server) notifications(ctx context.Context, c *v1.Check, obs store.Check
 // instant in the check's zone.
 func notificationRows(list []store.Notification, obs store.Check, hasChannels bool, at func(time.Time) string) []notificationRow {
 	rows := make([]notificationRow, 0, len(list))
-	for i, n := range list {
+	newerFlip := false // a flip (not a notice) came after this one
+	for _, n := range list {
 		r := notificationRow{At: n.At, When: at(n.At), What: notificationWhat(n.Flip), Class: "notice"}
 		if n.Notice == "" {
 			r.Class = stateWord(n.Up)
@@ -53,11 +54,11 @@ func notificationRows(list []store.Notification, obs store.Check, hasChannels bo
 			// About a window, not held by it.
 		case n.Held != "" && len(n.Deliveries) > 0:
 			r.Outcomes = append([]string{held + "; sent when it ended."}, r.Outcomes...)
-		case n.Held != "" && i == 0 && obs.Maintenance != "":
+		case n.Held != "" && !newerFlip && obs.Maintenance != "":
 			r.Outcomes = []string{held + " until " + at(obs.MaintenanceUntil) + "."}
 		case n.Held != "" && !hasChannels:
 			r.Outcomes = []string{held + "; no Channel of this check takes it anyway."}
-		case n.Held != "" && i > 0:
+		case n.Held != "" && newerFlip:
 			r.Outcomes = []string{held + "; not sent: the check changed again before the Channels were told."}
 		case n.Held != "":
 			r.Outcomes = []string{held + "; not sent: when it ended, the Channels already knew the check's state."}
@@ -65,6 +66,7 @@ func notificationRows(list []store.Notification, obs store.Check, hasChannels bo
 			r.Outcomes = []string{"Not sent: no Channel of this check takes it."}
 		}
 		rows = append(rows, r)
+		newerFlip = newerFlip || n.Notice == ""
 	}
 	return rows
 }

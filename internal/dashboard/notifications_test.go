@@ -35,6 +35,11 @@ func TestNotificationRows(t *testing.T) {
 		{"held, changed again", []store.Notification{{Flip: held(store.Flip{At: t0.Add(time.Hour), Up: true})}, {Flip: held(down)}}, store.Check{}, true,
 			"04:00 Up | Held by maintenance window nightly; not sent: when it ended, the Channels already knew the check's state.\n" +
 				"03:00 Down: a failure ping | Held by maintenance window nightly; not sent: the check changed again before the Channels were told."},
+		{"held, then the window's end told to a Channel", []store.Notification{
+			{Flip: store.Flip{At: t0.Add(2 * time.Hour), Notice: store.NoticeMaintenanceEnd, Held: "nightly"}, Deliveries: []store.Delivery{delivered}},
+			{Flip: held(store.Flip{At: t0.Add(time.Hour), Up: true})}}, store.Check{}, true,
+			"05:00 Maintenance window nightly ended | ops: sent\n" +
+				"04:00 Up | Held by maintenance window nightly; not sent: when it ended, the Channels already knew the check's state."},
 		{"a window's notices", []store.Notification{{Flip: store.Flip{At: t0, Notice: store.NoticeMaintenanceStart, Held: "nightly"}, Deliveries: []store.Delivery{delivered}}}, store.Check{}, true,
 			"03:00 Maintenance window nightly started | ops: sent"},
 		{"a re-alert and an overrun's words", []store.Notification{{Flip: store.Flip{At: t0, Notice: store.NoticeRealert}, Deliveries: []store.Delivery{delivered}},

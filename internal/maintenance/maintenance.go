@@ -22,8 +22,9 @@ import (
 // maxMerge bounds how many overlapping instances of a recurring window are
 // joined into one span (a schedule more frequent than its duration keeps
 // the window open): past it, the span ends where the count stopped and
-// the next look continues it.
-const maxMerge = 1000
+// the next look continues it. It bounds the work a tenant's window costs
+// each write of a check it covers.
+const maxMerge = 64
 
 // Window is a MaintenanceWindow, compiled.
 type Window struct {

@@ -9,6 +9,7 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
@@ -59,19 +60,32 @@ func ApplySnooze(ctx context.Context, w client.Writer, r client.Reader, c *v1.Ch
 		return nil, fmt.Errorf("a snooze lasts from 1 minute to %s", MaxSnooze)
 	}
 	want := Snooze(c, now, d)
-	err := w.Create(ctx, want)
-	if !apierrors.IsAlreadyExists(err) {
-		return want, err
-	}
-	cur := &v1.MaintenanceWindow{}
-	if err := r.Get(ctx, client.ObjectKeyFromObject(want), cur); err != nil {
+	var out *v1.MaintenanceWindow
+	// Another snooze of the check, or the manager deleting the one that
+	// ended, may come in between: create or move again.
+	err := retry.OnError(retry.DefaultRetry, func(err error) bool {
+		return apierrors.IsConflict(err) || apierrors.IsNotFound(err) || apierrors.IsAlreadyExists(err)
+	}, func() error {
+		out = want.DeepCopy()
+		err := w.Create(ctx, out)
+		if !apierrors.IsAlreadyExists(err) {
+			return err
+		}
+		cur := &v1.MaintenanceWindow{}
+		if err := r.Get(ctx, client.ObjectKeyFromObject(want), cur); err != nil {
+			return err
+		}
+		if cur.Labels[v1.LabelSnooze] != "true" {
+			return fmt.Errorf("%w: MaintenanceWindow %s exists and is not a snooze; it is left as it is", ErrSnoozeTaken, cur.Name)
+		}
+		cur.Spec, cur.OwnerReferences = want.Spec, want.OwnerReferences
+		out = cur
+		return w.Update(ctx, cur)
+	})
+	if err != nil {
 		return nil, err
 	}
-	if cur.Labels[v1.LabelSnooze] != "true" {
-		return nil, fmt.Errorf("%w: MaintenanceWindow %s exists and is not a snooze; it is left as it is", ErrSnoozeTaken, cur.Name)
-	}
-	cur.Spec, cur.OwnerReferences = want.Spec, want.OwnerReferences
-	return cur, w.Update(ctx, cur)
+	return out, nil
 }
 
 // EndSnooze ends the check's snooze, if it has one: what it held is told,

@@ -69,8 +69,9 @@ func (t *txn) maintenance(r *row, tg *Target, h hold, at time.Time) error {
 
 // tellHeld tells the Channels, when a window that held the check's last
 // flip has ended, what they have not heard: the down, if the check is
-// still down and they believe it up; the up, to the Channels the down
-// went to, if it came up.
+// still down and they believe it up; the up, to the Channels the down went
+// to, if it came up since they were told of the down (even if it has been
+// paused since: a PagerDuty incident must still be resolved).
 func (t *txn) tellHeld(r *row, tg *Target, at time.Time) error {
 	told := !r.alertSince.IsZero()
 	down := r.Facts.State == monitor.StatusDown
@@ -79,22 +80,23 @@ func (t *txn) tellHeld(r *row, tg *Target, at time.Time) error {
 	}
 	var n int64
 	var reason string
-	if err := t.queryRow(`SELECT n, reason FROM flips WHERE check_uid = ? AND notice = '' ORDER BY n DESC LIMIT 1`,
-		string(r.UID)).Scan(&n, &reason); err != nil {
+	var up bool
+	if err := t.queryRow(`SELECT n, reason, up FROM flips WHERE check_uid = ? AND notice = '' ORDER BY n DESC LIMIT 1`,
+		string(r.UID)).Scan(&n, &reason, &up); err != nil {
 		return fmt.Errorf("reading the held flip of %s/%s: %w", r.Namespace, r.Name, err)
 	}
 	var channels []string
-	switch state := r.Facts.State; {
+	switch {
 	case down:
 		channels = routed(tg, tg.Channels, failedRunEvents(EventDown, monitor.Reason(reason)))
 		r.alertSince, r.lastNotice, r.escalated = at, at, false
-	case state == monitor.StatusUp || state == monitor.StatusGrace:
-		channels = routed(tg, tg.Channels, EventUp)
-		if r.escalated {
-			channels = union(channels, routed(tg, tg.Escalation.Channels, EventUp))
+	default: // told of a down, and not down now
+		if up {
+			channels = routed(tg, tg.Channels, EventUp)
+			if r.escalated {
+				channels = union(channels, routed(tg, tg.Escalation.Channels, EventUp))
+			}
 		}
-		fallthrough
-	default: // paused or new: nothing to tell, as a pause while down
 		r.alertSince, r.lastNotice, r.escalated = time.Time{}, time.Time{}, false
 	}
 	for _, ch := range channels {

@@ -47,7 +47,15 @@ func (o *pingOp) apply(t *txn) error {
 		return err
 	}
 	at := Truncate(p.At)
-	if _, err := t.observe(r, tg, at); err != nil {
+	// A ping may be dated before it reached Vigil (a Job's end, read
+	// later): its notifications are held or sent as of when it is
+	// recorded, never as of a window that has already ended or not yet
+	// begun then.
+	now := at
+	if n := Truncate(p.Noted); n.After(now) {
+		now = n
+	}
+	if _, err := t.observe(r, tg, at, now); err != nil {
 		return err
 	}
 	facts, res := tg.Config.RecordPing(r.Facts, monitor.Ping{Kind: p.Kind, At: at, RID: p.RID})
@@ -65,7 +73,10 @@ func (o *pingOp) apply(t *txn) error {
 		r.bodyBytes += int64(len(p.Body))
 	}
 	t.insertPing(string(r.UID), r.NPings, string(res.Kind), Truncate(res.At).UnixMicro(), p.Scheme, p.RemoteAddr, p.Method, p.UA, p.RID, exit, body)
-	if o.rec.Flip, err = t.observe(r, tg, Truncate(res.At)); err != nil {
+	if resAt := Truncate(res.At); resAt.After(now) {
+		now = resAt
+	}
+	if o.rec.Flip, err = t.observe(r, tg, Truncate(res.At), now); err != nil {
 		return err
 	}
 	limit := int64(tg.PingLogLimit)
@@ -166,7 +177,7 @@ func (o *observeOp) apply(t *txn) error {
 		if err != nil {
 			return err
 		}
-		f, err := t.observe(r, tg, o.now)
+		f, err := t.observe(r, tg, o.now, o.now)
 		if err != nil {
 			return err
 		}
@@ -213,7 +224,7 @@ func (o *pauseOp) apply(t *txn) error {
 	if err != nil {
 		return err
 	}
-	if _, err := t.observe(r, tg, o.now); err != nil {
+	if _, err := t.observe(r, tg, o.now, o.now); err != nil {
 		return err
 	}
 	// Resuming a check that is not paused is refused (the caller's answer,
@@ -226,7 +237,7 @@ func (o *pauseOp) apply(t *txn) error {
 	}
 	if o.err == nil {
 		r.Facts, r.dirty = facts, true
-		if _, err := t.observe(r, tg, o.now); err != nil {
+		if _, err := t.observe(r, tg, o.now, o.now); err != nil {
 			return err
 		}
 	}

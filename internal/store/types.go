@@ -146,8 +146,12 @@ const (
 type Ping struct {
 	// Kind is the classified signal (after URL, exit status, methods and
 	// keyword rules).
-	Kind       monitor.PingKind
+	Kind monitor.PingKind
+	// At is when the ping happened; Noted when it reached Vigil, if later
+	// (a Job's end, read after it), which decides whether a maintenance
+	// window holds what it causes (zero: At).
 	At         time.Time
+	Noted      time.Time
 	RID        string
 	ExitStatus *int
 	Scheme     string

@@ -647,10 +647,11 @@ func (t *txn) flush() error {
 
 // observe records what time has done to the check by at (a missed deadline
 // is a down flip at the deadline, however late it is noticed), then moves
-// the check's next change.
-func (t *txn) observe(r *row, tg *Target, at time.Time) (*Flip, error) {
-	h := tg.holdAt(at)
-	if err := t.maintenance(r, tg, h, at); err != nil {
+// the check's next change. now is when the write happens (at or later):
+// whether a maintenance window holds what it owes is decided as of now.
+func (t *txn) observe(r *row, tg *Target, at, now time.Time) (*Flip, error) {
+	h := tg.holdAt(now)
+	if err := t.maintenance(r, tg, h, now); err != nil {
 		return nil, err
 	}
 	var downSince time.Time // the down an up flip ends began then
@@ -668,10 +669,10 @@ func (t *txn) observe(r *row, tg *Target, at time.Time) (*Flip, error) {
 			return nil, err
 		}
 	}
-	if err := t.notices(r, tg, at, h); err != nil {
+	if err := t.notices(r, tg, now, h); err != nil {
 		return nil, err
 	}
-	t.setNextChange(r, tg, at, h)
+	t.setNextChange(r, tg, now, h)
 	return recorded, nil
 }
 

@@ -1108,6 +1108,46 @@ func Run(t *testing.T, newDSN NewDSN) {
 				t.Fatalf("flips held by %q, want the three flips inside windows named", held)
 			}
 		},
+		"a ping dated before it was noted is held or told as of when it was noted": func(t *testing.T, dsn string) {
+			tg := simple("noted", "ops")
+			tg.Config.Timeout, tg.Config.Grace = 24*time.Hour, time.Hour
+			tg.Maintenance = windows(t, "early", time.Hour, 2*time.Hour, "late", 4*time.Hour, 5*time.Hour)
+			s := open(t, dsn, store.Options{})
+			_, err := s.RecordPing(ctx, tg, ping(monitor.PingSuccess, t0))
+			must(t, err)
+			// Failed just before "early" began, noted inside it: held.
+			p := ping(monitor.PingFail, t0.Add(time.Hour-time.Second))
+			p.Noted = t0.Add(time.Hour + time.Second)
+			rec, err := s.RecordPing(ctx, tg, p)
+			must(t, err)
+			if rec.Flip == nil || rec.Flip.Held != "early" {
+				t.Fatalf("flip %+v, want one held by early", rec.Flip)
+			}
+			_, err = s.Observe(ctx, []store.Target{tg}, t0.Add(2*time.Hour))
+			must(t, err)
+			if got := drain(t, s); !slices.Equal(got, []string{"down to ops"}) {
+				t.Fatalf("at early's end: %v", got)
+			}
+			// Up inside "late", noted after it ended: told at once, and
+			// "late" is not opened again.
+			_, err = s.Observe(ctx, []store.Target{tg}, t0.Add(5*time.Hour))
+			must(t, err)
+			p = ping(monitor.PingSuccess, t0.Add(5*time.Hour-time.Second))
+			p.Noted = t0.Add(5*time.Hour + time.Second)
+			rec, err = s.RecordPing(ctx, tg, p)
+			must(t, err)
+			if rec.Flip == nil || rec.Flip.Held != "" {
+				t.Fatalf("flip %+v, want an up nothing held", rec.Flip)
+			}
+			if got := drain(t, s); !slices.Equal(got, []string{"up to ops"}) {
+				t.Fatalf("after late: %v", got)
+			}
+			c, _, err := s.Check(ctx, tg.UID)
+			must(t, err)
+			if c.Maintenance != "" {
+				t.Fatalf("the row says %q holds it", c.Maintenance)
+			}
+		},
 		"an up held by a window is told at its end to every Channel told of the down": func(t *testing.T, dsn string) {
 			tg := simple("maint-up", "ops")
 			tg.Config.Timeout, tg.Config.Grace = 24*time.Hour, time.Hour
@@ -1131,6 +1171,25 @@ func Run(t *testing.T, newDSN NewDSN) {
 			if got := drain(t, s); !slices.Equal(got, []string{"up to lead", "up to ops"}) {
 				t.Fatalf("at the window's end: %v", got)
 			}
+			// Told of a down, then an up held and a pause inside a window:
+			// the up is still told at the end (an incident is resolved).
+			_, err = s.RecordPing(ctx, tg, ping(monitor.PingFail, t0.Add(70*time.Minute)))
+			must(t, err)
+			if got := drain(t, s); !slices.Equal(got, []string{"down to ops"}) {
+				t.Fatalf("the second down: %v", got)
+			}
+			tg.Maintenance = windows(t, "pause-inside", 90*time.Minute, 100*time.Minute)
+			_, err = s.RecordPing(ctx, tg, ping(monitor.PingSuccess, t0.Add(91*time.Minute)))
+			must(t, err)
+			_, err = s.Pause(ctx, tg, t0.Add(92*time.Minute))
+			must(t, err)
+			_, err = s.Observe(ctx, []store.Target{tg}, t0.Add(100*time.Minute))
+			must(t, err)
+			if got := drain(t, s); !slices.Equal(got, []string{"up to ops"}) {
+				t.Fatalf("an up held, then paused: %v", got)
+			}
+			_, err = s.Resume(ctx, tg, t0.Add(101*time.Minute))
+			must(t, err)
 			// A down and an up inside a window tell nobody anything.
 			tg.Maintenance = windows(t, "later", 2*time.Hour, 3*time.Hour)
 			_, err = s.RecordPing(ctx, tg, ping(monitor.PingFail, t0.Add(2*time.Hour+time.Minute)))
