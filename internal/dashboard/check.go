@@ -150,10 +150,15 @@ func (s *Server) policy(c *v1.Check, obs store.Check, now time.Time) []string {
 	return out
 }
 
+// inZone formats instants in a check's zone, named: "Tue 24 Nov 03:45 Riga
+// time".
+func inZone(tz string) func(time.Time) string {
+	return func(t time.Time) string { return formatIn(t, tz) + " " + zoneName(tz) }
+}
+
 // why says what the check's state means, in the check's own zone.
 func (s *Server) why(c *v1.Check, obs store.Check, view checks.View) string {
-	tz := string(c.Spec.Zone())
-	at := func(t time.Time) string { return formatIn(t, tz) + " " + zoneName(tz) }
+	at := inZone(string(c.Spec.Zone()))
 	cfg, err := s.Checks.Config(c)
 	if err != nil {
 		return "Its schedule is not valid (" + err.Error() + "); kubectl describe shows the condition."
@@ -368,8 +373,7 @@ func (s *Server) pingBody(w http.ResponseWriter, r *http.Request) {
 // notifications, now or next, and what they hold; snoozed reports whether
 // its own snooze is active.
 func (s *Server) maintenance(c *v1.Check, obs store.Check, now time.Time) (lines []string, snoozed bool) {
-	tz := string(c.Spec.Zone())
-	at := func(t time.Time) string { return formatIn(t, tz) + " " + zoneName(tz) }
+	at := inZone(string(c.Spec.Zone()))
 	for _, w := range s.Checks.Windows(c) {
 		span, active := w.At(now)
 		switch {

@@ -31,8 +31,7 @@ func (s *Server) notifications(ctx context.Context, c *v1.Check, obs store.Check
 	if err != nil {
 		return nil, err
 	}
-	tz := string(c.Spec.Zone())
-	return notificationRows(list, obs, hasChannels, func(t time.Time) string { return formatIn(t, tz) + " " + zoneName(tz) }), nil
+	return notificationRows(list, obs, hasChannels, inZone(string(c.Spec.Zone()))), nil
 }
 
 // notificationRows words the notifications, newest first; at formats an

@@ -99,10 +99,8 @@ func (t *txn) tellHeld(r *row, tg *Target, at time.Time) error {
 		}
 		r.alertSince, r.lastNotice, r.escalated = time.Time{}, time.Time{}, false
 	}
-	for _, ch := range channels {
-		if err := t.exec(sqlInsertDelivery, string(r.UID), n, ch, string(DeliveryPending), at.UnixMicro(), r.Namespace); err != nil {
-			return fmt.Errorf("queueing a held notification of %s/%s: %w", r.Namespace, r.Name, err)
-		}
+	if err := t.queue(r, n, at, channels); err != nil {
+		return err
 	}
 	if len(channels) > 0 {
 		t.nNotices++

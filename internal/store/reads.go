@@ -152,25 +152,39 @@ func (s *Store) Notifications(ctx context.Context, uid types.UID, limit int) ([]
 		out[i].Flip = f
 		byN[f.N] = &out[i]
 	}
-	rows, err := s.query(ctx, `SELECT flip_n, channel, state, attempts, next_attempt, last_error FROM deliveries
+	rows, err := s.query(ctx, `SELECT flip_n, `+deliveryColumns+` FROM deliveries
 		WHERE check_uid = ? AND flip_n >= ? ORDER BY flip_n, channel`, string(uid), flips[len(flips)-1].N)
 	if err != nil {
 		return nil, fmt.Errorf("reading deliveries: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		d := Delivery{CheckUID: uid}
-		var state string
-		var next int64
-		if err := rows.Scan(&d.Flip.N, &d.Channel, &state, &d.Attempts, &next, &d.LastError); err != nil {
+		var n int64
+		d, err := scanDelivery(rows, uid, &n)
+		if err != nil {
 			return nil, err
 		}
-		d.State, d.NextAttempt = DeliveryState(state), time.UnixMicro(next).UTC()
-		if n := byN[d.Flip.N]; n != nil {
-			n.Deliveries = append(n.Deliveries, d)
+		if to := byN[n]; to != nil {
+			to.Deliveries = append(to.Deliveries, d)
 		}
 	}
 	return out, rows.Err()
+}
+
+// deliveryColumns are what scanDelivery reads, after any leading ones.
+const deliveryColumns = `channel, state, attempts, next_attempt, last_error`
+
+// scanDelivery reads a delivery of the check selected with
+// deliveryColumns, after the leading columns given (a flip number).
+func scanDelivery(sc interface{ Scan(...any) error }, uid types.UID, lead ...any) (Delivery, error) {
+	d := Delivery{CheckUID: uid}
+	var state string
+	var next int64
+	if err := sc.Scan(append(lead, &d.Channel, &state, &d.Attempts, &next, &d.LastError)...); err != nil {
+		return d, err
+	}
+	d.State, d.NextAttempt = DeliveryState(state), time.UnixMicro(next).UTC()
+	return d, nil
 }
 
 func (s *Store) flips(ctx context.Context, query string, args ...any) ([]Flip, error) {
@@ -324,7 +338,7 @@ func (s *Store) NextDelivery(ctx context.Context) (time.Time, error) {
 
 // Deliveries returns the deliveries of a check's flip n, by channel.
 func (s *Store) Deliveries(ctx context.Context, uid types.UID, flipN int64) (map[string]Delivery, error) {
-	rows, err := s.query(ctx, `SELECT channel, state, attempts, next_attempt, last_error FROM deliveries
+	rows, err := s.query(ctx, `SELECT `+deliveryColumns+` FROM deliveries
 		WHERE check_uid = ? AND flip_n = ?`, string(uid), flipN)
 	if err != nil {
 		return nil, err
@@ -332,13 +346,11 @@ func (s *Store) Deliveries(ctx context.Context, uid types.UID, flipN int64) (map
 	defer rows.Close()
 	out := map[string]Delivery{}
 	for rows.Next() {
-		d := Delivery{CheckUID: uid}
-		var state string
-		var next int64
-		if err := rows.Scan(&d.Channel, &state, &d.Attempts, &next, &d.LastError); err != nil {
+		d, err := scanDelivery(rows, uid)
+		if err != nil {
 			return nil, err
 		}
-		d.State, d.NextAttempt, d.Flip.N = DeliveryState(state), time.UnixMicro(next).UTC(), flipN
+		d.Flip.N = flipN
 		out[d.Channel] = d
 	}
 	return out, rows.Err()

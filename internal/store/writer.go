@@ -744,15 +744,23 @@ func (t *txn) insertFlip(r *row, fl *Flip, channels []string) error {
 		string(fl.Reason), fl.Detail, string(fl.Notice), micros(fl.Since), fl.Held, micros(fl.HeldUntil)); err != nil {
 		return fmt.Errorf("recording a flip of %s/%s: %w", r.Namespace, r.Name, err)
 	}
-	for _, ch := range channels {
-		if err := t.exec(sqlInsertDelivery, string(r.UID), fl.N, ch, string(DeliveryPending), fl.At.UnixMicro(), r.Namespace); err != nil {
-			return fmt.Errorf("queueing a notification of %s/%s: %w", r.Namespace, r.Name, err)
-		}
+	if err := t.queue(r, fl.N, fl.At, channels); err != nil {
+		return err
 	}
 	if fl.Notice == "" {
 		t.flips = append(t.flips, CommittedFlip{Namespace: r.Namespace, Flip: *fl})
 	} else {
 		t.nNotices++
+	}
+	return nil
+}
+
+// queue writes a pending delivery of flip n to each channel, due at.
+func (t *txn) queue(r *row, n int64, at time.Time, channels []string) error {
+	for _, ch := range channels {
+		if err := t.exec(sqlInsertDelivery, string(r.UID), n, ch, string(DeliveryPending), at.UnixMicro(), r.Namespace); err != nil {
+			return fmt.Errorf("queueing a notification of %s/%s: %w", r.Namespace, r.Name, err)
+		}
 	}
 	return nil
 }

@@ -294,6 +294,7 @@ var _ = Describe("The dashboard", Ordered, func() {
 		do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(".policy.maintenance")))
 		Expect(js[bool](ctx, `document.querySelector(".policy.maintenance").scrollWidth <= window.innerWidth`)).To(BeTrue())
 		Expect(js[bool](ctx, `document.querySelector(".snooze-form").scrollWidth <= window.innerWidth`)).To(BeTrue())
+		screenshot(ctx, "check-snoozed-phone")
 		do(ctx, chromedp.EmulateViewport(1280, 900))
 
 		Eventually(func() string {
