@@ -368,6 +368,38 @@ type CheckStatus struct {
 	// it has had, while fewer than spec.recoveryThreshold.
 	// +optional
 	Successes int32 `json:"successes,omitempty"`
+
+	// Coverage says what made this check for a CronJob: the policy, and
+	// which spec fields it and the CronJob's annotations set. Absent on a
+	// check written by hand or through the API.
+	// +optional
+	Coverage *Coverage `json:"coverage,omitempty"`
+}
+
+// Coverage says what made a check for a CronJob and from which fields.
+type Coverage struct {
+	// CronJob is the CronJob the check follows.
+	CronJob string `json:"cronJob"`
+
+	// Policy made the check: "CronJobPolicy/<name>" or
+	// "ClusterCronJobPolicy/<name>". Empty: the CronJob's annotation
+	// monitoring.vigil.dev/check did.
+	// +optional
+	Policy string `json:"policy,omitempty"`
+
+	// PolicyFields are the spec fields the policy sets.
+	// +optional
+	PolicyFields []string `json:"policyFields,omitempty"`
+
+	// AnnotationFields are the spec fields annotations on the CronJob set
+	// (they win over the policy).
+	// +optional
+	AnnotationFields []string `json:"annotationFields,omitempty"`
+
+	// AlsoSelectedBy are other policies of the policy's level that select
+	// the CronJob too: the first by name applies, and this says so.
+	// +optional
+	AlsoSelectedBy []string `json:"alsoSelectedBy,omitempty"`
 }
 
 // Check is a recurring job Vigil monitors. The job reports by calling the
@@ -382,6 +414,7 @@ type CheckStatus struct {
 // +kubebuilder:printcolumn:name="Next Ping",type=string,format=date-time,JSONPath=`.status.nextPing`,description="When the next ping is due (a future time, shown as a timestamp)"
 // +kubebuilder:printcolumn:name="Schedule",type=string,JSONPath=`.spec.schedule`
 // +kubebuilder:printcolumn:name="Timeout",type=integer,JSONPath=`.spec.timeout`
+// +kubebuilder:printcolumn:name="Policy",type=string,JSONPath=`.status.coverage.policy`,description="The CronJobPolicy or ClusterCronJobPolicy that made the check"
 // +kubebuilder:printcolumn:name="Maintenance",type=string,JSONPath=`.status.conditions[?(@.type=="Maintenance")].status`,priority=1,description="True while a MaintenanceWindow holds the check's notifications"
 // +kubebuilder:printcolumn:name="Failures",type=integer,JSONPath=`.status.failures`,priority=1,description="Failed runs in a row (spec.failureThreshold makes the check down)"
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`,priority=1

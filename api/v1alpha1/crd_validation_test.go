@@ -69,9 +69,11 @@ var _ = Describe("the samples in config/samples", func() {
 		panic(err)
 	}
 	files, _ := filepath.Glob(filepath.Join(root, "config", "samples", "*.yaml"))
+	cronJobs, _ := filepath.Glob(filepath.Join(root, "config", "samples", "cronjobs", "*.yaml"))
+	files = append(files, cronJobs...)
 
 	It("are present", func() {
-		Expect(files).To(HaveLen(5))
+		Expect(files).To(HaveLen(10))
 	})
 
 	for _, file := range files {
@@ -276,5 +278,23 @@ var _ = Describe("Check uuid", func() {
 		err := k8sClient.Update(ctx, &c)
 		Expect(apierrors.IsInvalid(err)).To(BeTrue(), "got %v", err)
 		Expect(err.Error()).To(ContainSubstring("uuid is immutable"))
+	})
+})
+
+var _ = Describe("CronJobPolicy validation", func() {
+	DescribeTable("refuses bad defaults with the API server's message",
+		func(spec, message string) {
+			err := apply(newNamespace(), "apiVersion: monitoring.vigil.dev/v1alpha1\nkind: CronJobPolicy\nmetadata: {name: p}\nspec: "+spec+"\n")
+			Expect(err).To(MatchError(ContainSubstring(message)))
+		},
+		Entry("grace too short", `{grace: 10s}`, "grace must be between 1m and 8784h"),
+		Entry("grace not a duration", `{grace: soon}`, "spec.grace"),
+		Entry("maxSuspended too short", `{maxSuspended: 30s}`, "maxSuspended must be between 1m and 8784h"),
+		Entry("all channels and a name", `{channels: ["*", ops]}`, `"*" (all channels) cannot be combined`),
+		Entry("a failure threshold past 100", `{failureThreshold: 200}`, "spec.failureThreshold"),
+	)
+	It("needs a namespace selector on a cluster policy", func() {
+		err := apply("", "apiVersion: monitoring.vigil.dev/v1alpha1\nkind: ClusterCronJobPolicy\nmetadata: {name: no-selector}\nspec: {}\n")
+		Expect(err).To(MatchError(ContainSubstring("namespaceSelector")))
 	})
 })

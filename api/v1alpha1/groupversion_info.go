@@ -27,6 +27,8 @@ func addKnownTypes(s *runtime.Scheme) error {
 		&Check{}, &CheckList{},
 		&Channel{}, &ChannelList{},
 		&MaintenanceWindow{}, &MaintenanceWindowList{},
+		&CronJobPolicy{}, &CronJobPolicyList{},
+		&ClusterCronJobPolicy{}, &ClusterCronJobPolicyList{},
 	)
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil

@@ -49,15 +49,19 @@ func TestProjectFile(t *testing.T) {
 		if got := r.Group + "." + r.Domain; got != GroupVersion.Group || r.Version != GroupVersion.Version {
 			t.Errorf("%s: group %s version %s, want %s", r.Kind, got, r.Version, GroupVersion)
 		}
-		if r.Path != reflect.TypeFor[Check]().PkgPath() || !r.API.Namespaced || r.API.CRDVersion != "v1" {
-			t.Errorf("%s: path %s, namespaced %v, crdVersion %s", r.Kind, r.Path, r.API.Namespaced, r.API.CRDVersion)
+		if r.Path != reflect.TypeFor[Check]().PkgPath() || r.API.CRDVersion != "v1" {
+			t.Errorf("%s: path %s, crdVersion %s", r.Kind, r.Path, r.API.CRDVersion)
 		}
 		crd := filepath.Join("..", "..", "config", "crd", "bases", GroupVersion.Group+"_"+strings.ToLower(r.Kind)+"s.yaml")
-		if _, err := os.Stat(crd); err != nil {
+		text, err := os.ReadFile(crd)
+		if err != nil {
 			crd = strings.TrimSuffix(crd, "ys.yaml") + "ies.yaml"
-			if _, err := os.Stat(crd); err != nil {
+			if text, err = os.ReadFile(crd); err != nil {
 				t.Errorf("%s: no CRD in config/crd/bases", r.Kind)
 			}
+		}
+		if scope := map[bool]string{true: "scope: Namespaced", false: "scope: Cluster"}[r.API.Namespaced]; err == nil && !strings.Contains(string(text), scope) {
+			t.Errorf("%s: PROJECT says namespaced %v, the CRD has not %q", r.Kind, r.API.Namespaced, scope)
 		}
 		listed = append(listed, r.Kind)
 	}

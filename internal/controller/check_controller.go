@@ -65,7 +65,8 @@ func (r *CheckReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		return ctrl.Result{}, err
 	}
 	uuid := checks.UUIDOf(check)
-	verdict := projection.Verdict{Generation: check.Generation, UUID: uuid, PingURL: r.BaseURL + "/ping/" + uuid}
+	verdict := projection.Verdict{Generation: check.Generation, UUID: uuid, PingURL: r.BaseURL + "/ping/" + uuid,
+		Coverage: CoverageOf(check)}
 	// The verdict goes to the projector whatever happens below.
 	defer func() { r.Projector.SetVerdict(check, verdict) }()
 

@@ -2,13 +2,16 @@ package controller
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -16,48 +19,64 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/checks"
+	"github.com/vigil-operator/vigil/internal/coverage"
 	"github.com/vigil-operator/vigil/internal/monitor"
+	"github.com/vigil-operator/vigil/internal/store"
 )
 
-// Annotations on a CronJob that ask Vigil to monitor it.
+// Annotations on a CronJob (internal/coverage has the rest).
 const (
-	// AnnotationCheck "true" gives the CronJob a Check.
-	AnnotationCheck = "monitoring.vigil.dev/check"
+	// AnnotationCheck "true" gives the CronJob a Check; "false" opts it out
+	// of every CronJobPolicy and ClusterCronJobPolicy.
+	AnnotationCheck = coverage.AnnotationCheck
 	// AnnotationGrace is the grace period: seconds ("600") or a duration
 	// ("10m"); default one hour, at least one minute.
-	AnnotationGrace = "monitoring.vigil.dev/grace"
+	AnnotationGrace = coverage.AnnotationGrace
 	// AnnotationChannels assigns Channels: comma-separated object names, or
 	// "*" for all.
-	AnnotationChannels = "monitoring.vigil.dev/channels"
+	AnnotationChannels = coverage.AnnotationChannels
 	// AnnotationTags are the check's tags, space-separated.
-	AnnotationTags = "monitoring.vigil.dev/tags"
+	AnnotationTags = coverage.AnnotationTags
 	// AnnotationName is the check's display name; default the CronJob's.
-	AnnotationName = "monitoring.vigil.dev/name"
+	AnnotationName = coverage.AnnotationName
+	// AnnotationMaxSuspended is how long the CronJob may stay suspended
+	// before its check goes down ("24h").
+	AnnotationMaxSuspended = coverage.AnnotationMaxSuspended
 	// AnnotationLogs "true" lets the tail of a failed pod's log into the
 	// fail ping of every check that follows the CronJob (its own, and any
 	// Check whose spec.cronJobRef names it). Without it a fail ping says
 	// which container failed and how, but no log line: AnnotationCheck
-	// does not imply it (docs/cronjobs.md).
+	// and policies do not imply it (docs/cronjobs.md).
 	AnnotationLogs = "monitoring.vigil.dev/logs"
 
 	// LabelCronJob marks the Check made for a CronJob with its name.
 	LabelCronJob = "monitoring.vigil.dev/cronjob"
-	// annotationPausedBySuspend marks a check this controller paused
-	// because its CronJob is suspended, so it resumes only what it paused.
-	annotationPausedBySuspend = "monitoring.vigil.dev/paused-by-suspend"
-
-	defaultCronJobGrace = time.Hour
+	// AnnotationCoverage, on a Check made for a CronJob, is what made it
+	// (v1.Coverage as JSON): the check controller shows it in the Check's
+	// status, and the next reconcile knows which alert-policy fields a
+	// policy set, to clear the ones it no longer sets.
+	AnnotationCoverage = "monitoring.vigil.dev/coverage"
+	// annotationSuspendedSince marks a check this controller paused
+	// because its CronJob is suspended, with when it saw the suspension,
+	// so it resumes only what it paused and knows how long it has been.
+	annotationSuspendedSince = "monitoring.vigil.dev/paused-by-suspend"
+	// annotationSuspendedAlerted marks a check that went down because its
+	// CronJob stayed suspended past its limit: once per suspension.
+	annotationSuspendedAlerted = "monitoring.vigil.dev/suspended-alerted"
 )
 
-// CronJobReconciler keeps a Check for every CronJob annotated
-// monitoring.vigil.dev/check: "true": schedule and time zone copied from the
-// CronJob, grace, channels and tags from annotations, owned by the CronJob
-// (deleted with it), removed when the annotation goes, and paused while the
-// CronJob is suspended.
+// CronJobReconciler keeps a Check for every CronJob that a CronJobPolicy,
+// a ClusterCronJobPolicy or the annotation monitoring.vigil.dev/check:
+// "true" covers (internal/coverage decides): schedule and time zone copied
+// from the CronJob, the rest from policy and annotations, owned by the
+// CronJob (deleted with it), removed when nothing covers it any more, and
+// paused while the CronJob is suspended (down if that lasts too long).
 type CronJobReconciler struct {
 	client.Client
 	Clock clock.PassiveClock
@@ -67,6 +86,9 @@ type CronJobReconciler struct {
 	// Checks writes the Checks it keeps, and pauses and resumes them while
 	// their CronJob is suspended.
 	Checks *checks.Door
+	// ClusterPolicies: ClusterCronJobPolicies apply (the manager watches
+	// every namespace; namespaces are read for their labels).
+	ClusterPolicies bool
 }
 
 // Reconcile brings the CronJob's Check in step with the CronJob.
@@ -80,7 +102,11 @@ func (r *CronJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if cj.Annotations[AnnotationCheck] != "true" {
+	decision, err := r.decide(ctx, cj)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !decision.Covered {
 		if existing == nil {
 			return ctrl.Result{}, nil
 		}
@@ -88,7 +114,7 @@ func (r *CronJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	}
 
 	desired := func(c *v1.Check) error {
-		r.desired(cj, c)
+		r.desired(cj, decision, c)
 		return controllerutil.SetControllerReference(cj, c, r.Scheme())
 	}
 	check := existing
@@ -106,7 +132,16 @@ func (r *CronJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			return ctrl.Result{}, err
 		}
 	}
-	return ctrl.Result{}, r.followSuspend(ctx, cj, check)
+	return r.followSuspend(ctx, cj, check, decision.Settings.MaxSuspended)
+}
+
+// decide reads the policies that could cover the CronJob from the cache.
+func (r *CronJobReconciler) decide(ctx context.Context, cj *batchv1.CronJob) (coverage.Decision, error) {
+	in, err := readPolicies(ctx, r.Client, cj.Namespace, r.ClusterPolicies)
+	if err != nil {
+		return coverage.Decision{}, err
+	}
+	return coverage.Decide(in.cronJob(cj), in.namespaced, in.cluster), nil
 }
 
 // CheckNameForCronJob is the name of the Check made for a CronJob.
@@ -132,9 +167,10 @@ func (r *CronJobReconciler) ownedCheck(ctx context.Context, cj *batchv1.CronJob)
 	return nil, nil
 }
 
-// desired writes what the CronJob says into the check, leaving everything
-// else (the UUID, fields set by hand) alone.
-func (r *CronJobReconciler) desired(cj *batchv1.CronJob, c *v1.Check) {
+// desired writes what the CronJob, its policy and its annotations say
+// into the check, leaving everything else (the UUID, fields set by hand,
+// alert-policy fields no policy sets) alone.
+func (r *CronJobReconciler) desired(cj *batchv1.CronJob, d coverage.Decision, c *v1.Check) {
 	if c.Labels == nil {
 		c.Labels = map[string]string{}
 	}
@@ -149,19 +185,43 @@ func (r *CronJobReconciler) desired(cj *batchv1.CronJob, c *v1.Check) {
 		tz = "UTC"
 	}
 	c.Spec.TZ = v1.TimeZone(tz)
-	c.Spec.Grace = int64(parseGrace(cj.Annotations[AnnotationGrace]) / time.Second)
-	c.Spec.Name = cj.Annotations[AnnotationName]
-	if c.Spec.Name == "" {
-		c.Spec.Name = cj.Name
-	}
-	c.Spec.Tags = strings.Join(strings.Fields(cj.Annotations[AnnotationTags]), " ")
-	c.Spec.Channels = nil
-	for _, ch := range strings.Split(cj.Annotations[AnnotationChannels], ",") {
-		if ch = strings.TrimSpace(ch); ch != "" {
-			c.Spec.Channels = append(c.Spec.Channels, ch)
-		}
-	}
+	s := d.Settings
+	c.Spec.Name = s.Name
+	c.Spec.Grace = int64(s.Grace / time.Second)
+	c.Spec.Tags = s.Tags
+	c.Spec.Channels = s.Channels
 	c.Spec.CronJobRef = &v1.LocalObjectReference{Name: cj.Name}
+	was := CoverageOf(c)
+	var owned []string
+	if was != nil {
+		owned = was.PolicyFields
+	}
+	coverage.ApplyAlert(&c.Spec.AlertPolicy, &s.Alert, owned)
+
+	now := &v1.Coverage{CronJob: cj.Name, PolicyFields: s.PolicyFields, AnnotationFields: s.AnnotationFields,
+		AlsoSelectedBy: d.AlsoSelectedBy}
+	if d.Policy != nil {
+		now.Policy = d.Policy.Ref()
+	}
+	text, _ := json.Marshal(now)
+	if c.Annotations == nil {
+		c.Annotations = map[string]string{}
+	}
+	c.Annotations[AnnotationCoverage] = string(text)
+}
+
+// CoverageOf reads what made a Check for a CronJob from its annotation;
+// nil when none did (or the annotation is not this controller's JSON).
+func CoverageOf(c *v1.Check) *v1.Coverage {
+	text, ok := c.Annotations[AnnotationCoverage]
+	if !ok || len(text) > 4096 {
+		return nil
+	}
+	var cov v1.Coverage
+	if json.Unmarshal([]byte(text), &cov) != nil || cov.CronJob == "" {
+		return nil
+	}
+	return &cov
 }
 
 // cronJobSchedule turns the macros Kubernetes accepts into the five-field
@@ -182,90 +242,189 @@ func cronJobSchedule(s string) string {
 	return s
 }
 
-// parseGrace reads the grace annotation; anything unreadable is the
-// default, and the result is within the API's 1 minute .. 365 days.
-func parseGrace(s string) time.Duration {
-	s = strings.TrimSpace(s)
-	d := defaultCronJobGrace
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
-		d = time.Duration(n) * time.Second
-	} else if v, err := time.ParseDuration(s); err == nil {
-		d = v
-	}
-	return min(max(d, time.Minute), 365*24*time.Hour).Truncate(time.Second)
-}
-
 // followSuspend pauses the check while the CronJob is suspended and
-// resumes it, if it paused it, when the CronJob is resumed. Pausing is
-// observed state: it goes to the ping store, and an annotation on the
-// check remembers who paused it.
+// resumes it, if it paused it, when the CronJob is resumed. A suspension
+// longer than maxSuspended (0: no limit) resumes the check with a failure
+// that says so, once per suspension. Pausing is observed state: it goes to
+// the ping store, and annotations on the check remember who paused it,
+// since when, and whether it alerted.
 //
 // The store and the API server cannot be written in one transaction, so
 // the annotation is written before the pause and removed after the resume:
 // whichever write fails, the next reconcile finds a state it can finish
 // from. (Written after the pause, a lost annotation would leave a paused
-// check that nothing ever resumes.)
-func (r *CronJobReconciler) followSuspend(ctx context.Context, cj *batchv1.CronJob, c *v1.Check) error {
+// check that nothing ever resumes.) The alert's failure is recorded once
+// per suspension under one run id, so a retry does not repeat it.
+func (r *CronJobReconciler) followSuspend(ctx context.Context, cj *batchv1.CronJob, c *v1.Check, maxSuspended time.Duration) (ctrl.Result, error) {
 	suspended := cj.Spec.Suspend != nil && *cj.Spec.Suspend
 	if _, err := r.Checks.Config(c); err != nil {
 		// A schedule Vigil cannot read: the check controller reports it on
 		// the check, and pausing it would change nothing.
-		return nil //nolint:nilerr // reported elsewhere
+		return ctrl.Result{}, nil //nolint:nilerr // reported elsewhere
 	}
 	obs, err := r.Checks.Observed(ctx, c)
 	if err != nil {
-		return err
+		return ctrl.Result{}, err
 	}
-	paused := r.Checks.View(c, obs, r.Clock.Now()).Status == monitor.StatusPaused
-	marked := c.Annotations[annotationPausedBySuspend] == "true"
+	now := r.Clock.Now()
+	paused := r.Checks.View(c, obs, now).Status == monitor.StatusPaused
+	mark, marked := c.Annotations[annotationSuspendedSince]
 	switch {
-	case suspended && !paused:
-		if c, err = r.markPausedBySuspend(ctx, c, true); err != nil {
-			return err
+	case suspended && !marked:
+		if paused {
+			// Paused by hand before the suspension: it stays paused after
+			// it, and its pause is not this controller's to time.
+			return ctrl.Result{}, nil
 		}
-		_, err = r.Checks.Pause(ctx, c)
-		return err
-	case !suspended && marked:
+		if c, err = r.annotate(ctx, c, annotationSuspendedSince, now.UTC().Format(time.RFC3339)); err != nil {
+			return ctrl.Result{}, err
+		}
+		if _, err = r.Checks.Pause(ctx, c); err != nil {
+			return ctrl.Result{}, err
+		}
+		return requeueAt(now, now, maxSuspended), nil
+	case suspended:
+		since, err := time.Parse(time.RFC3339, mark)
+		if err != nil {
+			// Marked by an earlier version ("true"): the suspension is
+			// timed from now.
+			_, err = r.annotate(ctx, c, annotationSuspendedSince, now.UTC().Format(time.RFC3339))
+			return requeueAt(now, now, maxSuspended), err
+		}
+		if maxSuspended <= 0 || c.Annotations[annotationSuspendedAlerted] != "" {
+			return ctrl.Result{}, nil
+		}
+		if now.Before(since.Add(maxSuspended)) {
+			return requeueAt(now, since, maxSuspended), nil
+		}
+		return ctrl.Result{}, r.alertSuspended(ctx, cj, c, since, maxSuspended, paused)
+	case marked:
 		if paused {
 			_, err = r.Checks.Resume(ctx, c)
 			if err != nil && !errors.Is(err, monitor.ErrNotPaused) {
-				return err
+				return ctrl.Result{}, err
 			}
 		}
-		_, err = r.markPausedBySuspend(ctx, c, false)
-		return err
+		if c, err = r.annotate(ctx, c, annotationSuspendedAlerted, ""); err != nil {
+			return ctrl.Result{}, err
+		}
+		_, err = r.annotate(ctx, c, annotationSuspendedSince, "")
+		return ctrl.Result{}, err
 	}
-	// Suspended and paused (by this controller, or by hand before the
-	// suspension: then it stays paused after it), or running and not ours.
-	return nil
+	// Running, and not paused by this controller.
+	return ctrl.Result{}, nil
 }
 
-// markPausedBySuspend sets or removes the annotation that says this
-// controller paused the check.
-func (r *CronJobReconciler) markPausedBySuspend(ctx context.Context, c *v1.Check, mark bool) (*v1.Check, error) {
+// requeueAt asks to be back when a suspension that began at since reaches
+// its limit (none without one).
+func requeueAt(now, since time.Time, limit time.Duration) ctrl.Result {
+	if limit <= 0 {
+		return ctrl.Result{}
+	}
+	return ctrl.Result{RequeueAfter: max(since.Add(limit).Sub(now), time.Second)}
+}
+
+// alertSuspended takes a check out of its pause with a failure: the
+// CronJob has been suspended since since, longer than limit.
+func (r *CronJobReconciler) alertSuspended(ctx context.Context, cj *batchv1.CronJob, c *v1.Check, since time.Time, limit time.Duration, paused bool) error {
+	if paused {
+		if _, err := r.Checks.Resume(ctx, c); err != nil && !errors.Is(err, monitor.ErrNotPaused) {
+			return err
+		}
+	}
+	rid := uuid.NewSHA1(uuid.NameSpaceOID, []byte(string(cj.UID)+"/suspended/"+since.UTC().Format(time.RFC3339))).String()
+	seen, _, err := r.Checks.RunKinds(ctx, c, rid)
+	if err != nil {
+		return err
+	}
+	if !seen[monitor.PingFail] {
+		body := fmt.Sprintf("CronJob %s has been suspended since %s, longer than its limit of %s (%s), so none of its runs happen. "+
+			"Resume it with: kubectl patch cronjob %s -n %s -p '{\"spec\":{\"suspend\":false}}'",
+			cj.Name, since.UTC().Format(time.RFC3339), limit, maxSuspendedSource(c), cj.Name, cj.Namespace)
+		_, err := r.Checks.RecordPing(ctx, c, store.Ping{Kind: monitor.PingFail, At: r.Clock.Now(), RID: rid, Body: []byte(body),
+			Scheme: "kubernetes", UA: cronJobPingUA, Method: "CRONJOB"})
+		if err != nil {
+			return fmt.Errorf("recording the suspension of CronJob %s: %w", cj.Name, err)
+		}
+	}
+	_, err = r.annotate(ctx, c, annotationSuspendedAlerted, "true")
+	return err
+}
+
+// maxSuspendedSource says where a check's suspension limit comes from.
+func maxSuspendedSource(c *v1.Check) string {
+	if cov := CoverageOf(c); cov != nil && cov.Policy != "" && slices.Contains(cov.PolicyFields, "maxSuspended") {
+		return "maxSuspended of " + cov.Policy
+	}
+	return "annotation " + AnnotationMaxSuspended
+}
+
+// cronJobPingUA is the user agent of the pings about a CronJob itself.
+const cronJobPingUA = "vigil (Kubernetes CronJob)"
+
+// annotate sets an annotation on the check, or removes it when value is
+// empty.
+func (r *CronJobReconciler) annotate(ctx context.Context, c *v1.Check, key, value string) (*v1.Check, error) {
 	return r.Checks.Update(ctx, c, func(c *v1.Check) error {
-		if !mark {
-			delete(c.Annotations, annotationPausedBySuspend)
+		if value == "" {
+			delete(c.Annotations, key)
 			return nil
 		}
 		if c.Annotations == nil {
 			c.Annotations = map[string]string{}
 		}
-		c.Annotations[annotationPausedBySuspend] = "true"
+		c.Annotations[key] = value
 		return nil
 	})
 }
 
-// SetupWithManager registers the reconciler: CronJobs, and the Checks they
-// own.
+// SetupWithManager registers the reconciler: CronJobs, the Checks they
+// own, and what decides whether they are covered (policies, and
+// namespaces' labels for cluster policies).
 func (r *CronJobReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("cronjob").
 		For(&batchv1.CronJob{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		// A check's status changes with every ping; only a change to its
 		// spec (or its deletion) can take it out of step with the CronJob.
 		Owns(&v1.Check{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WithOptions(controller.Options{RecoverPanic: ptr(true)}).
-		Complete(r)
+		Watches(&v1.CronJobPolicy{}, handler.EnqueueRequestsFromMapFunc(r.namespaceCronJobs),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		WithOptions(controller.Options{RecoverPanic: ptr(true)})
+	if r.ClusterPolicies {
+		b = b.Watches(&v1.ClusterCronJobPolicy{}, handler.EnqueueRequestsFromMapFunc(r.allCronJobs),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+			WatchesMetadata(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.namespaceCronJobs),
+				builder.WithPredicates(predicate.LabelChangedPredicate{}))
+	}
+	return b.Complete(r)
+}
+
+// namespaceCronJobs are the CronJobs of a policy's namespace (or of a
+// namespace).
+func (r *CronJobReconciler) namespaceCronJobs(ctx context.Context, o client.Object) []reconcile.Request {
+	ns := o.GetNamespace()
+	if ns == "" {
+		ns = o.GetName() // a Namespace
+	}
+	return r.cronJobs(ctx, client.InNamespace(ns))
+}
+
+// allCronJobs are every CronJob the manager watches: a cluster policy
+// changed.
+func (r *CronJobReconciler) allCronJobs(ctx context.Context, _ client.Object) []reconcile.Request {
+	return r.cronJobs(ctx)
+}
+
+func (r *CronJobReconciler) cronJobs(ctx context.Context, opts ...client.ListOption) []reconcile.Request {
+	var list batchv1.CronJobList
+	if err := r.List(ctx, &list, opts...); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for _, cj := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&cj)})
+	}
+	return out
 }

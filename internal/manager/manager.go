@@ -468,10 +468,19 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 // setupCronJobs adds the CronJob feature: a Check for every annotated
 // CronJob, and pings from its Jobs (permissions: internal/rbac/cronjobs).
 func setupCronJobs(mgr ctrl.Manager, cfg *rest.Config, opts Options, door *checks.Door) error {
+	// Cluster policies select namespaces by label: only a manager that
+	// watches every namespace (and may list them) applies them.
+	clusterPolicies := len(opts.Namespaces) == 0
 	if err := (&controller.CronJobReconciler{
 		Client: mgr.GetClient(), Clock: opts.Clock, DefaultTimeZone: opts.CronJobTimeZone, Checks: door,
+		ClusterPolicies: clusterPolicies,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the CronJob controller: %w", err)
+	}
+	if err := (&controller.CronJobPolicyReconciler{
+		Client: mgr.GetClient(), ClusterPolicies: clusterPolicies,
+	}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the CronJobPolicy controller: %w", err)
 	}
 	logs := opts.PodLogs
 	if logs == nil {

@@ -62,6 +62,8 @@ type Verdict struct {
 	// Retrying, when set, is a transient error the controller retries:
 	// Reconciling is True with it, and the generation is not yet observed.
 	Retrying string
+	// Coverage is what made the check for a CronJob, if anything did.
+	Coverage *v1.Coverage
 }
 
 // Projector writes Check status.
@@ -134,7 +136,7 @@ func (p *Projector) SetVerdict(c *v1.Check, v Verdict) {
 	p.byName[key] = c.UID
 	old, had := p.verdicts[c.UID]
 	p.verdicts[c.UID] = v
-	if !had || old != v {
+	if !had || !equality.Semantic.DeepEqual(old, v) {
 		p.markLocked(c.UID, client.ObjectKeyFromObject(c), true)
 	}
 	p.mu.Unlock()
@@ -390,7 +392,7 @@ func (p *Projector) projectFrom(ctx context.Context, r client.Reader, uid types.
 // applyVerdict writes the controller's verdict into st and returns the
 // generation the conditions are about.
 func (p *Projector) applyVerdict(st *v1.CheckStatus, v Verdict, now time.Time) int64 {
-	st.UUID, st.PingURL = v.UUID, v.PingURL
+	st.UUID, st.PingURL, st.Coverage = v.UUID, v.PingURL, v.Coverage
 	gen := v.Generation
 	if v.Retrying != "" {
 		setCondition(st, metav1.Condition{Type: v1.ConditionReconciling, Status: metav1.ConditionTrue,

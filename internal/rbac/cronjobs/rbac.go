@@ -26,3 +26,12 @@ package cronjobs
 // "true" (docs/cronjobs.md).
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list
 // +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
+
+// CronJobPolicies and ClusterCronJobPolicies decide which CronJobs get a
+// Check without an annotation; their status says how many and which ones
+// two policies select. A cluster policy selects namespaces by label, so
+// namespaces are watched (their metadata only). With --namespaces the
+// manager applies no cluster policy and watches no namespace.
+// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=cronjobpolicies;clustercronjobpolicies,verbs=get;list;watch
+// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=cronjobpolicies/status;clustercronjobpolicies/status,verbs=update
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=list;watch

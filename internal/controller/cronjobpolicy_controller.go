@@ -1,0 +1,276 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/coverage"
+)
+
+// policyInputs are the policies that could cover the CronJobs of one
+// namespace, and the namespace's labels, as the cache holds them.
+type policyInputs struct {
+	namespace       string
+	namespaceLabels map[string]string
+	namespaced      []coverage.Policy
+	cluster         []coverage.Policy
+}
+
+// readPolicies reads the policies of a namespace, and the cluster's when
+// they apply. A policy whose selector does not parse covers nothing (its
+// Ready condition says why).
+func readPolicies(ctx context.Context, c client.Reader, namespace string, cluster bool) (policyInputs, error) {
+	in := policyInputs{namespace: namespace}
+	var own v1.CronJobPolicyList
+	if err := c.List(ctx, &own, client.InNamespace(namespace)); err != nil {
+		return in, err
+	}
+	for i := range own.Items {
+		if p, err := coverage.Namespaced(&own.Items[i]); err == nil {
+			in.namespaced = append(in.namespaced, p)
+		}
+	}
+	if !cluster {
+		return in, nil
+	}
+	var all v1.ClusterCronJobPolicyList
+	if err := c.List(ctx, &all); err != nil {
+		return in, err
+	}
+	for i := range all.Items {
+		if p, err := coverage.Cluster(&all.Items[i]); err == nil {
+			in.cluster = append(in.cluster, p)
+		}
+	}
+	if len(in.cluster) > 0 {
+		ns := namespaceMeta()
+		if err := c.Get(ctx, client.ObjectKey{Name: namespace}, ns); err != nil {
+			return in, client.IgnoreNotFound(err)
+		}
+		in.namespaceLabels = ns.Labels
+	}
+	return in, nil
+}
+
+// namespaceMeta is a Namespace's metadata: the cache keeps no more of
+// namespaces than that.
+func namespaceMeta() *metav1.PartialObjectMetadata {
+	ns := &metav1.PartialObjectMetadata{}
+	ns.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Namespace"))
+	return ns
+}
+
+// cronJob is what the decision reads of a CronJob of the namespace.
+func (in policyInputs) cronJob(cj *batchv1.CronJob) coverage.CronJob {
+	return coverage.CronJob{Namespace: cj.Namespace, Name: cj.Name, Labels: cj.Labels, Annotations: cj.Annotations,
+		NamespaceLabels: in.namespaceLabels}
+}
+
+// CronJobPolicyReconciler writes the status of CronJobPolicies and
+// ClusterCronJobPolicies: how many CronJobs each gives a Check, and the
+// CronJobs another policy of its level also selects. (The Checks
+// themselves are the CronJob controller's.) A request without a namespace
+// is a ClusterCronJobPolicy's.
+type CronJobPolicyReconciler struct {
+	client.Client
+	// ClusterPolicies: ClusterCronJobPolicies apply.
+	ClusterPolicies bool
+}
+
+// maxConflicts bounds the conflicts a policy's status lists.
+const maxConflicts = 20
+
+// Reconcile writes one policy's status.
+func (r *CronJobPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	if req.Namespace != "" {
+		p := &v1.CronJobPolicy{}
+		if err := r.Get(ctx, req.NamespacedName, p); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+		before := p.DeepCopy()
+		compiled, err := coverage.Namespaced(p)
+		if err := r.tally(ctx, &p.Status, p.Generation, compiled, err, []string{p.Namespace}); err != nil {
+			return ctrl.Result{}, err
+		}
+		if equality.Semantic.DeepEqual(before.Status, p.Status) {
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(r.Status().Update(ctx, p))
+	}
+	p := &v1.ClusterCronJobPolicy{}
+	if err := r.Get(ctx, req.NamespacedName, p); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	before := p.DeepCopy()
+	compiled, err := coverage.Cluster(p)
+	var namespaces []string
+	if err == nil && r.ClusterPolicies {
+		var list metav1.PartialObjectMetadataList
+		list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NamespaceList"))
+		if err := r.List(ctx, &list); err != nil {
+			return ctrl.Result{}, err
+		}
+		for _, ns := range list.Items {
+			if compiled.Namespaces.Matches(labels.Set(ns.Labels)) {
+				namespaces = append(namespaces, ns.Name)
+			}
+		}
+	} else if err == nil {
+		err = fmt.Errorf("the manager watches only some namespaces (--namespaces), so cluster policies do not apply")
+	}
+	if err := r.tally(ctx, &p.Status, p.Generation, compiled, err, namespaces); err != nil {
+		return ctrl.Result{}, err
+	}
+	if equality.Semantic.DeepEqual(before.Status, p.Status) {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, client.IgnoreNotFound(r.Status().Update(ctx, p))
+}
+
+// tally fills a policy's status: the CronJobs of the namespaces it covers,
+// and its conflicts. invalid is why the policy cannot apply.
+func (r *CronJobPolicyReconciler) tally(ctx context.Context, st *v1.CronJobPolicyStatus, gen int64, p coverage.Policy, invalid error, namespaces []string) error {
+	st.ObservedGeneration, st.CronJobs, st.Conflicts = gen, 0, nil
+	ready := metav1.Condition{Type: v1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1.ReasonPolicyApplied, ObservedGeneration: gen}
+	if invalid != nil {
+		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, v1.ReasonInvalidSpec, invalid.Error()+"; the policy covers nothing"
+		meta.SetStatusCondition(&st.Conditions, ready)
+		meta.RemoveStatusCondition(&st.Conditions, v1.ConditionConflicting)
+		return nil
+	}
+	conflicts := 0
+	for _, ns := range namespaces {
+		in, err := readPolicies(ctx, r.Client, ns, r.ClusterPolicies)
+		if err != nil {
+			return err
+		}
+		var cronJobs batchv1.CronJobList
+		if err := r.List(ctx, &cronJobs, client.InNamespace(ns)); err != nil {
+			return err
+		}
+		for i := range cronJobs.Items {
+			cj := in.cronJob(&cronJobs.Items[i])
+			if !p.Selects(cj) {
+				continue
+			}
+			d := coverage.Decide(cj, in.namespaced, in.cluster)
+			if d.Policy == nil || d.Policy.Kind != p.Kind {
+				continue // opted out, or a namespace's own policy applies
+			}
+			if d.Policy.Name == p.Name {
+				st.CronJobs++
+			}
+			if others := otherPolicies(d, p); len(others) > 0 {
+				conflicts++
+				if len(st.Conflicts) < maxConflicts {
+					name := cj.Name
+					if p.Kind == coverage.KindCluster {
+						name = cj.Namespace + "/" + cj.Name
+					}
+					st.Conflicts = append(st.Conflicts, fmt.Sprintf("%s: also selected by %s; %s applies",
+						name, strings.Join(others, ", "), d.Policy.Ref()))
+				}
+			}
+		}
+	}
+	ready.Message = fmt.Sprintf("The policy gives %d CronJob(s) a Check", st.CronJobs)
+	meta.SetStatusCondition(&st.Conditions, ready)
+	conflicting := metav1.Condition{Type: v1.ConditionConflicting, Status: metav1.ConditionFalse, Reason: v1.ReasonNoConflict,
+		Message: "No other policy of its level selects its CronJobs", ObservedGeneration: gen}
+	if conflicts > 0 {
+		conflicting.Status, conflicting.Reason = metav1.ConditionTrue, v1.ReasonSelectedTwice
+		conflicting.Message = fmt.Sprintf("%d CronJob(s) it selects are selected by another %s too; the first policy by name applies (status.conflicts)",
+			conflicts, p.Kind)
+	}
+	meta.SetStatusCondition(&st.Conditions, conflicting)
+	return nil
+}
+
+// otherPolicies are the policies of p's level that select a CronJob with
+// p, as the decision names them; none when p is alone.
+func otherPolicies(d coverage.Decision, p coverage.Policy) []string {
+	all := append([]string{d.Policy.Ref()}, d.AlsoSelectedBy...)
+	if len(all) < 2 {
+		return nil
+	}
+	return slices.DeleteFunc(all, func(ref string) bool { return ref == p.Ref() })
+}
+
+// SetupWithManager registers the reconciler: the policies, the CronJobs
+// they may select, and (for cluster policies) namespaces' labels.
+func (r *CronJobPolicyReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	b := ctrl.NewControllerManagedBy(mgr).
+		Named("cronjobpolicy").
+		// A policy's change changes the others of its namespace (their
+		// conflicts) and the cluster's (a namespace's own policy takes its
+		// CronJobs from them).
+		Watches(&v1.CronJobPolicy{}, handler.EnqueueRequestsFromMapFunc(r.namespaceAndClusterPolicies),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&batchv1.CronJob{}, handler.EnqueueRequestsFromMapFunc(r.namespaceAndClusterPolicies),
+			builder.WithPredicates(coverageChanged())).
+		WithOptions(controller.Options{RecoverPanic: ptr(true)})
+	if r.ClusterPolicies {
+		b = b.Watches(&v1.ClusterCronJobPolicy{}, handler.EnqueueRequestsFromMapFunc(r.clusterPolicies),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+			WatchesMetadata(&corev1.Namespace{}, handler.EnqueueRequestsFromMapFunc(r.clusterPolicies),
+				builder.WithPredicates(predicate.LabelChangedPredicate{}))
+	}
+	return b.Complete(r)
+}
+
+// coverageChanged passes the CronJob events that can change what covers
+// it: creation, deletion, and its labels or annotations.
+func coverageChanged() predicate.Predicate {
+	return predicate.Or(predicate.LabelChangedPredicate{}, predicate.AnnotationChangedPredicate{},
+		predicate.Funcs{UpdateFunc: func(e event.UpdateEvent) bool { return false }})
+}
+
+// namespaceAndClusterPolicies are the policies of an object's namespace
+// and the cluster's.
+func (r *CronJobPolicyReconciler) namespaceAndClusterPolicies(ctx context.Context, o client.Object) []reconcile.Request {
+	var list v1.CronJobPolicyList
+	if err := r.List(ctx, &list, client.InNamespace(o.GetNamespace())); err != nil {
+		return nil
+	}
+	out := r.clusterPolicies(ctx, o)
+	for _, p := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: p.Namespace, Name: p.Name}})
+	}
+	return out
+}
+
+// clusterPolicies are every ClusterCronJobPolicy (none when they do not
+// apply).
+func (r *CronJobPolicyReconciler) clusterPolicies(ctx context.Context, _ client.Object) []reconcile.Request {
+	if !r.ClusterPolicies {
+		return nil
+	}
+	var list v1.ClusterCronJobPolicyList
+	if err := r.List(ctx, &list); err != nil {
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for _, p := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: types.NamespacedName{Name: p.Name}})
+	}
+	return out
+}
