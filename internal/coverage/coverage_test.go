@@ -71,7 +71,7 @@ func TestDecide(t *testing.T) {
 		{name: "a selector that does not match", namespaced: []Policy{onlyBatch},
 			cj: CronJob{Namespace: "team", Name: "a", Labels: map[string]string{"kind": "web"}}},
 		{name: "annotations win field by field", namespaced: []Policy{all}, covered: true, policy: "CronJobPolicy/all",
-			cj: CronJob{Namespace: "team", Name: "a", Annotations: map[string]string{AnnotationChannels: "pager, ops", AnnotationGrace: "2m"}},
+			cj:    CronJob{Namespace: "team", Name: "a", Annotations: map[string]string{AnnotationChannels: "pager, ops", AnnotationGrace: "2m"}},
 			grace: 2 * time.Minute, channels: []string{"pager", "ops"}, tags: "nightly prod",
 			policyF: []string{"tags"}, annotated: []string{"grace", "channels"}},
 		{name: "two of one level: the first by name, the other named", namespaced: []Policy{zBatch, all, onlyBatch},
