@@ -44,6 +44,13 @@ type CronJobDefaults struct {
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m') && duration(self) <= duration('8784h')",message="maxSuspended must be between 1m and 8784h (366 days)"
 	MaxSuspended *metav1.Duration `json:"maxSuspended,omitempty"`
 
+	// AlertOnOverlap makes a run that starts while an earlier run of the
+	// same CronJob still runs (concurrencyPolicy Allow) a failure of the
+	// check, once per run. Unset, overlapping runs show in the ping log
+	// under their own run ids and alert nothing.
+	// +optional
+	AlertOnOverlap bool `json:"alertOnOverlap,omitempty"`
+
 	// The alert policy of the checks (docs/alerting.md).
 	AlertPolicy `json:",inline"`
 }

@@ -48,6 +48,8 @@ const (
 	// AnnotationMaxSuspended is how long the CronJob may stay suspended
 	// before its check goes down ("24h").
 	AnnotationMaxSuspended = coverage.AnnotationMaxSuspended
+	// AnnotationAlertOnOverlap "true" makes runs that overlap a failure.
+	AnnotationAlertOnOverlap = coverage.AnnotationAlertOnOverlap
 	// AnnotationLogs "true" lets the tail of a failed pod's log into the
 	// fail ping of every check that follows the CronJob (its own, and any
 	// Check whose spec.cronJobRef names it). Without it a fail ping says
@@ -107,10 +109,14 @@ func (r *CronJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		return ctrl.Result{}, err
 	}
 	if !decision.Covered {
-		if existing == nil {
-			return ctrl.Result{}, nil
+		if existing != nil {
+			if err := r.Checks.Delete(ctx, existing); err != nil {
+				return ctrl.Result{}, err
+			}
 		}
-		return ctrl.Result{}, r.Checks.Delete(ctx, existing)
+		// Checks written by hand may follow it (spec.cronJobRef).
+		next, err := r.watchRuns(ctx, cj, false)
+		return ctrl.Result{RequeueAfter: next}, err
 	}
 
 	desired := func(c *v1.Check) error {
@@ -132,7 +138,15 @@ func (r *CronJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			return ctrl.Result{}, err
 		}
 	}
-	return r.followSuspend(ctx, cj, check, decision.Settings.MaxSuspended)
+	res, err := r.followSuspend(ctx, cj, check, decision.Settings.MaxSuspended)
+	if err != nil {
+		return res, err
+	}
+	next, err := r.watchRuns(ctx, cj, decision.Settings.AlertOnOverlap)
+	if next > 0 && (res.RequeueAfter == 0 || next < res.RequeueAfter) {
+		res.RequeueAfter = next
+	}
+	return res, err
 }
 
 // decide reads the policies that could cover the CronJob from the cache.
@@ -177,14 +191,7 @@ func (r *CronJobReconciler) desired(cj *batchv1.CronJob, d coverage.Decision, c 
 	c.Labels[LabelCronJob] = cj.Name
 	schedule := cronJobSchedule(cj.Spec.Schedule)
 	c.Spec.Schedule, c.Spec.Timeout = &schedule, nil
-	tz := r.DefaultTimeZone
-	if cj.Spec.TimeZone != nil && *cj.Spec.TimeZone != "" {
-		tz = *cj.Spec.TimeZone
-	}
-	if tz == "" {
-		tz = "UTC"
-	}
-	c.Spec.TZ = v1.TimeZone(tz)
+	c.Spec.TZ = v1.TimeZone(r.zone(cj))
 	s := d.Settings
 	c.Spec.Name = s.Name
 	c.Spec.Grace = int64(s.Grace / time.Second)
@@ -385,7 +392,8 @@ func (r *CronJobReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	b := ctrl.NewControllerManagedBy(mgr).
 		Named("cronjob").
 		For(&batchv1.CronJob{}, builder.WithPredicates(predicate.Or(
-			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
+			predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, predicate.LabelChangedPredicate{},
+			runsChanged()))).
 		// A check's status changes with every ping; only a change to its
 		// spec (or its deletion) can take it out of step with the CronJob.
 		Owns(&v1.Check{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).

@@ -155,7 +155,7 @@ func (r *CronJobPolicyReconciler) tally(ctx context.Context, st *v1.CronJobPolic
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, v1.ReasonInvalidSpec, invalid.Error()+"; the policy covers nothing"
 		meta.SetStatusCondition(&st.Conditions, ready)
 		meta.RemoveStatusCondition(&st.Conditions, v1.ConditionConflicting)
-		return nil
+		return nil //nolint:nilerr // the spec's error is the status, not the reconcile's
 	}
 	conflicts := 0
 	for _, ns := range namespaces {

@@ -3,13 +3,17 @@ package controller
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -18,6 +22,7 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/checks"
+	"github.com/vigil-operator/vigil/internal/jobfailure"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/store"
 )
@@ -31,8 +36,11 @@ type JobReconciler struct {
 	client.Client
 	// Checks records pings as the ping endpoint does.
 	Checks *checks.Door
-	// Pods lists a failed Job's pods, uncached (nil: the failure's body
-	// says nothing of its pod).
+	// Clock tells how long a Job's pods have waited to run (nil: runs that
+	// cannot start are not reported).
+	Clock clock.PassiveClock
+	// Pods lists a failed Job's pods and their Events, uncached (nil: the
+	// failure's body says nothing of its pods).
 	Pods client.Reader
 	// Logs returns the tail of a container's log, read only for a CronJob
 	// annotated AnnotationLogs "true"; nil, or an error (no kubelet, no
@@ -66,13 +74,80 @@ func (r *JobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	pings := jobPings(job)
 	// The failed pod costs a pod list and perhaps a log read: only looked
 	// at when a fail ping is about to be stored, and once for every check.
-	detail := sync.OnceValue(func() []byte { return r.failedPod(ctx, job, owner) })
+	detail := sync.OnceValue(func() []byte { return r.failure(ctx, job, owner) })
 	for i := range linked.Items {
 		if err := r.record(ctx, &linked.Items[i], job, pings, detail); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
+	return r.notStarted(ctx, job, linked.Items)
+}
+
+// NotStartedAfter is how long a Job's pods may wait to run before a run
+// that cannot start (no node for it, an image that cannot be pulled, a
+// missing Secret) is reported as a failure, rather than only as a run that
+// never ends.
+const NotStartedAfter = 5 * time.Minute
+
+// notStarted reports, once, a running Job none of whose pods has run
+// NotStartedAfter after it started, when its pods say why they cannot:
+// a fail ping under its own run id, so the Job's own pings still follow if
+// it starts after all. Until then the Job is looked at again.
+func (r *JobReconciler) notStarted(ctx context.Context, job *batchv1.Job, linked []v1.Check) (ctrl.Result, error) {
+	if job.Status.StartTime == nil || ended(job) || r.Clock == nil || (job.Status.Ready != nil && *job.Status.Ready > 0) ||
+		job.Status.Succeeded > 0 || job.Status.Failed > 0 {
+		return ctrl.Result{}, nil
+	}
+	waited := r.Clock.Since(job.Status.StartTime.Time)
+	if waited < NotStartedAfter {
+		return ctrl.Result{RequeueAfter: NotStartedAfter - waited}, nil
+	}
+	in, ok := r.readPods(ctx, job)
+	if !ok {
+		return ctrl.Result{RequeueAfter: NotStartedAfter}, nil
+	}
+	var stuck []jobfailure.Story
+	for _, s := range jobfailure.Stories(in) {
+		if s.Ran {
+			return ctrl.Result{}, nil // it runs after all
+		}
+		stuck = append(stuck, s)
+	}
+	if len(stuck) == 0 {
+		// Pods that wait for no known reason (a slow pull): look again.
+		return ctrl.Result{RequeueAfter: NotStartedAfter}, nil
+	}
+	rid := uuid.NewSHA1(uuid.NameSpaceOID, []byte(string(job.UID)+"/not-started")).String()
+	body := fmt.Appendf(nil, "Job %s has not started: none of its pods has run %s after it was created.%s",
+		job.Name, waited.Truncate(time.Second), jobfailure.Tell(stuck))
+	if len(body) > jobfailure.MaxBytes {
+		body = body[:jobfailure.MaxBytes]
+	}
+	for i := range linked {
+		c := &linked[i]
+		seen, _, err := r.Checks.RunKinds(ctx, c, rid)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if seen[monitor.PingFail] {
+			continue
+		}
+		if _, err := r.Checks.RecordPing(ctx, c, store.Ping{Kind: monitor.PingFail, At: r.Clock.Now(), RID: rid, Body: body,
+			Scheme: "kubernetes", UA: jobPingUA, Method: "JOB"}); err != nil {
+			return ctrl.Result{}, fmt.Errorf("recording that Job %s has not started, for check %s: %w", job.Name, c.Name, err)
+		}
+	}
 	return ctrl.Result{}, nil
+}
+
+// ended says whether the Job has completed or failed.
+func ended(job *batchv1.Job) bool {
+	for _, c := range job.Status.Conditions {
+		if (c.Type == batchv1.JobComplete || c.Type == batchv1.JobFailed) && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
 }
 
 // jobPings are the pings a Job's status calls for, oldest first.
@@ -175,64 +250,90 @@ func (r *JobReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Complete(r)
 }
 
-// failedPod is what a fail ping says of the Job's most recent failed pod:
-// the container that failed and how it ended, then either the tail of its
-// log, when the CronJob allows it, or how to allow it; empty when there is
-// no such pod or it cannot be listed.
+// failure is what a fail ping says after the Job's own reason: why, in
+// plain words, from the Job's pods and their Events (internal/jobfailure),
+// then either the tail of the failed container's log, when the CronJob
+// allows it, or how to allow it; empty when the pods cannot be read.
 //
 // A pod's log is the CronJob owner's to give: whoever may create a Check
 // with spec.cronJobRef, or hold the project's API key, can read what the
 // fail ping holds, and may not be allowed to read pods' logs. Only an
 // annotation on the CronJob itself, which only who may edit the CronJob
 // writes, lets the log in.
-func (r *JobReconciler) failedPod(ctx context.Context, job *batchv1.Job, owner *metav1.OwnerReference) []byte {
-	if r.Pods == nil {
+func (r *JobReconciler) failure(ctx context.Context, job *batchv1.Job, owner *metav1.OwnerReference) []byte {
+	in, ok := r.readPods(ctx, job)
+	if !ok {
 		return nil
 	}
-	var pods corev1.PodList
-	if err := r.Pods.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
-		return nil
+	stories := jobfailure.Stories(in)
+	out := jobfailure.Explain(in, stories)
+	failed, ok := jobfailure.Failed(stories)
+	if !ok {
+		return out
 	}
-	var failed *corev1.Pod
-	for i := range pods.Items {
-		p := &pods.Items[i]
-		if p.Status.Phase == corev1.PodFailed && metav1.IsControlledBy(p, job) &&
-			(failed == nil || failed.CreationTimestamp.Before(&p.CreationTimestamp)) {
-			failed = p
-		}
-	}
-	if failed == nil || len(failed.Spec.Containers) == 0 {
-		return nil
-	}
-	container, ended := failed.Spec.Containers[0].Name, ""
-	for _, cs := range failed.Status.ContainerStatuses {
-		if t := cs.State.Terminated; t != nil && t.ExitCode != 0 {
-			container, ended = cs.Name, fmt.Sprintf(" exited with code %d", t.ExitCode)
-			if t.Reason != "" {
-				ended += " (" + t.Reason + ")"
-			}
-			break
-		}
-	}
-	out := fmt.Appendf(nil, "\n\nPod %s, container %s%s.", failed.Name, container, ended)
 	if !r.logsAllowed(ctx, job.Namespace, owner) {
-		return fmt.Appendf(out, "\nIts log is not shown here: CronJob %s does not have the annotation %s: \"true\" (docs/cronjobs.md).",
-			owner.Name, AnnotationLogs)
+		return fmt.Appendf(out, "\n\nThe log of container %s is not shown here: CronJob %s does not have the annotation %s: \"true\" (docs/cronjobs.md).",
+			failed.Container, owner.Name, AnnotationLogs)
 	}
 	if r.Logs == nil {
 		return out
 	}
-	logs, err := r.Logs(ctx, failed.Namespace, failed.Name, container)
+	logs, err := r.Logs(ctx, job.Namespace, failed.Pod, failed.Container)
 	switch {
 	case err != nil:
-		return append(out, "\nIts log could not be read."...)
+		return fmt.Appendf(out, "\n\nThe log of container %s in pod %s could not be read.", failed.Container, failed.Pod)
 	case len(logs) == 0:
-		return append(out, "\nIts log is empty."...)
+		return fmt.Appendf(out, "\n\nThe log of container %s in pod %s is empty.", failed.Container, failed.Pod)
 	}
 	if len(logs) > LogTailBytes {
 		logs = logs[len(logs)-LogTailBytes:]
 	}
-	return append(append(out, "\nLast lines of its log:\n"...), logs...)
+	return append(fmt.Appendf(out, "\n\nLast lines of the log of container %s in pod %s:\n", failed.Container, failed.Pod), logs...)
+}
+
+// maxPodsRead bounds the pods whose Events are read for one Job.
+const maxPodsRead = 10
+
+// readPods reads a Job's pods (uncached: the manager watches no pods) and
+// the Warning Events of its pods, also of those already deleted, whose
+// names the Job's own Events give ("Created pod: ..."). ok is false when
+// the pods cannot be listed.
+func (r *JobReconciler) readPods(ctx context.Context, job *batchv1.Job) (jobfailure.Input, bool) {
+	in := jobfailure.Input{Job: job}
+	if r.Pods == nil {
+		return in, false
+	}
+	var pods corev1.PodList
+	if err := r.Pods.List(ctx, &pods, client.InNamespace(job.Namespace), client.MatchingLabels{batchv1.JobNameLabel: job.Name}); err != nil {
+		return in, false
+	}
+	var names []string
+	for _, p := range pods.Items {
+		if metav1.IsControlledBy(&p, job) {
+			in.Pods = append(in.Pods, p)
+			names = append(names, p.Name)
+		}
+	}
+	var jobEvents corev1.EventList
+	if err := r.Pods.List(ctx, &jobEvents, client.InNamespace(job.Namespace), client.MatchingFields{
+		"involvedObject.kind": "Job", "involvedObject.name": job.Name}); err == nil {
+		for _, e := range jobEvents.Items {
+			if name, ok := strings.CutPrefix(e.Message, "Created pod: "); ok && e.InvolvedObject.UID == job.UID && !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	if len(names) > maxPodsRead {
+		names = names[len(names)-maxPodsRead:]
+	}
+	for _, name := range names {
+		var events corev1.EventList
+		if err := r.Pods.List(ctx, &events, client.InNamespace(job.Namespace), client.MatchingFields{
+			"involvedObject.kind": "Pod", "involvedObject.name": name, "type": corev1.EventTypeWarning}); err == nil {
+			in.Events = append(in.Events, events.Items...)
+		}
+	}
+	return in, true
 }
 
 // logsAllowed says whether the CronJob that owns a Job (that very object,

@@ -37,6 +37,9 @@ const (
 	// AnnotationMaxSuspended is how long the CronJob may stay suspended
 	// before its check goes down ("24h").
 	AnnotationMaxSuspended = "monitoring.vigil.dev/max-suspended"
+	// AnnotationAlertOnOverlap "true" makes a run that starts while an
+	// earlier one still runs a failure of the check.
+	AnnotationAlertOnOverlap = "monitoring.vigil.dev/alert-on-overlap"
 )
 
 // Kinds of policy, as they appear in a policy reference ("Kind/name").
@@ -140,6 +143,8 @@ type Settings struct {
 	Tags     string
 	// MaxSuspended is how long the CronJob may stay suspended; 0: forever.
 	MaxSuspended time.Duration
+	// AlertOnOverlap: runs that overlap are a failure.
+	AlertOnOverlap bool
 	// Alert holds the alert-policy fields the policy sets.
 	Alert v1.AlertPolicy
 	// PolicyFields and AnnotationFields are the spec fields (JSON names)
@@ -205,6 +210,10 @@ func settings(cj CronJob, p *Policy) Settings {
 			s.MaxSuspended = d.MaxSuspended.Duration
 			s.PolicyFields = append(s.PolicyFields, "maxSuspended")
 		}
+		if d.AlertOnOverlap {
+			s.AlertOnOverlap = true
+			s.PolicyFields = append(s.PolicyFields, "alertOnOverlap")
+		}
 		s.Alert = *d.AlertPolicy.DeepCopy()
 		s.PolicyFields = append(s.PolicyFields, AlertFields(&s.Alert)...)
 	}
@@ -233,6 +242,10 @@ func settings(cj CronJob, p *Policy) Settings {
 	if v, ok := a[AnnotationMaxSuspended]; ok {
 		s.MaxSuspended = parseMaxSuspended(v)
 		s.AnnotationFields = append(s.AnnotationFields, "maxSuspended")
+	}
+	if v, ok := a[AnnotationAlertOnOverlap]; ok {
+		s.AlertOnOverlap = strings.TrimSpace(v) == "true"
+		s.AnnotationFields = append(s.AnnotationFields, "alertOnOverlap")
 	}
 	s.PolicyFields = slices.DeleteFunc(s.PolicyFields, func(f string) bool { return slices.Contains(s.AnnotationFields, f) })
 	return s

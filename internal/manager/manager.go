@@ -491,7 +491,7 @@ func setupCronJobs(mgr ctrl.Manager, cfg *rest.Config, opts Options, door *check
 		logs = podlog.Tail(clientset, controller.LogTailBytes)
 	}
 	if err := (&controller.JobReconciler{
-		Client: mgr.GetClient(), Checks: door, Pods: mgr.GetAPIReader(), Logs: logs,
+		Client: mgr.GetClient(), Checks: door, Pods: mgr.GetAPIReader(), Logs: logs, Clock: opts.Clock,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the Job controller: %w", err)
 	}

@@ -293,7 +293,7 @@ spec:
 	It("turns a monitored CronJob's Jobs into pings", func() {
 		cj := &batchv1.CronJob{
 			ObjectMeta: metav1.ObjectMeta{Namespace: team, Name: "report", Annotations: map[string]string{controller.AnnotationCheck: "true"}},
-			Spec: batchv1.CronJobSpec{Schedule: "0 4 * * *", JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
+			Spec: batchv1.CronJobSpec{Schedule: "0 4 29 2 *", JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
 				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
 					Containers: []corev1.Container{{Name: "job", Image: "busybox"}}}},
 			}}},

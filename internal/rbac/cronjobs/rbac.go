@@ -25,6 +25,11 @@ package cronjobs
 // log read) only when the CronJob is annotated monitoring.vigil.dev/logs:
 // "true" (docs/cronjobs.md).
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list
+// The Warning Events of a failed (or not starting) Job's pods say why a pod
+// never ran (an image that cannot be pulled, no node for it), also once the
+// pod is gone; the Job's own Events name its pods. Listed by field selector
+// (involvedObject), uncached, only then.
+// +kubebuilder:rbac:groups="",resources=events,verbs=list
 // +kubebuilder:rbac:groups="",resources=pods/log,verbs=get
 
 // CronJobPolicies and ClusterCronJobPolicies decide which CronJobs get a

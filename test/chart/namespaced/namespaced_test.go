@@ -99,7 +99,7 @@ var _ = Describe("A manager limited to listed namespaces", func() {
 		cj := &batchv1.CronJob{
 			ObjectMeta: metav1.ObjectMeta{Namespace: teamB, Name: "report", Annotations: map[string]string{
 				controller.AnnotationCheck: "true", controller.AnnotationLogs: "true"}},
-			Spec: batchv1.CronJobSpec{Schedule: "0 3 * * *", JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
+			Spec: batchv1.CronJobSpec{Schedule: "0 3 29 2 *", JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{
 				Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever,
 					Containers: []corev1.Container{{Name: "job", Image: "busybox"}}}}}}},
 		}
@@ -149,7 +149,7 @@ var _ = Describe("A manager limited to listed namespaces", func() {
 		r := call(http.MethodGet, fmt.Sprintf("/api/v3/checks/%s/pings/2/body", check.Status.UUID), p.ReadWrite, "")
 		Expect(r.status).To(Equal(http.StatusOK), string(r.body))
 		// (envtest's API server answers an empty log for a pod on no node.)
-		Expect(string(r.body)).To(ContainSubstring("Pod report-1-x7k2p, container job exited with code 3 (Error).\nIts log is empty."))
+		Expect(string(r.body)).To(ContainSubstring("Pod report-1-x7k2p, container job exited with code 3 (Error).\n\nThe log of container job in pod report-1-x7k2p is empty."))
 	})
 
 	It("sees no project, check or Secret outside the list, and may not", func() {

@@ -1,0 +1,193 @@
+package controller
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	batchv1 "k8s.io/api/batch/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/checks"
+	"github.com/vigil-operator/vigil/internal/monitor"
+	"github.com/vigil-operator/vigil/internal/schedule"
+	"github.com/vigil-operator/vigil/internal/store"
+)
+
+// StartSlack is how long after its scheduled time a CronJob's run may take
+// to be created before it is reported as a run that never started, when
+// the CronJob sets no startingDeadlineSeconds (kube-controller-manager
+// creates a due Job within seconds).
+const StartSlack = 2 * time.Minute
+
+// maxMissedSteps bounds the scheduled times walked to find the newest one
+// a CronJob missed (a minutely schedule missed for a week is 10,080).
+const maxMissedSteps = 20_000
+
+// watchRuns reports, once each, what a CronJob itself got wrong about its
+// runs, to every check that follows it: the newest scheduled run that was
+// never created (skipped behind a running one by concurrencyPolicy Forbid,
+// missed past startingDeadlineSeconds, or not created at all), and, when
+// the CronJob asks for it, runs that overlap. It returns when to look
+// again: when the next run is overdue.
+func (r *CronJobReconciler) watchRuns(ctx context.Context, cj *batchv1.CronJob, alertOnOverlap bool) (time.Duration, error) {
+	if cj.Spec.Suspend != nil && *cj.Spec.Suspend {
+		return 0, nil
+	}
+	sched, err := schedule.Parse(cronJobSchedule(cj.Spec.Schedule), r.zone(cj))
+	if err != nil {
+		return 0, nil //nolint:nilerr // the check reports a schedule it cannot read
+	}
+	var linked v1.CheckList
+	if err := r.List(ctx, &linked, client.InNamespace(cj.Namespace), client.MatchingFields{checks.CronJobField: cj.Name}); err != nil {
+		return 0, err
+	}
+	if len(linked.Items) == 0 {
+		return 0, nil
+	}
+	if alertOnOverlap && len(cj.Status.Active) > 1 {
+		if err := r.reportOverlap(ctx, cj, linked.Items); err != nil {
+			return 0, err
+		}
+	}
+
+	now := r.Clock.Now()
+	slack := StartSlack
+	if d := cj.Spec.StartingDeadlineSeconds; d != nil {
+		slack = max(time.Duration(*d)*time.Second, 10*time.Second)
+	}
+	last := cj.CreationTimestamp.Time
+	if cj.Status.LastScheduleTime != nil && cj.Status.LastScheduleTime.After(last) {
+		last = cj.Status.LastScheduleTime.Time
+	}
+	// The newest scheduled time after the last run whose slack is over.
+	var missed time.Time
+	due, ok := sched.Next(last)
+	for i := 0; ok && !now.Before(due.Add(slack)) && i < maxMissedSteps; i++ {
+		missed = due
+		due, ok = sched.Next(due)
+	}
+	if !missed.IsZero() {
+		if err := r.reportMissed(ctx, cj, linked.Items, missed, slack); err != nil {
+			return 0, err
+		}
+	}
+	if !ok {
+		return 0, nil
+	}
+	return max(due.Add(slack).Sub(now), time.Second), nil
+}
+
+// zone is the time zone a CronJob's schedule is read in.
+func (r *CronJobReconciler) zone(cj *batchv1.CronJob) string {
+	if cj.Spec.TimeZone != nil && *cj.Spec.TimeZone != "" {
+		return *cj.Spec.TimeZone
+	}
+	if r.DefaultTimeZone != "" {
+		return r.DefaultTimeZone
+	}
+	return "UTC"
+}
+
+// reportMissed records that the run scheduled at due was never created,
+// and why as far as the CronJob tells.
+func (r *CronJobReconciler) reportMissed(ctx context.Context, cj *batchv1.CronJob, linked []v1.Check, due time.Time, slack time.Duration) error {
+	at := due.UTC().Format(time.RFC3339)
+	var why string
+	switch {
+	case cj.Spec.ConcurrencyPolicy == batchv1.ForbidConcurrent && len(cj.Status.Active) > 0:
+		why = fmt.Sprintf("the previous run (Job %s) is still running, and concurrencyPolicy Forbid skips a run while one is running. "+
+			"Hint: a run that hangs blocks every later one; give the jobTemplate an activeDeadlineSeconds.", cj.Status.Active[0].Name)
+	case cj.Spec.StartingDeadlineSeconds != nil:
+		why = fmt.Sprintf("it was not started within its startingDeadlineSeconds (%d s), so Kubernetes skipped it. "+
+			"Hint: kube-controller-manager was down or too busy at that time.", *cj.Spec.StartingDeadlineSeconds)
+	default:
+		why = fmt.Sprintf("no Job was created for it within %s. Hint: is kube-controller-manager (its CronJob controller) running?", slack)
+	}
+	body := fmt.Sprintf("The run of CronJob %s scheduled at %s did not start: %s", cj.Name, at, why)
+	return r.recordOnce(ctx, linked, string(cj.UID)+"/missed/"+at, due, body)
+}
+
+// reportOverlap records that runs of the CronJob overlap: its newest
+// active Job started while an older one was still running.
+func (r *CronJobReconciler) reportOverlap(ctx context.Context, cj *batchv1.CronJob, linked []v1.Check) error {
+	type run struct {
+		name    string
+		started time.Time
+	}
+	var runs []run
+	for _, ref := range cj.Status.Active {
+		job := &batchv1.Job{}
+		if err := r.Get(ctx, client.ObjectKey{Namespace: cj.Namespace, Name: ref.Name}, job); err != nil || job.UID != ref.UID {
+			continue
+		}
+		started := job.CreationTimestamp.Time
+		if job.Status.StartTime != nil {
+			started = job.Status.StartTime.Time
+		}
+		runs = append(runs, run{ref.Name, started})
+	}
+	if len(runs) < 2 {
+		return nil
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].started.Before(runs[j].started) })
+	newest := runs[len(runs)-1]
+	var older []string
+	for _, o := range runs[:len(runs)-1] {
+		older = append(older, fmt.Sprintf("%s (started %s)", o.name, o.started.UTC().Format(time.RFC3339)))
+	}
+	body := fmt.Sprintf("Runs of CronJob %s overlap: Job %s started at %s while %s still ran. "+
+		"Hint: a run takes longer than the time between runs; set concurrencyPolicy Forbid or Replace, or space the schedule out.",
+		cj.Name, newest.name, newest.started.UTC().Format(time.RFC3339), strings.Join(older, ", "))
+	return r.recordOnce(ctx, linked, string(cj.UID)+"/overlap/"+newest.name, newest.started, body)
+}
+
+// recordOnce records a fail ping about the CronJob on each check, once:
+// under a run id made from key, which the check's ping log is searched
+// for first. What happened at a time before a check existed says nothing
+// about it.
+func (r *CronJobReconciler) recordOnce(ctx context.Context, linked []v1.Check, key string, at time.Time, body string) error {
+	rid := uuid.NewSHA1(uuid.NameSpaceOID, []byte(key)).String()
+	for i := range linked {
+		c := &linked[i]
+		if at.Before(c.CreationTimestamp.Time) {
+			continue
+		}
+		seen, _, err := r.Checks.RunKinds(ctx, c, rid)
+		if err != nil {
+			return err
+		}
+		if seen[monitor.PingFail] {
+			continue
+		}
+		if _, err := r.Checks.RecordPing(ctx, c, store.Ping{Kind: monitor.PingFail, At: r.Clock.Now(), RID: rid, Body: []byte(body),
+			Scheme: "kubernetes", UA: cronJobPingUA, Method: "CRONJOB"}); err != nil {
+			return fmt.Errorf("recording for check %s: %w", c.Name, err)
+		}
+	}
+	return nil
+}
+
+// runsChanged passes a CronJob's status changes that say a run was
+// created or ended: its last schedule time and its active Jobs.
+func runsChanged() predicate.Predicate {
+	return predicate.Funcs{
+		CreateFunc: func(event.CreateEvent) bool { return false },
+		DeleteFunc: func(event.DeleteEvent) bool { return false },
+		UpdateFunc: func(e event.UpdateEvent) bool {
+			o, ok1 := e.ObjectOld.(*batchv1.CronJob)
+			n, ok2 := e.ObjectNew.(*batchv1.CronJob)
+			if !ok1 || !ok2 {
+				return false
+			}
+			return !o.Status.LastScheduleTime.Equal(n.Status.LastScheduleTime) || len(o.Status.Active) != len(n.Status.Active)
+		},
+		GenericFunc: func(event.GenericEvent) bool { return false },
+	}
+}
