@@ -102,18 +102,18 @@ POSTGRES_SUITES := ./internal/checks ./internal/api/apitest ./internal/ping/ping
 
 .PHONY: test
 test: test-tools manifests generate ## Run every test (unit, envtest, interop, the install end to end, the dashboard in a browser, both store backends) offline.
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) KUSTOMIZE=$(KUSTOMIZE) HELM=$(HELM) $(GO) test ./... -count=1 -timeout 30m
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) KUSTOMIZE=$(KUSTOMIZE) HELM=$(HELM) KWOK=$(KWOK) $(GO) test ./... -count=1 -timeout 30m
 	@echo "== the whole-manager suites again, on PostgreSQL"
 	VIGIL_TEST_STORE=postgres KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) test -count=1 -timeout 20m $(POSTGRES_SUITES)
 
-# What the tests need, and only that: kube-apiserver, etcd and kubectl
-# (not make dev's kube-controller-manager and kube-scheduler), Helm, the
-# generators, and Debian's PostgreSQL, Prometheus and Chromium, built and
-# installed side by side (a link, a download or dpkg leaves a core idle
-# that another build takes).
+# What the tests need, and only that: the control plane (kube-apiserver,
+# etcd, kubectl, and for test/cronjobs' whole cluster kube-controller-manager,
+# kube-scheduler and kwok), Helm, the generators, and Debian's PostgreSQL,
+# Prometheus and Chromium, built and installed side by side (a link, a
+# download or dpkg leaves a core idle that another build takes).
 .PHONY: test-tools
 test-tools: ## Build and install what the tests need, in parallel.
-	@$(MAKE) --no-print-directory -j4 --output-sync=target test-assets packages $(HELM) $(CONTROLLER_GEN) $(KUSTOMIZE)
+	@$(MAKE) --no-print-directory -j4 --output-sync=target envtest $(KWOK) packages $(HELM) $(CONTROLLER_GEN) $(KUSTOMIZE)
 
 .PHONY: bench-lateness
 bench-lateness: test-assets ## Measure how late checks are recorded down (and statuses follow), and the manager's heap, with 1,000 and 10,000 checks.
@@ -157,23 +157,20 @@ $(ENVTEST_ASSETS)/etcd: $(ETCD_BIN)/etcd | $(ENVTEST_ASSETS)
 $(ENVTEST_ASSETS):
 	mkdir -p $@
 
-# The tests' two, by one go command: the packages they share compile once.
-TEST_KUBE := kube-apiserver kubectl
+# The four Kubernetes binaries, by one go command: the packages they share
+# compile once (four commands side by side would compile them four times).
+TEST_KUBE := kube-apiserver kubectl kube-controller-manager kube-scheduler
 $(addprefix $(KUBE_BIN)/,$(TEST_KUBE)) &:
 	@echo ">> building $(TEST_KUBE) from k8s.io/kubernetes $(KUBE_VERSION) (first run only; several minutes on 2 cores)"
 	mkdir -p $(KUBE_BIN)
 	cd hack/tools/kube && $(GO) build -o $(KUBE_BIN)/ $(addprefix k8s.io/kubernetes/cmd/,$(TEST_KUBE))
-
-$(KUBE_BIN)/%:
-	@echo ">> building $* from k8s.io/kubernetes $(KUBE_VERSION) (first run only; a few minutes on 2 cores)"
-	cd hack/tools/kube && $(GO) build -o $@ k8s.io/kubernetes/cmd/$*
 
 $(ETCD_BIN)/etcd:
 	@echo ">> building etcd from go.etcd.io/etcd/server/v3 $(ETCD_VERSION) (first run only; about a minute)"
 	cd hack/tools/etcd && $(GO) build -o $@ go.etcd.io/etcd/server/v3
 
 $(KWOK):
-	@echo ">> building kwok $(KWOK_VERSION) from sigs.k8s.io/kwok (first run only; a few minutes): simulated nodes for make dev"
+	@echo ">> building kwok $(KWOK_VERSION) from sigs.k8s.io/kwok (first run only; a few minutes): simulated nodes for make dev and test/cronjobs"
 	cd hack/tools/kwok && $(GO) build -o $@ sigs.k8s.io/kwok/cmd/kwok
 
 $(CONTROLLER_GEN):

@@ -14,6 +14,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/egress"
 	"github.com/vigil-operator/vigil/internal/heartbeat"
 	"github.com/vigil-operator/vigil/internal/httpserver"
+	"github.com/vigil-operator/vigil/internal/controller"
 	"github.com/vigil-operator/vigil/internal/manager"
 	"github.com/vigil-operator/vigil/internal/ping"
 	"github.com/vigil-operator/vigil/internal/project"
@@ -108,6 +109,7 @@ func newManagerCmd(g *globals) *cobra.Command {
 		"an external Healthchecks-compatible ping URL the leader pings while healthy, so that something outside the cluster notices when Vigil stops (default $VIGIL_HEARTBEAT_URL)")
 	f.DurationVar(&opts.HeartbeatInterval, "heartbeat-interval", heartbeat.DefaultInterval, "how often the heartbeat is sent")
 	f.StringVar(&opts.CronJobTimeZone, "cronjob-time-zone", "UTC", "time zone of CronJobs without spec.timeZone (kube-controller-manager's zone)")
+	f.DurationVar(&opts.CronJobStartTimeout, "cronjob-start-timeout", controller.NotStartedAfter, "how long a CronJob's run may wait for its pods to run (no node, an image that cannot be pulled) before it is a failure")
 	f.IntVar(&opts.Delivery.MaxAttempts, "notify-max-attempts", 10, "attempts per notification before it is given up")
 	f.IntVar(&opts.Delivery.Workers, "notify-workers", delivery.DefaultWorkers, "notifications sent at once, cluster-wide")
 	f.IntVar(&opts.Delivery.PerNamespace, "notify-namespace-workers", 0,

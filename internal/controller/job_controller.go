@@ -39,6 +39,8 @@ type JobReconciler struct {
 	// Clock tells how long a Job's pods have waited to run (nil: runs that
 	// cannot start are not reported).
 	Clock clock.PassiveClock
+	// StartTimeout is how long they may wait; 0: NotStartedAfter.
+	StartTimeout time.Duration
 	// Pods lists a failed Job's pods and their Events, uncached (nil: the
 	// failure's body says nothing of its pods).
 	Pods client.Reader
@@ -83,8 +85,8 @@ func (r *JobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.R
 	return r.notStarted(ctx, job, linked.Items)
 }
 
-// NotStartedAfter is how long a Job's pods may wait to run before a run
-// that cannot start (no node for it, an image that cannot be pulled, a
+// NotStartedAfter is how long, by default, a Job's pods may wait to run
+// before a run that cannot start (no node for it, an image that cannot be pulled, a
 // missing Secret) is reported as a failure, rather than only as a run that
 // never ends.
 const NotStartedAfter = 5 * time.Minute
@@ -98,13 +100,17 @@ func (r *JobReconciler) notStarted(ctx context.Context, job *batchv1.Job, linked
 		job.Status.Succeeded > 0 || job.Status.Failed > 0 {
 		return ctrl.Result{}, nil
 	}
+	limit := r.StartTimeout
+	if limit <= 0 {
+		limit = NotStartedAfter
+	}
 	waited := r.Clock.Since(job.Status.StartTime.Time)
-	if waited < NotStartedAfter {
-		return ctrl.Result{RequeueAfter: NotStartedAfter - waited}, nil
+	if waited < limit {
+		return ctrl.Result{RequeueAfter: limit - waited}, nil
 	}
 	in, ok := r.readPods(ctx, job)
 	if !ok {
-		return ctrl.Result{RequeueAfter: NotStartedAfter}, nil
+		return ctrl.Result{RequeueAfter: limit}, nil
 	}
 	var stuck []jobfailure.Story
 	for _, s := range jobfailure.Stories(in) {
@@ -115,7 +121,7 @@ func (r *JobReconciler) notStarted(ctx context.Context, job *batchv1.Job, linked
 	}
 	if len(stuck) == 0 {
 		// Pods that wait for no known reason (a slow pull): look again.
-		return ctrl.Result{RequeueAfter: NotStartedAfter}, nil
+		return ctrl.Result{RequeueAfter: limit}, nil
 	}
 	rid := uuid.NewSHA1(uuid.NameSpaceOID, []byte(string(job.UID)+"/not-started")).String()
 	body := fmt.Appendf(nil, "Job %s has not started: none of its pods has run %s after it was created.%s",

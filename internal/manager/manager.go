@@ -152,6 +152,10 @@ type Options struct {
 	// CronJobTimeZone is the zone of CronJobs without spec.timeZone, as
 	// kube-controller-manager evaluates them; default UTC.
 	CronJobTimeZone string
+	// CronJobStartTimeout is how long a CronJob's run may wait for its
+	// pods to run before a run that cannot start is a failure; default
+	// controller.NotStartedAfter.
+	CronJobStartTimeout time.Duration
 	// ChannelSecretsRequireLabel lets Channels use only the Secrets labelled
 	// notify.LabelChannelSecret "true".
 	ChannelSecretsRequireLabel bool
@@ -492,6 +496,7 @@ func setupCronJobs(mgr ctrl.Manager, cfg *rest.Config, opts Options, door *check
 	}
 	if err := (&controller.JobReconciler{
 		Client: mgr.GetClient(), Checks: door, Pods: mgr.GetAPIReader(), Logs: logs, Clock: opts.Clock,
+		StartTimeout: opts.CronJobStartTimeout,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the Job controller: %w", err)
 	}

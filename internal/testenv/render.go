@@ -15,10 +15,11 @@ import (
 )
 
 // Tool finds a tool `make` builds from Go modules into bin/tools (kustomize,
-// helm): the path in the environment variable of its name in capitals,
-// which `make test` sets, or else the newest bin/tools/<name>-<version>.
+// helm) or bin/kwok: the path in the environment variable of its name in
+// capitals, which `make test` sets, or else the newest
+// bin/tools/<name>-<version> (bin/kwok/<version>/kwok).
 func Tool(name string) (string, error) {
-	env := map[string]string{"kustomize": "KUSTOMIZE", "helm": "HELM"}[name]
+	env := map[string]string{"kustomize": "KUSTOMIZE", "helm": "HELM", "kwok": "KWOK"}[name]
 	if p := os.Getenv(env); env != "" && p != "" {
 		return p, nil
 	}
@@ -26,7 +27,11 @@ func Tool(name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	found, _ := filepath.Glob(filepath.Join(root, "bin", "tools", name+"-*"))
+	pattern := filepath.Join(root, "bin", "tools", name+"-*")
+	if name == "kwok" {
+		pattern = filepath.Join(root, "bin", "kwok", "*", "kwok")
+	}
+	found, _ := filepath.Glob(pattern)
 	sort.Strings(found)
 	if len(found) == 0 {
 		return "", fmt.Errorf("testenv: no %s under bin/tools; `make test` builds it from Go modules", name)

@@ -58,6 +58,17 @@ func RepoRoot() (string, error) {
 	}
 }
 
+// Assets is the directory of the control-plane binaries: envtest's, and
+// for the suites that run a whole cluster also kube-controller-manager and
+// kube-scheduler (`make test` builds them).
+func Assets() (string, error) {
+	root, err := RepoRoot()
+	if err != nil {
+		return "", err
+	}
+	return assetsDir(root)
+}
+
 func assetsDir(root string) (string, error) {
 	if dir := os.Getenv("KUBEBUILDER_ASSETS"); dir != "" {
 		return dir, nil
