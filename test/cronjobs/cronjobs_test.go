@@ -185,12 +185,12 @@ func checkOf(namespace, cronJob string) func(Gomega) *v1.Check {
 	}
 }
 
-// failBody waits for a failure in the check's ping log and returns the
-// body of the newest.
-func failBody(namespace, cronJob string) string {
+// failBody waits for a failure in the ping log of the check of a CronJob
+// of the team's namespace and returns the body of the newest.
+func failBody(cronJob string) string {
 	var body []byte
 	Eventually(func(g Gomega) {
-		c := checkOf(namespace, cronJob)(g)
+		c := checkOf(team, cronJob)(g)
 		pings, err := mgr.Checks.Pings(ctx, c)
 		g.Expect(err).NotTo(HaveOccurred())
 		for _, p := range pings {
@@ -246,14 +246,14 @@ var _ = Describe("CronJobs covered by policy", func() {
 
 var _ = Describe("Failures that say why", func() {
 	It("says a pod was killed by its memory limit", func() {
-		body := failBody(team, "oom")
+		body := failBody("oom")
 		Expect(body).To(MatchRegexp(`Job oom-\d+ failed: BackoffLimitExceeded`))
 		Expect(body).To(MatchRegexp(`Pod oom-\d+-\w+, container job exited with code 137 \(OOMKilled\)\.`))
 		Expect(body).To(ContainSubstring("Hint: the container used more memory than it may (its limit is 64Mi)"))
 	})
 
 	It("says a run has not started because its image cannot be pulled", func() {
-		body := failBody(team, "pull")
+		body := failBody("pull")
 		Expect(body).To(MatchRegexp(`Job pull-\d+ has not started: none of its pods has run`))
 		Expect(body).To(ContainSubstring(`never ran: container job: ImagePullBackOff: Back-off pulling image "registry.example/etl:does-not-exist"`))
 		Expect(body).To(ContainSubstring(`Hint: the image "registry.example/etl:does-not-exist" could not be pulled`))
@@ -261,7 +261,7 @@ var _ = Describe("Failures that say why", func() {
 	})
 
 	It("says a run has not started because no node can take its pod, in the scheduler's words", func() {
-		body := failBody(team, "nowhere")
+		body := failBody("nowhere")
 		Expect(body).To(MatchRegexp(`Job nowhere-\d+ has not started`))
 		Expect(body).To(ContainSubstring("never ran: Unschedulable: 0/1 nodes are available"))
 		Expect(body).To(ContainSubstring("node affinity/selector"))
@@ -269,7 +269,7 @@ var _ = Describe("Failures that say why", func() {
 	})
 
 	It("alerts once for a CronJob suspended past its limit", func() {
-		body := failBody(team, "paused")
+		body := failBody("paused")
 		Expect(body).To(ContainSubstring("CronJob paused has been suspended since"))
 		Expect(body).To(ContainSubstring("longer than its limit of 1m0s"))
 		Eventually(checkOf(team, "paused")).Should(HaveField("Status.State", v1.CheckStateDown))
