@@ -29,6 +29,7 @@ type checkPage struct {
 	Why                                            string
 	Policy                                         []string
 	Maintenance                                    []string
+	Coverage                                       string
 	Snoozed                                        bool
 	Tags                                           []string
 	Period, Grace, TZ, Schedule, ScheduleWords     string
@@ -89,6 +90,7 @@ func (s *Server) checkPage(w http.ResponseWriter, r *http.Request) {
 	p.Why = s.why(c, obs, view)
 	p.Policy = s.policy(c, obs, now)
 	p.Maintenance, p.Snoozed = s.maintenance(c, obs, now)
+	p.Coverage = coverageLine(c.Status.Coverage)
 	s.explainSchedule(p, c, now)
 	flips, err := s.Checks.Flips(r.Context(), c)
 	if err != nil {
@@ -441,4 +443,27 @@ func (s *Server) changePause(w http.ResponseWriter, r *http.Request, change func
 		return
 	}
 	http.Redirect(w, r, "/checks/"+checks.UUIDOf(c), http.StatusSeeOther)
+}
+
+// coverageLine says what made a check for a CronJob, and from which
+// fields; empty for a check written by hand or through the API.
+func coverageLine(cov *v1.Coverage) string {
+	if cov == nil {
+		return ""
+	}
+	if cov.Policy == "" {
+		return "Made for CronJob " + cov.CronJob + " by its annotation monitoring.vigil.dev/check."
+	}
+	line := "Made for CronJob " + cov.CronJob + " by " + cov.Policy
+	if len(cov.PolicyFields) > 0 {
+		line += ", which sets " + strings.Join(cov.PolicyFields, ", ")
+	}
+	line += "."
+	if len(cov.AnnotationFields) > 0 {
+		line += " The CronJob's annotations set " + strings.Join(cov.AnnotationFields, ", ") + "."
+	}
+	if len(cov.AlsoSelectedBy) > 0 {
+		line += " " + strings.Join(cov.AlsoSelectedBy, ", ") + " selects it too; the first policy by name applies."
+	}
+	return line
 }

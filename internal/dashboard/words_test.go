@@ -3,6 +3,8 @@ package dashboard
 import (
 	"testing"
 	"time"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 )
 
 func TestWords(t *testing.T) {
@@ -78,6 +80,24 @@ func TestDescribeCron(t *testing.T) {
 	} {
 		if got := describeCron(expr); got != want {
 			t.Errorf("describeCron(%q) = %q, want %q", expr, got, want)
+		}
+	}
+}
+
+func TestCoverageLine(t *testing.T) {
+	for _, tt := range []struct {
+		cov  *v1.Coverage
+		want string
+	}{
+		{nil, ""},
+		{&v1.Coverage{CronJob: "backup"}, "Made for CronJob backup by its annotation monitoring.vigil.dev/check."},
+		{&v1.Coverage{CronJob: "etl", Policy: "CronJobPolicy/team-a", PolicyFields: []string{"grace", "tags"},
+			AnnotationFields: []string{"channels"}, AlsoSelectedBy: []string{"CronJobPolicy/team-b"}},
+			"Made for CronJob etl by CronJobPolicy/team-a, which sets grace, tags. The CronJob's annotations set channels. " +
+				"CronJobPolicy/team-b selects it too; the first policy by name applies."},
+	} {
+		if got := coverageLine(tt.cov); got != tt.want {
+			t.Errorf("coverageLine(%+v) = %q, want %q", tt.cov, got, tt.want)
 		}
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"github.com/chromedp/chromedp"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -360,6 +362,30 @@ var _ = Describe("The dashboard", Ordered, func() {
 		clk.Step(13 * time.Hour) // past the 12-hour session
 		do(ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.ID("problem")))
 		Expect(text(ctx, "#problem")).To(ContainSubstring("Your session expired"))
+	})
+
+	It("says which policy made a CronJob's check, and from which fields", func() {
+		bg := context.Background()
+		Expect(harness.Client.Create(bg, &v1.CronJobPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: "team-data"},
+			Spec: v1.CronJobPolicySpec{CronJobDefaults: v1.CronJobDefaults{Grace: &metav1.Duration{Duration: 10 * time.Minute}, Tags: "data"}}})).To(Succeed())
+		Expect(harness.Client.Create(bg, &batchv1.CronJob{
+			ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: "nightly-etl", Annotations: map[string]string{"monitoring.vigil.dev/tags": "etl"}},
+			Spec: batchv1.CronJobSpec{Schedule: "0 2 29 2 *", JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
+				Spec: corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "etl", Image: "busybox"}}}}}}},
+		})).To(Succeed())
+		c := &v1.Check{}
+		Eventually(func(g Gomega) string {
+			g.Expect(harness.Client.Get(bg, client.ObjectKey{Namespace: p.Namespace, Name: "cronjob-nightly-etl"}, c)).To(Succeed())
+			return c.Status.UUID
+		}).ShouldNot(BeEmpty())
+
+		ctx := newSession()
+		signIn(ctx, p.ReadWrite)
+		Eventually(func() string {
+			do(ctx, chromedp.Navigate(harness.BaseURL+"/checks/"+c.Status.UUID), chromedp.WaitVisible(chromedp.CSS(".state-line")))
+			return liveText(ctx, ".coverage")
+		}).Should(Equal("Made for CronJob nightly-etl by CronJobPolicy/team-data, which sets grace. The CronJob's annotations set tags."))
+		screenshot(ctx, "check-cronjob-policy")
 	})
 })
 
