@@ -287,7 +287,7 @@ var _ = Describe("CronJobPolicy validation", func() {
 			err := apply(newNamespace(), "apiVersion: monitoring.vigil.dev/v1alpha1\nkind: CronJobPolicy\nmetadata: {name: p}\nspec: "+spec+"\n")
 			Expect(err).To(MatchError(ContainSubstring(message)))
 		},
-		Entry("grace too short", `{grace: 10s}`, "grace must be between 1m and 8784h"),
+		Entry("grace too short", `{grace: 10s}`, "grace must be between 1m and 8760h"),
 		Entry("grace not a duration", `{grace: soon}`, "spec.grace"),
 		Entry("maxSuspended too short", `{maxSuspended: 30s}`, "maxSuspended must be between 1m and 8784h"),
 		Entry("all channels and a name", `{channels: ["*", ops]}`, `"*" (all channels) cannot be combined`),

@@ -5,17 +5,19 @@ import (
 )
 
 // CronJobDefaults are what a policy gives the Checks it makes for
-// CronJobs. Each field left out leaves the Check's own value alone (the
-// default, or what was written on it by hand); an annotation on a CronJob
-// wins over the policy for that CronJob (docs/cronjobs.md).
+// CronJobs. A field left out leaves the Check's own value alone (the
+// default on a new Check, or what was written on it by hand), and a field
+// the policy stops setting goes back to its default; an annotation on a
+// CronJob wins over the policy for that CronJob (docs/cronjobs.md).
 type CronJobDefaults struct {
 	// Grace is how long after a scheduled run the check waits for it
-	// before going down ("10m"; 1m to 8784h). Default one hour.
+	// before going down ("10m"; 1m to 8760h, as a Check's grace). Default
+	// one hour.
 	// +optional
 	// +kubebuilder:validation:Type=string
 	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`
-	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m') && duration(self) <= duration('8784h')",message="grace must be between 1m and 8784h (366 days)"
+	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1m') && duration(self) <= duration('8760h')",message="grace must be between 1m and 8760h (365 days)"
 	Grace *metav1.Duration `json:"grace,omitempty"`
 
 	// Channels are the names of the Channels (in the CronJob's namespace)

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -20,6 +22,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -68,6 +71,9 @@ const (
 	// because its CronJob is suspended, with when it saw the suspension,
 	// so it resumes only what it paused and knows how long it has been.
 	annotationSuspendedSince = "monitoring.vigil.dev/paused-by-suspend"
+	// annotationResumedAt is when this controller resumed the check with
+	// its CronJob: runs scheduled before it were not missed.
+	annotationResumedAt = "monitoring.vigil.dev/resumed-at"
 	// annotationSuspendedAlerted marks a check that went down because its
 	// CronJob stayed suspended past its limit: once per suspension.
 	annotationSuspendedAlerted = "monitoring.vigil.dev/suspended-alerted"
@@ -91,6 +97,11 @@ type CronJobReconciler struct {
 	// ClusterPolicies: ClusterCronJobPolicies apply (the manager watches
 	// every namespace; namespaces are read for their labels).
 	ClusterPolicies bool
+
+	// suspendedSeen is when each CronJob (by UID) was last seen suspended:
+	// its runs scheduled until then were not missed. In memory, so after a
+	// restart only the Check's own resumed-at annotation says so.
+	suspendedSeen sync.Map
 }
 
 // Reconcile brings the CronJob's Check in step with the CronJob.
@@ -115,7 +126,7 @@ func (r *CronJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			}
 		}
 		// Checks written by hand may follow it (spec.cronJobRef).
-		next, err := r.watchRuns(ctx, cj, false)
+		next, err := r.watchRuns(ctx, cj, cj.Annotations[AnnotationAlertOnOverlap] == "true", time.Time{})
 		return ctrl.Result{RequeueAfter: next}, err
 	}
 
@@ -129,7 +140,13 @@ func (r *CronJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 		if err := desired(check); err != nil {
 			return ctrl.Result{}, err
 		}
-		if err := r.Checks.CreateOwned(ctx, check); err != nil {
+		if err := r.Checks.CreateOwned(ctx, check); apierrors.IsAlreadyExists(err) {
+			// A Check of that name written by hand: it stays, and the
+			// CronJob is looked at again later rather than in a tight loop.
+			log.FromContext(ctx).Info("a Check with the name Vigil gives CronJob checks exists and is not the CronJob's; leaving it",
+				"check", check.Name, "cronJob", cj.Name)
+			return ctrl.Result{RequeueAfter: 10 * time.Minute}, nil
+		} else if err != nil {
 			return ctrl.Result{}, fmt.Errorf("creating the check for CronJob %s: %w", cj.Name, err)
 		}
 	} else {
@@ -138,11 +155,12 @@ func (r *CronJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 			return ctrl.Result{}, err
 		}
 	}
-	res, err := r.followSuspend(ctx, cj, check, decision.Settings.MaxSuspended)
+	res, check, err := r.followSuspend(ctx, cj, check, decision.Settings.MaxSuspended)
 	if err != nil {
 		return res, err
 	}
-	next, err := r.watchRuns(ctx, cj, decision.Settings.AlertOnOverlap)
+	resumedAt, _ := time.Parse(time.RFC3339, check.Annotations[annotationResumedAt])
+	next, err := r.watchRuns(ctx, cj, decision.Settings.AlertOnOverlap, resumedAt)
 	if next > 0 && (res.RequeueAfter == 0 || next < res.RequeueAfter) {
 		res.RequeueAfter = next
 	}
@@ -182,8 +200,11 @@ func (r *CronJobReconciler) ownedCheck(ctx context.Context, cj *batchv1.CronJob)
 }
 
 // desired writes what the CronJob, its policy and its annotations say
-// into the check, leaving everything else (the UUID, fields set by hand,
-// alert-policy fields no policy sets) alone.
+// into the check, leaving everything else alone: the UUID, and fields
+// neither the policy nor an annotation sets, as written on the check by
+// hand. A field that a policy or an annotation set before and no longer
+// does goes back to its default. A new check (or one made before
+// policies, without the coverage annotation) gets the defaults.
 func (r *CronJobReconciler) desired(cj *batchv1.CronJob, d coverage.Decision, c *v1.Check) {
 	if c.Labels == nil {
 		c.Labels = map[string]string{}
@@ -192,16 +213,28 @@ func (r *CronJobReconciler) desired(cj *batchv1.CronJob, d coverage.Decision, c 
 	schedule := cronJobSchedule(cj.Spec.Schedule)
 	c.Spec.Schedule, c.Spec.Timeout = &schedule, nil
 	c.Spec.TZ = v1.TimeZone(r.zone(cj))
-	s := d.Settings
-	c.Spec.Name = s.Name
-	c.Spec.Grace = int64(s.Grace / time.Second)
-	c.Spec.Tags = s.Tags
-	c.Spec.Channels = s.Channels
 	c.Spec.CronJobRef = &v1.LocalObjectReference{Name: cj.Name}
+	s := d.Settings
 	was := CoverageOf(c)
 	var owned []string
 	if was != nil {
-		owned = was.PolicyFields
+		owned = append(slices.Clone(was.PolicyFields), was.AnnotationFields...)
+	}
+	follows := func(field string) bool {
+		return was == nil || slices.Contains(owned, field) ||
+			slices.Contains(s.PolicyFields, field) || slices.Contains(s.AnnotationFields, field)
+	}
+	if follows("name") {
+		c.Spec.Name = s.Name
+	}
+	if follows("grace") {
+		c.Spec.Grace = int64(s.Grace / time.Second)
+	}
+	if follows("tags") {
+		c.Spec.Tags = s.Tags
+	}
+	if follows("channels") {
+		c.Spec.Channels = s.Channels
 	}
 	coverage.ApplyAlert(&c.Spec.AlertPolicy, &s.Alert, owned)
 
@@ -262,64 +295,81 @@ func cronJobSchedule(s string) string {
 // from. (Written after the pause, a lost annotation would leave a paused
 // check that nothing ever resumes.) The alert's failure is recorded once
 // per suspension under one run id, so a retry does not repeat it.
-func (r *CronJobReconciler) followSuspend(ctx context.Context, cj *batchv1.CronJob, c *v1.Check, maxSuspended time.Duration) (ctrl.Result, error) {
+func (r *CronJobReconciler) followSuspend(ctx context.Context, cj *batchv1.CronJob, c *v1.Check, maxSuspended time.Duration) (ctrl.Result, *v1.Check, error) {
 	suspended := cj.Spec.Suspend != nil && *cj.Spec.Suspend
+	mark, marked := c.Annotations[annotationSuspendedSince]
+	if !suspended && !marked {
+		return ctrl.Result{}, c, nil // running, and not paused by this controller
+	}
 	if _, err := r.Checks.Config(c); err != nil {
 		// A schedule Vigil cannot read: the check controller reports it on
 		// the check, and pausing it would change nothing.
-		return ctrl.Result{}, nil //nolint:nilerr // reported elsewhere
+		return ctrl.Result{}, c, nil //nolint:nilerr // reported elsewhere
 	}
 	obs, err := r.Checks.Observed(ctx, c)
 	if err != nil {
-		return ctrl.Result{}, err
+		return ctrl.Result{}, c, err
 	}
 	now := r.Clock.Now()
 	paused := r.Checks.View(c, obs, now).Status == monitor.StatusPaused
-	mark, marked := c.Annotations[annotationSuspendedSince]
+	alerted := c.Annotations[annotationSuspendedAlerted] != ""
 	switch {
 	case suspended && !marked:
 		if paused {
 			// Paused by hand before the suspension: it stays paused after
 			// it, and its pause is not this controller's to time.
-			return ctrl.Result{}, nil
+			return ctrl.Result{}, c, nil
 		}
 		if c, err = r.annotate(ctx, c, annotationSuspendedSince, now.UTC().Format(time.RFC3339)); err != nil {
-			return ctrl.Result{}, err
+			return ctrl.Result{}, c, err
 		}
 		if _, err = r.Checks.Pause(ctx, c); err != nil {
-			return ctrl.Result{}, err
+			return ctrl.Result{}, c, err
 		}
-		return requeueAt(now, now, maxSuspended), nil
+		return requeueAt(now, now, maxSuspended), c, nil
 	case suspended:
 		since, err := time.Parse(time.RFC3339, mark)
 		if err != nil {
 			// Marked by an earlier version ("true"): the suspension is
 			// timed from now.
-			_, err = r.annotate(ctx, c, annotationSuspendedSince, now.UTC().Format(time.RFC3339))
-			return requeueAt(now, now, maxSuspended), err
+			c, err = r.annotate(ctx, c, annotationSuspendedSince, now.UTC().Format(time.RFC3339))
+			return requeueAt(now, now, maxSuspended), c, err
 		}
-		if maxSuspended <= 0 || c.Annotations[annotationSuspendedAlerted] != "" {
-			return ctrl.Result{}, nil
+		if !paused && !alerted {
+			// Marked, but the pause that follows the mark failed: finish it.
+			if _, err := r.Checks.Pause(ctx, c); err != nil {
+				return ctrl.Result{}, c, err
+			}
+			paused = true
+		}
+		if maxSuspended <= 0 || alerted {
+			return ctrl.Result{}, c, nil
 		}
 		if now.Before(since.Add(maxSuspended)) {
-			return requeueAt(now, since, maxSuspended), nil
+			return requeueAt(now, since, maxSuspended), c, nil
 		}
-		return ctrl.Result{}, r.alertSuspended(ctx, cj, c, since, maxSuspended, paused)
+		return ctrl.Result{}, c, r.alertSuspended(ctx, cj, c, since, maxSuspended, paused)
 	case marked:
 		if paused {
 			_, err = r.Checks.Resume(ctx, c)
 			if err != nil && !errors.Is(err, monitor.ErrNotPaused) {
-				return ctrl.Result{}, err
+				return ctrl.Result{}, c, err
 			}
 		}
-		if c, err = r.annotate(ctx, c, annotationSuspendedAlerted, ""); err != nil {
-			return ctrl.Result{}, err
+		// The marks go, and the resume's time stays: the runs scheduled
+		// while the CronJob was suspended were not missed (watchRuns).
+		updated, err := r.Checks.Update(ctx, c, func(c *v1.Check) error {
+			delete(c.Annotations, annotationSuspendedAlerted)
+			delete(c.Annotations, annotationSuspendedSince)
+			c.Annotations[annotationResumedAt] = now.UTC().Format(time.RFC3339)
+			return nil
+		})
+		if err != nil {
+			return ctrl.Result{}, c, err
 		}
-		_, err = r.annotate(ctx, c, annotationSuspendedSince, "")
-		return ctrl.Result{}, err
+		return ctrl.Result{}, updated, nil
 	}
-	// Running, and not paused by this controller.
-	return ctrl.Result{}, nil
+	return ctrl.Result{}, c, nil
 }
 
 // requeueAt asks to be back when a suspension that began at since reaches
@@ -399,7 +449,9 @@ func (r *CronJobReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Owns(&v1.Check{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Watches(&v1.CronJobPolicy{}, handler.EnqueueRequestsFromMapFunc(r.namespaceCronJobs),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
-		WithOptions(controller.Options{RecoverPanic: ptr(true)})
+		// Each CronJob's runs bring a reconcile or two; a few workers keep
+		// thousands of them, and a policy's edit over all, from queueing.
+		WithOptions(controller.Options{RecoverPanic: ptr(true), MaxConcurrentReconciles: 4})
 	if r.ClusterPolicies {
 		b = b.Watches(&v1.ClusterCronJobPolicy{}, handler.EnqueueRequestsFromMapFunc(r.allCronJobs),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).

@@ -26,18 +26,30 @@ import (
 // creates a due Job within seconds).
 const StartSlack = 2 * time.Minute
 
-// maxMissedSteps bounds the scheduled times walked to find the newest one
-// a CronJob missed (a minutely schedule missed for a week is 10,080).
+// missedLookback bounds how far back the scheduled times a CronJob may
+// have missed are walked: the newest matters, and a minutely schedule
+// walks 2,880 steps.
+const missedLookback = 48 * time.Hour
+
+// maxMissedSteps bounds the walk for any schedule.
 const maxMissedSteps = 20_000
 
-// watchRuns reports, once each, what a CronJob itself got wrong about its
-// runs, to every check that follows it: the newest scheduled run that was
-// never created (skipped behind a running one by concurrencyPolicy Forbid,
-// missed past startingDeadlineSeconds, or not created at all), and, when
-// the CronJob asks for it, runs that overlap. It returns when to look
-// again: when the next run is overdue.
-func (r *CronJobReconciler) watchRuns(ctx context.Context, cj *batchv1.CronJob, alertOnOverlap bool) (time.Duration, error) {
-	if cj.Spec.Suspend != nil && *cj.Spec.Suspend {
+// watchRuns reports what a CronJob itself got wrong about its runs, to
+// every check that follows it: a scheduled run that was never created
+// (skipped behind a running one by concurrencyPolicy Forbid, reported once
+// per blocking run; missed past startingDeadlineSeconds or not created at
+// all, once per streak of missed runs), and, when the CronJob asks for it,
+// runs that overlap. Runs scheduled while the CronJob was suspended, or
+// before resumedAt (when the check was last resumed with it), were not
+// missed. It returns when to look again: when the next run is overdue.
+func (r *CronJobReconciler) watchRuns(ctx context.Context, cj *batchv1.CronJob, alertOnOverlap bool, resumedAt time.Time) (time.Duration, error) {
+	now := r.Clock.Now()
+	suspended := cj.Spec.Suspend != nil && *cj.Spec.Suspend
+	if seen, ok := r.suspendedSeen.Load(cj.UID); suspended || (ok && seen.(suspension).suspended) {
+		// Suspended, or resumed since last seen suspended: until now.
+		r.suspendedSeen.Store(cj.UID, suspension{suspended: suspended, until: now})
+	}
+	if suspended {
 		return 0, nil
 	}
 	sched, err := schedule.Parse(cronJobSchedule(cj.Spec.Schedule), r.zone(cj))
@@ -57,31 +69,51 @@ func (r *CronJobReconciler) watchRuns(ctx context.Context, cj *batchv1.CronJob, 
 		}
 	}
 
-	now := r.Clock.Now()
 	slack := StartSlack
 	if d := cj.Spec.StartingDeadlineSeconds; d != nil {
 		slack = max(time.Duration(*d)*time.Second, 10*time.Second)
 	}
 	last := cj.CreationTimestamp.Time
-	if cj.Status.LastScheduleTime != nil && cj.Status.LastScheduleTime.After(last) {
-		last = cj.Status.LastScheduleTime.Time
+	if resumedAt.After(last) {
+		last = resumedAt
+	}
+	if t := cj.Status.LastScheduleTime; t != nil && t.After(last) {
+		last = t.Time
+	}
+	if seen, ok := r.suspendedSeen.Load(cj.UID); ok && seen.(suspension).until.After(last) {
+		last = seen.(suspension).until
 	}
 	// The newest scheduled time after the last run whose slack is over.
 	var missed time.Time
-	due, ok := sched.Next(last)
-	for i := 0; ok && !now.Before(due.Add(slack)) && i < maxMissedSteps; i++ {
+	from := last
+	if lookback := now.Add(-missedLookback); lookback.After(from) {
+		from = lookback
+	}
+	due, ok := sched.Next(from)
+	steps := 0
+	for ; ok && !now.Before(due.Add(slack)) && steps < maxMissedSteps; steps++ {
 		missed = due
 		due, ok = sched.Next(due)
 	}
 	if !missed.IsZero() {
-		if err := r.reportMissed(ctx, cj, linked.Items, missed, slack); err != nil {
+		if err := r.reportMissed(ctx, cj, linked.Items, missed, last, slack); err != nil {
 			return 0, err
 		}
 	}
-	if !ok {
+	switch {
+	case !ok:
 		return 0, nil
+	case steps == maxMissedSteps:
+		return time.Minute, nil // a schedule denser than the walk: look again soon, not at once
 	}
 	return max(due.Add(slack).Sub(now), time.Second), nil
+}
+
+// suspension is what the controller last saw of a CronJob's suspension:
+// suspended, or not, as seen at until (the resume, once seen resumed).
+type suspension struct {
+	suspended bool
+	until     time.Time
 }
 
 // zone is the time zone a CronJob's schedule is read in.
@@ -96,12 +128,15 @@ func (r *CronJobReconciler) zone(cj *batchv1.CronJob) string {
 }
 
 // reportMissed records that the run scheduled at due was never created,
-// and why as far as the CronJob tells.
-func (r *CronJobReconciler) reportMissed(ctx context.Context, cj *batchv1.CronJob, linked []v1.Check, due time.Time, slack time.Duration) error {
+// and why as far as the CronJob tells: once per run that blocks it, or
+// once per streak of missed runs since last.
+func (r *CronJobReconciler) reportMissed(ctx context.Context, cj *batchv1.CronJob, linked []v1.Check, due, last time.Time, slack time.Duration) error {
 	at := due.UTC().Format(time.RFC3339)
+	key := string(cj.UID) + "/missed-after/" + last.UTC().Format(time.RFC3339)
 	var why string
 	switch {
 	case cj.Spec.ConcurrencyPolicy == batchv1.ForbidConcurrent && len(cj.Status.Active) > 0:
+		key = string(cj.UID) + "/blocked-by/" + string(cj.Status.Active[0].UID)
 		why = fmt.Sprintf("the previous run (Job %s) is still running, and concurrencyPolicy Forbid skips a run while one is running. "+
 			"Hint: a run that hangs blocks every later one; give the jobTemplate an activeDeadlineSeconds.", cj.Status.Active[0].Name)
 	case cj.Spec.StartingDeadlineSeconds != nil:
@@ -111,7 +146,7 @@ func (r *CronJobReconciler) reportMissed(ctx context.Context, cj *batchv1.CronJo
 		why = fmt.Sprintf("no Job was created for it within %s. Hint: is kube-controller-manager (its CronJob controller) running?", slack)
 	}
 	body := fmt.Sprintf("The run of CronJob %s scheduled at %s did not start: %s", cj.Name, at, why)
-	return r.recordOnce(ctx, linked, string(cj.UID)+"/missed/"+at, due, body)
+	return r.recordOnce(ctx, linked, key, due, body)
 }
 
 // reportOverlap records that runs of the CronJob overlap: its newest

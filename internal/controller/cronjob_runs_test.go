@@ -15,6 +15,7 @@ import (
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/controller"
 	"github.com/vigil-operator/vigil/internal/monitor"
+	"github.com/vigil-operator/vigil/internal/store"
 )
 
 // envtest runs no kubelet, scheduler or Job controller: these tests write
@@ -177,7 +178,7 @@ var _ = Describe("CronJob runs that fail, never start or overlap", func() {
 		j.Status.Ready = ptr.To[int32](0)
 		j.Status.Terminating = ptr.To[int32](0)
 		Expect(k8sClient.Status().Update(ctx, j)).To(Succeed())
-		body := failBody(func(rid string) bool { return rid != string(j.UID) })
+		body := failBody(func(rid string) bool { return rid == string(j.UID) })
 		Expect(body).To(ContainSubstring("Job etl-3 has not started: none of its pods has run 5m"))
 		Expect(body).To(ContainSubstring(`Pod etl-3-ddddd never ran: container etl: CreateContainerConfigError: secret "etl-db" not found`))
 		Expect(body).To(ContainSubstring("Hint: a ConfigMap or Secret the container uses"))
@@ -226,6 +227,56 @@ var _ = Describe("CronJob runs that fail, never start or overlap", func() {
 		body := failBody(anyRID)
 		Expect(body).To(ContainSubstring("The run of CronJob etl scheduled at " + last.Add(10*time.Minute).UTC().Format(time.RFC3339) + " did not start"))
 		Expect(body).To(ContainSubstring("the previous run (Job etl-4) is still running, and concurrencyPolicy Forbid skips a run"))
+	})
+
+	It("does not take runs scheduled while the CronJob was suspended for missed ones, and reports a streak once", func() {
+		last := catchUp().Truncate(10 * time.Minute).Add(10 * time.Minute)
+		clk.SetTime(last)
+		cur := &batchv1.CronJob{}
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(cj), cur)).To(Succeed())
+		cur.Status.LastScheduleTime = ptr.To(metav1.NewTime(last))
+		Expect(k8sClient.Status().Update(ctx, cur)).To(Succeed())
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(cj), cur)).To(Succeed())
+		cur.Spec.Schedule, cur.Spec.Suspend = "*/10 * * * *", ptr.To(true)
+		Expect(k8sClient.Update(ctx, cur)).To(Succeed())
+		Eventually(func(g Gomega) v1.CheckState {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+			return c.Status.State
+		}).Should(Equal(v1.CheckStatePaused))
+
+		// Three runs fall due while it is suspended; then it is resumed.
+		clk.Step(35 * time.Minute)
+		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(cj), cur)).To(Succeed())
+		cur.Spec.Suspend = ptr.To(false)
+		Expect(k8sClient.Update(ctx, cur)).To(Succeed())
+		Eventually(func(g Gomega) map[string]string {
+			g.Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(c), c)).To(Succeed())
+			return c.Annotations
+		}).Should(HaveKey("monitoring.vigil.dev/resumed-at"))
+		Consistently(func(g Gomega) []store.LoggedPing {
+			pings, err := harness.Manager.Checks.Pings(ctx, c)
+			g.Expect(err).NotTo(HaveOccurred())
+			return pings
+		}).WithTimeout(time.Second).Should(BeEmpty())
+
+		// The next two runs after the resume are not created: one failure
+		// for the streak.
+		clk.Step(20*time.Minute + controller.StartSlack)
+		touch := func(v string) {
+			Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(cj), cur)).To(Succeed())
+			cur.Annotations["touched"] = v
+			Expect(k8sClient.Update(ctx, cur)).To(Succeed())
+		}
+		touch("1")
+		body := failBody(anyRID)
+		Expect(body).To(ContainSubstring("did not start: no Job was created for it within 2m0s"))
+		clk.Step(10 * time.Minute)
+		touch("2")
+		Consistently(func(g Gomega) int {
+			pings, err := harness.Manager.Checks.Pings(ctx, c)
+			g.Expect(err).NotTo(HaveOccurred())
+			return len(pings)
+		}).WithTimeout(time.Second).Should(Equal(1))
 	})
 
 	It("reports runs that overlap when the CronJob asks for it", func() {

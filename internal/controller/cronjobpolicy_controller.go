@@ -40,26 +40,12 @@ type policyInputs struct {
 // Ready condition says why).
 func readPolicies(ctx context.Context, c client.Reader, namespace string, cluster bool) (policyInputs, error) {
 	in := policyInputs{namespace: namespace}
-	var own v1.CronJobPolicyList
-	if err := c.List(ctx, &own, client.InNamespace(namespace)); err != nil {
+	var err error
+	if in.namespaced, err = namespacedPolicies(ctx, c, namespace); err != nil || !cluster {
 		return in, err
 	}
-	for i := range own.Items {
-		if p, err := coverage.Namespaced(&own.Items[i]); err == nil {
-			in.namespaced = append(in.namespaced, p)
-		}
-	}
-	if !cluster {
-		return in, nil
-	}
-	var all v1.ClusterCronJobPolicyList
-	if err := c.List(ctx, &all); err != nil {
+	if in.cluster, err = clusterPolicies(ctx, c); err != nil {
 		return in, err
-	}
-	for i := range all.Items {
-		if p, err := coverage.Cluster(&all.Items[i]); err == nil {
-			in.cluster = append(in.cluster, p)
-		}
 	}
 	if len(in.cluster) > 0 {
 		ns := namespaceMeta()
@@ -69,6 +55,36 @@ func readPolicies(ctx context.Context, c client.Reader, namespace string, cluste
 		in.namespaceLabels = ns.Labels
 	}
 	return in, nil
+}
+
+// namespacedPolicies are the CronJobPolicies of a namespace that parse.
+func namespacedPolicies(ctx context.Context, c client.Reader, namespace string) ([]coverage.Policy, error) {
+	var list v1.CronJobPolicyList
+	if err := c.List(ctx, &list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	var out []coverage.Policy
+	for i := range list.Items {
+		if p, err := coverage.Namespaced(&list.Items[i]); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// clusterPolicies are the ClusterCronJobPolicies that parse.
+func clusterPolicies(ctx context.Context, c client.Reader) ([]coverage.Policy, error) {
+	var list v1.ClusterCronJobPolicyList
+	if err := c.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	var out []coverage.Policy
+	for i := range list.Items {
+		if p, err := coverage.Cluster(&list.Items[i]); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
 // namespaceMeta is a Namespace's metadata: the cache keeps no more of
@@ -123,7 +139,7 @@ func (r *CronJobPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 	before := p.DeepCopy()
 	compiled, err := coverage.Cluster(p)
 	var namespaces []string
-	if err == nil && r.ClusterPolicies {
+	if err == nil {
 		var list metav1.PartialObjectMetadataList
 		list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NamespaceList"))
 		if err := r.List(ctx, &list); err != nil {
@@ -134,8 +150,6 @@ func (r *CronJobPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 				namespaces = append(namespaces, ns.Name)
 			}
 		}
-	} else if err == nil {
-		err = fmt.Errorf("the manager watches only some namespaces (--namespaces), so cluster policies do not apply")
 	}
 	if err := r.tally(ctx, &p.Status, p.Generation, compiled, err, namespaces); err != nil {
 		return ctrl.Result{}, err
@@ -157,14 +171,31 @@ func (r *CronJobPolicyReconciler) tally(ctx context.Context, st *v1.CronJobPolic
 		meta.RemoveStatusCondition(&st.Conditions, v1.ConditionConflicting)
 		return nil //nolint:nilerr // the spec's error is the status, not the reconcile's
 	}
-	conflicts := 0
-	for _, ns := range namespaces {
-		in, err := readPolicies(ctx, r.Client, ns, r.ClusterPolicies)
-		if err != nil {
+	// The cluster's policies once, not once per namespace.
+	var cluster []coverage.Policy
+	if r.ClusterPolicies {
+		var err error
+		if cluster, err = clusterPolicies(ctx, r.Client); err != nil {
 			return err
 		}
+	}
+	conflicts := 0
+	for _, ns := range namespaces {
+		in := policyInputs{namespace: ns, cluster: cluster}
+		var err error
+		if in.namespaced, err = namespacedPolicies(ctx, r.Client, ns); err != nil {
+			return err
+		}
+		if len(cluster) > 0 {
+			nsMeta := namespaceMeta()
+			if err := r.Get(ctx, client.ObjectKey{Name: ns}, nsMeta); client.IgnoreNotFound(err) != nil {
+				return err
+			}
+			in.namespaceLabels = nsMeta.Labels
+		}
+		// Read only: the cache's objects, not copies of every jobTemplate.
 		var cronJobs batchv1.CronJobList
-		if err := r.List(ctx, &cronJobs, client.InNamespace(ns)); err != nil {
+		if err := r.List(ctx, &cronJobs, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
 			return err
 		}
 		for i := range cronJobs.Items {

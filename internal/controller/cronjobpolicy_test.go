@@ -102,7 +102,7 @@ var _ = Describe("CronJob policies", func() {
 		// What a user writes by hand on a policy's check stays; what the
 		// policy sets follows the policy.
 		Expect(k8sClient.Patch(ctx, backup, client.RawPatch(client.Merge.Type(),
-			[]byte(`{"spec":{"desc":"nightly database backup","minRuntime":"30s"}}`)))).To(Succeed())
+			[]byte(`{"spec":{"desc":"nightly database backup","minRuntime":"30s","channels":["pager"]}}`)))).To(Succeed())
 		Expect(k8sClient.Get(ctx, client.ObjectKeyFromObject(policy), policy)).To(Succeed())
 		policy.Spec.Grace = &metav1.Duration{Duration: 30 * time.Minute}
 		policy.Spec.FailureThreshold = 0
@@ -113,6 +113,7 @@ var _ = Describe("CronJob policies", func() {
 			g.Expect(c.Spec.FailureThreshold).To(BeZero(), "the policy no longer sets it")
 			g.Expect(c.Spec.Desc).To(Equal("nightly database backup"))
 			g.Expect(c.Spec.MinRuntime).To(Equal(&metav1.Duration{Duration: 30 * time.Second}))
+			g.Expect(c.Spec.Channels).To(Equal([]string{"pager"}), "neither the policy nor an annotation sets channels")
 			g.Expect(c.Status.Coverage).NotTo(BeNil())
 			g.Expect(c.Status.Coverage.PolicyFields).To(ConsistOf("grace", "tags"))
 		}).Should(Succeed())

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -123,12 +122,11 @@ func (r *JobReconciler) notStarted(ctx context.Context, job *batchv1.Job, linked
 		// Pods that wait for no known reason (a slow pull): look again.
 		return ctrl.Result{RequeueAfter: limit}, nil
 	}
-	rid := uuid.NewSHA1(uuid.NameSpaceOID, []byte(string(job.UID)+"/not-started")).String()
-	body := fmt.Appendf(nil, "Job %s has not started: none of its pods has run %s after it was created.%s",
-		job.Name, waited.Truncate(time.Second), jobfailure.Tell(stuck))
-	if len(body) > jobfailure.MaxBytes {
-		body = body[:jobfailure.MaxBytes]
-	}
+	// The run's own id: the run ends with this failure, and the Job's own
+	// failure, if it comes, is not counted again; its success still is.
+	rid := string(job.UID)
+	body := jobfailure.Bound(fmt.Sprintf("Job %s has not started: none of its pods has run %s after it was created.%s",
+		job.Name, waited.Truncate(time.Second), jobfailure.Tell(stuck)))
 	for i := range linked {
 		c := &linked[i]
 		seen, _, err := r.Checks.RunKinds(ctx, c, rid)
@@ -271,13 +269,15 @@ func (r *JobReconciler) failure(ctx context.Context, job *batchv1.Job, owner *me
 	if !ok {
 		return nil
 	}
+	allowed := r.logsAllowed(ctx, job.Namespace, owner)
+	in.TerminationMessages = allowed
 	stories := jobfailure.Stories(in)
 	out := jobfailure.Explain(in, stories)
 	failed, ok := jobfailure.Failed(stories)
 	if !ok {
 		return out
 	}
-	if !r.logsAllowed(ctx, job.Namespace, owner) {
+	if !allowed {
 		return fmt.Appendf(out, "\n\nThe log of container %s is not shown here: CronJob %s does not have the annotation %s: \"true\" (docs/cronjobs.md).",
 			failed.Container, owner.Name, AnnotationLogs)
 	}

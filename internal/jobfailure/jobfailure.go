@@ -39,6 +39,10 @@ type Input struct {
 	// Events are the Warning Events of the Job's pods, also of pods that
 	// are gone (the Job controller deletes a failed Job's pending pods).
 	Events []corev1.Event
+	// TerminationMessages lets a container's termination message in: with
+	// terminationMessagePolicy FallbackToLogsOnError it is the end of the
+	// container's log, so it needs the same consent as the log.
+	TerminationMessages bool
 }
 
 // Story is what happened to one pod.
@@ -82,7 +86,7 @@ func Stories(in Input) []Story {
 	for i := range pods {
 		p := &pods[i]
 		seen[p.Name] = true
-		if s, ok := podStory(p, byPod[p.Name]); ok {
+		if s, ok := podStory(p, byPod[p.Name], in.TerminationMessages); ok {
 			out = append(out, s)
 		}
 	}
@@ -167,7 +171,7 @@ func Tell(stories []Story) string {
 }
 
 // podStory tells how a pod ended, or why it has not run.
-func podStory(p *corev1.Pod, events []corev1.Event) (Story, bool) {
+func podStory(p *corev1.Pod, events []corev1.Event, messages bool) (Story, bool) {
 	s := Story{Pod: p.Name}
 	var ended []string
 	statuses := append(slices.Clone(p.Status.InitContainerStatuses), p.Status.ContainerStatuses...)
@@ -183,7 +187,7 @@ func podStory(p *corev1.Pod, events []corev1.Event) (Story, bool) {
 		if t.Reason != "" {
 			e += " (" + t.Reason + ")"
 		}
-		if msg := clip(t.Message); msg != "" {
+		if msg := clip(t.Message); msg != "" && messages {
 			e += ": " + msg
 		}
 		ended = append(ended, e)
@@ -415,6 +419,9 @@ func clip(s string) string {
 	}
 	return s[:cut] + "…"
 }
+
+// Bound keeps a text within MaxBytes, cut at a character.
+func Bound(s string) []byte { return bound(s) }
 
 // bound keeps an explanation within MaxBytes.
 func bound(s string) []byte {
