@@ -307,6 +307,7 @@ In another terminal:
 
   . %[1]s                                   # KUBECONFIG, VIGIL_URL, VIGIL_API_KEY, kubectl on PATH
   kubectl apply -f config/samples/
+  kubectl apply -f config/samples/cronjobs/        # CronJobs: a policy, an annotation, vigil run, curl
   kubectl get checks
   curl -s -H "X-Api-Key: $VIGIL_API_KEY" $VIGIL_URL/api/v3/checks/
 
