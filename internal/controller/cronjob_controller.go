@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
@@ -447,6 +448,13 @@ func (r *CronJobReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		// A check's status changes with every ping; only a change to its
 		// spec (or its deletion) can take it out of step with the CronJob.
 		Owns(&v1.Check{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		// A Check linked by hand (spec.cronJobRef) is told of its CronJob's
+		// missed runs from its creation on.
+		Watches(&v1.Check{}, handler.EnqueueRequestsFromMapFunc(linkedCronJob),
+			builder.WithPredicates(predicate.Funcs{
+				UpdateFunc: func(e event.UpdateEvent) bool { return false },
+				DeleteFunc: func(event.DeleteEvent) bool { return false },
+			})).
 		Watches(&v1.CronJobPolicy{}, handler.EnqueueRequestsFromMapFunc(r.namespaceCronJobs),
 			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		// Each CronJob's runs bring a reconcile or two; a few workers keep
@@ -459,6 +467,15 @@ func (r *CronJobReconciler) SetupWithManager(mgr ctrl.Manager) error {
 				builder.WithPredicates(predicate.LabelChangedPredicate{}))
 	}
 	return b.Complete(r)
+}
+
+// linkedCronJob is the CronJob a Check written by hand follows.
+func linkedCronJob(_ context.Context, o client.Object) []reconcile.Request {
+	c, ok := o.(*v1.Check)
+	if !ok || c.Spec.CronJobRef == nil || metav1.GetControllerOf(c) != nil {
+		return nil
+	}
+	return []reconcile.Request{{NamespacedName: client.ObjectKey{Namespace: c.Namespace, Name: c.Spec.CronJobRef.Name}}}
 }
 
 // namespaceCronJobs are the CronJobs of a policy's namespace (or of a
