@@ -251,21 +251,32 @@ func settings(cj CronJob, p *Policy) Settings {
 	return s
 }
 
+// alertFields are the alert-policy fields a policy can set: each JSON
+// name, whether a policy sets it, and how it is copied.
+var alertFields = []struct {
+	name string
+	set  func(*v1.AlertPolicy) bool
+	copy func(dst, src *v1.AlertPolicy)
+}{
+	{"failureThreshold", func(a *v1.AlertPolicy) bool { return a.FailureThreshold != 0 },
+		func(d, s *v1.AlertPolicy) { d.FailureThreshold = s.FailureThreshold }},
+	{"recoveryThreshold", func(a *v1.AlertPolicy) bool { return a.RecoveryThreshold != 0 },
+		func(d, s *v1.AlertPolicy) { d.RecoveryThreshold = s.RecoveryThreshold }},
+	{"maxRuntime", func(a *v1.AlertPolicy) bool { return a.MaxRuntime != nil },
+		func(d, s *v1.AlertPolicy) { d.MaxRuntime = s.MaxRuntime }},
+	{"minRuntime", func(a *v1.AlertPolicy) bool { return a.MinRuntime != nil },
+		func(d, s *v1.AlertPolicy) { d.MinRuntime = s.MinRuntime }},
+	{"realertInterval", func(a *v1.AlertPolicy) bool { return a.RealertInterval != nil },
+		func(d, s *v1.AlertPolicy) { d.RealertInterval = s.RealertInterval }},
+	{"escalation", func(a *v1.AlertPolicy) bool { return a.Escalation != nil },
+		func(d, s *v1.AlertPolicy) { d.Escalation = s.Escalation }},
+}
+
 // AlertFields are the JSON names of the alert-policy fields set in a.
 func AlertFields(a *v1.AlertPolicy) []string {
 	var out []string
-	for _, f := range []struct {
-		name string
-		set  bool
-	}{
-		{"failureThreshold", a.FailureThreshold != 0},
-		{"recoveryThreshold", a.RecoveryThreshold != 0},
-		{"maxRuntime", a.MaxRuntime != nil},
-		{"minRuntime", a.MinRuntime != nil},
-		{"realertInterval", a.RealertInterval != nil},
-		{"escalation", a.Escalation != nil},
-	} {
-		if f.set {
+	for _, f := range alertFields {
+		if f.set(a) {
 			out = append(out, f.name)
 		}
 	}
@@ -276,24 +287,9 @@ func AlertFields(a *v1.AlertPolicy) []string {
 // those of owned (fields a policy set before) that src no longer sets:
 // fields no policy ever set are left as written on the Check by hand.
 func ApplyAlert(dst *v1.AlertPolicy, src *v1.AlertPolicy, owned []string) {
-	set := AlertFields(src)
-	for _, f := range []string{"failureThreshold", "recoveryThreshold", "maxRuntime", "minRuntime", "realertInterval", "escalation"} {
-		if !slices.Contains(set, f) && !slices.Contains(owned, f) {
-			continue
-		}
-		switch f {
-		case "failureThreshold":
-			dst.FailureThreshold = src.FailureThreshold
-		case "recoveryThreshold":
-			dst.RecoveryThreshold = src.RecoveryThreshold
-		case "maxRuntime":
-			dst.MaxRuntime = src.MaxRuntime
-		case "minRuntime":
-			dst.MinRuntime = src.MinRuntime
-		case "realertInterval":
-			dst.RealertInterval = src.RealertInterval
-		case "escalation":
-			dst.Escalation = src.Escalation
+	for _, f := range alertFields {
+		if f.set(src) || slices.Contains(owned, f.name) {
+			f.copy(dst, src)
 		}
 	}
 }
