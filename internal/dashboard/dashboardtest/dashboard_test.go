@@ -386,6 +386,9 @@ var _ = Describe("The dashboard", Ordered, func() {
 			return liveText(ctx, ".coverage")
 		}).Should(Equal("Made for CronJob nightly-etl by CronJobPolicy/team-data, which sets grace. The CronJob's annotations set tags."))
 		screenshot(ctx, "check-cronjob-policy")
+		do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(harness.BaseURL+"/checks/"+c.Status.UUID),
+			chromedp.WaitVisible(chromedp.CSS(".coverage")))
+		screenshot(ctx, "check-cronjob-policy-phone")
 	})
 })
 
