@@ -170,7 +170,14 @@ func (r *CronJobReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 
 // decide reads the policies that could cover the CronJob from the cache.
 func (r *CronJobReconciler) decide(ctx context.Context, cj *batchv1.CronJob) (coverage.Decision, error) {
-	in, err := readPolicies(ctx, r.Client, cj.Namespace, r.ClusterPolicies)
+	var cluster []coverage.Policy
+	if r.ClusterPolicies {
+		var err error
+		if cluster, err = clusterPolicies(ctx, r.Client); err != nil {
+			return coverage.Decision{}, err
+		}
+	}
+	in, err := policiesFor(ctx, r.Client, cj.Namespace, cluster)
 	if err != nil {
 		return coverage.Decision{}, err
 	}
@@ -391,21 +398,13 @@ func (r *CronJobReconciler) alertSuspended(ctx context.Context, cj *batchv1.Cron
 		}
 	}
 	rid := uuid.NewSHA1(uuid.NameSpaceOID, []byte(string(cj.UID)+"/suspended/"+since.UTC().Format(time.RFC3339))).String()
-	seen, _, err := r.Checks.RunKinds(ctx, c, rid)
-	if err != nil {
+	body := fmt.Sprintf("CronJob %s has been suspended since %s, longer than its limit of %s (%s), so none of its runs happen. "+
+		"Resume it with: kubectl patch cronjob %s -n %s -p '{\"spec\":{\"suspend\":false}}'",
+		cj.Name, since.UTC().Format(time.RFC3339), limit, maxSuspendedSource(c), cj.Name, cj.Namespace)
+	if err := failOnce(ctx, r.Checks, c, store.Ping{At: r.Clock.Now(), RID: rid, Body: []byte(body), UA: cronJobPingUA, Method: "CRONJOB"}); err != nil {
 		return err
 	}
-	if !seen[monitor.PingFail] {
-		body := fmt.Sprintf("CronJob %s has been suspended since %s, longer than its limit of %s (%s), so none of its runs happen. "+
-			"Resume it with: kubectl patch cronjob %s -n %s -p '{\"spec\":{\"suspend\":false}}'",
-			cj.Name, since.UTC().Format(time.RFC3339), limit, maxSuspendedSource(c), cj.Name, cj.Namespace)
-		_, err := r.Checks.RecordPing(ctx, c, store.Ping{Kind: monitor.PingFail, At: r.Clock.Now(), RID: rid, Body: []byte(body),
-			Scheme: "kubernetes", UA: cronJobPingUA, Method: "CRONJOB"})
-		if err != nil {
-			return fmt.Errorf("recording the suspension of CronJob %s: %w", cj.Name, err)
-		}
-	}
-	_, err = r.annotate(ctx, c, annotationSuspendedAlerted, "true")
+	_, err := r.annotate(ctx, c, annotationSuspendedAlerted, "true")
 	return err
 }
 

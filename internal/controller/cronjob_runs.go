@@ -184,9 +184,8 @@ func (r *CronJobReconciler) reportOverlap(ctx context.Context, cj *batchv1.CronJ
 }
 
 // recordOnce records a fail ping about the CronJob on each check, once:
-// under a run id made from key, which the check's ping log is searched
-// for first. What happened at a time before a check existed says nothing
-// about it.
+// under a run id made from key. What happened at a time before a check
+// existed says nothing about it.
 func (r *CronJobReconciler) recordOnce(ctx context.Context, linked []v1.Check, key string, at time.Time, body string) error {
 	rid := uuid.NewSHA1(uuid.NameSpaceOID, []byte(key)).String()
 	for i := range linked {
@@ -194,17 +193,25 @@ func (r *CronJobReconciler) recordOnce(ctx context.Context, linked []v1.Check, k
 		if at.Before(c.CreationTimestamp.Time) {
 			continue
 		}
-		seen, _, err := r.Checks.RunKinds(ctx, c, rid)
-		if err != nil {
+		if err := failOnce(ctx, r.Checks, c, store.Ping{At: r.Clock.Now(), RID: rid, Body: []byte(body), UA: cronJobPingUA, Method: "CRONJOB"}); err != nil {
 			return err
 		}
-		if seen[monitor.PingFail] {
-			continue
-		}
-		if _, err := r.Checks.RecordPing(ctx, c, store.Ping{Kind: monitor.PingFail, At: r.Clock.Now(), RID: rid, Body: []byte(body),
-			Scheme: "kubernetes", UA: cronJobPingUA, Method: "CRONJOB"}); err != nil {
-			return fmt.Errorf("recording for check %s: %w", c.Name, err)
-		}
+	}
+	return nil
+}
+
+// failOnce records p as a failure of the check, from Kubernetes, unless
+// its ping log already holds a failure of p's run id: what the CronJob
+// and Job controllers find themselves is recorded once, also across
+// restarts and retries.
+func failOnce(ctx context.Context, d *checks.Door, c *v1.Check, p store.Ping) error {
+	seen, _, err := d.RunKinds(ctx, c, p.RID)
+	if err != nil || seen[monitor.PingFail] {
+		return err
+	}
+	p.Kind, p.Scheme = monitor.PingFail, "kubernetes"
+	if _, err := d.RecordPing(ctx, c, p); err != nil {
+		return fmt.Errorf("recording a failure for check %s: %w", c.Name, err)
 	}
 	return nil
 }

@@ -29,31 +29,26 @@ import (
 // policyInputs are the policies that could cover the CronJobs of one
 // namespace, and the namespace's labels, as the cache holds them.
 type policyInputs struct {
-	namespace       string
 	namespaceLabels map[string]string
 	namespaced      []coverage.Policy
 	cluster         []coverage.Policy
 }
 
-// readPolicies reads the policies of a namespace, and the cluster's when
-// they apply. A policy whose selector does not parse covers nothing (its
-// Ready condition says why).
-func readPolicies(ctx context.Context, c client.Reader, namespace string, cluster bool) (policyInputs, error) {
-	in := policyInputs{namespace: namespace}
+// policiesFor reads the policies of a namespace and, when cluster
+// policies are given (read once by the caller), the namespace's labels.
+// A policy whose selector does not parse covers nothing (its Ready
+// condition says why).
+func policiesFor(ctx context.Context, c client.Reader, namespace string, cluster []coverage.Policy) (policyInputs, error) {
+	in := policyInputs{cluster: cluster}
 	var err error
-	if in.namespaced, err = namespacedPolicies(ctx, c, namespace); err != nil || !cluster {
+	if in.namespaced, err = namespacedPolicies(ctx, c, namespace); err != nil || len(cluster) == 0 {
 		return in, err
 	}
-	if in.cluster, err = clusterPolicies(ctx, c); err != nil {
-		return in, err
+	ns := namespaceMeta()
+	if err := c.Get(ctx, client.ObjectKey{Name: namespace}, ns); err != nil {
+		return in, client.IgnoreNotFound(err)
 	}
-	if len(in.cluster) > 0 {
-		ns := namespaceMeta()
-		if err := c.Get(ctx, client.ObjectKey{Name: namespace}, ns); err != nil {
-			return in, client.IgnoreNotFound(err)
-		}
-		in.namespaceLabels = ns.Labels
-	}
+	in.namespaceLabels = ns.Labels
 	return in, nil
 }
 
@@ -181,17 +176,9 @@ func (r *CronJobPolicyReconciler) tally(ctx context.Context, st *v1.CronJobPolic
 	}
 	conflicts := 0
 	for _, ns := range namespaces {
-		in := policyInputs{namespace: ns, cluster: cluster}
-		var err error
-		if in.namespaced, err = namespacedPolicies(ctx, r.Client, ns); err != nil {
+		in, err := policiesFor(ctx, r.Client, ns, cluster)
+		if err != nil {
 			return err
-		}
-		if len(cluster) > 0 {
-			nsMeta := namespaceMeta()
-			if err := r.Get(ctx, client.ObjectKey{Name: ns}, nsMeta); client.IgnoreNotFound(err) != nil {
-				return err
-			}
-			in.namespaceLabels = nsMeta.Labels
 		}
 		// Read only: the cache's objects, not copies of every jobTemplate.
 		var cronJobs batchv1.CronJobList

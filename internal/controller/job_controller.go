@@ -128,17 +128,8 @@ func (r *JobReconciler) notStarted(ctx context.Context, job *batchv1.Job, linked
 	body := jobfailure.Bound(fmt.Sprintf("Job %s has not started: none of its pods has run %s after it was created.%s",
 		job.Name, waited.Truncate(time.Second), jobfailure.Tell(stuck)))
 	for i := range linked {
-		c := &linked[i]
-		seen, _, err := r.Checks.RunKinds(ctx, c, rid)
-		if err != nil {
+		if err := failOnce(ctx, r.Checks, &linked[i], store.Ping{At: r.Clock.Now(), RID: rid, Body: body, UA: jobPingUA, Method: "JOB"}); err != nil {
 			return ctrl.Result{}, err
-		}
-		if seen[monitor.PingFail] {
-			continue
-		}
-		if _, err := r.Checks.RecordPing(ctx, c, store.Ping{Kind: monitor.PingFail, At: r.Clock.Now(), RID: rid, Body: body,
-			Scheme: "kubernetes", UA: jobPingUA, Method: "JOB"}); err != nil {
-			return ctrl.Result{}, fmt.Errorf("recording that Job %s has not started, for check %s: %w", job.Name, c.Name, err)
 		}
 	}
 	return ctrl.Result{}, nil

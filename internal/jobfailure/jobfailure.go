@@ -135,7 +135,7 @@ func Explain(in Input, stories []Story) []byte {
 		b.WriteString("\n" + hint)
 	}
 	b.WriteString(Tell(stories))
-	return bound(b.String())
+	return Bound(b.String())
 }
 
 // Tell writes pods' stories, the same story once with a count.
@@ -421,10 +421,7 @@ func clip(s string) string {
 }
 
 // Bound keeps a text within MaxBytes, cut at a character.
-func Bound(s string) []byte { return bound(s) }
-
-// bound keeps an explanation within MaxBytes.
-func bound(s string) []byte {
+func Bound(s string) []byte {
 	if len(s) <= MaxBytes {
 		return []byte(s)
 	}
