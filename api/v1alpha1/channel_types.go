@@ -7,7 +7,7 @@ import (
 // ChannelKind is the integration a Channel delivers through. The list grows
 // as integrations are added; each kind has its own settings field in
 // ChannelSpec.
-// +kubebuilder:validation:Enum=webhook;slack;email;msteams;discord;ntfy;pagerduty;alertmanager
+// +kubebuilder:validation:Enum=webhook;slack;email;msteams;discord;ntfy;pagerduty;alertmanager;opsgenie;victorops;pagertree;spike;sms;whatsapp;call;signal;pushover;pushbullet;gotify;telegram;matrix;mattermost;rocketchat;zulip;googlechat;github;trello;group;apprise
 type ChannelKind string
 
 const (
@@ -101,8 +101,10 @@ type WebhookChannel struct {
 	Up *WebhookRequest `json:"up,omitempty"`
 }
 
-// IncomingWebhookChannel settings for Slack, Microsoft Teams and Discord: the
-// incoming-webhook URL is a credential, so it is read from a Secret.
+// IncomingWebhookChannel settings for the services whose integration is one
+// URL that Vigil posts to (Slack, Microsoft Teams, Discord, Mattermost,
+// Rocket.Chat, Google Chat, Splunk On-Call, Spike): the URL is a
+// credential, so it is read from a Secret.
 type IncomingWebhookChannel struct {
 	// URLSecretRef selects the Secret key holding the webhook URL.
 	URLSecretRef SecretKeyRef `json:"urlSecretRef"`
@@ -220,6 +222,28 @@ type AlertmanagerChannel struct {
 // +kubebuilder:validation:XValidation:rule="(self.kind == 'ntfy') == has(self.ntfy)",message="ntfy settings are required for kind ntfy and allowed only for it"
 // +kubebuilder:validation:XValidation:rule="(self.kind == 'pagerduty') == has(self.pagerduty)",message="pagerduty settings are required for kind pagerduty and allowed only for it"
 // +kubebuilder:validation:XValidation:rule="(self.kind == 'alertmanager') == has(self.alertmanager)",message="alertmanager settings are required for kind alertmanager and allowed only for it"
+// +kubebuilder:validation:XValidation:rule="(self.kind == 'opsgenie') == has(self.opsgenie)",message="opsgenie settings are required for kind opsgenie and allowed only for it"
+// +kubebuilder:validation:XValidation:rule="(self.kind == 'victorops') == has(self.victorops)",message="victorops settings are required for kind victorops and allowed only for it"
+// +kubebuilder:validation:XValidation:rule="(self.kind == 'pagertree') == has(self.pagertree)",message="pagertree settings are required for kind pagertree and allowed only for it"
+// +kubebuilder:validation:XValidation:rule="(self.kind == 'spike') == has(self.spike)",message="spike settings are required for kind spike and allowed only for it"
+// +kubebuilder:validation:XValidation:rule="(self.kind == 'sms') == has(self.sms)",message="sms settings are required for kind sms and allowed only for it"
+// +kubebuilder:validation:XValidation:rule="(self.kind == 'whatsapp') == has(self.whatsapp)",message="whatsapp settings are required for kind whatsapp and allowed only for it"
+// +kubebuilder:validation:XValidation:rule="(self.kind == 'call') == has(self.call)",message="call settings are required for kind call and allowed only for it"
+// +kubebuilder:validation:XValidation:rule="(self.kind == 'signal') == has(self.signal)",message="signal settings are required for kind signal and allowed only for it"
+// +kubebuilder:validation:XValidation:rule="(self.kind == 'pushover') == has(self.pushover)",message="pushover settings are required for kind pushover and allowed only for it"
+// +kubebuilder:validation:XValidation:rule="(self.kind == 'pushbullet') == has(self.pushbullet)",message="pushbullet settings are required for kind pushbullet and allowed only for it"
+// +kubebuilder:validation:XValidation:rule="(self.kind == 'gotify') == has(self.gotify)",message="gotify settings are required for kind gotify and allowed only for it"
+// +kubebuilder:validation:XValidation:rule="(self.kind == 'telegram') == has(self.telegram)",message="telegram settings are required for kind telegram and allowed only for it"
+// +kubebuilder:validation:XValidation:rule="(self.kind == 'matrix') == has(self.matrix)",message="matrix settings are required for kind matrix and allowed only for it"
+// +kubebuilder:validation:XValidation:rule="(self.kind == 'mattermost') == has(self.mattermost)",message="mattermost settings are required for kind mattermost and allowed only for it"
+// +kubebuilder:validation:XValidation:rule="(self.kind == 'rocketchat') == has(self.rocketchat)",message="rocketchat settings are required for kind rocketchat and allowed only for it"
+// +kubebuilder:validation:XValidation:rule="(self.kind == 'zulip') == has(self.zulip)",message="zulip settings are required for kind zulip and allowed only for it"
+// +kubebuilder:validation:XValidation:rule="(self.kind == 'googlechat') == has(self.googlechat)",message="googlechat settings are required for kind googlechat and allowed only for it"
+// +kubebuilder:validation:XValidation:rule="(self.kind == 'github') == has(self.github)",message="github settings are required for kind github and allowed only for it"
+// +kubebuilder:validation:XValidation:rule="(self.kind == 'trello') == has(self.trello)",message="trello settings are required for kind trello and allowed only for it"
+// +kubebuilder:validation:XValidation:rule="(self.kind == 'group') == has(self.group)",message="group settings are required for kind group and allowed only for it"
+// +kubebuilder:validation:XValidation:rule="(self.kind == 'apprise') == has(self.apprise)",message="apprise settings are required for kind apprise and allowed only for it"
+// +kubebuilder:validation:XValidation:rule="self.kind != 'group' || (!has(self.events) && !has(self.template) && !has(self.realertInterval))",message="a group Channel has no events, template or realertInterval of its own: each member follows its own"
 // +kubebuilder:validation:XValidation:rule="!has(self.template) || self.kind != 'webhook'",message="a webhook Channel words its requests in webhook.down and webhook.up; template is for the other kinds"
 type ChannelSpec struct {
 	// Kind is the integration this channel delivers through.
@@ -276,6 +300,48 @@ type ChannelSpec struct {
 	PagerDuty *PagerDutyChannel `json:"pagerduty,omitempty"`
 	// +optional
 	Alertmanager *AlertmanagerChannel `json:"alertmanager,omitempty"`
+	// +optional
+	Opsgenie *OpsgenieChannel `json:"opsgenie,omitempty"`
+	// +optional
+	VictorOps *IncomingWebhookChannel `json:"victorops,omitempty"`
+	// +optional
+	PagerTree *PagerTreeChannel `json:"pagertree,omitempty"`
+	// +optional
+	Spike *IncomingWebhookChannel `json:"spike,omitempty"`
+	// +optional
+	SMS *TwilioChannel `json:"sms,omitempty"`
+	// +optional
+	WhatsApp *WhatsAppChannel `json:"whatsapp,omitempty"`
+	// +optional
+	Call *TwilioChannel `json:"call,omitempty"`
+	// +optional
+	Signal *SignalChannel `json:"signal,omitempty"`
+	// +optional
+	Pushover *PushoverChannel `json:"pushover,omitempty"`
+	// +optional
+	Pushbullet *PushbulletChannel `json:"pushbullet,omitempty"`
+	// +optional
+	Gotify *GotifyChannel `json:"gotify,omitempty"`
+	// +optional
+	Telegram *TelegramChannel `json:"telegram,omitempty"`
+	// +optional
+	Matrix *MatrixChannel `json:"matrix,omitempty"`
+	// +optional
+	Mattermost *IncomingWebhookChannel `json:"mattermost,omitempty"`
+	// +optional
+	RocketChat *IncomingWebhookChannel `json:"rocketchat,omitempty"`
+	// +optional
+	Zulip *ZulipChannel `json:"zulip,omitempty"`
+	// +optional
+	GoogleChat *IncomingWebhookChannel `json:"googlechat,omitempty"`
+	// +optional
+	GitHub *GitHubChannel `json:"github,omitempty"`
+	// +optional
+	Trello *TrelloChannel `json:"trello,omitempty"`
+	// +optional
+	Group *GroupChannel `json:"group,omitempty"`
+	// +optional
+	Apprise *AppriseChannel `json:"apprise,omitempty"`
 }
 
 // MessageTemplate words a Channel's notifications with the webhook's

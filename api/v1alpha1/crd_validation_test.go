@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	monitoringv1alpha1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/notify"
 	"github.com/vigil-operator/vigil/internal/testenv"
 )
 
@@ -70,10 +71,14 @@ var _ = Describe("the samples in config/samples", func() {
 	}
 	files, _ := filepath.Glob(filepath.Join(root, "config", "samples", "*.yaml"))
 	cronJobs, _ := filepath.Glob(filepath.Join(root, "config", "samples", "cronjobs", "*.yaml"))
-	files = append(files, cronJobs...)
+	channels, _ := filepath.Glob(filepath.Join(root, "config", "samples", "channels", "*.yaml"))
+	files = append(append(files, cronJobs...), channels...)
 
-	It("are present", func() {
-		Expect(files).To(HaveLen(10))
+	It("are present, one Channel of each kind among them", func() {
+		Expect(files).To(HaveLen(9 + len(notify.Kinds())))
+		for _, k := range notify.Kinds() {
+			Expect(filepath.Join(root, "config", "samples", "channels", string(k)+".yaml")).To(BeAnExistingFile())
+		}
 	})
 
 	for _, file := range files {
@@ -264,6 +269,28 @@ var _ = DescribeTable("rejects a bad manifest with a clear message",
 		"spec.alertmanager.labels", "label names may have at most 256"),
 	Entry("more than 50 email recipients", channel("  kind: email\n  email: {to: ["+strings.Repeat("a@example.com,", 50)+"a@example.com], from: vigil@example.com, host: smtp.example.com}\n"),
 		"spec.email.to", "must have at most 50 items"),
+	Entry("telegram kind without telegram settings", channel("  kind: telegram\n  slack: {urlSecretRef: {name: s, key: k}}\n"),
+		"spec", "telegram settings are required for kind telegram and allowed only for it"),
+	Entry("sms number that is not E.164", channel("  kind: sms\n  sms: {credentialsSecretRef: {name: t}, from: \"+15005550006\", to: \"555-1234\"}\n"),
+		"spec.sms.to", "should match"),
+	Entry("telegram chat that is neither an id nor an @username", channel("  kind: telegram\n  telegram: {botTokenSecretRef: {name: s, key: k}, chatID: \"ops room\"}\n"),
+		"spec.telegram.chatID", "should match"),
+	Entry("a group with events of its own", channel("  kind: group\n  group: {channels: [a, b]}\n  events: [down]\n"),
+		"spec", "a group Channel has no events, template or realertInterval of its own"),
+	Entry("an empty group", channel("  kind: group\n  group: {channels: []}\n"),
+		"spec.group.channels", "should have at least 1 items"),
+	Entry("apprise with both a key and URLs", channel("  kind: apprise\n  apprise: {url: \"http://apprise:8000\", key: ops, urlsSecretRef: {name: s, key: k}}\n"),
+		"spec.apprise", "set exactly one of key and urlsSecretRef"),
+	Entry("pushover emergency expiring before its first retry", channel("  kind: pushover\n  pushover: {tokenSecretRef: {name: s, key: t}, userKeySecretRef: {name: s, key: u}, priority: 2, retry: 600, expire: 300}\n"),
+		"spec.pushover", "expire must not be shorter than retry"),
+	Entry("github repository without an owner", channel("  kind: github\n  github: {repository: ops, tokenSecretRef: {name: s, key: k}}\n"),
+		"spec.github.repository", "should match"),
+	Entry("zulip direct message with a topic", channel("  kind: zulip\n  zulip: {site: \"https://z.example.com\", botEmail: b@example.com, apiKeySecretRef: {name: s, key: k}, type: private, to: a@example.com, topic: t}\n"),
+		"spec.zulip", "topic is for type stream only"),
+	Entry("opsgenie region that does not exist", channel("  kind: opsgenie\n  opsgenie: {apiKeySecretRef: {name: s, key: k}, region: asia}\n"),
+		"spec.opsgenie.region", "Unsupported value"),
+	Entry("matrix room that is neither an id nor an alias", channel("  kind: matrix\n  matrix: {homeserver: \"https://m.example.org\", room: ops, accessTokenSecretRef: {name: s, key: k}}\n"),
+		"spec.matrix.room", "should match"),
 	Entry("ntfy priority 6", channel("  kind: ntfy\n  ntfy: {url: \"https://ntfy.sh/x\", priority: 6}\n"),
 		"spec.ntfy.priority", "less than or equal to 5"),
 )

@@ -12,6 +12,7 @@ import (
 var apiKinds = map[v1.ChannelKind]string{
 	v1.ChannelPagerDuty: "pd",
 	v1.ChannelMSTeams:   "msteamsw",
+	v1.ChannelPushover:  "po",
 }
 
 func apiKind(k v1.ChannelKind) string {

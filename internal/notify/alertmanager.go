@@ -28,7 +28,7 @@ func init() { register(v1.ChannelAlertmanager, alertmanagerKind{}) }
 //   - generatorURL: CheckInfo.DetailsURL, when set.
 //
 // A bearer token is sent when the channel has one. Any 2xx answer is success.
-type alertmanagerKind struct{}
+type alertmanagerKind struct{ tracker }
 
 func (alertmanagerKind) SecretRefs(spec *v1.ChannelSpec) []v1.SecretKeyRef {
 	if spec.Alertmanager == nil {

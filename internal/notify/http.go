@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/vigil-operator/vigil/internal/retryafter"
 )
@@ -40,8 +41,9 @@ func parseTarget(raw string, secret bool) (target, error) {
 // scheme and host for a URL from a Secret.
 func (t target) String() string {
 	s := t.u.Scheme + "://" + t.u.Host
-	if !t.secret {
-		s += t.u.EscapedPath()
+	if p := t.u.EscapedPath(); !t.secret && p != "" {
+		// JoinPath on a URL without a path gives one without its slash.
+		s += "/" + strings.TrimPrefix(p, "/")
 	}
 	return s
 }
@@ -65,10 +67,19 @@ type request struct {
 	target target
 	header http.Header
 	// body is sent as is; when json is set instead, it is marshalled and
-	// sent with a JSON Content-Type.
+	// sent with a JSON Content-Type, and when form is set, it is sent
+	// form-encoded.
 	body []byte
 	json any
+	form url.Values
+	// into, when set, receives a 2xx answer's JSON body (at most
+	// maxAnswer bytes), for the senders that read what they created.
+	into any
 }
+
+// maxAnswer bounds an answer a sender reads (a created issue, a list of
+// open issues).
+const maxAnswer = 1 << 20
 
 // maxErrorBody bounds the response body excerpt in errors.
 const maxErrorBody = 200
@@ -89,6 +100,10 @@ func (d *Delivery) do(ctx context.Context, r request) error {
 		}
 		body = b
 		header.Set("Content-Type", "application/json")
+	}
+	if r.form != nil {
+		body = []byte(r.form.Encode())
+		header.Set("Content-Type", "application/x-www-form-urlencoded")
 	}
 	var rd io.Reader
 	if body != nil {
@@ -118,11 +133,17 @@ func (d *Delivery) do(ctx context.Context, r request) error {
 		return fmt.Errorf("%s %s: %w", r.method, r.target, err)
 	}
 	defer func() { _ = resp.Body.Close() }()
-	excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, 4*maxErrorBody))
-	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
+		if r.into != nil {
+			if err := json.NewDecoder(io.LimitReader(resp.Body, maxAnswer)).Decode(r.into); err != nil {
+				return fmt.Errorf("%s %s: reading the answer: %w", r.method, r.target, err)
+			}
+		}
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 		return nil
 	}
+	excerpt, _ := io.ReadAll(io.LimitReader(resp.Body, 4*maxErrorBody))
+	_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 64<<10))
 	// Scrub Secret values before cutting the excerpt short, so no part of
 	// one survives.
 	text := string(excerpt)
@@ -135,6 +156,9 @@ func (d *Delivery) do(ctx context.Context, r request) error {
 		Code:       resp.StatusCode,
 		Body:       oneLine(text, maxErrorBody),
 		RetryAfter: retryafter.Parse(resp.Header.Get("Retry-After"), now()),
+	}
+	if se.RetryAfter == 0 && resp.StatusCode == http.StatusTooManyRequests {
+		se.RetryAfter = retryAfterInBody(excerpt)
 	}
 	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
 		se.Body = "redirects are not followed"
@@ -152,4 +176,39 @@ func oneLine(b string, max int) string {
 		return t + "…"
 	}
 	return s
+}
+
+// retryAfterInBody reads the delays that some services give in a 429's
+// JSON body rather than in Retry-After: Telegram's
+// {"parameters": {"retry_after": 30}} (seconds), Matrix's
+// {"retry_after_ms": 2000}, Slack-style {"retry_after": 30}. Zero when
+// the body says nothing the outbox could use.
+func retryAfterInBody(body []byte) time.Duration {
+	var v struct {
+		RetryAfter   float64 `json:"retry_after"`
+		RetryAfterMs float64 `json:"retry_after_ms"`
+		Parameters   struct {
+			RetryAfter float64 `json:"retry_after"`
+		} `json:"parameters"`
+	}
+	if json.Unmarshal(body, &v) != nil {
+		return 0
+	}
+	secs := v.RetryAfterMs / 1000
+	switch {
+	case v.Parameters.RetryAfter > 0:
+		secs = v.Parameters.RetryAfter
+	case v.RetryAfter > 0:
+		secs = v.RetryAfter
+	}
+	// A day is more than any service asks; more is a mistake (and would
+	// overflow a Duration).
+	const maxSecs = 24 * 60 * 60
+	switch {
+	case !(secs > 0): // negative, zero or NaN
+		return 0
+	case secs > maxSecs:
+		return maxSecs * time.Second
+	}
+	return time.Duration(secs * float64(time.Second))
 }

@@ -23,6 +23,17 @@ type Kind interface {
 	Send(ctx context.Context, d Delivery) error
 }
 
+// incidentTracker marks the kinds that open something on the other side
+// for a down (an incident, an alert, an issue, a card) and close it on the
+// matching up. They are not sent failure notices nor maintenance notices:
+// those would open one for a check that is not down.
+type incidentTracker interface{ tracksIncidents() }
+
+// tracker is embedded by the incident trackers' kinds.
+type tracker struct{}
+
+func (tracker) tracksIncidents() {}
+
 var kinds = map[v1.ChannelKind]Kind{}
 
 // register adds a kind; each kind's file calls it from init.

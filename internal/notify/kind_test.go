@@ -1,17 +1,40 @@
 package notify
 
 import (
+	"encoding/json"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
 
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
+
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 )
 
-// Every kind the CRD accepts must have an implementation.
+// Every kind the CRD accepts must have an implementation, and nothing else
+// may be registered: the list is read from the generated CRD.
 func TestEveryCRDKindIsRegistered(t *testing.T) {
-	src := []v1.ChannelKind{v1.ChannelWebhook, v1.ChannelSlack, v1.ChannelEmail, v1.ChannelMSTeams,
-		v1.ChannelDiscord, v1.ChannelNtfy, v1.ChannelPagerDuty, v1.ChannelAlertmanager}
+	raw, err := os.ReadFile("../../config/crd/bases/monitoring.vigil.dev_channels.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.Unmarshal(raw, &crd); err != nil {
+		t.Fatal(err)
+	}
+	var src []v1.ChannelKind
+	for _, e := range crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["kind"].Enum {
+		var k string
+		if err := json.Unmarshal(e.Raw, &k); err != nil {
+			t.Fatal(err)
+		}
+		src = append(src, v1.ChannelKind(k))
+	}
+	if len(src) < 8 {
+		t.Fatalf("the CRD lists %d kinds: %v", len(src), src)
+	}
 	for _, k := range src {
 		if _, ok := Lookup(k); !ok {
 			t.Errorf("kind %q has no implementation", k)

@@ -16,7 +16,7 @@ func init() { register(v1.ChannelPagerDuty, pagerDutyKind{}) }
 // check's name), group (the namespace), class (the reason), custom_details}; on an up flip a "resolve". Both carry the same dedup_key,
 // "vigil-<uuid>" ("vigil-test-<uuid>" for test messages, so a test never
 // touches a real incident). Any 2xx answer (PagerDuty's is 202) is success.
-type pagerDutyKind struct{}
+type pagerDutyKind struct{ tracker }
 
 // PagerDutyEventsURL is the Events API v2 endpoint used when a channel sets
 // no URL.
@@ -80,7 +80,7 @@ func pagerDutyEvent(m *Message, routingKey string) pdEvent {
 	ev := pdEvent{
 		RoutingKey:  routingKey,
 		EventAction: "resolve",
-		DedupKey:    pagerDutyDedupKey(m),
+		DedupKey:    incidentKey(m),
 	}
 	if m.Up {
 		return ev
@@ -110,9 +110,11 @@ func pagerDutyEvent(m *Message, routingKey string) pdEvent {
 	return ev
 }
 
-// pagerDutyDedupKey is stable per check: derived from its UUID, or from its
-// namespace and name when it has none.
-func pagerDutyDedupKey(m *Message) string {
+// incidentKey is the key every incident tracker opens and resolves a
+// check's incident under, stable per check: "vigil-<uuid>" (or the
+// namespace and name of a check without one), "vigil-test-<uuid>" for a
+// test message, so that a test never touches a real incident.
+func incidentKey(m *Message) string {
 	id := m.Check.UUID
 	if id == "" {
 		id = m.Check.Namespace + "/" + m.Check.Object

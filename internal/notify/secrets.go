@@ -147,3 +147,14 @@ func validHeaderName(k string) bool {
 	}
 	return true
 }
+
+// redactDerived adds a value derived from Secret values (an encoded
+// credential) to those scrubbed from the delivery's errors.
+func (d *Delivery) redactDerived(v string) {
+	if d.recorder == nil || len(v) < minRedacted {
+		return
+	}
+	d.recorder.mu.Lock()
+	defer d.recorder.mu.Unlock()
+	d.recorder.seen = append(d.recorder.seen, v)
+}

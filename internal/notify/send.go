@@ -109,8 +109,7 @@ func Send(ctx context.Context, d Delivery) error {
 	if !ok {
 		return Permanent(fmt.Errorf("unknown channel kind %q", d.Channel.Spec.Kind))
 	}
-	if (d.Message.Notice == "failure" || d.Message.maintenance()) &&
-		(d.Channel.Spec.Kind == v1.ChannelPagerDuty || d.Channel.Spec.Kind == v1.ChannelAlertmanager) {
+	if _, tracks := k.(incidentTracker); tracks && (d.Message.Notice == "failure" || d.Message.maintenance()) {
 		// An incident tracker would open an incident for a check that is
 		// not down: a failure below the threshold, and a maintenance
 		// window's start and end, are for people to read.
