@@ -79,6 +79,9 @@ const (
 	// ReasonSecretNotAllowed: a referenced Secret lacks the label
 	// monitoring.vigil.dev/channel-secret: "true" the manager requires.
 	ReasonSecretNotAllowed = "SecretNotAllowed"
+	// ReasonMemberNotFound: a group Channel names a Channel that does not
+	// exist in its namespace, or one that is a group itself.
+	ReasonMemberNotFound = "MemberNotFound"
 	// ReasonDeliveryFailed: a notification could not be delivered (Event).
 	ReasonDeliveryFailed = "DeliveryFailed"
 	// ReasonEgressDenied: a notification was not sent because its address

@@ -25,6 +25,57 @@ type channelIndex struct {
 	// routes are how the Channels that say so want to hear of checks; a
 	// Channel with the defaults has none.
 	routes map[client.ObjectKey]store.Route
+	// groups are the members of each group Channel, as it lists them.
+	groups map[client.ObjectKey][]string
+}
+
+// setGroup records a group Channel's members.
+func (x *channelIndex) setGroup(ch *v1.Channel, present bool) {
+	key := client.ObjectKeyFromObject(ch)
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if !present || ch.Spec.Kind != v1.ChannelGroup || ch.Spec.Group == nil {
+		delete(x.groups, key)
+		return
+	}
+	if x.groups == nil {
+		x.groups = map[client.ObjectKey][]string{}
+	}
+	x.groups[key] = slices.Clone(ch.Spec.Group.Channels)
+}
+
+// expand replaces each group among names (sorted Channel names of the
+// namespace) by its members that exist and are not groups themselves:
+// a check assigned to a group owes each member the notification, once
+// however many ways it reaches it. The result is sorted; names itself is
+// returned, unchanged, when it holds no group.
+func (x *channelIndex) expand(namespace string, names []string) []string {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if len(x.groups) == 0 {
+		return names
+	}
+	var out []string
+	grouped := false
+	for _, name := range names {
+		members, isGroup := x.groups[client.ObjectKey{Namespace: namespace, Name: name}]
+		if !isGroup {
+			out = append(out, name)
+			continue
+		}
+		grouped = true
+		for _, m := range members {
+			_, memberIsGroup := x.groups[client.ObjectKey{Namespace: namespace, Name: m}]
+			if _, exists := slices.BinarySearch(x.names[namespace], m); exists && !memberIsGroup {
+				out = append(out, m)
+			}
+		}
+	}
+	if !grouped {
+		return names
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // setRoute records how a Channel wants to hear of checks.
@@ -108,15 +159,16 @@ func (x *channelIndex) all(namespace string) []string {
 }
 
 // Channels are the names of the existing Channels the check's spec assigns,
-// sorted: those it lists, or every Channel of its namespace for "*". The
-// slice may be shared: read it only.
+// sorted: those it lists, or every Channel of its namespace for "*", with
+// each group replaced by its members. The slice may be shared: read it
+// only.
 func (d *Door) Channels(c *v1.Check) []string {
 	if len(c.Spec.Channels) == 0 {
 		return nil
 	}
 	all := d.ChannelNames(c.Namespace)
 	if len(c.Spec.Channels) == 1 && c.Spec.Channels[0] == "*" {
-		return all
+		return d.channels.expand(c.Namespace, all)
 	}
 	var names []string
 	for _, name := range all {
@@ -124,11 +176,11 @@ func (d *Door) Channels(c *v1.Check) []string {
 			names = append(names, name)
 		}
 	}
-	return names
+	return d.channels.expand(c.Namespace, names)
 }
 
 // escalationChannels are the names of the existing Channels the check's
-// escalation names, sorted.
+// escalation names, sorted, groups replaced by their members.
 func (d *Door) escalationChannels(c *v1.Check) []string {
 	esc := c.Spec.Escalation
 	if esc == nil || len(esc.Channels) == 0 {
@@ -140,7 +192,7 @@ func (d *Door) escalationChannels(c *v1.Check) []string {
 			names = append(names, name)
 		}
 	}
-	return names
+	return d.channels.expand(c.Namespace, names)
 }
 
 // ChannelNames are the names of every Channel in the namespace, sorted; the

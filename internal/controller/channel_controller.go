@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -15,7 +16,9 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
@@ -84,6 +87,9 @@ func (r *ChannelReconciler) validate(ctx context.Context, ch *v1.Channel) (reaso
 	if !ok {
 		return v1.ReasonInvalidSpec, fmt.Sprintf("unknown channel kind %q", ch.Spec.Kind), nil
 	}
+	if ch.Spec.Kind == v1.ChannelGroup {
+		return r.validateGroup(ctx, ch)
+	}
 	refs := kind.SecretRefs(&ch.Spec)
 	secrets := map[string]*corev1.Secret{}
 	for _, ref := range refs {
@@ -120,12 +126,53 @@ func (r *ChannelReconciler) validate(ctx context.Context, ch *v1.Channel) (reaso
 	return v1.ReasonChannelReady, msg, nil
 }
 
+// validateGroup checks that each member of a group Channel exists in its
+// namespace and is not a group: a member that is missing would silently
+// receive nothing.
+func (r *ChannelReconciler) validateGroup(ctx context.Context, ch *v1.Channel) (reason, message string, err error) {
+	if ch.Spec.Group == nil {
+		return v1.ReasonInvalidSpec, "the channel has no group settings", nil
+	}
+	for _, name := range ch.Spec.Group.Channels {
+		member := &v1.Channel{}
+		err := r.Get(ctx, client.ObjectKey{Namespace: ch.Namespace, Name: name}, member)
+		switch {
+		case apierrors.IsNotFound(err):
+			return v1.ReasonMemberNotFound, fmt.Sprintf("member Channel %q not found in namespace %s", name, ch.Namespace), nil
+		case err != nil:
+			return "", "", fmt.Errorf("reading Channel %s/%s: %w", ch.Namespace, name, err)
+		case member.Spec.Kind == v1.ChannelGroup:
+			return v1.ReasonMemberNotFound, fmt.Sprintf("member Channel %q is a group: groups are not followed further; list its members instead", name), nil
+		}
+	}
+	return v1.ReasonChannelReady, "group channel is ready (members: " + strings.Join(ch.Spec.Group.Channels, ", ") + ")", nil
+}
+
 // SetupWithManager registers the reconciler. Only spec changes matter: the
 // dispatcher patches a Channel's status on every delivery, and the
-// reconciler looks at the Secrets again on its own schedule.
+// reconciler looks at the Secrets again on its own schedule. A Channel that
+// comes or goes (or changes) is also news to the groups that name it.
 func (r *ChannelReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&v1.Channel{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Watches(&v1.Channel{}, handler.EnqueueRequestsFromMapFunc(r.groupsNaming),
+			builder.WithPredicates(predicate.GenerationChangedPredicate{})).
 		Named("channel").
 		Complete(r)
+}
+
+// groupsNaming are the group Channels of obj's namespace that list it.
+func (r *ChannelReconciler) groupsNaming(ctx context.Context, obj client.Object) []reconcile.Request {
+	var list v1.ChannelList
+	if err := r.List(ctx, &list, client.InNamespace(obj.GetNamespace())); err != nil {
+		return nil
+	}
+	var out []reconcile.Request
+	for i := range list.Items {
+		g := &list.Items[i]
+		if g.Spec.Group != nil && slices.Contains(g.Spec.Group.Channels, obj.GetName()) {
+			out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(g)})
+		}
+	}
+	return out
 }
