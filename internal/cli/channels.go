@@ -23,8 +23,9 @@ func newChannelsCmd(g *globals) *cobra.Command {
 	test := &cobra.Command{
 		Use:   "test NAME",
 		Short: "Send a test notification through a Channel and report the result",
-		Long: "Sends a test notification (marked as a test) through the Channel, with the Channel's\n" +
-			"Secrets read from its namespace, and exits non-zero when delivery fails. It connects from\n" +
+		Long: "Sends a test notification (marked as a test) through the Channel, or through each member\n" +
+			"of a group, with the Channels' Secrets read from their namespace, and exits non-zero when\n" +
+			"a delivery fails. It connects from\n" +
 			"this machine through the manager's egress guard: loopback, private and other non-global\n" +
 			"addresses are refused unless --egress-allow allows them.",
 		Args: cobra.ExactArgs(1),
@@ -47,8 +48,7 @@ func newChannelsCmd(g *globals) *cobra.Command {
 			if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: args[0]}, ch); err != nil {
 				return err
 			}
-			msg := notify.Message{Test: true, Check: notify.CheckInfo{Namespace: namespace, Object: "test", Name: "Test check"}}
-			err = notify.Send(ctx, notify.Delivery{Channel: ch, Message: msg, Secret: notify.SecretsIn(c, namespace),
+			err = notify.SendTest(ctx, c, ch, nil, notify.Delivery{Secret: notify.SecretsIn(c, namespace),
 				Egress: egress.New(egress.Options{Allow: allow})})
 			if err != nil {
 				return fmt.Errorf("channel %s/%s: test notification failed: %w", namespace, ch.Name, err)

@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -47,13 +49,20 @@ type checkPage struct {
 	Pings            []pingRow
 	Channels         []channelRow
 	Notifications    []notificationRow
+	// Tested is the Channel a test notification just went through.
+	Tested string
 }
 
 type badgeLink struct{ Label, URL, Markdown string }
 
 type snippet struct{ Label, ID, Text string }
 
-type channelRow struct{ Name, Kind string }
+type channelRow struct {
+	Name, Kind string
+	// Members are a group's Channels, each tested on its own by the
+	// group's button.
+	Members []string
+}
 
 type pingRow struct {
 	N                          int64
@@ -107,6 +116,9 @@ func (s *Server) checkPage(w http.ResponseWriter, r *http.Request) {
 		p.Badges = append(p.Badges, badgeLink{Label: b.label, URL: b.path, Markdown: "![" + p.Name + "](" + url + ")"})
 	}
 	if v.ReadWrite {
+		if tested := r.URL.Query().Get("tested"); c.Spec.Assigns(tested) {
+			p.Tested = tested
+		}
 		if err := s.fillReadWrite(r.Context(), p, c); err != nil {
 			s.unavailable(w, r, "reading the ping log", err)
 			return
@@ -260,7 +272,11 @@ func (s *Server) fillReadWrite(ctx context.Context, p *checkPage, c *v1.Check) e
 	for i := range channels {
 		ch := &channels[i]
 		if c.Spec.Assigns(ch.Name) {
-			p.Channels = append(p.Channels, channelRow{Name: ch.Name, Kind: string(ch.Spec.Kind)})
+			row := channelRow{Name: ch.Name, Kind: string(ch.Spec.Kind)}
+			if ch.Spec.Group != nil {
+				row.Members = ch.Spec.Group.Channels
+			}
+			p.Channels = append(p.Channels, row)
 		}
 	}
 	pings, err := s.Checks.Pings(ctx, c)
@@ -466,4 +482,56 @@ func coverageLine(cov *v1.Coverage) string {
 		line += " " + strings.Join(cov.AlsoSelectedBy, ", ") + " selects it too; the first policy by name applies."
 	}
 	return line
+}
+
+// testChannel sends a test notification through one of the check's
+// Channels, about the check, and comes back to its page saying so; a
+// failure shows the delivery's error (Secret values redacted). A Channel
+// is tested at most once per testInterval, so the button cannot be turned
+// into a way to flood a service.
+func (s *Server) testChannel(w http.ResponseWriter, r *http.Request) {
+	c := checkOf(r)
+	name := r.PathValue("name")
+	if !c.Spec.Assigns(name) || s.TestChannel == nil {
+		s.errorPage(w, r, http.StatusNotFound, "This check has no Channel of that name.")
+		return
+	}
+	if !s.testTurns.take(c.Namespace+"/"+name, s.now()) {
+		s.errorPage(w, r, http.StatusTooManyRequests, "A test notification went through "+name+" moments ago: wait a few seconds and try again.")
+		return
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
+	defer cancel()
+	if err := s.TestChannel(ctx, c.Namespace, name, c); err != nil {
+		s.errorPage(w, r, http.StatusBadGateway, "The test notification through "+name+" failed: "+err.Error())
+		return
+	}
+	http.Redirect(w, r, "/checks/"+checks.UUIDOf(c)+"?tested="+url.QueryEscape(name)+"#channels", http.StatusSeeOther)
+}
+
+// testInterval is how often one Channel may be tested from the dashboard.
+const testInterval = 10 * time.Second
+
+// turns lets each key through at most once per testInterval.
+type turns struct {
+	mu   sync.Mutex
+	last map[string]time.Time
+}
+
+func (t *turns) take(key string, now time.Time) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.last == nil {
+		t.last = map[string]time.Time{}
+	}
+	for k, at := range t.last { // forget the old turns: the map stays small
+		if now.Sub(at) >= testInterval {
+			delete(t.last, k)
+		}
+	}
+	if _, taken := t.last[key]; taken {
+		return false
+	}
+	t.last[key] = now
+	return true
 }

@@ -59,10 +59,15 @@ type Server struct {
 	BaseURL string
 	// SessionTTL is how long a sign-in lasts (DefaultSessionTTL when 0).
 	SessionTTL time.Duration
-	Log        logr.Logger
+	// TestChannel sends a test notification about check through the
+	// namespace's Channel name (the dispatcher's Test); nil hides the
+	// dashboard's test buttons' effect (they answer 404).
+	TestChannel func(ctx context.Context, namespace, name string, check *v1.Check) error
+	Log         logr.Logger
 
 	pages     map[string]*template.Template
 	snapshots snapshots
+	testTurns turns
 	fallback  []byte // seals sessions of a project without a signing secret
 }
 
@@ -93,6 +98,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /checks/{id}/pause", s.signedIn(s.readWrite(s.checkCSRF(s.withCheck(s.pause)))))
 	mux.HandleFunc("POST /checks/{id}/resume", s.signedIn(s.readWrite(s.checkCSRF(s.withCheck(s.resume)))))
 	mux.HandleFunc("POST /checks/{id}/snooze", s.signedIn(s.readWrite(s.checkCSRF(s.withCheck(s.snooze)))))
+	mux.HandleFunc("POST /checks/{id}/channels/{name}/test", s.signedIn(s.readWrite(s.checkCSRF(s.withCheck(s.testChannel)))))
 	return securityHeaders(s.secure(), mux)
 }
 

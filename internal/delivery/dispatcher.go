@@ -381,6 +381,29 @@ func (d *Dispatcher) send(ctx context.Context, dl store.Delivery) error {
 	return sendErr
 }
 
+// Test sends a test notification through the namespace's Channel name (each
+// member of a group), as deliveries go: with the dispatcher's Secret
+// reader, egress guard and request bound. check, when set, is the check the
+// message names and links to. Unlike a delivery it is neither queued nor
+// retried, and it leaves the Channel's status alone: the answer is the
+// caller's.
+func (d *Dispatcher) Test(ctx context.Context, namespace, name string, check *v1.Check) error {
+	ch := &v1.Channel{}
+	if err := d.Client.Get(ctx, types.NamespacedName{Namespace: namespace, Name: name}, ch); err != nil {
+		return err
+	}
+	var info *notify.CheckInfo
+	if check != nil {
+		i, err := d.checkInfo(ctx, check)
+		if err != nil {
+			return err
+		}
+		info = &i
+	}
+	return notify.SendTest(ctx, d.Client, ch, info, notify.Delivery{Secret: notify.SecretsIn(d.Secrets, namespace),
+		Egress: d.Egress, Timeout: d.Options.RequestTimeout})
+}
+
 // get reads obj from the cache and, when the cache does not have it or
 // has another one than wanted (want reports whether obj is the one), from
 // the API server: a flip can be recorded before the cache has seen the
@@ -508,6 +531,10 @@ func (d *Dispatcher) checkInfo(ctx context.Context, c *v1.Check) (notify.CheckIn
 		PingURL: d.BaseURL + "/ping/" + checks.UUIDOf(c), Grace: time.Duration(c.Spec.Grace) * time.Second,
 		NPings: obs.NPings, LastPing: obs.Facts.DisplayedLastPing(),
 		LastPingBody: body, ExitStatus: exit,
+	}
+	if d.BaseURL != "" {
+		// The check's dashboard page, which every kind links to.
+		info.DetailsURL = d.BaseURL + "/checks/" + checks.UUIDOf(c)
 	}
 	if !info.LastPing.IsZero() {
 		info.LastPingType = v1.PingSuccess

@@ -345,7 +345,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 		_ = st.Close()
 		return nil, err
 	}
-	if err := setupHTTP(mgr, opts, st, door, projects); err != nil {
+	if err := setupHTTP(mgr, opts, st, door, projects, dispatcher); err != nil {
 		_ = st.Close()
 		return nil, err
 	}
@@ -393,7 +393,8 @@ func channelSecrets(mgr ctrl.Manager, opts Options) client.Reader {
 // setupHTTP adds the HTTP server (the Management API, pings, badges, the
 // projects' Prometheus endpoints, the dashboard), the optional SMTP
 // listener, the probes and the heartbeat.
-func setupHTTP(mgr ctrl.Manager, opts Options, st *store.Store, door *checks.Door, projects *project.Registry) error {
+func setupHTTP(mgr ctrl.Manager, opts Options, st *store.Store, door *checks.Door, projects *project.Registry,
+	dispatcher *delivery.Dispatcher) error {
 	log := ctrl.Log.WithName("http")
 	bodies := httpserver.NewBodyBudget(opts.RequestBodyBudget)
 	pings := &ping.Handler{
@@ -415,7 +416,8 @@ func setupHTTP(mgr ctrl.Manager, opts Options, st *store.Store, door *checks.Doo
 			return err
 		}
 	}
-	dash := &dashboard.Server{Checks: door, Projects: projects, BaseURL: opts.BaseURL, Log: log.WithName("dashboard")}
+	dash := &dashboard.Server{Checks: door, Projects: projects, BaseURL: opts.BaseURL, TestChannel: dispatcher.Test,
+		Log: log.WithName("dashboard")}
 	handler := site.Handler(log, site.Parts{
 		API: http.HandlerFunc(apiServer.ServeAPI), Badges: http.HandlerFunc(apiServer.ServeBadge),
 		Metrics: http.HandlerFunc(apiServer.ServeMetrics), Pings: pings, Dashboard: dash.Handler(),

@@ -3,8 +3,11 @@ package dashboardtest
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/chromedp/chromedp"
@@ -17,6 +20,7 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/checks"
+	"github.com/vigil-operator/vigil/internal/egress"
 	"github.com/vigil-operator/vigil/internal/testenv/managertest"
 )
 
@@ -389,6 +393,77 @@ var _ = Describe("The dashboard", Ordered, func() {
 		do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(harness.BaseURL+"/checks/"+c.Status.UUID),
 			chromedp.WaitVisible(chromedp.CSS(".coverage")))
 		screenshot(ctx, "check-cronjob-policy-phone")
+	})
+
+	It("sends a test notification through a Channel of the check, and through each member of a group", func() {
+		bg := context.Background()
+		var mu sync.Mutex
+		var bodies []string
+		receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			mu.Lock()
+			bodies = append(bodies, r.URL.Path+" "+string(b))
+			mu.Unlock()
+		}))
+		DeferCleanup(receiver.Close)
+		received := func() []string {
+			mu.Lock()
+			defer mu.Unlock()
+			return append([]string(nil), bodies...)
+		}
+		harness.AllowEgressNow(p.Namespace, egress.Loopback.String())
+		Expect(harness.Client.Create(bg, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: "chat"},
+			StringData: map[string]string{"slack": receiver.URL + "/slack/hook", "mattermost": receiver.URL + "/mattermost/hook"}})).To(Succeed())
+		for _, ch := range []*v1.Channel{
+			{ObjectMeta: metav1.ObjectMeta{Name: "ops-slack"}, Spec: v1.ChannelSpec{Kind: v1.ChannelSlack,
+				Slack: &v1.IncomingWebhookChannel{URLSecretRef: v1.SecretKeyRef{Name: "chat", Key: "slack"}}}},
+			{ObjectMeta: metav1.ObjectMeta{Name: "ops-mattermost"}, Spec: v1.ChannelSpec{Kind: v1.ChannelMattermost,
+				Mattermost: &v1.IncomingWebhookChannel{URLSecretRef: v1.SecretKeyRef{Name: "chat", Key: "mattermost"}}}},
+			{ObjectMeta: metav1.ObjectMeta{Name: "oncall"}, Spec: v1.ChannelSpec{Kind: v1.ChannelGroup,
+				Group: &v1.GroupChannel{Channels: []string{"ops-slack", "ops-mattermost"}}}},
+		} {
+			ch.Namespace = p.Namespace
+			Expect(harness.Client.Create(bg, ch)).To(Succeed())
+		}
+		obj := &v1.Check{}
+		Expect(harness.Client.Get(bg, client.ObjectKey{Namespace: p.Namespace, Name: "staging-sync-" + stage.uuid[:8]}, obj)).To(Succeed())
+		patched := obj.DeepCopy()
+		patched.Spec.Channels = []string{"oncall", "ops-slack"}
+		Expect(harness.Client.Patch(bg, patched, client.MergeFrom(obj))).To(Succeed())
+
+		ctx := newSession()
+		signIn(ctx, p.ReadWrite)
+		Eventually(func() string {
+			do(ctx, chromedp.Navigate(harness.BaseURL+"/checks/"+stage.uuid), chromedp.WaitVisible(chromedp.CSS(".state-line")))
+			return text(ctx, "ul.channels")
+		}).Should(And(ContainSubstring("oncall (group: ops-slack, ops-mattermost)"), ContainSubstring("ops-slack (slack)")))
+
+		// The group's button tests each member, about this check.
+		do(ctx, chromedp.Click(chromedp.CSS(`form[action$="/channels/oncall/test"] button`)), chromedp.WaitVisible(chromedp.CSS(".notice")))
+		Expect(text(ctx, ".notice")).To(Equal("A test notification went through oncall."))
+		Expect(received()).To(ConsistOf(
+			And(HavePrefix("/slack/hook "), ContainSubstring(`[Test] “Staging sync”`), ContainSubstring(harness.BaseURL+"/checks/"+stage.uuid)),
+			And(HavePrefix("/mattermost/hook "), ContainSubstring(`[Test] “Staging sync”`))))
+		screenshot(ctx, "check-channel-tested")
+
+		// A second test of the same Channel right away is refused; another
+		// Channel may be tested.
+		code := run(ctx, chromedp.Evaluate[float64](fmt.Sprintf(`fetch("/checks/%s/channels/oncall/test", {method: "POST", body: new URLSearchParams({csrf: document.querySelector("input[name=csrf]").value})}).then(r => r.status)`, stage.uuid), chromedp.EvalAwaitPromise))
+		Expect(code).To(BeNumerically("==", http.StatusTooManyRequests))
+		do(ctx, chromedp.Click(chromedp.CSS(`form[action$="/channels/ops-slack/test"] button`)), chromedp.WaitVisible(chromedp.CSS(".notice")))
+		Expect(received()).To(HaveLen(3))
+
+		// A Channel the check does not name cannot be tested from its page,
+		// and a form without the session's token is refused.
+		code = run(ctx, chromedp.Evaluate[float64](fmt.Sprintf(`fetch("/checks/%s/channels/ops-mattermost/test", {method: "POST", body: new URLSearchParams({csrf: document.querySelector("input[name=csrf]").value})}).then(r => r.status)`, stage.uuid), chromedp.EvalAwaitPromise))
+		Expect(code).To(BeNumerically("==", http.StatusNotFound))
+		status, _ := post("/checks/"+stage.uuid+"/channels/ops-slack/test", "csrf=guess")
+		Expect(status).NotTo(Equal(http.StatusSeeOther))
+		Expect(received()).To(HaveLen(3))
+
+		do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(harness.BaseURL+"/checks/"+stage.uuid), chromedp.WaitVisible(chromedp.CSS("ul.channels")))
+		Expect(js[bool](ctx, `document.querySelector("ul.channels").scrollWidth <= window.innerWidth`)).To(BeTrue())
+		screenshot(ctx, "check-channels-phone")
 	})
 })
 
