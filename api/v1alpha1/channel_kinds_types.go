@@ -262,9 +262,10 @@ type MatrixChannel struct {
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="self.startsWith('http://') || self.startsWith('https://')",message="homeserver must start with http:// or https://"
 	Homeserver string `json:"homeserver"`
-	// Room is the room's id (!abc:example.org) or alias (#ops:example.org).
+	// Room is the room's id (!abc:example.org, or !abc without a server
+	// in room version 12) or alias (#ops:example.org).
 	// +kubebuilder:validation:MaxLength=255
-	// +kubebuilder:validation:Pattern=`^[!#][^:\s]+:\S+$`
+	// +kubebuilder:validation:Pattern=`^(![^\s]+|#[^:\s]+:\S+)$`
 	Room string `json:"room"`
 	// AccessTokenSecretRef selects the account's access token.
 	AccessTokenSecretRef SecretKeyRef `json:"accessTokenSecretRef"`

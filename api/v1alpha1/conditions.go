@@ -80,8 +80,11 @@ const (
 	// monitoring.vigil.dev/channel-secret: "true" the manager requires.
 	ReasonSecretNotAllowed = "SecretNotAllowed"
 	// ReasonMemberNotFound: a group Channel names a Channel that does not
-	// exist in its namespace, or one that is a group itself.
+	// exist in its namespace.
 	ReasonMemberNotFound = "MemberNotFound"
+	// ReasonMemberIsGroup: a group Channel names another group, which is
+	// not followed.
+	ReasonMemberIsGroup = "MemberIsGroup"
 	// ReasonDeliveryFailed: a notification could not be delivered (Event).
 	ReasonDeliveryFailed = "DeliveryFailed"
 	// ReasonEgressDenied: a notification was not sent because its address

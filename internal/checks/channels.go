@@ -29,11 +29,20 @@ type channelIndex struct {
 	groups map[client.ObjectKey][]string
 }
 
-// setGroup records a group Channel's members.
-func (x *channelIndex) setGroup(ch *v1.Channel, present bool) {
-	key := client.ObjectKeyFromObject(ch)
+// update records a Channel that came, changed or went: its name, route and
+// members at once, so that a flip never sees a group's name without its
+// members (and queues a delivery to the group itself).
+func (x *channelIndex) update(ch *v1.Channel, present bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.set(ch.Namespace, ch.Name, present)
+	x.setRoute(ch, present)
+	x.setGroup(ch, present)
+}
+
+// setGroup records a group Channel's members; x.mu is held.
+func (x *channelIndex) setGroup(ch *v1.Channel, present bool) {
+	key := client.ObjectKeyFromObject(ch)
 	if !present || ch.Spec.Kind != v1.ChannelGroup || ch.Spec.Group == nil {
 		delete(x.groups, key)
 		return
@@ -78,12 +87,10 @@ func (x *channelIndex) expand(namespace string, names []string) []string {
 	return slices.Compact(out)
 }
 
-// setRoute records how a Channel wants to hear of checks.
+// setRoute records how a Channel wants to hear of checks; x.mu is held.
 func (x *channelIndex) setRoute(ch *v1.Channel, present bool) {
 	rt := routeOf(ch)
 	key := client.ObjectKeyFromObject(ch)
-	x.mu.Lock()
-	defer x.mu.Unlock()
 	if !present || rt == (store.Route{}) {
 		delete(x.routes, key)
 		return
@@ -129,9 +136,8 @@ func routeOf(ch *v1.Channel) store.Route {
 	return rt
 }
 
+// set records a Channel's name; x.mu is held.
 func (x *channelIndex) set(namespace, name string, present bool) {
-	x.mu.Lock()
-	defer x.mu.Unlock()
 	cur := x.names[namespace]
 	i, found := slices.BinarySearch(cur, name)
 	switch {

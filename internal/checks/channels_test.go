@@ -24,8 +24,7 @@ func TestChannelIndexExpandsGroups(t *testing.T) {
 		ch("a", "everyone", "oncall", "mail"), // a group in a group is not followed
 		ch("b", "slack"), ch("b", "oncall", "slack", "pager"),
 	} {
-		x.set(c.Namespace, c.Name, true)
-		x.setGroup(c, true)
+		x.update(c, true)
 	}
 	for _, tc := range []struct {
 		ns    string
@@ -46,11 +45,11 @@ func TestChannelIndexExpandsGroups(t *testing.T) {
 	}
 
 	// A group that becomes an ordinary Channel, or goes, expands no more.
-	x.setGroup(ch("a", "oncall"), true)
+	x.update(ch("a", "oncall"), true)
 	if got := x.expand("a", []string{"oncall"}); !slices.Equal(got, []string{"oncall"}) {
 		t.Errorf("after oncall stopped being a group: %v", got)
 	}
-	x.setGroup(ch("b", "oncall", "slack"), false)
+	x.update(ch("b", "oncall", "slack"), false)
 	if len(x.groups) != 1 {
 		t.Errorf("groups left: %v, want a/everyone only", x.groups)
 	}

@@ -190,9 +190,7 @@ func (d *Door) channelEvent(obj any, present bool) {
 		obj = tomb.Obj
 	}
 	if ch, ok := obj.(*v1.Channel); ok {
-		d.channels.set(ch.Namespace, ch.Name, present)
-		d.channels.setRoute(ch, present)
-		d.channels.setGroup(ch, present)
+		d.channels.update(ch, present)
 	}
 }
 

@@ -142,7 +142,7 @@ func (r *ChannelReconciler) validateGroup(ctx context.Context, ch *v1.Channel) (
 		case err != nil:
 			return "", "", fmt.Errorf("reading Channel %s/%s: %w", ch.Namespace, name, err)
 		case member.Spec.Kind == v1.ChannelGroup:
-			return v1.ReasonMemberNotFound, fmt.Sprintf("member Channel %q is a group: groups are not followed further; list its members instead", name), nil
+			return v1.ReasonMemberIsGroup, fmt.Sprintf("member Channel %q is a group: groups are not followed further; list its members instead", name), nil
 		}
 	}
 	return v1.ReasonChannelReady, "group channel is ready (members: " + strings.Join(ch.Spec.Group.Channels, ", ") + ")", nil

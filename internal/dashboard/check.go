@@ -486,9 +486,10 @@ func coverageLine(cov *v1.Coverage) string {
 
 // testChannel sends a test notification through one of the check's
 // Channels, about the check, and comes back to its page saying so; a
-// failure shows the delivery's error (Secret values redacted). A Channel
-// is tested at most once per testInterval, so the button cannot be turned
-// into a way to flood a service.
+// failure shows the delivery's error (Secret values redacted). A project
+// sends at most one test per testInterval, whichever Channel or group it
+// goes through, so the button cannot be turned into a way to flood a
+// service or run up a bill of text messages and calls.
 func (s *Server) testChannel(w http.ResponseWriter, r *http.Request) {
 	c := checkOf(r)
 	name := r.PathValue("name")
@@ -496,8 +497,8 @@ func (s *Server) testChannel(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, r, http.StatusNotFound, "This check has no Channel of that name.")
 		return
 	}
-	if !s.testTurns.take(c.Namespace+"/"+name, s.now()) {
-		s.errorPage(w, r, http.StatusTooManyRequests, "A test notification went through "+name+" moments ago: wait a few seconds and try again.")
+	if !s.testTurns.take(c.Namespace, s.now()) {
+		s.errorPage(w, r, http.StatusTooManyRequests, "A test notification went out of this project moments ago: wait a few seconds and try again.")
 		return
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), 30*time.Second)
@@ -509,7 +510,7 @@ func (s *Server) testChannel(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/checks/"+checks.UUIDOf(c)+"?tested="+url.QueryEscape(name)+"#channels", http.StatusSeeOther)
 }
 
-// testInterval is how often one Channel may be tested from the dashboard.
+// testInterval is how often a project may send a test from the dashboard.
 const testInterval = 10 * time.Second
 
 // turns lets each key through at most once per testInterval.

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"unicode"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 )
@@ -93,6 +94,20 @@ func (appriseKind) Send(ctx context.Context, d Delivery) error {
 	} else {
 		if n.URLs, err = d.secret(ctx, *s.URLsSecretRef); err != nil {
 			return err
+		}
+		// The value holds many URLs, each with a service's credentials:
+		// scrub each one's parts from errors, as a single URL's are.
+		for _, u := range strings.FieldsFunc(n.URLs, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }) {
+			for _, part := range sensitiveParts(u) {
+				d.redactDerived(part)
+			}
+			// Apprise's URLs often do not parse as URLs (tgram://<bot
+			// token>/<chat>): hide every longer piece between separators.
+			for _, piece := range strings.FieldsFunc(u, func(r rune) bool { return strings.ContainsRune(":/@?&=", r) }) {
+				if len(piece) >= 8 {
+					d.redactDerived(piece)
+				}
+			}
 		}
 		t.u = t.u.JoinPath("notify") // JoinPath drops a trailing slash
 		t.u.Path += "/"

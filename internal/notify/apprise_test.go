@@ -235,3 +235,13 @@ func TestAppriseSettingsErrors(t *testing.T) {
 		}
 	}
 }
+
+// A token inside an Apprise URL that does not parse as a URL is hidden
+// from errors too, however the server repeats it.
+func TestAppriseHidesTokensOfEveryURL(t *testing.T) {
+	srv := newRecorder(t, http.StatusBadRequest, `{"error": "bad token appriseTelegramToken0123 for chat 987654"}`)
+	err := send(t, appriseChannel(srv.URL, "", ""), downMessage(), map[string]string{"apprise/urls": appriseURLs})
+	if err == nil || strings.Contains(err.Error(), "appriseTelegramToken0123") || !strings.Contains(err.Error(), "[redacted]") {
+		t.Errorf("Send = %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package notify
 
 import (
 	"errors"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -38,6 +39,23 @@ func TestSendTest(t *testing.T) {
 	reqs := srv.requests()
 	if len(reqs) != 2 || !strings.Contains(string(reqs[0].Body), "[Test] “Test check”") ||
 		!strings.Contains(string(reqs[1].Body), "[Test] “Nightly backup”") || !strings.Contains(string(reqs[1].Body), info.DetailsURL) {
+		t.Errorf("requests: %+v", reqs)
+	}
+}
+
+// A test through an incident tracker resolves what it opened.
+func TestSendTestResolvesATrackersTest(t *testing.T) {
+	srv := newRecorder(t, http.StatusAccepted, "")
+	ch := testChannel(v1.ChannelSpec{Kind: v1.ChannelPagerDuty, PagerDuty: &v1.PagerDutyChannel{
+		URL: srv.URL + "/v2/enqueue", RoutingKeySecretRef: ref("pd", "key")}})
+	d := Delivery{Secret: secretMap(map[string]string{"pd/key": pdRoutingKey}), Egress: loopbackEgress}
+	if err := SendTest(t.Context(), nil, ch, nil, d); err != nil {
+		t.Fatal(err)
+	}
+	reqs := srv.requests()
+	if len(reqs) != 2 || !strings.Contains(string(reqs[0].Body), `"event_action":"trigger"`) ||
+		!strings.Contains(string(reqs[1].Body), `"event_action":"resolve"`) ||
+		!strings.Contains(string(reqs[1].Body), `"dedup_key":"vigil-test-`) {
 		t.Errorf("requests: %+v", reqs)
 	}
 }

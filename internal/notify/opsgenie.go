@@ -13,42 +13,58 @@ import (
 
 func init() { register(v1.ChannelOpsgenie, opsgenieKind{}) }
 
-// opsgenieKind creates and closes alerts through Opsgenie's Alert API v2
-// (https://docs.opsgenie.com/docs/alert-api), authenticated with an API
-// integration's key ("Authorization: GenieKey <key>"):
+// opsgenieKind creates and closes Opsgenie alerts through the Alert API v2
+// (https://docs.opsgenie.com/docs/alert-api), authenticated with
+// "Authorization: GenieKey <API integration key>".
 //
-//   - Down, re-alert and escalation: POST <base>/v2/alerts with message
-//     (the title, at most 130 characters), alias (incidentKey: Opsgenie
-//     de-duplicates a re-alert into the open alert), description (the
-//     message as text), priority (the Channel's, P3 by default), source
-//     "Vigil", entity (namespace/check), tags (the check's) and details (the
-//     facts, the reason and the link).
-//   - Up: POST <base>/v2/alerts/<alias>/close?identifierType=alias with
-//     source and a note.
+// On a down flip it creates an alert: POST <base>/v2/alerts with
+// {message (the short title, at most 130 characters), alias, description
+// (the message as plain text: reason, facts, last ping body excerpt and
+// link; at most 15,000 characters), priority (the channel's, P3 by
+// default), source "Vigil", tags (the check's: at most 20 of at most 50
+// characters), entity ("<namespace>/<check>") and details (reason, the
+// Channel's own text, link, facts and body excerpt; at most 8,000
+// characters in all)}. A re-alert or an escalation creates it again: while
+// the alert is open Opsgenie only counts the repeat (alias
+// de-duplication), and if someone closed it while the check stayed down,
+// it opens a new one. On an up flip it closes the alert: POST
+// <base>/v2/alerts/<alias>/close?identifierType=alias with {source, note}
+// (the message as plain text). The alias is "vigil-<check uuid>"
+// ("vigil-test-<uuid>" for test messages, so a test never touches a real
+// alert). Failure and maintenance notices are not sent (see Send). Opsgenie
+// answers 202 Accepted and processes requests asynchronously; any 2xx
+// answer is success.
 //
-// The base is https://api.opsgenie.com, https://api.eu.opsgenie.com for
-// region eu, or the Channel's url: Jira Service Management's operations
-// API (https://api.atlassian.com/jsm/ops/integration), where Opsgenie's
-// integrations move, takes the same requests under its own base. Opsgenie
-// answers 202 (the request is processed asynchronously).
+// The base is https://api.opsgenie.com, or https://api.eu.opsgenie.com for
+// the eu region; the channel's url replaces it. Jira Service Management's
+// operations integration API, Opsgenie's successor, takes the same
+// requests with the same GenieKey header under
+// https://api.atlassian.com/jsm/ops/integration
+// (https://developer.atlassian.com/cloud/jira/service-desk-ops/rest/v1/api-group-integration-events/):
+// set url to it and use the key of a JSM API integration.
 type opsgenieKind struct{ tracker }
 
-// The Opsgenie API bases of the regions.
+// Opsgenie's API base URLs, used when a channel sets no URL.
 const (
-	OpsgenieUSURL = "https://api.opsgenie.com"
+	// OpsgenieURL is the base of the us region, the default.
+	OpsgenieURL = "https://api.opsgenie.com"
+	// OpsgenieEUURL is the base of the eu region.
 	OpsgenieEUURL = "https://api.eu.opsgenie.com"
 )
 
-// Limits of the Alert API, in characters.
+// Limits of the Alert API v2, in characters.
 const (
-	ogMessageMax     = 130
-	ogDescriptionMax = 15000
-	ogEntityMax      = 512
-	ogTagMax         = 50
-	ogTagsMax        = 20
-	ogNoteMax        = 25000
-	ogDetailMax      = 8000
+	opsgenieMessageMax     = 130
+	opsgenieDescriptionMax = 15000
+	opsgenieTagsMax        = 20
+	opsgenieTagMax         = 50
+	opsgenieDetailsMax     = 8000 // keys and values, in all
+	opsgenieEntityMax      = 512
+	opsgenieNoteMax        = 25000
 )
+
+// opsgenieSource is the alerts' source field (at most 100 characters).
+const opsgenieSource = "Vigil"
 
 func (opsgenieKind) SecretRefs(spec *v1.ChannelSpec) []v1.SecretKeyRef {
 	if spec.Opsgenie == nil {
@@ -57,18 +73,20 @@ func (opsgenieKind) SecretRefs(spec *v1.ChannelSpec) []v1.SecretKeyRef {
 	return []v1.SecretKeyRef{spec.Opsgenie.APIKeySecretRef}
 }
 
-type ogAlert struct {
+// opsgenieAlert is the Create Alert request's body.
+type opsgenieAlert struct {
 	Message     string            `json:"message"`
 	Alias       string            `json:"alias"`
 	Description string            `json:"description"`
-	Tags        []string          `json:"tags,omitempty"`
-	Details     map[string]string `json:"details"`
-	Entity      string            `json:"entity"`
-	Source      string            `json:"source"`
 	Priority    string            `json:"priority"`
+	Source      string            `json:"source"`
+	Tags        []string          `json:"tags,omitempty"`
+	Entity      string            `json:"entity"`
+	Details     map[string]string `json:"details"`
 }
 
-type ogClose struct {
+// opsgenieClose is the Close Alert request's body.
+type opsgenieClose struct {
 	Source string `json:"source"`
 	Note   string `json:"note"`
 }
@@ -78,7 +96,11 @@ func (opsgenieKind) Send(ctx context.Context, d Delivery) error {
 	if s == nil {
 		return Permanent(errors.New("the channel has no opsgenie settings"))
 	}
-	t, err := parseTarget(opsgenieBase(s), false)
+	base, err := opsgenieBase(s)
+	if err != nil {
+		return err
+	}
+	priority, err := opsgeniePriority(s.Priority)
 	if err != nil {
 		return err
 	}
@@ -89,60 +111,121 @@ func (opsgenieKind) Send(ctx context.Context, d Delivery) error {
 	if !validHeaderValue(key) {
 		return Permanent(errors.New("the Opsgenie API key contains control characters"))
 	}
-	h := http.Header{}
-	h.Set("Authorization", "GenieKey "+key)
+	header := http.Header{}
+	header.Set("Authorization", "GenieKey "+key)
+
 	m := &d.Message
-	alias := incidentKey(m)
+	alias := incidentKey(m) // at most 255 characters; Opsgenie takes 512
+	req := request{method: http.MethodPost, header: header}
 	if m.Up {
-		t.u = t.u.JoinPath("v2", "alerts", alias, "close")
-		t.u.RawQuery = url.Values{"identifierType": {"alias"}}.Encode()
-		note := ellipsize(m.plainText(0), ogNoteMax)
-		return d.do(ctx, request{method: http.MethodPost, target: t, header: h, json: ogClose{Source: "Vigil", Note: note}})
+		u := base.JoinPath("v2", "alerts", url.PathEscape(alias), "close")
+		q := u.Query()
+		q.Set("identifierType", "alias")
+		u.RawQuery = q.Encode()
+		req.target = target{u: u}
+		req.json = opsgenieClose{Source: opsgenieSource, Note: ellipsizeUTF16(m.plainText(chatBodyLimit), opsgenieNoteMax)}
+	} else {
+		req.target = target{u: base.JoinPath("v2", "alerts")}
+		req.json = opsgenieCreate(m, alias, priority)
 	}
-	t.u = t.u.JoinPath("v2", "alerts")
-	return d.do(ctx, request{method: http.MethodPost, target: t, header: h, json: opsgenieAlert(m, alias, s.Priority)})
+	return d.do(ctx, req)
 }
 
-func opsgenieAlert(m *Message, alias, priority string) ogAlert {
-	if priority == "" {
-		priority = "P3"
+// opsgenieBase is the API base URL of the channel: its url, or its
+// region's.
+func opsgenieBase(s *v1.OpsgenieChannel) (*url.URL, error) {
+	raw := s.URL
+	if raw == "" {
+		switch s.Region {
+		case "", "us":
+			raw = OpsgenieURL
+		case "eu":
+			raw = OpsgenieEUURL
+		default:
+			return nil, Permanent(fmt.Errorf("unknown Opsgenie region %q (want us or eu)", s.Region))
+		}
 	}
-	details := map[string]string{}
-	for _, f := range m.facts() {
-		details[f.Title] = ellipsize(f.Value, ogDetailMax)
+	t, err := parseTarget(raw, false)
+	if err != nil {
+		return nil, err
 	}
-	if r := m.reasonText(); r != "" {
-		details["Reason"] = r
+	if t.u.Path == "" {
+		// JoinPath keeps an empty path relative: "https://hostv2/alerts".
+		t.u.Path = "/"
 	}
-	if u := m.Check.DetailsURL; u != "" {
-		details["Link"] = u
+	return t.u, nil
+}
+
+// opsgeniePriority checks the channel's priority; empty means P3,
+// Opsgenie's default.
+func opsgeniePriority(p string) (string, error) {
+	switch p {
+	case "":
+		return "P3", nil
+	case "P1", "P2", "P3", "P4", "P5":
+		return p, nil
 	}
-	var tags []string
-	for _, tag := range m.Check.Tags {
-		if len(tags) == ogTagsMax {
+	return "", Permanent(fmt.Errorf("unknown Opsgenie priority %q (want P1 to P5)", p))
+}
+
+func opsgenieCreate(m *Message, alias, priority string) opsgenieAlert {
+	c := &m.Check
+	return opsgenieAlert{
+		Message:     ellipsizeUTF16(m.shortTitle(), opsgenieMessageMax),
+		Alias:       alias,
+		Description: ellipsizeUTF16(m.plainText(chatBodyLimit), opsgenieDescriptionMax),
+		Priority:    priority,
+		Source:      opsgenieSource,
+		Tags:        opsgenieTags(c.Tags),
+		Entity:      ellipsizeUTF16(c.Namespace+"/"+c.Object, opsgenieEntityMax),
+		Details:     opsgenieDetails(m.pagingFields()),
+	}
+}
+
+// opsgenieTags bounds the check's tags to Opsgenie's limits: at most 20
+// distinct tags of at most 50 characters.
+func opsgenieTags(tags []string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range tags {
+		t = ellipsizeUTF16(strings.TrimSpace(t), opsgenieTagMax)
+		if t == "" || seen[t] {
+			continue
+		}
+		if len(out) == opsgenieTagsMax {
 			break
 		}
-		tags = append(tags, ellipsize(tag, ogTagMax))
+		seen[t] = true
+		out = append(out, t)
 	}
-	return ogAlert{
-		Message:     ellipsize(m.shortTitle(), ogMessageMax),
-		Alias:       alias,
-		Description: ellipsize(m.plainText(chatBodyLimit), ogDescriptionMax),
-		Tags:        tags,
-		Details:     details,
-		Entity:      ellipsize(strings.TrimPrefix(fmt.Sprintf("%s/%s", m.Check.Namespace, m.Check.Object), "/"), ogEntityMax),
-		Source:      "Vigil",
-		Priority:    priority,
-	}
+	return out
 }
 
-// opsgenieBase is the API base a Channel sends to: its url, or its region's.
-func opsgenieBase(s *v1.OpsgenieChannel) string {
-	switch {
-	case s.URL != "":
-		return s.URL
-	case s.Region == "eu":
-		return OpsgenieEUURL
+// opsgenieDetails puts fields into Opsgenie's details, in order, within
+// its limit of 8,000 characters of keys and values: each field whole while
+// it fits; one that does not is cut to the room left, or left out when it
+// must stay whole or not even its key fits (a later, shorter field may
+// still fit).
+func opsgenieDetails(fields []pagingField) map[string]string {
+	details := map[string]string{}
+	room := opsgenieDetailsMax
+	for _, f := range fields {
+		if _, dup := details[f.Key]; dup {
+			continue
+		}
+		need := utf16Len(f.Key)
+		if need >= room {
+			continue
+		}
+		v := f.Value
+		if utf16Len(v) > room-need {
+			if f.Whole {
+				continue
+			}
+			v = ellipsizeUTF16(v, room-need)
+		}
+		details[f.Key] = v
+		room -= need + utf16Len(v)
 	}
-	return OpsgenieUSURL
+	return details
 }

@@ -62,6 +62,9 @@ func ellipsizeUTF16(s string, max int) string {
 	if utf16Len(s) <= max {
 		return s
 	}
+	if max <= 0 {
+		return ""
+	}
 	n := 1 // the ellipsis
 	for i, r := range s {
 		if n+utf16.RuneLen(r) > max {

@@ -73,8 +73,10 @@ func (m *Message) markdown() string {
 }
 
 // markdownEscape escapes the characters CommonMark reads as markup.
+// A word joiner after "@" keeps a check's name or description from
+// mentioning people ("@org/team" on GitHub, "@board" on Trello).
 var markdownEscape = strings.NewReplacer(`\`, `\\`, "*", `\*`, "_", `\_`, "`", "\\`", "[", `\[`, "]", `\]`,
-	"<", `\<`, ">", `\>`, "#", `\#`, "|", `\|`, "~", `\~`).Replace
+	"<", `\<`, ">", `\>`, "#", `\#`, "|", `\|`, "~", `\~`, "@", "@\u2060").Replace
 
 // htmlText is the message in the small HTML that Telegram and Matrix both
 // accept: b, a, code and pre, with lines separated by br ("\n" for

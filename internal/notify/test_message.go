@@ -23,7 +23,7 @@ func SendTest(ctx context.Context, r client.Reader, ch *v1.Channel, check *Check
 	d.Message = Message{Test: true, Check: info}
 	if ch.Spec.Kind != v1.ChannelGroup || ch.Spec.Group == nil {
 		d.Channel = ch
-		return Send(ctx, d)
+		return sendTest(ctx, d)
 	}
 	var errs []error
 	for _, name := range ch.Spec.Group.Channels {
@@ -37,9 +37,35 @@ func SendTest(ctx context.Context, r client.Reader, ch *v1.Channel, check *Check
 			continue
 		}
 		d.Channel = member
-		if err := Send(ctx, d); err != nil {
+		if err := sendTest(ctx, d); err != nil {
 			errs = append(errs, fmt.Errorf("member %s: %w", name, err))
 		}
 	}
 	return errors.Join(errs...)
 }
+
+// sendTest sends a test's down and, through a kind that opens something
+// for a down (an incident, an issue, a repeating emergency notification),
+// the matching up, so that a test leaves nothing open and nobody paged.
+func sendTest(ctx context.Context, d Delivery) error {
+	if err := Send(ctx, d); err != nil {
+		return err
+	}
+	k, _ := Lookup(d.Channel.Spec.Kind)
+	if _, resolves := k.(testResolver); !resolves {
+		return nil
+	}
+	d.Message.Up = true
+	if err := Send(ctx, d); err != nil {
+		return fmt.Errorf("resolving the test: %w", err)
+	}
+	return nil
+}
+
+// testResolver marks the kinds whose test down must be followed by an up:
+// the incident trackers, and Pushover, whose emergency priority repeats
+// until cancelled.
+type testResolver interface{ resolvesTests() }
+
+func (tracker) resolvesTests()      {}
+func (pushoverKind) resolvesTests() {}

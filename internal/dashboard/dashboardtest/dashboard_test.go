@@ -446,10 +446,14 @@ var _ = Describe("The dashboard", Ordered, func() {
 			And(HavePrefix("/mattermost/hook "), ContainSubstring(`[Test] “Staging sync”`))))
 		screenshot(ctx, "check-channel-tested")
 
-		// A second test of the same Channel right away is refused; another
-		// Channel may be tested.
+		// A second test right away is refused, of any Channel of the
+		// project; a few seconds later another goes.
 		code := run(ctx, chromedp.Evaluate[float64](fmt.Sprintf(`fetch("/checks/%s/channels/oncall/test", {method: "POST", body: new URLSearchParams({csrf: document.querySelector("input[name=csrf]").value})}).then(r => r.status)`, stage.uuid), chromedp.EvalAwaitPromise))
 		Expect(code).To(BeNumerically("==", http.StatusTooManyRequests))
+		code = run(ctx, chromedp.Evaluate[float64](fmt.Sprintf(`fetch("/checks/%s/channels/ops-slack/test", {method: "POST", body: new URLSearchParams({csrf: document.querySelector("input[name=csrf]").value})}).then(r => r.status)`, stage.uuid), chromedp.EvalAwaitPromise))
+		Expect(code).To(BeNumerically("==", http.StatusTooManyRequests))
+		Expect(received()).To(HaveLen(2))
+		clk.Step(11 * time.Second)
 		do(ctx, chromedp.Click(chromedp.CSS(`form[action$="/channels/ops-slack/test"] button`)), chromedp.WaitVisible(chromedp.CSS(".notice")))
 		Expect(received()).To(HaveLen(3))
 
