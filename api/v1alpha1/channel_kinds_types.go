@@ -93,6 +93,10 @@ type PagerTreeChannel struct {
 	// +kubebuilder:default=high
 	// +kubebuilder:validation:Enum=low;medium;high;critical
 	Urgency string `json:"urgency,omitempty"`
+	// TokenSecretRef selects the integration's token, for an integration
+	// that requires one (sent as the pagertree-token header).
+	// +optional
+	TokenSecretRef *SecretKeyRef `json:"tokenSecretRef,omitempty"`
 }
 
 // TwilioChannel settings, for SMS and voice calls: a Twilio account's

@@ -41,7 +41,7 @@ func (pagerTreeKind) SecretRefs(spec *v1.ChannelSpec) []v1.SecretKeyRef {
 	if spec.PagerTree == nil {
 		return nil
 	}
-	return []v1.SecretKeyRef{spec.PagerTree.URLSecretRef}
+	return append([]v1.SecretKeyRef{spec.PagerTree.URLSecretRef}, optional(spec.PagerTree.TokenSecretRef)...)
 }
 
 // pagerTreeEvent is the Webhook integration's request body.
@@ -72,7 +72,19 @@ func (pagerTreeKind) Send(ctx context.Context, d Delivery) error {
 	if err != nil {
 		return err
 	}
-	return d.do(ctx, request{method: http.MethodPost, target: t, json: pagerTreePayload(&d.Message, urgency)})
+	h := http.Header{}
+	if s.TokenSecretRef != nil {
+		// An integration with a token refuses requests without it.
+		token, err := d.secret(ctx, *s.TokenSecretRef)
+		if err != nil {
+			return err
+		}
+		if !validHeaderValue(token) {
+			return Permanent(errors.New("the PagerTree token contains control characters"))
+		}
+		h.Set("pagertree-token", token)
+	}
+	return d.do(ctx, request{method: http.MethodPost, target: t, header: h, json: pagerTreePayload(&d.Message, urgency)})
 }
 
 // pagerTreeUrgency checks the channel's urgency; empty means high.

@@ -183,3 +183,23 @@ func TestPagerTreeSettings(t *testing.T) {
 		t.Error("pagertree is not an incident tracker")
 	}
 }
+
+// An integration that requires its token gets it in the pagertree-token
+// header, from the Secret, and never in an error.
+func TestPagerTreeToken(t *testing.T) {
+	const token = "pagerTreeTokenSecret4242"
+	srv := newRecorder(t, http.StatusOK, "")
+	ch := pagerTreeChannel("")
+	ch.Spec.PagerTree.TokenSecretRef = &v1.SecretKeyRef{Name: "pt", Key: "token"}
+	secrets := map[string]string{"pt/url": srv.URL + "/integration/" + ptIntegration, "pt/token": token + "\n"}
+	mustSend(t, ch, downMessage(), secrets)
+	checkHeader(t, srv.only(t).Header, "pagertree-token", token)
+	k, _ := Lookup(v1.ChannelPagerTree)
+	if refs := k.SecretRefs(&ch.Spec); len(refs) != 2 || refs[1].Key != "token" {
+		t.Errorf("SecretRefs = %v", refs)
+	}
+	srv.status, srv.body = http.StatusUnauthorized, "bad token "+token
+	if err := send(t, ch, downMessage(), secrets); err == nil || strings.Contains(err.Error(), token) {
+		t.Errorf("Send = %v", err)
+	}
+}
