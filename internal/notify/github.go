@@ -39,8 +39,8 @@ func init() { register(v1.ChannelGitHub, gitHubKind{}) }
 //     after someone reopened it), it comments on it instead.
 //   - Re-alert and escalation: a comment on the open issue ("… is still
 //     DOWN (for 2 h)."); with none open (closed by hand), a new issue.
-//   - Up: a comment on each open issue of the check, which it then closes
-//     (state_reason "completed"); with none open, nothing is sent.
+//   - Up: each open issue of the check is closed (state_reason
+//     "completed") and then commented on; with none open, nothing is sent.
 //   - Failure and maintenance notices are not sent (the check is not down).
 //
 // GitHub's rate-limit answers (403 or 429, with Retry-After, or whose
@@ -152,11 +152,14 @@ func (gitHubKind) Send(ctx context.Context, d Delivery) error {
 	}
 	text := m.markdown()
 	if m.Up {
+		// Closed first, then the comment: a retry after a failure
+		// between the two finds the issue closed and sends nothing, where
+		// the other order would comment twice.
 		for _, n := range open {
-			if err := repo.comment(ctx, n, text); err != nil {
+			if err := repo.close(ctx, n); err != nil {
 				return err
 			}
-			if err := repo.close(ctx, n); err != nil {
+			if err := repo.comment(ctx, n, text); err != nil {
 				return err
 			}
 		}

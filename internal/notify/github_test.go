@@ -299,17 +299,17 @@ func TestGitHubOpenCommentClose(t *testing.T) {
 		t.Errorf("re-alert comment %q", comment.Body)
 	}
 
-	// Up: a comment, then the issue is closed as completed.
+	// Up: the issue is closed as completed, then commented on.
 	mustSend(t, ch, upMessage(), githubSecrets)
 	reqs = gh.takeRequests()
 	checkGitHubRequests(t, "up", reqs, githubListVigil,
-		fmt.Sprintf("POST %s/%d/comments", fakeGitHubIssues, issue), fmt.Sprintf("PATCH %s/%d", fakeGitHubIssues, issue))
-	decodeStrict(t, reqs[1].Body, &comment)
+		fmt.Sprintf("PATCH %s/%d", fakeGitHubIssues, issue), fmt.Sprintf("POST %s/%d/comments", fakeGitHubIssues, issue))
+	decodeStrict(t, reqs[2].Body, &comment)
 	if !strings.HasPrefix(comment.Body, "**[“Nightly backup” is UP.](https://vigil.example.com/checks/"+fixtureUUID+")**\n\n- **Description:**") {
 		t.Errorf("up comment %q", comment.Body)
 	}
 	var update githubWireUpdate
-	decodeStrict(t, reqs[2].Body, &update)
+	decodeStrict(t, reqs[1].Body, &update)
 	if update != (githubWireUpdate{State: "closed", StateReason: "completed"}) {
 		t.Errorf("update %+v", update)
 	}
@@ -362,7 +362,7 @@ func TestGitHubFindsTheIssueOnLaterPages(t *testing.T) {
 		}
 		mustSend(t, githubChannel(gh.URL+"/api/v3", "vigil"), upMessage(), githubSecrets)
 		checkGitHubRequests(t, "up", gh.takeRequests(), list(1, "labels=vigil&"), list(2, "labels=vigil&"),
-			fmt.Sprintf("POST %s/%d/comments", fakeGitHubIssues, mine), fmt.Sprintf("PATCH %s/%d", fakeGitHubIssues, mine))
+			fmt.Sprintf("PATCH %s/%d", fakeGitHubIssues, mine), fmt.Sprintf("POST %s/%d/comments", fakeGitHubIssues, mine))
 	})
 	t.Run("bounded", func(t *testing.T) {
 		gh := newFakeGitHub(t)
@@ -396,8 +396,8 @@ func TestGitHubFindsTheIssueOnLaterPages(t *testing.T) {
 		b := gh.add(fakeIssue{Title: "b", Body: githubMarker("vigil-" + fixtureUUID), Labels: []string{"vigil"}})
 		mustSend(t, githubChannel(gh.URL+"/api/v3", "vigil"), upMessage(), githubSecrets)
 		checkGitHubRequests(t, "up", gh.takeRequests(), githubListVigil,
-			fmt.Sprintf("POST %s/%d/comments", fakeGitHubIssues, b), fmt.Sprintf("PATCH %s/%d", fakeGitHubIssues, b),
-			fmt.Sprintf("POST %s/%d/comments", fakeGitHubIssues, a), fmt.Sprintf("PATCH %s/%d", fakeGitHubIssues, a))
+			fmt.Sprintf("PATCH %s/%d", fakeGitHubIssues, b), fmt.Sprintf("POST %s/%d/comments", fakeGitHubIssues, b),
+			fmt.Sprintf("PATCH %s/%d", fakeGitHubIssues, a), fmt.Sprintf("POST %s/%d/comments", fakeGitHubIssues, a))
 		if gh.issue(a).State != "closed" || gh.issue(b).State != "closed" {
 			t.Errorf("issues %+v %+v", gh.issue(a), gh.issue(b))
 		}

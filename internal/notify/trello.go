@@ -31,10 +31,10 @@ func init() { register(v1.ChannelTrello, trelloKind{}) }
 //     comments on it instead.
 //   - Re-alert and escalation: a comment on the card ("… is still DOWN (for
 //     2 h)."); with none (archived or moved by hand), a new card.
-//   - Up: a comment on each card of the check ("… is UP (was down for 2
-//     h)."), whose marker line then becomes `vigil-resolved: …`, so the
-//     card stays where people put it but the next down adds a new one.
-//     With no card, nothing is sent.
+//   - Up: each card of the check has its marker line turned into
+//     `vigil-resolved: …` (the card stays where people put it, but the
+//     next down adds a new one) and is then commented on ("… is UP (was
+//     down for 2 h)."). With no card, nothing is sent.
 //   - Failure and maintenance notices are not sent (the check is not down).
 type trelloKind struct{ tracker }
 
@@ -126,12 +126,15 @@ func (trelloKind) Send(ctx context.Context, d Delivery) error {
 	}
 	text := m.markdown()
 	if m.Up {
+		// Marked resolved first, then the comment: a retry after a
+		// failure between the two finds no card and sends nothing, where
+		// the other order would comment twice.
 		for _, c := range cards {
-			if err := b.comment(ctx, c.ID, text); err != nil {
-				return err
-			}
 			desc := strings.ReplaceAll(c.Desc, marker, trelloMarker("vigil-resolved", dedupKey))
 			if err := b.do(ctx, http.MethodPut, trelloCardUpdate{Desc: desc}, "1", "cards", c.ID); err != nil {
+				return err
+			}
+			if err := b.comment(ctx, c.ID, text); err != nil {
 				return err
 			}
 		}

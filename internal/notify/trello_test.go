@@ -234,13 +234,13 @@ func TestTrelloCardCommentResolve(t *testing.T) {
 
 	mustSend(t, ch, upMessage(), trelloSecrets)
 	reqs = tr.takeRequests()
-	checkTrelloRequests(t, "up", reqs, trelloListCards, "POST /1/cards/"+id+"/actions/comments", "PUT /1/cards/"+id)
-	decodeStrict(t, reqs[1].Body, &comment)
+	checkTrelloRequests(t, "up", reqs, trelloListCards, "PUT /1/cards/"+id, "POST /1/cards/"+id+"/actions/comments")
+	decodeStrict(t, reqs[2].Body, &comment)
 	if !strings.HasPrefix(comment.Text, "**[“Nightly backup” is UP.](https://vigil.example.com/checks/"+fixtureUUID+")**\n\n- **Description:**") {
 		t.Errorf("up comment %q", comment.Text)
 	}
 	var update trelloWireUpdate
-	decodeStrict(t, reqs[2].Body, &update)
+	decodeStrict(t, reqs[1].Body, &update)
 	if update.Desc != githubDownBody+"\n\n`vigil-resolved: vigil-"+fixtureUUID+"`" {
 		t.Errorf("resolved description %q", update.Desc)
 	}
