@@ -71,11 +71,6 @@ func (appriseKind) Send(ctx context.Context, d Delivery) error {
 	if err != nil {
 		return err
 	}
-	if t.u.Path == "" {
-		// JoinPath would make the path relative ("notify/…"), which the
-		// error messages would show glued to the host.
-		t.u.Path = "/"
-	}
 	t.u.RawQuery, t.u.Fragment = "", ""
 	m := &d.Message
 	n := appriseNotification{

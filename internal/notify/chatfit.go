@@ -108,10 +108,5 @@ var chatLinkURL = strings.NewReplacer(" ", "%20", "(", "%28", ")", "%29", "<", "
 // joined with elem (escaped path segments), the query kept. secret marks a
 // URL that holds a credential, which errors then show by host only.
 func chatAPITarget(base target, secret bool, elem ...string) target {
-	u := *base.u
-	if u.Path == "" {
-		// JoinPath would otherwise make a relative path of an empty one.
-		u.Path, u.RawPath = "/", ""
-	}
-	return target{u: u.JoinPath(elem...), secret: secret}
+	return target{u: base.u.JoinPath(elem...), secret: secret}
 }

@@ -129,11 +129,6 @@ func (gitHubKind) Send(ctx context.Context, d Delivery) error {
 	if err := d.setBearer(ctx, h, &s.TokenSecretRef, "the GitHub token"); err != nil {
 		return err
 	}
-	if base.u.Path == "" {
-		// JoinPath would make the path relative ("repos/…"), which the
-		// error messages would show glued to the host.
-		base.u.Path = "/"
-	}
 	base.u = base.u.JoinPath("repos", owner, name, "issues")
 	base.u.RawQuery, base.u.Fragment = "", ""
 	repo := &githubRepo{d: &d, issues: base, header: h}

@@ -34,6 +34,11 @@ func parseTarget(raw string, secret bool) (target, error) {
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return target{}, Permanent(fmt.Errorf("the URL %s is not an absolute http:// or https:// URL", where))
 	}
+	if u.Path == "" {
+		// url.JoinPath keeps an empty path relative ("https://hostv2/x"):
+		// every sender joins its endpoint's path to a base URL.
+		u.Path, u.RawPath = "/", ""
+	}
 	return target{u: u, secret: secret}, nil
 }
 
@@ -41,9 +46,8 @@ func parseTarget(raw string, secret bool) (target, error) {
 // scheme and host for a URL from a Secret.
 func (t target) String() string {
 	s := t.u.Scheme + "://" + t.u.Host
-	if p := t.u.EscapedPath(); !t.secret && p != "" {
-		// JoinPath on a URL without a path gives one without its slash.
-		s += "/" + strings.TrimPrefix(p, "/")
+	if p := t.u.EscapedPath(); !t.secret && p != "/" {
+		s += p
 	}
 	return s
 }

@@ -149,10 +149,6 @@ func opsgenieBase(s *v1.OpsgenieChannel) (*url.URL, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t.u.Path == "" {
-		// JoinPath keeps an empty path relative: "https://hostv2/alerts".
-		t.u.Path = "/"
-	}
 	return t.u, nil
 }
 

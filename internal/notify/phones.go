@@ -76,12 +76,9 @@ func ellipsizeUTF16(s string, max int) string {
 }
 
 // joinTargetPath appends path elements (escaped already) to a target's
-// URL, whose path may be empty.
+// URL.
 func joinTargetPath(t target, elem ...string) target {
 	t.u = t.u.JoinPath(elem...)
-	if !strings.HasPrefix(t.u.Path, "/") {
-		t.u.Path, t.u.RawPath = "/"+t.u.Path, ""
-	}
 	return t
 }
 

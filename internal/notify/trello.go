@@ -94,11 +94,6 @@ func (trelloKind) Send(ctx context.Context, d Delivery) error {
 	if err != nil {
 		return err
 	}
-	if base.u.Path == "" {
-		// JoinPath would make the path relative ("1/lists/…"), which the
-		// error messages would show glued to the host.
-		base.u.Path = "/"
-	}
 	base.u.RawQuery, base.u.Fragment = "", ""
 	refs := trelloKind{}.SecretRefs(&d.Channel.Spec)
 	key, err := d.secret(ctx, refs[0])
