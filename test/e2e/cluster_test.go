@@ -338,7 +338,7 @@ func (cl *cluster) expectHealthyManager() {
 		if r == nil {
 			continue
 		}
-		Expect(r.exited()).To(BeFalse(), "replica %d exited:\n%s", i, r.output())
+		Expect(r.exited()).To(BeFalse(), "replica %d exited (%v); the end of its output:\n%s", i, r.err, r.tail())
 		for _, line := range strings.Split(r.output(), "\n") {
 			Expect(strings.ToLower(line)).NotTo(ContainSubstring("forbidden"), "replica %d was refused a call by its RBAC", i)
 		}
@@ -407,6 +407,12 @@ func (p *managerProcess) exited() bool {
 
 func (p *managerProcess) output() string { return p.out.String() }
 
+// tail is the end of the output, where a process that exited says why.
+func (p *managerProcess) tail() string {
+	out := p.output()
+	return out[max(0, len(out)-16<<10):]
+}
+
 // kill kills the process at once (SIGKILL), as an OOM kill or a node
 // failure does, and waits until it is gone.
 func (p *managerProcess) kill() {
@@ -416,6 +422,8 @@ func (p *managerProcess) kill() {
 
 // rss is the process's resident memory.
 func (p *managerProcess) rss() int64 {
+	GinkgoHelper()
+	Expect(p.exited()).To(BeFalse(), "the manager exited (%v); the end of its output:\n%s", p.err, p.tail())
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", p.cmd.Process.Pid))
 	Expect(err).NotTo(HaveOccurred())
 	for _, line := range strings.Split(string(b), "\n") {
