@@ -18,14 +18,16 @@ import (
 
 func newProject() string { return harness.NewProject("door-").Namespace }
 
-// cached waits until the manager's cache holds the object at least at
-// the version the test wrote.
+// cached waits until the manager's cache holds the object at the
+// generation the test wrote. Not at its resourceVersion: the leader's
+// status writes move that on meanwhile, and the cache may never hold the
+// version the test read.
 func cached(c *v1.Check) *v1.Check {
 	var got *v1.Check
 	EventuallyWithOffset(1, func(g Gomega) {
 		cur := &v1.Check{}
 		g.Expect(harness.Manager.GetClient().Get(ctx, client.ObjectKeyFromObject(c), cur)).To(Succeed())
-		g.Expect(cur.ResourceVersion).To(Equal(c.ResourceVersion))
+		g.Expect(cur.Generation).To(Equal(c.Generation))
 		got = cur
 	}).Should(Succeed())
 	return got
