@@ -11,6 +11,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/project"
+	"github.com/vigil-operator/vigil/internal/store"
 )
 
 // metricsContentType is the reference's: Prometheus reads plain text as its
@@ -91,20 +92,23 @@ func (s *Server) ServeMetrics(w http.ResponseWriter, r *http.Request) {
 
 	now := s.Checks.Now()
 	type series struct {
-		labels  string
+		labels  string // without the closing brace: the run counters add one
 		status  monitor.Status
 		started bool
+		obs     store.Check
 	}
 	all := make([]series, len(list))
 	tagDown := map[string]bool{}
 	down := 0
 	for i, c := range list {
-		v := s.Checks.View(c, observed.Of(c.UID), now)
+		obs := observed.Of(c.UID)
+		v := s.Checks.View(c, obs, now)
 		all[i] = series{
 			labels: `{name="` + escapeLabel(c.Spec.Name) + `", tags="` + escapeLabel(c.Spec.Tags) +
-				`", unique_key="` + checks.UniqueKey(checks.UUIDOf(c)) + `"}`,
+				`", unique_key="` + checks.UniqueKey(checks.UUIDOf(c)) + `"`,
 			status:  v.Status,
 			started: v.Started,
+			obs:     obs,
 		}
 		isDown := v.Status == monitor.StatusDown
 		if isDown {
@@ -135,7 +139,7 @@ func (s *Server) ServeMetrics(w http.ResponseWriter, r *http.Request) {
 	gauge := func(name, help string, value func(series) bool) {
 		put("# HELP ", name, " ", help, "\n# TYPE ", name, " gauge\n")
 		for _, c := range all {
-			put(name, c.labels, " ", bit(value(c)), "\n")
+			put(name, c.labels, "} ", bit(value(c)), "\n")
 		}
 	}
 	gauge("hc_check_up", "Whether the check is currently up (1 for yes, 0 for no).",
@@ -157,6 +161,31 @@ func (s *Server) ServeMetrics(w http.ResponseWriter, r *http.Request) {
 		"hc_checks_total ", strconv.Itoa(len(all)), "\n")
 	put("\n# HELP hc_checks_down_total The number of checks currently down.\n# TYPE hc_checks_down_total gauge\n",
 		"hc_checks_down_total ", strconv.Itoa(down), "\n")
+
+	// Vigil's additions: how the runs go, beside the reference's series.
+	put("\n# HELP vigil_check_last_duration_seconds How long the check's last run took, from its start signal to its end (Vigil).",
+		"\n# TYPE vigil_check_last_duration_seconds gauge\n")
+	for _, c := range all {
+		if d := c.obs.Facts.LastDuration; d > 0 {
+			put("vigil_check_last_duration_seconds", c.labels, "} ", strconv.FormatFloat(d.Seconds(), 'f', -1, 64), "\n")
+		}
+	}
+	put("\n# HELP vigil_check_last_success_timestamp_seconds When the check's last successful run ended, in Unix seconds (Vigil).",
+		"\n# TYPE vigil_check_last_success_timestamp_seconds gauge\n")
+	for _, c := range all {
+		if at := c.obs.RunCounts.LastSuccess; !at.IsZero() {
+			put("vigil_check_last_success_timestamp_seconds", c.labels, "} ",
+				strconv.FormatFloat(float64(at.UnixMicro())/1e6, 'f', -1, 64), "\n")
+		}
+	}
+	put("\n# HELP vigil_check_runs_total The check's runs by how they ended: success, fail, or missed (its deadline passed without a ping) (Vigil).",
+		"\n# TYPE vigil_check_runs_total counter\n")
+	for _, c := range all {
+		n := c.obs.RunCounts
+		put("vigil_check_runs_total", c.labels, `, outcome="success"} `, strconv.FormatInt(n.Succeeded, 10), "\n",
+			"vigil_check_runs_total", c.labels, `, outcome="fail"} `, strconv.FormatInt(n.Failed, 10), "\n",
+			"vigil_check_runs_total", c.labels, `, outcome="missed"} `, strconv.FormatInt(n.Missed, 10), "\n")
+	}
 	_ = out.Flush()
 }
 

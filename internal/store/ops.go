@@ -88,6 +88,20 @@ func (o *pingOp) apply(t *txn) error {
 			return err
 		}
 	}
+	switch res.Kind {
+	case monitor.PingSuccess:
+		t.insertRun(r, r.NPings, res)
+		r.RunCounts.Succeeded++
+		r.RunCounts.LastSuccess = Truncate(res.At)
+	case monitor.PingFail:
+		t.insertRun(r, r.NPings, res)
+		r.RunCounts.Failed++
+	}
+	if runs := int64(t.s.opts.RunLimit); r.NPings%pruneEvery == 0 && r.NPings > runs {
+		if err := t.pruneRuns(r, r.NPings-runs); err != nil {
+			return err
+		}
+	}
 	if r.bodyBytes > t.s.opts.BodyBudget {
 		return t.dropBodies(r)
 	}
@@ -271,7 +285,7 @@ func (o *forgetOp) apply(t *txn) error {
 		// The check's row first: on PostgreSQL that waits for a ping
 		// another transaction is writing to it, so the deletes below see
 		// that ping's rows too.
-		for _, table := range []string{"checks", "pings", "flips", "deliveries"} {
+		for _, table := range []string{"checks", "pings", "runs", "flips", "deliveries"} {
 			key := "check_uid"
 			if table == "checks" {
 				key = "uid"

@@ -50,6 +50,9 @@ type Options struct {
 	// BodyBudget bounds the ping body bytes one check keeps; the oldest
 	// bodies are dropped first (default 256 KiB).
 	BodyBudget int64
+	// RunLimit is how many of its last pings a check keeps the runs of,
+	// for its statistics (default DefaultRunLimit).
+	RunLimit int
 	// OnCommit, when set, is called after each commit with what it did.
 	OnCommit func(Committed)
 	// Exclusive opens an embedded store for this process alone: Open fails
@@ -72,6 +75,9 @@ func (o *Options) defaults() {
 	}
 	if o.BodyBudget <= 0 {
 		o.BodyBudget = 256 << 10
+	}
+	if o.RunLimit <= 0 {
+		o.RunLimit = DefaultRunLimit
 	}
 }
 

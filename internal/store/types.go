@@ -191,6 +191,19 @@ type Check struct {
 	MaintenanceUntil time.Time
 	// Version is the change number of the check's last write.
 	Version int64
+	// RunCounts are its runs since it was created (or since Vigil counts
+	// them), by how they ended.
+	RunCounts RunCounts
+}
+
+// RunCounts count a check's runs by how they ended, and keep its last
+// success: Prometheus's counters and a last success older than the runs
+// kept.
+type RunCounts struct {
+	Succeeded, Failed int64
+	// Missed counts its downs for lack of a ping.
+	Missed      int64
+	LastSuccess time.Time
 }
 
 // LoggedPing is one entry of a check's ping log.

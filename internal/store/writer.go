@@ -234,15 +234,23 @@ type txn struct {
 	rows     map[types.UID]*row
 	flips    []CommittedFlip
 	nNotices int // notices queued
-	// pings are the ping rows not yet inserted: they go in multi-row
-	// inserts, before any other statement of the transaction runs (so
-	// every statement sees them) and at its end.
-	pings [][]any
+	// pings and runs are the ping and run rows not yet inserted: they go
+	// in multi-row inserts, before any other statement of the transaction
+	// runs (so every statement sees them) and at its end.
+	pings, runs [][]any
 }
 
 // insertPing adds a ping row to the transaction.
 func (t *txn) insertPing(args ...any) {
 	t.pings = append(t.pings, args)
+}
+
+// flushRows inserts the pending ping and run rows.
+func (t *txn) flushRows() error {
+	if err := t.flushPings(); err != nil {
+		return err
+	}
+	return t.flushRuns()
 }
 
 // flushPings inserts the pending ping rows, up to chunkRows or 4 MiB of
@@ -325,7 +333,7 @@ func manyRows(stmt string, n int) string {
 // the writer runs often (see prepare): parsing SQL is most of the cost of
 // a small statement.
 func (t *txn) exec(query string, args ...any) error {
-	if err := t.flushPings(); err != nil {
+	if err := t.flushRows(); err != nil {
 		return err
 	}
 	return t.execNow(query, args...)
@@ -343,7 +351,7 @@ func (t *txn) execNow(query string, args ...any) error {
 }
 
 func (t *txn) query(query string, args ...any) (*sql.Rows, error) {
-	if err := t.flushPings(); err != nil {
+	if err := t.flushRows(); err != nil {
 		return nil, err
 	}
 	args = t.s.d.text(args)
@@ -369,7 +377,7 @@ const (
 	sqlSelectCheck = `SELECT ` + checkColumns + ` FROM checks WHERE uid = ?`
 	sqlNextChange  = `UPDATE changes SET value = value + 1 WHERE id = 1 RETURNING value`
 	sqlUpsertCheck = `INSERT INTO checks (` + checkColumns + `)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (uid) DO UPDATE SET namespace = excluded.namespace, name = excluded.name,
 			n_pings = excluded.n_pings, n_flips = excluded.n_flips, last_ping = excluded.last_ping,
 			last_ping_failed = excluded.last_ping_failed, last_start = excluded.last_start,
@@ -379,7 +387,9 @@ const (
 			body_bytes = excluded.body_bytes, version = excluded.version, failures = excluded.failures,
 			fail_reason = excluded.fail_reason, successes = excluded.successes, missed_at = excluded.missed_at,
 			alert_since = excluded.alert_since, last_notice = excluded.last_notice, escalated = excluded.escalated,
-			maintenance = excluded.maintenance, maintenance_until = excluded.maintenance_until, held = excluded.held`
+			maintenance = excluded.maintenance, maintenance_until = excluded.maintenance_until, held = excluded.held,
+			runs_succeeded = excluded.runs_succeeded, runs_failed = excluded.runs_failed, runs_missed = excluded.runs_missed,
+			last_success = excluded.last_success`
 	sqlInsertPing = `INSERT INTO pings (check_uid, n, kind, created, scheme, remote_addr, method, ua, rid, exit_status, body)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlInsertFlip = `INSERT INTO flips (check_uid, n, created, up, from_state, to_state, reason, detail, notice, since, held, held_until)
@@ -398,12 +408,12 @@ func (s *Store) prepare(ctx context.Context) error {
 	s.stmts = map[string]*sql.Stmt{}
 	statements := []string{sqlSelectCheck, sqlNextChange, sqlInsertFlip, sqlInsertDelivery}
 	for n := 1; n <= chunkRows; n *= 2 {
-		statements = append(statements, pingInserts[n], checkUpserts[n])
+		statements = append(statements, pingInserts[n], runInserts[n], checkUpserts[n])
 		if !s.d.lockRows {
 			statements = append(statements, checkSelects[n])
 		}
 	}
-	statements = append(statements, sqlPrunePings)
+	statements = append(statements, sqlPrunePings, sqlPruneRuns)
 	if s.d.lockRows {
 		statements = append(statements, sqlInsertNewCheck, sqlLockChecks)
 	}
@@ -444,18 +454,20 @@ type row struct {
 
 const checkColumns = `uid, namespace, name, n_pings, n_flips, last_ping, last_ping_failed, last_start, last_start_rid,
 	last_duration, paused_at, resumed_at, state, state_since, next_change, body_bytes, version, failures, fail_reason,
-	successes, missed_at, alert_since, last_notice, escalated, maintenance, maintenance_until, held`
+	successes, missed_at, alert_since, last_notice, escalated, maintenance, maintenance_until, held, runs_succeeded,
+	runs_failed, runs_missed, last_success`
 
 // scanCheck reads a checks row selected with checkColumns.
 func scanCheck(sc interface{ Scan(...any) error }) (*row, error) {
 	r := &row{stored: true}
-	var lastPing, lastStart, pausedAt, resumedAt, stateSince, nextChange, missedAt, alertSince, lastNotice, maintUntil sql.NullInt64
+	var lastPing, lastStart, pausedAt, resumedAt, stateSince, nextChange, missedAt, alertSince, lastNotice, maintUntil,
+		lastSuccess sql.NullInt64
 	var lastDuration, failures, successes int64
 	var state, failReason string
 	err := sc.Scan(&r.UID, &r.Namespace, &r.Name, &r.NPings, &r.nFlips, &lastPing, &r.Facts.LastPingFailed, &lastStart,
 		&r.Facts.LastStartRID, &lastDuration, &pausedAt, &resumedAt, &state, &stateSince, &nextChange, &r.bodyBytes, &r.Version,
 		&failures, &failReason, &successes, &missedAt, &alertSince, &lastNotice, &r.escalated,
-		&r.Maintenance, &maintUntil, &r.held)
+		&r.Maintenance, &maintUntil, &r.held, &r.RunCounts.Succeeded, &r.RunCounts.Failed, &r.RunCounts.Missed, &lastSuccess)
 	if err != nil {
 		return nil, err
 	}
@@ -468,6 +480,7 @@ func scanCheck(sc interface{ Scan(...any) error }) (*row, error) {
 	r.Facts.Successes, r.Facts.MissedAt = int(successes), fromMicros(missedAt)
 	r.alertSince, r.lastNotice = fromMicros(alertSince), fromMicros(lastNotice)
 	r.MaintenanceUntil = fromMicros(maintUntil)
+	r.RunCounts.LastSuccess = fromMicros(lastSuccess)
 	r.failuresSeen = r.Facts.Failures
 	return r, nil
 }
@@ -603,7 +616,7 @@ func (t *txn) load(tg *Target) (*row, error) {
 // transaction's change number. The number is taken under the counter row's
 // lock, held to the commit, so change numbers follow commit order.
 func (t *txn) flush() error {
-	if err := t.flushPings(); err != nil {
+	if err := t.flushRows(); err != nil {
 		return err
 	}
 	var dirty []*row
@@ -625,7 +638,7 @@ func (t *txn) flush() error {
 	for len(dirty) > 0 {
 		chunk := dirty[:shape(min(len(dirty), chunkRows))]
 		dirty = dirty[len(chunk):]
-		args := make([]any, 0, len(chunk)*27)
+		args := make([]any, 0, len(chunk)*31)
 		for _, r := range chunk {
 			r.Version = version
 			f := r.Facts
@@ -633,7 +646,8 @@ func (t *txn) flush() error {
 				micros(f.LastStart), f.LastStartRID, f.LastDuration.Microseconds(), micros(f.PausedAt), micros(f.ResumedAt),
 				string(f.State), micros(f.StateSince), micros(r.NextChange), r.bodyBytes, version,
 				f.Failures, string(f.FailReason), f.Successes, micros(f.MissedAt), micros(r.alertSince), micros(r.lastNotice), r.escalated,
-				r.Maintenance, micros(r.MaintenanceUntil), r.held)
+				r.Maintenance, micros(r.MaintenanceUntil), r.held, r.RunCounts.Succeeded, r.RunCounts.Failed, r.RunCounts.Missed,
+				micros(r.RunCounts.LastSuccess))
 		}
 		if err := t.exec(checkUpserts[len(chunk)], args...); err != nil {
 			return fmt.Errorf("writing %d checks to the store: %w", len(chunk), err)
@@ -740,6 +754,9 @@ func (t *txn) insertFlip(r *row, fl *Flip, channels []string) error {
 	r.nFlips++
 	r.dirty = true
 	fl.N = r.nFlips
+	if fl.Notice == "" && !fl.Up && fl.Reason == monitor.ReasonTimeout {
+		r.RunCounts.Missed++
+	}
 	if err := t.exec(sqlInsertFlip, string(r.UID), fl.N, fl.At.UnixMicro(), fl.Up, string(fl.From), string(fl.To),
 		string(fl.Reason), fl.Detail, string(fl.Notice), micros(fl.Since), fl.Held, micros(fl.HeldUntil)); err != nil {
 		return fmt.Errorf("recording a flip of %s/%s: %w", r.Namespace, r.Name, err)

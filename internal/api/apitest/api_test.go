@@ -320,6 +320,46 @@ var _ = Describe("Management API", func() {
 		Expect(call("GET", "/api/v3/checks/"+uuid+"/flips/?seconds=3600", p.ro, "").body).NotTo(MatchJSON("[]"))
 	})
 
+	It("reports run statistics over a window, to read-only keys, with validated windows", func() {
+		uuid := create(`{"name": "measured", "unique": ["name"]}`)["uuid"].(string)
+		for i := range 4 {
+			rid := fmt.Sprintf("00000000-0000-4000-8000-00000000000%d", i)
+			Expect(call("GET", "/ping/"+uuid+"/start?rid="+rid, "", "").status).To(Equal(http.StatusOK))
+			end := "/ping/" + uuid + "?rid=" + rid
+			if i == 3 {
+				end = "/ping/" + uuid + "/1?rid=" + rid // exit status 1: a failed run
+			}
+			Expect(call("GET", end, "", "").status).To(Equal(http.StatusOK))
+		}
+		Expect(call("GET", "/ping/"+uuid, "", "").status).To(Equal(http.StatusOK)) // a run without a start
+
+		r := call("GET", "/api/v3/checks/"+uuid+"/stats/", p.ro, "")
+		Expect(r.status).To(Equal(http.StatusOK), r.String())
+		st := r.json()
+		Expect(st).To(MatchKeys(IgnoreExtras, Keys{
+			"window": Equal("7d"), "runs": BeEquivalentTo(5), "successes": BeEquivalentTo(4), "failures": BeEquivalentTo(1),
+			"missed": BeEquivalentTo(0), "success_rate": BeEquivalentTo(0.8), "timed_runs": BeEquivalentTo(4),
+			"last_success": Not(BeNil()), "partial": BeFalse(), "held_since": BeNil(),
+		}))
+		Expect(st["duration"]).To(MatchKeys(IgnoreExtras, Keys{"p50": BeNumerically(">=", 0), "p95": BeNumerically(">=", 0),
+			"p99": BeNumerically(">=", 0), "max": BeNumerically(">=", 0)}))
+		Expect(st["trend"]).To(MatchKeys(IgnoreExtras, Keys{"p95_change": BeNil(), "success_rate_before": BeNil(), "summary": BeNil()}),
+			"nothing ran the week before")
+
+		day := call("GET", "/api/v3/checks/"+uuid+"/stats/?window=1d", p.ro, "").json()
+		Expect(day).To(HaveKeyWithValue("window", "1d"))
+		Expect(day).To(HaveKeyWithValue("runs", BeEquivalentTo(5)))
+
+		for _, q := range []string{"?window=0d", "?window=32d", "?window=week", "?window=1d&window=7d"} {
+			bad := call("GET", "/api/v3/checks/"+uuid+"/stats/"+q, p.ro, "")
+			Expect(bad.status).To(Equal(http.StatusBadRequest), q)
+			Expect(bad.json()).To(HaveKey("error"))
+		}
+		other := newProject()
+		Expect(call("GET", "/api/v3/checks/"+uuid+"/stats/", other.ro, "").status).To(Equal(http.StatusForbidden), "another project's check")
+		Expect(call("GET", "/api/v3/checks/"+uuid+"/stats/", "", "").status).To(Equal(http.StatusUnauthorized))
+	})
+
 	It("lists the flip of a fail ping right away, and once when the controller has recorded it", func() {
 		uuid := create(`{"name": "flipper"}`)["uuid"].(string)
 		Expect(call("GET", "/ping/"+uuid+"/fail", "", "").status).To(Equal(http.StatusOK))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -27,6 +28,10 @@ type check struct {
 	uuid             string
 	up, started      int
 	grace, paused    int
+	// What its pings make of its runs.
+	succeeded, failed int
+	lastSuccess       time.Time
+	lastDuration      string
 }
 
 var _ = Describe("The Prometheus endpoint", Ordered, func() {
@@ -59,7 +64,18 @@ var _ = Describe("The Prometheus endpoint", Ordered, func() {
 		}
 		ping := func(c *check, kind string) {
 			Eventually(func() int { return request("GET", "/ping/"+c.uuid+kind).status }).Should(Equal(http.StatusOK))
+			switch kind {
+			case "":
+				c.succeeded++
+				c.lastSuccess = clk.Now()
+			case "/fail":
+				c.failed++
+			}
 		}
+		// A run of 2.5 s, timed from its start.
+		ping(checks[1], "/start")
+		clk.Step(2500 * time.Millisecond)
+		checks[1].lastDuration = "2.5"
 		ping(checks[1], "")
 		ping(checks[2], "")
 		ping(checks[3], "/fail")
@@ -109,6 +125,29 @@ hc_checks_total 6
 # TYPE hc_checks_down_total gauge
 hc_checks_down_total 1
 `)
+		b.WriteString("\n# HELP vigil_check_last_duration_seconds How long the check's last run took, from its start signal to its end (Vigil).\n" +
+			"# TYPE vigil_check_last_duration_seconds gauge\n")
+		for _, c := range checks {
+			if c.lastDuration != "" {
+				fmt.Fprintf(&b, "vigil_check_last_duration_seconds%s %s\n", labels(c), c.lastDuration)
+			}
+		}
+		b.WriteString("\n# HELP vigil_check_last_success_timestamp_seconds When the check's last successful run ended, in Unix seconds (Vigil).\n" +
+			"# TYPE vigil_check_last_success_timestamp_seconds gauge\n")
+		for _, c := range checks {
+			if !c.lastSuccess.IsZero() {
+				fmt.Fprintf(&b, "vigil_check_last_success_timestamp_seconds%s %s\n", labels(c),
+					strconv.FormatFloat(float64(c.lastSuccess.UnixMicro())/1e6, 'f', -1, 64))
+			}
+		}
+		b.WriteString("\n# HELP vigil_check_runs_total The check's runs by how they ended: success, fail, or missed (its deadline passed without a ping) (Vigil).\n" +
+			"# TYPE vigil_check_runs_total counter\n")
+		for _, c := range checks {
+			l := strings.TrimSuffix(labels(c), "}")
+			fmt.Fprintf(&b, "vigil_check_runs_total%s, outcome=\"success\"} %d\n", l, c.succeeded)
+			fmt.Fprintf(&b, "vigil_check_runs_total%s, outcome=\"fail\"} %d\n", l, c.failed)
+			fmt.Fprintf(&b, "vigil_check_runs_total%s, outcome=\"missed\"} 0\n", l)
+		}
 		Expect(b.String()).To(ContainSubstring(`name="Say \"hi\" \\ there\nsecond line"`))
 
 		r := request("GET", metricsPath(p.ReadOnly))
@@ -130,8 +169,9 @@ hc_checks_down_total 1
 		r := request("GET", "/projects/"+project.UUID(empty.Namespace)+"/metrics/"+empty.ReadOnly)
 		Expect(r.status).To(Equal(http.StatusOK), r.body)
 		Expect(r.body).To(HavePrefix("# HELP hc_check_up "))
-		Expect(r.body).To(HaveSuffix("\nhc_checks_total 0\n\n" +
-			"# HELP hc_checks_down_total The number of checks currently down.\n# TYPE hc_checks_down_total gauge\nhc_checks_down_total 0\n"))
+		Expect(r.body).To(ContainSubstring("\nhc_checks_total 0\n\n" +
+			"# HELP hc_checks_down_total The number of checks currently down.\n# TYPE hc_checks_down_total gauge\nhc_checks_down_total 0\n\n"))
+		Expect(r.body).To(HaveSuffix("\n# TYPE vigil_check_runs_total counter\n"))
 		Expect(r.body).NotTo(ContainSubstring("{"))
 	})
 
@@ -207,6 +247,13 @@ hc_checks_down_total 1
 				MatchFields(IgnoreExtras, Fields{"Labels": HaveKeyWithValue("tag", "db")})))
 			Expect(query(`hc_check_grace{job="` + job + `"} == 1`)()).To(ConsistOf(
 				MatchFields(IgnoreExtras, Fields{"Labels": HaveKeyWithValue("name", "Grace")})))
+			By("Vigil's series, beside the reference's")
+			Expect(query(`vigil_check_runs_total{job="` + job + `", outcome="fail"} == 1`)()).To(ConsistOf(
+				MatchFields(IgnoreExtras, Fields{"Labels": HaveKeyWithValue("name", "Down")})))
+			Expect(query(`vigil_check_last_duration_seconds{job="` + job + `"}`)()).To(ConsistOf(
+				MatchFields(IgnoreExtras, Fields{"Labels": HaveKeyWithValue("name", "Up"), "Value": Equal("2.5")})))
+			Expect(query(`count(vigil_check_last_success_timestamp_seconds{job="` + job + `"})`)()).To(ConsistOf(
+				MatchFields(IgnoreExtras, Fields{"Value": Equal("4")})))
 		}
 	}, SpecTimeout(time.Minute))
 

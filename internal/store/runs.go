@@ -1,0 +1,167 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/vigil-operator/vigil/internal/monitor"
+)
+
+// DefaultRunLimit is how many of its last pings a check keeps the runs of
+// when Options.RunLimit does not say: 2,000 runs, or 1,000 of a job that
+// also sends a start, a month of one that runs every 45 minutes. Counting
+// pings, not runs, makes trimming a range delete on the table's key.
+const DefaultRunLimit = 2000
+
+// Run is one run that ended: a success or fail ping, with how long it ran
+// when a start ping began it.
+type Run struct {
+	// N is the serial number of the ping that ended it.
+	N     int64
+	Ended time.Time
+	// Failed: a fail ping (a non-zero exit status, or a run shorter than
+	// the check's minimum runtime) ended it.
+	Failed bool
+	// Duration is from its start ping to its end; valid when HasDuration.
+	Duration    time.Duration
+	HasDuration bool
+}
+
+// History is what the run statistics are computed from: a check's runs,
+// oldest first, and the deadlines it missed (its down flips for lack of a
+// ping, outside maintenance windows), oldest first.
+type History struct {
+	Runs   []Run
+	Missed []time.Time
+}
+
+// insertRun adds the run a success or fail ping ended to the transaction:
+// a row that outlives the ping in the ping log.
+func (t *txn) insertRun(r *row, n int64, res monitor.PingResult) {
+	var duration any
+	if res.HasDuration {
+		duration = res.Duration.Microseconds()
+	}
+	t.runs = append(t.runs, []any{string(r.UID), n, Truncate(res.At).UnixMicro(), res.Kind == monitor.PingFail, duration})
+}
+
+// flushRuns inserts the pending run rows, in multi-row statements.
+func (t *txn) flushRuns() error {
+	for len(t.runs) > 0 {
+		n := shape(min(len(t.runs), chunkRows))
+		args := make([]any, 0, n*len(t.runs[0]))
+		for _, r := range t.runs[:n] {
+			args = append(args, r...)
+		}
+		t.runs = t.runs[n:]
+		if err := t.execNow(runInserts[n], args...); err != nil {
+			return fmt.Errorf("recording %d runs: %w", n, err)
+		}
+	}
+	t.runs = nil
+	return nil
+}
+
+// pruneRuns deletes the runs that pings numbered upto and below ended.
+func (t *txn) pruneRuns(r *row, upto int64) error {
+	if err := t.exec(sqlPruneRuns, string(r.UID), upto); err != nil {
+		return fmt.Errorf("trimming the runs of %s/%s: %w", r.Namespace, r.Name, err)
+	}
+	return nil
+}
+
+const (
+	sqlInsertRun = `INSERT INTO runs (check_uid, n, ended, failed, duration) VALUES (?, ?, ?, ?, ?)`
+	sqlPruneRuns = `DELETE FROM runs WHERE check_uid = ? AND n <= ?`
+)
+
+var runInserts = shapes(sqlInsertRun)
+
+// History returns a check's runs and missed deadlines since the instant.
+func (s *Store) History(ctx context.Context, uid types.UID, since time.Time) (History, error) {
+	all, err := s.histories(ctx, `check_uid = ?`, []any{string(uid)}, since)
+	return all[uid], err
+}
+
+// HistoriesIn returns the runs and missed deadlines since the instant of
+// every check in the namespace that has any.
+func (s *Store) HistoriesIn(ctx context.Context, namespace string, since time.Time) (map[types.UID]History, error) {
+	return s.histories(ctx, `check_uid IN (SELECT uid FROM checks WHERE namespace = ?)`, []any{namespace}, since)
+}
+
+// HistoriesOf returns the runs and missed deadlines since the instant of
+// the checks with these UIDs (those that have any): a board's page.
+func (s *Store) HistoriesOf(ctx context.Context, uids []types.UID, since time.Time) (map[types.UID]History, error) {
+	out := map[types.UID]History{}
+	for chunk := range slices.Chunk(uids, 500) {
+		args := make([]any, len(chunk))
+		for i, uid := range chunk {
+			args[i] = string(uid)
+		}
+		some, err := s.histories(ctx, `check_uid IN (`+placeholders(len(chunk))+`)`, args, since)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(out, some)
+	}
+	return out, nil
+}
+
+func (s *Store) histories(ctx context.Context, which string, args []any, since time.Time) (map[types.UID]History, error) {
+	out := map[types.UID]History{}
+	rows, err := s.query(ctx, `SELECT check_uid, n, ended, failed, duration FROM runs
+		WHERE `+which+` AND ended >= ? ORDER BY check_uid, n`, append(slices.Clone(args), since.UnixMicro())...)
+	if err != nil {
+		return nil, fmt.Errorf("reading runs: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			uid      string
+			r        Run
+			ended    int64
+			duration sql.NullInt64
+		)
+		if err := rows.Scan(&uid, &r.N, &ended, &r.Failed, &duration); err != nil {
+			return nil, fmt.Errorf("reading runs: %w", err)
+		}
+		r.Ended = time.UnixMicro(ended).UTC()
+		r.Duration, r.HasDuration = time.Duration(duration.Int64)*time.Microsecond, duration.Valid
+		h := out[types.UID(uid)]
+		h.Runs = append(h.Runs, r)
+		out[types.UID(uid)] = h
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading runs: %w", err)
+	}
+	missed, err := s.query(ctx, `SELECT check_uid, created FROM flips
+		WHERE `+which+` AND created >= ? AND up = FALSE AND notice = '' AND reason = ? AND held = '' ORDER BY check_uid, n`,
+		append(slices.Clone(args), since.UnixMicro(), string(monitor.ReasonTimeout))...)
+	if err != nil {
+		return nil, fmt.Errorf("reading missed deadlines: %w", err)
+	}
+	defer missed.Close()
+	for missed.Next() {
+		var (
+			uid     string
+			created int64
+		)
+		if err := missed.Scan(&uid, &created); err != nil {
+			return nil, fmt.Errorf("reading missed deadlines: %w", err)
+		}
+		h := out[types.UID(uid)]
+		h.Missed = append(h.Missed, time.UnixMicro(created).UTC())
+		out[types.UID(uid)] = h
+	}
+	return out, missed.Err()
+}
+
+// RunLimit is how many of its last pings a check keeps the runs of: a
+// check with more pings may have let its oldest runs go.
+func (s *Store) RunLimit() int { return s.opts.RunLimit }

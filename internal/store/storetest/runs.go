@@ -1,0 +1,110 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/vigil-operator/vigil/internal/monitor"
+	"github.com/vigil-operator/vigil/internal/store"
+)
+
+// runTests are the contract of the runs the statistics read: every store
+// opened with a run limit of 32 pings.
+func runTests(ctx context.Context) map[string]func(t *testing.T, s *store.Store) {
+	return map[string]func(t *testing.T, s *store.Store){
+		"a success or fail ping ends a run, timed from its start, and nothing else does": func(t *testing.T, s *store.Store) {
+			tg := simple("r1")
+			rid := func(p store.Ping, id string) store.Ping { p.RID = id; return p }
+			for _, p := range []store.Ping{
+				ping(monitor.PingStart, t0),
+				ping(monitor.PingLog, t0.Add(time.Second)),
+				ping(monitor.PingSuccess, t0.Add(3*time.Second)), // a run of 3 s
+				ping(monitor.PingFail, t0.Add(time.Minute)),      // a failed run, untimed
+				ping(monitor.PingIgnored, t0.Add(2*time.Minute)), // not a run
+				rid(ping(monitor.PingStart, t0.Add(3*time.Minute)), "a"),
+				rid(ping(monitor.PingStart, t0.Add(3*time.Minute+time.Second)), "b"),
+				rid(ping(monitor.PingSuccess, t0.Add(3*time.Minute+5*time.Second)), "b"), // b: 4 s
+			} {
+				_, err := s.RecordPing(ctx, tg, p)
+				must(t, err)
+			}
+			h, err := s.History(ctx, tg.UID, t0)
+			must(t, err)
+			if len(h.Runs) != 3 {
+				t.Fatalf("runs = %+v", h.Runs)
+			}
+			want := []store.Run{
+				{N: 3, Ended: t0.Add(3 * time.Second), Duration: 3 * time.Second, HasDuration: true},
+				{N: 4, Ended: t0.Add(time.Minute), Failed: true},
+				{N: 8, Ended: t0.Add(3*time.Minute + 5*time.Second), Duration: 4 * time.Second, HasDuration: true},
+			}
+			for i := range want {
+				if h.Runs[i] != want[i] {
+					t.Errorf("run %d = %+v, want %+v", i, h.Runs[i], want[i])
+				}
+			}
+			c, _, err := s.Check(ctx, tg.UID)
+			must(t, err)
+			if want := (store.RunCounts{Succeeded: 2, Failed: 1, LastSuccess: t0.Add(3*time.Minute + 5*time.Second)}); c.RunCounts != want {
+				t.Errorf("counts = %+v, want %+v", c.RunCounts, want)
+			}
+			if later, err := s.History(ctx, tg.UID, t0.Add(time.Minute+time.Microsecond)); err != nil || len(later.Runs) != 1 {
+				t.Errorf("runs since after the second: %+v, %v", later.Runs, err)
+			}
+		},
+		"a check keeps the runs of its last pings, up to the limit, and loses them when forgotten": func(t *testing.T, s *store.Store) {
+			tg := simple("r2")
+			for i := range 100 {
+				_, err := s.RecordPing(ctx, tg, ping(monitor.PingSuccess, t0.Add(time.Duration(i)*time.Second)))
+				must(t, err)
+			}
+			h, err := s.History(ctx, tg.UID, t0)
+			must(t, err)
+			// Trimmed every 16 pings to the runs of the last 32.
+			if n := len(h.Runs); n < 32 || n > 32+16 || h.Runs[n-1].N != 100 {
+				t.Fatalf("kept %d runs, the newest %+v", n, h.Runs[n-1])
+			}
+			must(t, s.Forget(ctx, tg.UID))
+			if h, err := s.History(ctx, tg.UID, t0); err != nil || len(h.Runs) != 0 {
+				t.Errorf("after Forget: %+v, %v", h, err)
+			}
+		},
+		"missed deadlines are the down flips for lack of a ping, and a project's histories are its own": func(t *testing.T, s *store.Store) {
+			a, b, other := simple("r3"), simple("r4"), simple("r5")
+			other.Namespace = "team-b"
+			for _, tg := range []store.Target{a, b, other} {
+				_, err := s.RecordPing(ctx, tg, ping(monitor.PingSuccess, t0))
+				must(t, err)
+			}
+			// a misses its deadline (t0 + 1 min + 1 min grace).
+			_, err := s.Observe(ctx, []store.Target{a}, t0.Add(10*time.Minute))
+			must(t, err)
+			// b fails: a down, but not a miss.
+			_, err = s.RecordPing(ctx, b, ping(monitor.PingFail, t0.Add(time.Minute)))
+			must(t, err)
+			all, err := s.HistoriesIn(ctx, "team-a", t0)
+			must(t, err)
+			if len(all) != 2 {
+				t.Fatalf("team-a's histories: %+v", all)
+			}
+			if h := all[a.UID]; len(h.Runs) != 1 || len(h.Missed) != 1 || !h.Missed[0].Equal(t0.Add(2*time.Minute)) {
+				t.Errorf("a: %+v", h)
+			}
+			if h := all[b.UID]; len(h.Runs) != 2 || len(h.Missed) != 0 || !h.Runs[1].Failed {
+				t.Errorf("b: %+v", h)
+			}
+			observed, err := s.ChecksIn(ctx, "team-a")
+			must(t, err)
+			if got := observed.Of(a.UID).RunCounts; got.Missed != 1 || got.Succeeded != 1 || got.Failed != 0 {
+				t.Errorf("a's counts: %+v", got)
+			}
+			if got := observed.Of(b.UID).RunCounts; got.Missed != 0 || got.Failed != 1 || !got.LastSuccess.Equal(t0) {
+				t.Errorf("b's counts: %+v", got)
+			}
+			if later, err := s.HistoriesIn(ctx, "team-a", t0.Add(3*time.Minute)); err != nil || len(later) != 0 {
+				t.Errorf("since after everything: %+v, %v", later, err)
+			}
+		},
+	}
+}
