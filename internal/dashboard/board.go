@@ -12,10 +12,13 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"k8s.io/apimachinery/pkg/types"
+
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/project"
+	"github.com/vigil-operator/vigil/internal/runstats"
 )
 
 // pageSize is how many checks the board shows at once: the page is paged on
@@ -27,7 +30,7 @@ const pageSize = 100
 type query struct {
 	Search string
 	Tags   []string
-	Sort   string // name (default), status, last, next
+	Sort   string // name (default), status, last, next, rate (worst success rate first), p95 (slowest first)
 	Page   int    // from 1
 	Wall   bool
 }
@@ -48,7 +51,7 @@ func parseQuery(v url.Values) query {
 		}
 	}
 	switch q.Sort {
-	case "status", "last", "next":
+	case "status", "last", "next", "rate", "p95":
 	default:
 		q.Sort = "name"
 	}
@@ -122,8 +125,13 @@ type row struct {
 	LastPing, NextPing      time.Time
 	LastPingAgo, NextPingIn string
 	NPings                  int64
-	order                   int       // status order: down first
-	check                   *v1.Check // the cache's object: read only
+	// Runs are its last week's runs: a sparkline of durations, the
+	// success rate and p95 (their sort keys below).
+	Runs  sparkline
+	rate  float64 // -1: no run
+	p95   time.Duration
+	order int       // status order: down first
+	check *v1.Check // the cache's object: read only
 }
 
 // fill sets what the board shows of a row beyond its sort keys.
@@ -223,6 +231,25 @@ func (s *Server) boardPage(r *http.Request, v visitor, q query) (*boardPage, err
 			rows = append(rows, snap.rows[i]) // a copy: fill writes the page's rows
 		}
 	}
+	// Sorting by the run figures needs every check's; otherwise only the
+	// page's rows are read, below.
+	var stats map[types.UID]runstats.Stats
+	if q.Sort == "rate" || q.Sort == "p95" {
+		var err error
+		stats, err = s.runStats.of(v.Namespace, now, func() (map[types.UID]runstats.Stats, error) {
+			return s.Checks.RunStatsIn(r.Context(), v.Namespace, boardWindow, false)
+		})
+		if err != nil {
+			return nil, err
+		}
+		for i := range rows {
+			st := stats[rows[i].check.UID]
+			rows[i].rate, rows[i].p95 = -1, st.P95
+			if st.HasRate {
+				rows[i].rate = st.SuccessRate
+			}
+		}
+	}
 	sortRows(rows, q.Sort)
 
 	p.Matching = len(rows)
@@ -235,8 +262,18 @@ func (s *Server) boardPage(r *http.Request, v visitor, q query) (*boardPage, err
 	p.From, p.To = start+1, end
 	// Only the page's rows are shown: the rest of their fields are filled
 	// for those alone, not for every matching check.
+	if stats == nil {
+		page := make([]*v1.Check, len(p.Rows))
+		for i := range p.Rows {
+			page[i] = p.Rows[i].check
+		}
+		if stats, err = s.Checks.RunStatsOf(r.Context(), v.Namespace, page, boardWindow); err != nil {
+			return nil, err
+		}
+	}
 	for i := range p.Rows {
 		p.Rows[i].fill(q, v.ReadWrite, now)
+		p.Rows[i].Runs = sparklineOf(stats[p.Rows[i].check.UID])
 	}
 	if q.Page > 1 {
 		p.PrevURL = q.withPage(q.Page - 1).url()
@@ -251,7 +288,7 @@ func (s *Server) boardPage(r *http.Request, v visitor, q query) (*boardPage, err
 	}
 	p.WallURL = wall.url()
 	p.SortURLs = map[string]string{}
-	for _, by := range []string{"name", "status", "last", "next"} {
+	for _, by := range []string{"name", "status", "last", "next", "rate", "p95"} {
 		p.SortURLs[by] = q.withSort(by).url()
 	}
 	for t, n := range tagCounts {
@@ -427,6 +464,16 @@ func sortRows(rows []row, by string) {
 			}
 		case "next":
 			c = byTime(a.NextPing, b.NextPing)
+		case "rate":
+			// Worst first; checks without runs last.
+			switch {
+			case (a.rate < 0) != (b.rate < 0):
+				c = cmp.Compare(b.rate, a.rate)
+			default:
+				c = cmp.Compare(a.rate, b.rate)
+			}
+		case "p95":
+			c = -cmp.Compare(a.p95, b.p95) // slowest first
 		}
 		if c != 0 {
 			return c
@@ -436,4 +483,51 @@ func sortRows(rows []row, by string) {
 		}
 		return cmp.Compare(a.Object, b.Object)
 	})
+}
+
+// boardWindow is the window of the board's run figures.
+const boardWindow = runstats.Week
+
+// runStatsFor is how long a project's run figures are shared between the
+// boards sorted by them: they read every run of the project's week (1.5 s
+// for 10,000 checks of 100 runs each, docs/performance.md), and move
+// slowly. A board sorted otherwise reads its page's checks alone.
+const runStatsFor = 30 * time.Second
+
+// runStatsCache shares each project's run figures between its boards.
+type runStatsCache struct {
+	mu   sync.Mutex
+	byNS map[string]runStatsEntry
+}
+
+type runStatsEntry struct {
+	at, taken time.Time // the clock's instant, and real time for expiry
+	stats     map[types.UID]runstats.Stats
+}
+
+// of is the namespace's figures as of at most runStatsFor ago (on the
+// clock and in real time), or new ones that compute makes.
+func (rc *runStatsCache) of(namespace string, now time.Time, compute func() (map[types.UID]runstats.Stats, error)) (map[types.UID]runstats.Stats, error) {
+	rc.mu.Lock()
+	e, ok := rc.byNS[namespace]
+	rc.mu.Unlock()
+	if ok && time.Since(e.taken) < runStatsFor && !now.Before(e.at) && now.Sub(e.at) < runStatsFor {
+		return e.stats, nil
+	}
+	stats, err := compute()
+	if err != nil {
+		return nil, err
+	}
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	if rc.byNS == nil {
+		rc.byNS = map[string]runStatsEntry{}
+	}
+	for ns, old := range rc.byNS {
+		if time.Since(old.taken) > time.Minute {
+			delete(rc.byNS, ns)
+		}
+	}
+	rc.byNS[namespace] = runStatsEntry{at: now, taken: time.Now(), stats: stats}
+	return stats, nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/maintenance"
 	"github.com/vigil-operator/vigil/internal/monitor"
+	"github.com/vigil-operator/vigil/internal/runstats"
 	"github.com/vigil-operator/vigil/internal/schedule"
 	"github.com/vigil-operator/vigil/internal/store"
 )
@@ -38,6 +39,8 @@ type checkPage struct {
 	Upcoming                                       []time.Time
 	NPings                                         int64
 	Timeline                                       timeline
+	Calendar                                       calendar
+	Runs                                           runsView
 	Badges                                         []badgeLink
 	Kubectl                                        string
 	Paused                                         bool
@@ -107,6 +110,21 @@ func (s *Server) checkPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p.Timeline = timelineOf(flips, view.Status, c.CreationTimestamp.Time, now)
+	loc, err := schedule.LoadLocation(p.TZ)
+	if err != nil {
+		loc = time.UTC
+	}
+	p.Calendar = calendarOf(p.Timeline, now, loc)
+	window, err := runstats.ParseWindow(r.URL.Query().Get("window"))
+	if err != nil {
+		window = runstats.Default // a hand-edited address: the page, not an error
+	}
+	st, err := s.Checks.RunStats(r.Context(), c, window)
+	if err != nil {
+		s.unavailable(w, r, "reading the runs", err)
+		return
+	}
+	p.Runs = runsViewOf(st, window, loc, func(w string) string { return "/checks/" + p.ID + "?window=" + w + "#runs-h" })
 	badgeKey := checks.BadgeKey(uuid)
 	for _, b := range []struct{ label, path string }{
 		{"two states (up, down)", "/b/2/" + badgeKey + ".svg"},

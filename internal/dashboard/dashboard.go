@@ -67,6 +67,7 @@ type Server struct {
 
 	pages     map[string]*template.Template
 	snapshots snapshots
+	runStats  runStatsCache
 	testTurns turns
 	fallback  []byte // seals sessions of a project without a signing secret
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -472,6 +473,89 @@ var _ = Describe("The dashboard", Ordered, func() {
 		Expect(js[bool](ctx, `document.querySelector("ul.channels").scrollWidth <= window.innerWidth`)).To(BeTrue())
 		screenshot(ctx, "check-channels-phone")
 	})
+
+	// Last: it moves the clock on by a week.
+	It("charts a check's runs, its success rate and its days, and the board sorts by them", func() {
+		status, resp := apiCall("POST", "/api/v3/checks/", p.ReadWrite, `{"name": "Warehouse load", "slug": "warehouse-load", "timeout": 86400, "grace": 3600}`)
+		Expect(status).To(Equal(http.StatusCreated), "%v", resp)
+		uuid, pingURL := resp["uuid"].(string), resp["ping_url"].(string)
+		// Two runs a day for a week, slower as the week goes on, every
+		// fifth one failing, and one run without a start.
+		timed := 0
+		for i := range 14 {
+			curl(pingURL+"/start", "")
+			took := time.Duration(90+10*i) * time.Second
+			clk.Step(took)
+			end := pingURL
+			if i%5 == 4 {
+				end += "/fail"
+			}
+			curl(end, "")
+			timed++
+			clk.Step(12*time.Hour - took)
+		}
+		curl(pingURL, "")
+
+		ctx := newSession()
+		signIn(ctx, p.ReadWrite)
+		do(ctx, chromedp.Navigate(harness.BaseURL+"/checks/"+uuid), chromedp.WaitVisible(chromedp.CSS("svg.durations")))
+		screenshot(ctx, "check-runs")
+		summary := liveText(ctx, ".run-summary")
+		Expect(summary).To(ContainSubstring("succeeded"))
+		Expect(summary).To(MatchRegexp(`\d+ runs in the last 7 days: \d+ succeeded, \d+ failed\.`))
+		Expect(summary).To(ContainSubstring("Duration p50"))
+		Expect(js[int](ctx, `document.querySelectorAll("svg.durations circle.run").length`)).To(BeNumerically(">=", timed-2))
+		Expect(js[int](ctx, `document.querySelectorAll("svg.durations circle.run.fail").length`)).To(BeNumerically(">=", 2))
+		Expect(js[int](ctx, `document.querySelectorAll("svg.durations line.untimed").length`)).To(Equal(1))
+		Expect(js[int](ctx, `document.querySelectorAll("svg.durations line.p95, svg.durations line.p50").length`)).To(Equal(2))
+		Expect(js[int](ctx, `document.querySelectorAll("svg.rate circle").length`)).To(BeNumerically(">", 3))
+		Expect(js[int](ctx, `document.querySelectorAll("svg.calendar rect").length`)).To(Equal(91))
+		// A day a run failed on is partly down (the check is down until
+		// the next success); before the first flip the state is unknown.
+		days := js[[]string](ctx, `[...document.querySelectorAll("svg.calendar rect")].map(r => r.getAttribute("class"))`)
+		Expect(days).To(ContainElement("day-some"))
+		Expect(days[len(days)-1]).To(Equal("day-up"), "today")
+		Expect(js[string](ctx, `document.querySelector("svg.durations title").textContent`)).To(HavePrefix("Run durations from"))
+		screenshotOf(ctx, "section.runs", "check-runs-section")
+
+		By("another window, picked by a link: no script needed")
+		do(ctx, chromedp.Click(chromedp.CSS(`nav.windows a[href*="window=1d"]`)), chromedp.WaitVisible(chromedp.CSS(`nav.windows a.on[href*="window=1d"]`)))
+		Expect(liveText(ctx, ".run-summary")).To(ContainSubstring("in the last day"))
+
+		By("at phone width the charts shrink to fit")
+		do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(harness.BaseURL+"/checks/"+uuid), chromedp.WaitVisible(chromedp.CSS("svg.durations")))
+		Expect(js[[]string](ctx, `[...document.querySelectorAll("section.runs, section.runs *")].filter(e => e.getBoundingClientRect().right > window.innerWidth).map(e => e.tagName + "." + e.getAttribute("class"))`)).To(BeEmpty(), "nothing of the runs overflows sideways")
+		Expect(js[bool](ctx, `document.querySelector("svg.durations").getBoundingClientRect().width <= window.innerWidth`)).To(BeTrue())
+		screenshot(ctx, "check-runs-phone")
+		screenshotOf(ctx, "section.runs", "check-runs-section-phone")
+
+		By("the board draws each check's recent durations, and sorts by p95 and by success rate")
+		// A second check with a run this week, a failed one. The board
+		// shares a project's figures for a few seconds: it shows the run
+		// within them.
+		curl(stage.pingURL+"/fail", "")
+		var rates []string
+		var seen []float64
+		Eventually(func() int {
+			do(ctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(harness.BaseURL+"/?sort=rate"), chromedp.WaitVisible(chromedp.CSS("table.board")))
+			rates = js[[]string](ctx, `[...document.querySelectorAll("table.board tbody .run-figures")].map(e => e.textContent.trim())`)
+			seen = nil
+			for _, r := range rates {
+				var f float64
+				if _, err := fmt.Sscanf(r, "%f%%", &f); err == nil {
+					seen = append(seen, f)
+				}
+			}
+			return len(seen)
+		}).Should(BeNumerically(">=", 2))
+		Expect(seen).To(BeEquivalentTo(sorted(seen)), "the worst success rate first: %v", rates)
+		Expect(seen[0]).To(BeZero(), "the check whose only run failed first: %v", rates)
+		do(ctx, chromedp.Navigate(harness.BaseURL+"/?sort=p95"), chromedp.WaitVisible(chromedp.CSS("table.board")))
+		Expect(js[string](ctx, `document.querySelector("table.board tbody tr").dataset.id`)).To(Equal(uuid), "the slowest p95 first")
+		Expect(js[int](ctx, fmt.Sprintf(`document.querySelectorAll('tr[data-id=%q] svg.spark polyline').length`, uuid))).To(Equal(1))
+		Expect(text(ctx, fmt.Sprintf(`tr[data-id=%q] .run-figures`, uuid))).To(MatchRegexp(`^\d+(\.\d+)?% · p95 \d`))
+		screenshot(ctx, "board-runs")
+	})
 })
 
 // screenshotAfter opens path in the session and saves a screenshot of it.
@@ -479,4 +563,10 @@ func screenshotAfter(ctx context.Context, path, name string) {
 	GinkgoHelper()
 	do(ctx, chromedp.Navigate(harness.BaseURL+path), chromedp.WaitVisible(chromedp.CSS("main")))
 	screenshot(ctx, name)
+}
+
+func sorted(xs []float64) []float64 {
+	out := append([]float64(nil), xs...)
+	slices.Sort(out)
+	return out
 }

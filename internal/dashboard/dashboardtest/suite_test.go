@@ -164,6 +164,13 @@ func screenshot(ctx context.Context, name string) {
 	Expect(os.WriteFile(filepath.Join(screenshotDir, name+".png"), png, 0o644)).To(Succeed())
 }
 
+// screenshotOf saves the element sel selects as bin/screenshots/<name>.png.
+func screenshotOf(ctx context.Context, sel, name string) {
+	GinkgoHelper()
+	png := run(ctx, chromedp.Screenshot(chromedp.CSS(sel)))
+	Expect(os.WriteFile(filepath.Join(screenshotDir, name+".png"), png, 0o644)).To(Succeed())
+}
+
 // apiCall makes a Management API request and decodes its JSON answer.
 func apiCall(method, path, key, body string) (int, map[string]any) {
 	GinkgoHelper()

@@ -1,0 +1,437 @@
+package dashboard
+
+import (
+	"fmt"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/vigil-operator/vigil/internal/runstats"
+	"github.com/vigil-operator/vigil/internal/store"
+)
+
+// The charts are SVG drawn on the server: no script is needed to see them,
+// and their viewBox scales them to a phone's width. Coordinates are in the
+// viewBox's units.
+const (
+	chartW, chartH       = 600.0, 180.0
+	plotLeft, plotRight  = 56.0, 592.0
+	plotTop, plotBottom  = 10.0, 150.0
+	rateH                = 70.0
+	rateTop, rateBottom  = 8.0, 52.0
+	calCell, calGap      = 11.0, 2.0
+	calendarDays         = 91 // 13 weeks, the 90-day bar's span and today
+	maxChartPoints       = 2000
+	sparkW, sparkH       = 80.0, 20.0
+	sparkRuns            = 20
+	minRateBucketRuns    = 1
+	rateBucketsPerWindow = 24
+)
+
+// runsView is a check's runs as its page shows them: the figures, a chart
+// of durations, a success-rate line and the window to pick.
+type runsView struct {
+	Window  string
+	Windows []windowLink
+	Stats   runstats.Stats
+	// Sentences that say the figures.
+	Summary, Durations, Trend, LastSuccess string
+	Partial                                string
+	Chart                                  durationChart
+	Rate                                   rateChart
+}
+
+type windowLink struct {
+	Label, URL string
+	Current    bool
+}
+
+// durationChart plots each run that has a duration at its end time and
+// height, coloured by outcome, with the window's p50 and p95 as lines.
+type durationChart struct {
+	Points        []chartPoint
+	Untimed       []chartPoint // runs without a start: ticks on the time axis
+	P50, P95      chartLine
+	YMax          string // the top of the scale, in words
+	From, To, Mid string // the time axis's labels
+	Label         string // what a screen reader says of it
+}
+
+type chartPoint struct {
+	X, Y  float64
+	Class string // ok, fail
+	Title string
+}
+
+type chartLine struct {
+	Y     float64
+	Label string
+	Show  bool
+}
+
+// rateChart is the success rate over the window, a point per slice of it.
+type rateChart struct {
+	Line   string // a polyline's points
+	Dots   []chartPoint
+	Label  string
+	Has    bool
+	Bucket string // each point's slice, in words
+}
+
+// runsViewOf lays out a check's statistics for its page.
+func runsViewOf(st runstats.Stats, window time.Duration, tz *time.Location, pageURL func(window string) string) runsView {
+	v := runsView{Window: runstats.FormatWindow(window), Stats: st}
+	for _, w := range []time.Duration{runstats.Day, runstats.Week, runstats.Month} {
+		f := runstats.FormatWindow(w)
+		v.Windows = append(v.Windows, windowLink{Label: windowLabel(w), URL: pageURL(f), Current: w == window})
+	}
+	span := windowLabel(window)
+	switch {
+	case st.Runs == 0 && st.Missed == 0:
+		v.Summary = "No run ended in the " + span + "."
+	default:
+		v.Summary = fmt.Sprintf("%s in the %s: %d succeeded, %d failed", plural(int64(st.Runs), "run"), span, st.Succeeded, st.Failed)
+		if st.Missed > 0 {
+			v.Summary += fmt.Sprintf(", %s", plural(int64(st.Missed), "missed deadline"))
+		}
+		v.Summary += "."
+		if st.HasRate {
+			v.Summary += fmt.Sprintf(" Success rate %s%%.", percent(st.SuccessRate*100))
+		}
+	}
+	if st.Timed > 0 {
+		v.Durations = fmt.Sprintf("Duration p50 %s, p95 %s, p99 %s, longest %s (%s timed from a start signal).",
+			short(st.P50), short(st.P95), short(st.P99), short(st.Max), plural(int64(st.Timed), "run"))
+	} else if st.Runs > 0 {
+		v.Durations = "No run was timed: send a start signal (/start) before the end to measure how long runs take."
+	}
+	v.Trend = st.TrendWords()
+	if v.Trend != "" {
+		v.Trend = strings.ToUpper(v.Trend[:1]) + v.Trend[1:] + "."
+	}
+	if !st.LastSuccess.IsZero() {
+		v.LastSuccess = "Last success " + relative(st.LastSuccess, st.To) + "."
+	}
+	if st.Partial {
+		v.Partial = "Vigil keeps the runs of a check's last pings; these figures cover the runs since " +
+			st.HeldSince.In(tz).Format("2 Jan 15:04 MST") + "."
+	}
+	v.Chart = durationChartOf(st, tz)
+	v.Rate = rateChartOf(st)
+	return v
+}
+
+func windowLabel(w time.Duration) string {
+	switch w {
+	case runstats.Day:
+		return "last day"
+	case runstats.Week:
+		return "last 7 days"
+	case runstats.Month:
+		return "last 30 days"
+	}
+	return "last " + runstats.FormatWindow(w)
+}
+
+// short is a duration to two significant figures, as a chart's label.
+func short(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return fmt.Sprintf("%d ms", d.Milliseconds())
+	case d < time.Minute:
+		return trimZero(fmt.Sprintf("%.1f", d.Seconds())) + " s"
+	case d < time.Hour:
+		return trimZero(fmt.Sprintf("%.1f", d.Minutes())) + " min"
+	default:
+		return trimZero(fmt.Sprintf("%.1f", d.Hours())) + " h"
+	}
+}
+
+func trimZero(s string) string { return strings.TrimSuffix(s, ".0") }
+
+// niceCeil is the smallest of 1, 2, 2.5, 5 × 10^k, in the unit short
+// writes d in (ms, s, min, h), at or above d: a scale's top that reads
+// well.
+func niceCeil(d time.Duration) time.Duration {
+	unit := time.Millisecond
+	switch {
+	case d >= time.Hour:
+		unit = time.Hour
+	case d >= time.Minute:
+		unit = time.Minute
+	case d >= time.Second:
+		unit = time.Second
+	}
+	v := float64(d) / float64(unit)
+	if v <= 1 {
+		return unit
+	}
+	exp := math.Pow(10, math.Floor(math.Log10(v)))
+	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+		if m*exp >= v {
+			return time.Duration(m * exp * float64(unit))
+		}
+	}
+	return d
+}
+
+func durationChartOf(st runstats.Stats, tz *time.Location) durationChart {
+	var ch durationChart
+	span := st.To.Sub(st.From)
+	if span <= 0 {
+		return ch
+	}
+	top := niceCeil(st.Max)
+	ch.YMax = short(top)
+	layout := "2 Jan"
+	if span <= 2*runstats.Day {
+		layout = "2 Jan 15:04"
+	}
+	ch.From, ch.Mid, ch.To = st.From.In(tz).Format(layout), st.From.Add(span/2).In(tz).Format(layout), st.To.In(tz).Format(layout)
+	x := func(t time.Time) float64 {
+		return round1(plotLeft + (plotRight-plotLeft)*float64(t.Sub(st.From))/float64(span))
+	}
+	y := func(d time.Duration) float64 {
+		return round1(plotBottom - (plotBottom-plotTop)*float64(d)/float64(top))
+	}
+	runs := st.InWindow
+	if len(runs) > maxChartPoints {
+		runs = runs[len(runs)-maxChartPoints:]
+	}
+	for _, r := range runs {
+		class, word := "ok", "succeeded"
+		if r.Failed {
+			class, word = "fail", "failed"
+		}
+		when := r.Ended.In(tz).Format("2 Jan 15:04:05")
+		if !r.HasDuration {
+			ch.Untimed = append(ch.Untimed, chartPoint{X: x(r.Ended), Y: plotBottom, Class: class, Title: word + " at " + when + ", untimed"})
+			continue
+		}
+		ch.Points = append(ch.Points, chartPoint{X: x(r.Ended), Y: y(r.Duration), Class: class,
+			Title: fmt.Sprintf("%s at %s after %s", word, when, short(r.Duration))})
+	}
+	if st.Timed > 0 {
+		ch.P50 = chartLine{Y: y(st.P50), Label: "p50 " + short(st.P50), Show: true}
+		ch.P95 = chartLine{Y: y(st.P95), Label: "p95 " + short(st.P95), Show: true}
+		ch.Label = fmt.Sprintf("Run durations from %s to %s: %s timed, p50 %s, p95 %s, longest %s.",
+			ch.From, ch.To, plural(int64(st.Timed), "run"), short(st.P50), short(st.P95), short(st.Max))
+	} else {
+		ch.Label = fmt.Sprintf("No timed run from %s to %s.", ch.From, ch.To)
+	}
+	return ch
+}
+
+// rateChartOf is the success rate in rateBucketsPerWindow slices of the
+// window: runs and misses in each slice, slices without any left out.
+func rateChartOf(st runstats.Stats) rateChart {
+	var rc rateChart
+	span := st.To.Sub(st.From)
+	if span <= 0 {
+		return rc
+	}
+	bucket := span / rateBucketsPerWindow
+	rc.Bucket = words(bucket)
+	var ok, all [rateBucketsPerWindow]int
+	slot := func(t time.Time) int {
+		return min(max(int(t.Sub(st.From)/bucket), 0), rateBucketsPerWindow-1)
+	}
+	for _, r := range st.InWindow {
+		i := slot(r.Ended)
+		all[i]++
+		if !r.Failed {
+			ok[i]++
+		}
+	}
+	for _, m := range st.MissedInWindow {
+		all[slot(m)]++
+	}
+	var pts []string
+	for i := range rateBucketsPerWindow {
+		if all[i] < minRateBucketRuns {
+			continue
+		}
+		rate := float64(ok[i]) / float64(all[i])
+		px := round1(plotLeft + (plotRight-plotLeft)*(float64(i)+0.5)/rateBucketsPerWindow)
+		py := round1(rateBottom - (rateBottom-rateTop)*rate)
+		pts = append(pts, fmt.Sprintf("%v,%v", px, py))
+		class := "ok"
+		if rate < 1 {
+			class = "fail"
+		}
+		from := st.From.Add(time.Duration(i) * bucket)
+		rc.Dots = append(rc.Dots, chartPoint{X: px, Y: py, Class: class,
+			Title: fmt.Sprintf("%s%% of %s from %s", percent(rate*100), plural(int64(all[i]), "run"), from.UTC().Format("2 Jan 15:04 UTC"))})
+	}
+	rc.Line, rc.Has = strings.Join(pts, " "), len(pts) > 0
+	if st.HasRate {
+		rc.Label = fmt.Sprintf("Success rate over the window, %s%% in all, a point per %s.", percent(st.SuccessRate*100), rc.Bucket)
+	}
+	return rc
+}
+
+func round1(v float64) float64 { return math.Round(v*10) / 10 }
+
+// calendarDay is a day of the uptime calendar, a square coloured by how
+// much of its known time the check was up.
+type calendarDay struct {
+	X, Y  float64
+	Class string // up, mostly, some, down, unknown
+	Title string
+}
+
+// calendar is the last 13 weeks as squares, a column a week (Monday on
+// top), in the check's time zone, like a contribution graph.
+type calendar struct {
+	Days          []calendarDay
+	Width, Height float64
+	Label         string
+	Months        []calendarMonth
+}
+
+type calendarMonth struct {
+	X    float64
+	Name string
+}
+
+// calendarOf colours each of the last calendarDays days (in tz) by the
+// share of its known time the timeline shows up.
+func calendarOf(tl timeline, now time.Time, tz *time.Location) calendar {
+	today := startOfDay(now.In(tz))
+	first := today.AddDate(0, 0, -(calendarDays - 1))
+	// Monday of the first day's week: the columns are weeks.
+	offset := (int(first.Weekday()) + 6) % 7
+	var cal calendar
+	full, some, down := 0, 0, 0
+	lastMonth := -1
+	for i := range calendarDays {
+		day := first.AddDate(0, 0, i)
+		next := day.AddDate(0, 0, 1)
+		up, known := overlap(tl.Segments, day, min2(next, now))
+		col, rowN := (i+offset)/7, (i+offset)%7
+		d := calendarDay{X: float64(col) * (calCell + calGap), Y: 14 + float64(rowN)*(calCell+calGap)}
+		if known == 0 {
+			d.Class = "unknown"
+			d.Title = day.Format("Mon 2 Jan") + ": no data"
+		} else {
+			share := float64(up) / float64(known)
+			switch {
+			case share >= 1:
+				d.Class = "up"
+				full++
+			case share >= 0.99:
+				d.Class = "mostly"
+				some++
+			case share > 0:
+				d.Class = "some"
+				some++
+			default:
+				d.Class = "down"
+				down++
+			}
+			d.Title = fmt.Sprintf("%s: up %s%%", day.Format("Mon 2 Jan"), percent(share*100))
+		}
+		// A month is named above the week its first day is in (or the
+		// first week), unless that crowds the previous name.
+		if m := int(day.Month()); m != lastMonth {
+			lastMonth = m
+			if n := len(cal.Months); n == 0 || d.X-cal.Months[n-1].X >= 3*(calCell+calGap) {
+				cal.Months = append(cal.Months, calendarMonth{X: d.X, Name: day.Format("Jan")})
+			}
+		}
+		cal.Days = append(cal.Days, d)
+	}
+	cols := (calendarDays + offset + 6) / 7
+	// Room on the right for a month named above the last week.
+	cal.Width, cal.Height = float64(cols)*(calCell+calGap)+16, 14+7*(calCell+calGap)
+	cal.Label = fmt.Sprintf("Uptime by day for the last %d days (%s): %d days fully up, %d partly down, %d down.",
+		calendarDays, tz.String(), full, some, down)
+	return cal
+}
+
+// overlap is how long of [from, to) the segments show up, and known.
+func overlap(segs []segment, from, to time.Time) (up, known time.Duration) {
+	for _, s := range segs {
+		a, b := maxTime(s.From, from), min2(s.To, to)
+		if !b.After(a) {
+			continue
+		}
+		switch s.State {
+		case "up":
+			up += b.Sub(a)
+			known += b.Sub(a)
+		case "down":
+			known += b.Sub(a)
+		}
+	}
+	return up, known
+}
+
+func startOfDay(t time.Time) time.Time {
+	y, m, d := t.Date()
+	return time.Date(y, m, d, 0, 0, 0, 0, t.Location())
+}
+
+func min2(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// sparkline is a board row's recent durations as a small line, and the
+// figures the board sorts by.
+type sparkline struct {
+	Line  string
+	Dots  []chartPoint // the failed runs, in red
+	Label string
+	Has   bool
+	Rate  string // success rate over the window, "97%"
+	P95   string
+}
+
+// sparklineOf draws the last sparkRuns timed runs of the window.
+func sparklineOf(st runstats.Stats) sparkline {
+	var sp sparkline
+	if st.HasRate {
+		sp.Rate = percent(st.SuccessRate*100) + "%"
+	}
+	if st.Timed > 0 {
+		sp.P95 = short(st.P95)
+	}
+	var timed []store.Run
+	for i := len(st.InWindow) - 1; i >= 0 && len(timed) < sparkRuns; i-- {
+		if st.InWindow[i].HasDuration {
+			timed = append(timed, st.InWindow[i])
+		}
+	}
+	if len(timed) == 0 {
+		return sp
+	}
+	var top time.Duration
+	for _, r := range timed {
+		top = max(top, r.Duration)
+	}
+	top = max(top, time.Millisecond)
+	var pts []string
+	n := len(timed)
+	for i := range timed {
+		r := timed[n-1-i] // oldest first
+		x := round1(2 + (sparkW-4)*float64(i)/float64(max(n-1, 1)))
+		y := round1(sparkH - 2 - (sparkH-4)*float64(r.Duration)/float64(top))
+		pts = append(pts, fmt.Sprintf("%v,%v", x, y))
+		if r.Failed {
+			sp.Dots = append(sp.Dots, chartPoint{X: x, Y: y, Class: "fail"})
+		}
+	}
+	sp.Line, sp.Has = strings.Join(pts, " "), true
+	sp.Label = fmt.Sprintf("Last %s: longest %s", plural(int64(n), "timed run"), short(top))
+	return sp
+}

@@ -1,0 +1,150 @@
+package dashboard
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/vigil-operator/vigil/internal/runstats"
+	"github.com/vigil-operator/vigil/internal/store"
+)
+
+func TestNiceCeil(t *testing.T) {
+	for _, tc := range []struct{ in, want time.Duration }{
+		{0, time.Millisecond},
+		{700 * time.Millisecond, time.Second},
+		{time.Second, time.Second},
+		{1100 * time.Millisecond, 2 * time.Second},
+		{2100 * time.Millisecond, 2500 * time.Millisecond},
+		{3 * time.Second, 5 * time.Second},
+		{42 * time.Minute, 50 * time.Minute},
+		{90 * time.Second, 2 * time.Minute},
+		{3 * time.Hour, 5 * time.Hour},
+	} {
+		if got := niceCeil(tc.in); got != tc.want {
+			t.Errorf("niceCeil(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestDurationChart(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	h := store.History{Runs: []store.Run{
+		{N: 1, Ended: now.Add(-6 * 24 * time.Hour), Duration: time.Second, HasDuration: true},
+		{N: 2, Ended: now.Add(-3*24*time.Hour - 12*time.Hour), Duration: 4 * time.Second, HasDuration: true, Failed: true},
+		{N: 3, Ended: now.Add(-time.Hour)},
+	}}
+	st := runstats.Summarize(h, now, runstats.Week, false)
+	ch := durationChartOf(st, time.UTC)
+	if len(ch.Points) != 2 || len(ch.Untimed) != 1 {
+		t.Fatalf("points %+v, untimed %+v", ch.Points, ch.Untimed)
+	}
+	// The scale's top is 5 s: 4 s is 4/5 of the way up; the time axis
+	// runs from a week ago to now.
+	if p := ch.Points[1]; p.Class != "fail" || p.Y != round1(plotBottom-(plotBottom-plotTop)*0.8) || p.X != round1(plotLeft+(plotRight-plotLeft)*0.5) {
+		t.Errorf("the failed run at %+v", p)
+	}
+	if p := ch.Points[0]; p.Class != "ok" || p.X != round1(plotLeft+(plotRight-plotLeft)/7) || !strings.Contains(p.Title, "succeeded at 22 Nov 12:00:00 after 1 s") {
+		t.Errorf("the first run at %+v", p)
+	}
+	if ch.YMax != "5 s" || !ch.P95.Show || ch.P95.Label != "p95 4 s" || ch.P50.Label != "p50 1 s" {
+		t.Errorf("scale %q, p95 %+v, p50 %+v", ch.YMax, ch.P95, ch.P50)
+	}
+	if ch.From != "21 Nov" || ch.To != "28 Nov" {
+		t.Errorf("axis %q..%q", ch.From, ch.To)
+	}
+	empty := durationChartOf(runstats.Summarize(store.History{}, now, runstats.Day, false), time.UTC)
+	if len(empty.Points) != 0 || empty.P95.Show || !strings.HasPrefix(empty.Label, "No timed run") {
+		t.Errorf("no runs: %+v", empty)
+	}
+}
+
+func TestRateChart(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	// A day in 24 slices of an hour: two runs in the first hour, one
+	// failed; a miss in the last.
+	h := store.History{
+		Runs: []store.Run{
+			{N: 1, Ended: now.Add(-24*time.Hour + time.Minute)},
+			{N: 2, Ended: now.Add(-24*time.Hour + 2*time.Minute), Failed: true},
+		},
+		Missed: []time.Time{now.Add(-time.Minute)},
+	}
+	rc := rateChartOf(runstats.Summarize(h, now, runstats.Day, false))
+	if !rc.Has || len(rc.Dots) != 2 || rc.Bucket != "1 hour" {
+		t.Fatalf("%+v", rc)
+	}
+	if rc.Dots[0].Y != round1(rateBottom-(rateBottom-rateTop)*0.5) || rc.Dots[1].Y != rateBottom || rc.Dots[1].Class != "fail" {
+		t.Errorf("dots %+v", rc.Dots)
+	}
+}
+
+func TestCalendarIsInTheCheckZone(t *testing.T) {
+	riga, err := time.LoadLocation("Europe/Riga")
+	if err != nil {
+		t.Skip("no time-zone data")
+	}
+	// 23:30 UTC on 27 Nov is 01:30 on 28 Nov in Riga: today there is the
+	// 28th. Down from 22:30 to 23:00 UTC: 00:30 to 01:00 of the 28th in
+	// Riga, the 27th in UTC.
+	now := time.Date(2026, 11, 27, 23, 30, 0, 0, time.UTC)
+	start := now.Add(-timelineSpan)
+	tl := timeline{Segments: []segment{
+		{State: "up", From: start, To: now.Add(-time.Hour)},
+		{State: "down", From: now.Add(-time.Hour), To: now.Add(-30 * time.Minute)},
+		{State: "up", From: now.Add(-30 * time.Minute), To: now},
+	}}
+	for _, tc := range []struct {
+		loc            *time.Location
+		today, lastDay string
+	}{
+		{riga, "some", "up"},
+		{time.UTC, "some", "up"},
+	} {
+		cal := calendarOf(tl, now, tc.loc)
+		if len(cal.Days) != calendarDays {
+			t.Fatalf("%d days", len(cal.Days))
+		}
+		last, before := cal.Days[len(cal.Days)-1], cal.Days[len(cal.Days)-2]
+		if last.Class != tc.today || before.Class != tc.lastDay {
+			t.Errorf("%s: today %+v, yesterday %+v", tc.loc, last, before)
+		}
+		wantDay := now.In(tc.loc).Format("Mon 2 Jan")
+		if !strings.HasPrefix(last.Title, wantDay) {
+			t.Errorf("%s: today is %q, want %s", tc.loc, last.Title, wantDay)
+		}
+	}
+	// The first day of the span has no data before the bar starts.
+	cal := calendarOf(timeline{}, now, time.UTC)
+	for _, d := range cal.Days {
+		if d.Class != "unknown" {
+			t.Fatalf("no timeline, yet %+v", d)
+		}
+	}
+	if !strings.Contains(cal.Label, "0 days fully up") {
+		t.Errorf("label %q", cal.Label)
+	}
+}
+
+func TestSparkline(t *testing.T) {
+	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
+	var h store.History
+	for i := range 30 {
+		h.Runs = append(h.Runs, store.Run{N: int64(i + 1), Ended: now.Add(-time.Duration(30-i) * time.Hour),
+			Duration: time.Duration(i+1) * time.Second, HasDuration: i != 29, Failed: i == 28})
+	}
+	sp := sparklineOf(runstats.Summarize(h, now, runstats.Week, false))
+	if !sp.Has || strings.Count(sp.Line, ",") != sparkRuns || len(sp.Dots) != 1 {
+		t.Fatalf("%+v", sp)
+	}
+	// The newest timed run (29 s, failed) is the highest and last point.
+	if !strings.HasSuffix(sp.Line, " 78,2") || sp.Dots[0].X != 78 {
+		t.Errorf("line %q, dots %+v", sp.Line, sp.Dots)
+	}
+	if sp.Rate != "96.67%" || sp.P95 != "28 s" {
+		t.Errorf("rate %q, p95 %q", sp.Rate, sp.P95)
+	}
+	if none := sparklineOf(runstats.Stats{}); none.Has || none.Rate != "" {
+		t.Errorf("no runs: %+v", none)
+	}
+}
