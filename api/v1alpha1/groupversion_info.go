@@ -27,6 +27,7 @@ func addKnownTypes(s *runtime.Scheme) error {
 		&Check{}, &CheckList{},
 		&Channel{}, &ChannelList{},
 		&MaintenanceWindow{}, &MaintenanceWindowList{},
+		&StatusPage{}, &StatusPageList{},
 		&CronJobPolicy{}, &CronJobPolicyList{},
 		&ClusterCronJobPolicy{}, &ClusterCronJobPolicyList{},
 	)

@@ -63,17 +63,22 @@ type Server struct {
 	// namespace's Channel name (the dispatcher's Test); nil hides the
 	// dashboard's test buttons' effect (they answer 404).
 	TestChannel func(ctx context.Context, namespace, name string, check *v1.Check) error
+	// StatusPages finds the StatusPage with a key (statuspage.Find), nil
+	// when none has it; nil serves no status page.
+	StatusPages func(ctx context.Context, key string) (*v1.StatusPage, error)
 	Log         logr.Logger
 
-	pages     map[string]*template.Template
-	snapshots snapshots
-	runStats  runStatsCache
-	testTurns turns
-	fallback  []byte // seals sessions of a project without a signing secret
+	pages       map[string]*template.Template
+	snapshots   snapshots
+	runStats    runStatsCache
+	statusPages statusCache
+	testTurns   turns
+	fallback    []byte // seals sessions of a project without a signing secret
 }
 
-// Handler returns the dashboard's routes: /, /login, /logout, /checks/…
-// and /static/…. Register it for exactly those paths.
+// Handler returns the dashboard's routes: /, /login, /logout, /checks/…,
+// /static/… and the public status pages, /status/…. Register it for
+// exactly those paths.
 func (s *Server) Handler() http.Handler {
 	s.pages = parseTemplates(assetVersions())
 	s.fallback = make([]byte, 32)
@@ -91,6 +96,7 @@ func (s *Server) Handler() http.Handler {
 	// be cached for long and an upgrade is seen at once.
 	mux.Handle("GET /static/", longCache(noListing(files)))
 	mux.HandleFunc("GET /{$}", s.signedIn(s.board))
+	mux.HandleFunc("GET /status/{page}", s.statusPage)
 	mux.HandleFunc("POST /login", s.login)
 	mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/", http.StatusSeeOther) })
 	mux.HandleFunc("POST /logout", s.signedIn(s.checkCSRF(s.logout)))

@@ -12,7 +12,7 @@ import (
 
 // pageNames are the templates under templates/, each rendered inside
 // layout.html; a page's "live" template is the part the script refetches.
-var pageNames = []string{"signin", "error", "board", "check", "bounce"}
+var pageNames = []string{"signin", "error", "board", "check", "bounce", "status"}
 
 func parseTemplates(versions map[string]string) map[string]*template.Template {
 	funcs := template.FuncMap{

@@ -8,15 +8,11 @@ package maintenance
 
 import (
 	"fmt"
-	"slices"
-	"strings"
 	"time"
-
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/schedule"
+	"github.com/vigil-operator/vigil/internal/selection"
 )
 
 // maxMerge bounds how many overlapping instances of a recurring window are
@@ -31,9 +27,7 @@ type Window struct {
 	// Name is the MaintenanceWindow's name.
 	Name string
 
-	selector labels.Selector // nil: none
-	tags     []string
-	checks   []string
+	selection.Selection
 
 	from, to time.Time // a one-off window
 
@@ -45,14 +39,11 @@ type Window struct {
 // spec in words a user can act on (the schema has caught the rest).
 func Compile(mw *v1.MaintenanceWindow) (*Window, error) {
 	s := &mw.Spec
-	w := &Window{Name: mw.Name, tags: s.Tags, checks: s.Checks}
-	if s.Selector != nil {
-		sel, err := metav1.LabelSelectorAsSelector(s.Selector)
-		if err != nil {
-			return nil, fmt.Errorf("spec.selector: %w", err)
-		}
-		w.selector = sel
+	chosen, err := selection.New(s.Selector, s.Tags, s.Checks)
+	if err != nil {
+		return nil, err
 	}
+	w := &Window{Name: mw.Name, Selection: chosen}
 	switch {
 	case s.From != nil && s.To != nil:
 		w.from, w.to = s.From.UTC(), s.To.UTC()
@@ -72,23 +63,6 @@ func Compile(mw *v1.MaintenanceWindow) (*Window, error) {
 		return nil, fmt.Errorf("set either from and to (a one-off window) or schedule and duration (a recurring window)")
 	}
 	return w, nil
-}
-
-// Selects reports whether the window covers the check: its labels match
-// the selector, it has one of the tags, or it is named.
-func (w *Window) Selects(c *v1.Check) bool {
-	if w.selector != nil && w.selector.Matches(labels.Set(c.Labels)) {
-		return true
-	}
-	if slices.Contains(w.checks, c.Name) {
-		return true
-	}
-	for _, tag := range strings.Fields(c.Spec.Tags) {
-		if slices.Contains(w.tags, tag) {
-			return true
-		}
-	}
-	return false
 }
 
 // Span is one stretch of time a window is active: [Start, End).

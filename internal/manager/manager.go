@@ -32,6 +32,7 @@ import (
 	metricsfilters "sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/api"
 	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/controller"
@@ -50,6 +51,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/runner"
 	"github.com/vigil-operator/vigil/internal/scheme"
 	"github.com/vigil-operator/vigil/internal/site"
+	"github.com/vigil-operator/vigil/internal/statuspage"
 	"github.com/vigil-operator/vigil/internal/store"
 	"github.com/vigil-operator/vigil/internal/version"
 )
@@ -283,6 +285,9 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 	// Key holds start and pass on the manager's clock, as the deadline
 	// loop's pruning reads it.
 	projects.Clock = opts.Clock
+	if err := statuspage.IndexByKey(ctx, mgr.GetFieldIndexer()); err != nil {
+		return nil, fmt.Errorf("indexing status pages: %w", err)
+	}
 	if err := projects.Watch(ctx, mgr.GetCache()); err != nil {
 		return nil, fmt.Errorf("watching project Secrets: %w", err)
 	}
@@ -375,6 +380,9 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the maintenance window controller: %w", err)
 	}
+	if err := (&controller.StatusPageReconciler{Client: mgr.GetClient(), BaseURL: opts.BaseURL}).SetupWithManager(mgr); err != nil {
+		return fmt.Errorf("setting up the status page controller: %w", err)
+	}
 	if opts.DisableCronJobs {
 		return nil
 	}
@@ -417,6 +425,9 @@ func setupHTTP(mgr ctrl.Manager, opts Options, st *store.Store, door *checks.Doo
 		}
 	}
 	dash := &dashboard.Server{Checks: door, Projects: projects, BaseURL: opts.BaseURL, TestChannel: dispatcher.Test,
+		StatusPages: func(ctx context.Context, key string) (*v1.StatusPage, error) {
+			return statuspage.Find(ctx, mgr.GetClient(), key)
+		},
 		Log: log.WithName("dashboard")}
 	handler := site.Handler(log, site.Parts{
 		API: http.HandlerFunc(apiServer.ServeAPI), Badges: http.HandlerFunc(apiServer.ServeBadge),

@@ -89,7 +89,7 @@ var routeTemplates = func() []routeTemplate {
 		paths = append(paths,
 			api+"/status", api+"/checks", api+"/channels", api+"/badges",
 			api+"/checks/{check}", api+"/checks/{check}/flips", api+"/checks/{check}/pause",
-			api+"/checks/{check}/resume", api+"/checks/{check}/snooze", api+"/checks/{check}/pings",
+			api+"/checks/{check}/resume", api+"/checks/{check}/snooze", api+"/checks/{check}/pings", api+"/checks/{check}/stats",
 			api+"/checks/{check}/pings/{n}/body")
 	}
 	for _, action := range []string{"", "/start", "/fail", "/log", "/{exit-status}"} {
@@ -101,7 +101,8 @@ var routeTemplates = func() []routeTemplate {
 	paths = append(paths,
 		"/projects/{project}/metrics", "/projects/{project}/metrics/{key}", "/projects/{project}/checks/metrics/{key}",
 		"/login", "/logout", "/checks/{check}", "/checks/{check}/pause", "/checks/{check}/resume",
-		"/checks/{check}/snooze", "/checks/{check}/pings/{n}/body", "/static/{file}")
+		"/checks/{check}/snooze", "/checks/{check}/pings/{n}/body", "/checks/{check}/channels/{channel}/test", "/static/{file}",
+		"/status/{status-page}.json", "/status/{status-page}.rss", "/status/{status-page}")
 	for _, format := range []string{"svg", "json", "shields"} {
 		paths = append(paths,
 			"/badge/{badge-key}/{signature}."+format, "/badge/{badge-key}/{signature}/{tag}."+format,

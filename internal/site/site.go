@@ -48,7 +48,7 @@ func Handler(log logr.Logger, p Parts) http.Handler {
 	handle(p.Badges, "/badge/", "/b/")
 	handle(p.Metrics, "/projects/")
 	handle(p.Pings, "/ping/")
-	handle(p.Dashboard, "/{$}", "/login", "/logout", "/checks/", "/static/")
+	handle(p.Dashboard, "/{$}", "/login", "/logout", "/checks/", "/static/", "/status/")
 	mux.HandleFunc("/", notFound)
 	return withRequestLog(log, mux)
 }

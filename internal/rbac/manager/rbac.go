@@ -32,6 +32,12 @@ package manager
 // +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=maintenancewindows,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=maintenancewindows/status,verbs=update
 
+// StatusPages: read from the cache by the page's server (which finds a page
+// by its address) and their controller, which writes their status (its
+// URL, how many checks it shows, Ready).
+// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=statuspages,verbs=get;list;watch
+// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=statuspages/status,verbs=update
+
 // Secrets, read only:
 //   - list and watch: the cache holds the project Secrets (label
 //     monitoring.vigil.dev/project=true) with the hashed API keys, the ping

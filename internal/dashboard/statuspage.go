@@ -1,0 +1,289 @@
+package dashboard
+
+import (
+	"cmp"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"encoding/xml"
+	"math"
+	"net/http"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/checks"
+	"github.com/vigil-operator/vigil/internal/statuspage"
+)
+
+// A status page shows what its StatusPage selects to anyone with its
+// address: each check's name (spec.name, or its object name without a UUID
+// part), its state in a word and its 90-day uptime, and the state changes
+// as a feed. Never a UUID, a ping URL, a slug, a tag, a body or who pinged.
+
+// statusMaxChecks bounds what one page shows, and so what a request to it
+// costs: the first of the selected checks by name.
+const statusMaxChecks = 200
+
+// statusEvents is how many state changes the feed and the JSON carry.
+const statusEvents = 50
+
+// statusFor is how long a page is shared between its visitors: a public
+// address is asked for by anyone, as often as they like.
+const statusFor = 30 * time.Second
+
+// statusPageData is a status page's template data, and its JSON.
+type statusPageData struct {
+	Title       string        `json:"title"`
+	Description string        `json:"description,omitempty"`
+	Summary     string        `json:"summary"`
+	Down        int           `json:"down"`
+	Updated     time.Time     `json:"updated"`
+	Checks      []statusCheck `json:"checks"`
+	Events      []statusEvent `json:"events"`
+	More        int           `json:"-"` // selected checks past statusMaxChecks
+	Key         string        `json:"-"`
+	URL         string        `json:"-"`
+	Now         time.Time     `json:"-"`
+}
+
+type statusCheck struct {
+	Name     string      `json:"name"`
+	State    string      `json:"status"`
+	Uptime   *float64    `json:"uptime_90d"` // percent; null: no data
+	Label    statusLabel `json:"-"`
+	Timeline timeline    `json:"-"`
+}
+
+type statusEvent struct {
+	Check string    `json:"check"`
+	State string    `json:"status"`
+	At    time.Time `json:"at"`
+	n     int64
+}
+
+// statusPage serves GET /status/{page}: the page's key, as HTML, or with
+// .json or .rss.
+func (s *Server) statusPage(w http.ResponseWriter, r *http.Request) {
+	key, format := r.PathValue("page"), "html"
+	for _, f := range []string{"json", "rss"} {
+		if k, ok := strings.CutSuffix(key, "."+f); ok {
+			key, format = k, f
+		}
+	}
+	h := w.Header()
+	// Unlisted: not for search engines, and no address of it in a
+	// Referer to anywhere.
+	h.Set("X-Robots-Tag", "noindex, nofollow")
+	h.Set("Referrer-Policy", "no-referrer")
+	var sp *v1.StatusPage
+	var err error
+	if keyRE.MatchString(key) && s.StatusPages != nil {
+		sp, err = s.StatusPages(r.Context(), key)
+	}
+	if err != nil {
+		s.unavailable(w, r, "finding the status page", err)
+		return
+	}
+	if sp != nil {
+		if _, err := statuspage.Selection(sp); err != nil {
+			sp = nil // not served: its Ready condition says why
+		}
+	}
+	if sp == nil {
+		s.errorPage(w, r, http.StatusNotFound, "No such status page.")
+		return
+	}
+	data, err := s.statusPages.of(sp, s.now(), func(now time.Time) (*statusPageData, error) { return s.statusData(r.Context(), sp, now) })
+	if err != nil {
+		s.unavailable(w, r, "reading the checks", err)
+		return
+	}
+	h.Set("Cache-Control", "public, max-age=30")
+	switch format {
+	case "json":
+		h.Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(data)
+	case "rss":
+		h.Set("Content-Type", "application/rss+xml; charset=utf-8")
+		_, _ = w.Write([]byte(xml.Header))
+		_ = xml.NewEncoder(w).Encode(rssOf(data))
+	default:
+		s.render(w, r, http.StatusOK, "status", data)
+	}
+}
+
+var keyRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+
+// statusData looks at the page's checks now.
+func (s *Server) statusData(ctx context.Context, sp *v1.StatusPage, now time.Time) (*statusPageData, error) {
+	chosen, err := statuspage.Selection(sp)
+	if err != nil {
+		return nil, err
+	}
+	key := statuspage.Key(sp.UID)
+	d := &statusPageData{Title: sp.Spec.Title, Description: sp.Spec.Description, Updated: now, Now: now, Key: key,
+		URL: statuspage.URL(s.BaseURL, sp), Checks: []statusCheck{}, Events: []statusEvent{}}
+	var selected []*v1.Check
+	for _, c := range s.Checks.InProject(sp.Namespace) {
+		if chosen.Selects(c) {
+			selected = append(selected, c)
+		}
+	}
+	slices.SortFunc(selected, func(a, b *v1.Check) int { return cmp.Compare(publicName(a), publicName(b)) })
+	if len(selected) > statusMaxChecks {
+		d.More, selected = len(selected)-statusMaxChecks, selected[:statusMaxChecks]
+	}
+	observed, err := s.Checks.ObservedIn(ctx, sp.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range selected {
+		view := s.Checks.View(c, observed.Of(c.UID), now)
+		flips, err := s.Checks.Flips(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		label := labelOf(view)
+		sc := statusCheck{Name: publicName(c), State: label.Word, Label: label,
+			Timeline: timelineOf(flips, view.Status, c.CreationTimestamp.Time, now)}
+		if sc.Timeline.Known {
+			up := math.Round(sc.Timeline.UpPercent*100) / 100
+			sc.Uptime = &up
+		}
+		if label.Class == "down" {
+			d.Down++
+		}
+		d.Checks = append(d.Checks, sc)
+		for _, f := range flips { // newest first
+			if now.Sub(f.At) > timelineSpan || len(d.Events) > statusEvents*4 {
+				break
+			}
+			d.Events = append(d.Events, statusEvent{Check: sc.Name, State: stateWord(f.Up), At: f.At.UTC(), n: f.N})
+		}
+	}
+	slices.SortStableFunc(d.Events, func(a, b statusEvent) int { return b.At.Compare(a.At) })
+	d.Events = d.Events[:min(len(d.Events), statusEvents)]
+	switch {
+	case len(d.Checks) == 0:
+		d.Summary = "No checks on this page yet."
+	case d.Down == 0:
+		d.Summary = "All checks are up."
+	case d.Down == 1:
+		d.Summary = "1 check is down."
+	default:
+		d.Summary = plural(int64(d.Down), "check") + " are down."
+	}
+	return d, nil
+}
+
+// uuidSuffix is the start of a UUID that Vigil puts at the end of the
+// object names it gives (checks.ObjectName): a public page leaves it out.
+var uuidSuffix = regexp.MustCompile(`-[0-9a-f]{8}$`)
+
+// publicName is how a status page names a check: its name, or its object
+// name without a UUID's start, unless that is its slug (half of a ping
+// URL): then it is unnamed.
+func publicName(c *v1.Check) string {
+	if c.Spec.Name != "" {
+		return c.Spec.Name
+	}
+	name := c.Name
+	if uuid := checks.UUIDOf(c); len(uuid) >= 8 && strings.HasSuffix(name, "-"+uuid[:8]) {
+		name = strings.TrimSuffix(name, "-"+uuid[:8])
+	} else {
+		name = uuidSuffix.ReplaceAllString(name, "")
+	}
+	if c.Spec.Slug != "" && strings.EqualFold(name, c.Spec.Slug) {
+		return "Unnamed check"
+	}
+	return name
+}
+
+// rss is an RSS 2.0 feed of a page's state changes.
+type rss struct {
+	XMLName xml.Name   `xml:"rss"`
+	Version string     `xml:"version,attr"`
+	Channel rssChannel `xml:"channel"`
+}
+
+type rssChannel struct {
+	Title       string    `xml:"title"`
+	Link        string    `xml:"link"`
+	Description string    `xml:"description"`
+	LastBuild   string    `xml:"lastBuildDate"`
+	Items       []rssItem `xml:"item"`
+}
+
+type rssItem struct {
+	Title   string  `xml:"title"`
+	PubDate string  `xml:"pubDate"`
+	GUID    rssGUID `xml:"guid"`
+}
+
+type rssGUID struct {
+	Value     string `xml:",chardata"`
+	Permalink bool   `xml:"isPermaLink,attr"`
+}
+
+func rssOf(d *statusPageData) rss {
+	desc := d.Description
+	if desc == "" {
+		desc = d.Summary
+	}
+	feed := rss{Version: "2.0", Channel: rssChannel{Title: d.Title, Link: d.URL, Description: desc,
+		LastBuild: d.Updated.UTC().Format(time.RFC1123Z)}}
+	for _, e := range d.Events {
+		title := e.Check + " is down"
+		if e.State == "up" {
+			title = e.Check + " is up again"
+		}
+		// A stable id that names neither the check's UUID nor its object.
+		sum := sha256.Sum256([]byte(d.Key + "\x00" + e.Check + "\x00" + e.At.Format(time.RFC3339Nano) + "\x00" + e.State))
+		feed.Channel.Items = append(feed.Channel.Items, rssItem{Title: title, PubDate: e.At.Format(time.RFC1123Z),
+			GUID: rssGUID{Value: "vigil-status-" + hex.EncodeToString(sum[:12])}})
+	}
+	return feed
+}
+
+// statusCache shares each page's data between its visitors for statusFor.
+type statusCache struct {
+	mu    sync.Mutex
+	byKey map[string]statusEntry
+}
+
+type statusEntry struct {
+	generation int64
+	at, taken  time.Time
+	data       *statusPageData
+}
+
+func (sc *statusCache) of(sp *v1.StatusPage, now time.Time, take func(time.Time) (*statusPageData, error)) (*statusPageData, error) {
+	key := string(sp.UID)
+	sc.mu.Lock()
+	e, ok := sc.byKey[key]
+	sc.mu.Unlock()
+	if ok && e.generation == sp.Generation && time.Since(e.taken) < statusFor && !now.Before(e.at) && now.Sub(e.at) < statusFor {
+		return e.data, nil
+	}
+	data, err := take(now)
+	if err != nil {
+		return nil, err
+	}
+	sc.mu.Lock()
+	defer sc.mu.Unlock()
+	if sc.byKey == nil {
+		sc.byKey = map[string]statusEntry{}
+	}
+	for k, old := range sc.byKey {
+		if time.Since(old.taken) > time.Minute {
+			delete(sc.byKey, k)
+		}
+	}
+	sc.byKey[key] = statusEntry{generation: sp.Generation, at: now, taken: time.Now(), data: data}
+	return data, nil
+}
