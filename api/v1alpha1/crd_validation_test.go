@@ -75,7 +75,7 @@ var _ = Describe("the samples in config/samples", func() {
 	files = append(append(files, cronJobs...), channels...)
 
 	It("are present, one Channel of each kind among them", func() {
-		Expect(files).To(HaveLen(9 + len(notify.Kinds())))
+		Expect(files).To(HaveLen(10 + len(notify.Kinds())))
 		for _, k := range notify.Kinds() {
 			Expect(filepath.Join(root, "config", "samples", "channels", string(k)+".yaml")).To(BeAnExistingFile())
 		}
