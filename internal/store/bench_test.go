@@ -23,9 +23,13 @@ import (
 // PostgreSQL server on this machine, fsync on).
 //
 //	go test ./internal/store -run x -bench RecordPing
-func BenchmarkRecordPing(b *testing.B) {
+func BenchmarkRecordPing(b *testing.B) { onEachBackend(b, benchmarkRecordPing) }
+
+// onEachBackend runs bench on a fresh SQLite file and on a fresh database
+// of a PostgreSQL server on this machine.
+func onEachBackend(b *testing.B, bench func(b *testing.B, dsn string)) {
 	b.Run("sqlite", func(b *testing.B) {
-		benchmarkRecordPing(b, "sqlite:"+b.TempDir()+"/vigil.db")
+		bench(b, "sqlite:"+b.TempDir()+"/vigil.db")
 	})
 	b.Run("postgres", func(b *testing.B) {
 		pg, err := testenv.StartPostgres(context.Background())
@@ -37,7 +41,7 @@ func BenchmarkRecordPing(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		benchmarkRecordPing(b, dsn)
+		bench(b, dsn)
 	})
 }
 

@@ -11,7 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/vigil-operator/vigil/internal/store"
-	"github.com/vigil-operator/vigil/internal/testenv"
 )
 
 // BenchmarkRunStats: the reads behind run statistics in a project of
@@ -21,23 +20,7 @@ import (
 // (a board sorted by success rate or p95), on each backend.
 //
 //	go test ./internal/store -run x -bench RunStats -benchtime 20x
-func BenchmarkRunStats(b *testing.B) {
-	b.Run("sqlite", func(b *testing.B) {
-		benchmarkRunStats(b, "sqlite:"+b.TempDir()+"/vigil.db")
-	})
-	b.Run("postgres", func(b *testing.B) {
-		pg, err := testenv.StartPostgres(context.Background())
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer func() { _ = pg.Remove() }()
-		dsn, err := pg.NewDatabase(context.Background())
-		if err != nil {
-			b.Fatal(err)
-		}
-		benchmarkRunStats(b, dsn)
-	})
-}
+func BenchmarkRunStats(b *testing.B) { onEachBackend(b, benchmarkRunStats) }
 
 const (
 	benchChecks = 10_000
