@@ -8,6 +8,7 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/runstats"
+	"github.com/vigil-operator/vigil/internal/store"
 )
 
 // RunStats are c's run statistics over the window that ends now.
@@ -21,7 +22,7 @@ func (d *Door) RunStats(ctx context.Context, c *v1.Check, window time.Duration) 
 	if err != nil {
 		return runstats.Stats{}, err
 	}
-	return runstats.Summarize(h, now, window, obs.NPings > int64(d.store.RunLimit())), nil
+	return runstats.Summarize(withCounts(h, obs.RunCounts), now, window), nil
 }
 
 // RunStatsIn are the run statistics of every check of the project that
@@ -41,35 +42,37 @@ func (d *Door) RunStatsIn(ctx context.Context, namespace string, window time.Dur
 	if err != nil {
 		return nil, err
 	}
-	limit := int64(d.store.RunLimit())
 	out := make(map[types.UID]runstats.Stats, len(observed))
 	for uid, obs := range observed {
-		out[uid] = runstats.Summarize(histories[uid], now, window, obs.NPings > limit)
+		out[uid] = runstats.Summarize(withCounts(histories[uid], obs.RunCounts), now, window)
 	}
 	return out, nil
 }
 
-// RunStatsOf are the run statistics of these checks of one project, by
-// UID, over the window that ends now, without a trend: what a board's page
-// shows, read for its rows alone.
-func (d *Door) RunStatsOf(ctx context.Context, namespace string, cs []*v1.Check, window time.Duration) (map[types.UID]runstats.Stats, error) {
+// RunStatsOf are the run statistics of these checks, by UID, over the
+// window that ends now, without a trend: what a board's page shows, read
+// for its rows alone. counts are the checks' run counts from the observed
+// state the caller already holds.
+func (d *Door) RunStatsOf(ctx context.Context, counts map[types.UID]store.RunCounts, window time.Duration) (map[types.UID]runstats.Stats, error) {
 	now := d.clock.Now()
-	observed, err := d.store.ChecksIn(ctx, namespace)
-	if err != nil {
-		return nil, err
-	}
-	uids := make([]types.UID, len(cs))
-	for i, c := range cs {
-		uids[i] = c.UID
+	uids := make([]types.UID, 0, len(counts))
+	for uid := range counts {
+		uids = append(uids, uid)
 	}
 	histories, err := d.store.HistoriesOf(ctx, uids, now.Add(-window))
 	if err != nil {
 		return nil, err
 	}
-	limit := int64(d.store.RunLimit())
-	out := make(map[types.UID]runstats.Stats, len(cs))
-	for _, uid := range uids {
-		out[uid] = runstats.Summarize(histories[uid], now, window, observed.Of(uid).NPings > limit)
+	out := make(map[types.UID]runstats.Stats, len(counts))
+	for uid, n := range counts {
+		out[uid] = runstats.Summarize(withCounts(histories[uid], n), now, window)
 	}
 	return out, nil
+}
+
+// withCounts completes a history with what the check's row keeps: how far
+// back its runs are whole, and its last success however old.
+func withCounts(h store.History, n store.RunCounts) store.History {
+	h.Dropped, h.LastSuccess = n.Dropped, n.LastSuccess
+	return h
 }

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -12,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"golang.org/x/sync/singleflight"
 	"k8s.io/apimachinery/pkg/types"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
@@ -19,6 +21,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/runstats"
+	"github.com/vigil-operator/vigil/internal/store"
 )
 
 // pageSize is how many checks the board shows at once: the page is paged on
@@ -127,11 +130,12 @@ type row struct {
 	NPings                  int64
 	// Runs are its last week's runs: a sparkline of durations, the
 	// success rate and p95 (their sort keys below).
-	Runs  sparkline
-	rate  float64 // -1: no run
-	p95   time.Duration
-	order int       // status order: down first
-	check *v1.Check // the cache's object: read only
+	Runs      sparkline
+	rate      float64 // -1: no run
+	p95       time.Duration
+	runCounts store.RunCounts
+	order     int       // status order: down first
+	check     *v1.Check // the cache's object: read only
 }
 
 // fill sets what the board shows of a row beyond its sort keys.
@@ -237,7 +241,9 @@ func (s *Server) boardPage(r *http.Request, v visitor, q query) (*boardPage, err
 	if q.Sort == "rate" || q.Sort == "p95" {
 		var err error
 		stats, err = s.runStats.of(v.Namespace, now, func() (map[types.UID]runstats.Stats, error) {
-			return s.Checks.RunStatsIn(r.Context(), v.Namespace, boardWindow, false)
+			// Shared with the boards that wait for it: one leaving does
+			// not cancel the others' reading.
+			return s.Checks.RunStatsIn(context.WithoutCancel(r.Context()), v.Namespace, boardWindow, false)
 		})
 		if err != nil {
 			return nil, err
@@ -263,11 +269,11 @@ func (s *Server) boardPage(r *http.Request, v visitor, q query) (*boardPage, err
 	// Only the page's rows are shown: the rest of their fields are filled
 	// for those alone, not for every matching check.
 	if stats == nil {
-		page := make([]*v1.Check, len(p.Rows))
+		page := make(map[types.UID]store.RunCounts, len(p.Rows))
 		for i := range p.Rows {
-			page[i] = p.Rows[i].check
+			page[p.Rows[i].check.UID] = p.Rows[i].runCounts
 		}
-		if stats, err = s.Checks.RunStatsOf(r.Context(), v.Namespace, page, boardWindow); err != nil {
+		if stats, err = s.Checks.RunStatsOf(r.Context(), page, boardWindow); err != nil {
 			return nil, err
 		}
 	}
@@ -325,7 +331,7 @@ func (s *Server) snapshot(r *http.Request, namespace string, now time.Time) (*sn
 			snap.tags[t]++
 		}
 		rw := row{check: c, Name: displayName(c), Object: c.Name, Status: label, order: statusOrder[label.Class], NPings: view.NPings,
-			LastPing: view.LastPing, Maintenance: obs.Maintenance}
+			LastPing: view.LastPing, Maintenance: obs.Maintenance, runCounts: obs.RunCounts}
 		if view.HasNext {
 			rw.NextPing = view.NextPing
 		}
@@ -494,10 +500,13 @@ const boardWindow = runstats.Week
 // slowly. A board sorted otherwise reads its page's checks alone.
 const runStatsFor = 30 * time.Second
 
-// runStatsCache shares each project's run figures between its boards.
+// runStatsCache shares each project's run figures between its boards;
+// boards that ask at once while none are held wait for one reading
+// (singleflight), not one each.
 type runStatsCache struct {
-	mu   sync.Mutex
-	byNS map[string]runStatsEntry
+	mu       sync.Mutex
+	byNS     map[string]runStatsEntry
+	inFlight singleflight.Group
 }
 
 type runStatsEntry struct {
@@ -508,26 +517,44 @@ type runStatsEntry struct {
 // of is the namespace's figures as of at most runStatsFor ago (on the
 // clock and in real time), or new ones that compute makes.
 func (rc *runStatsCache) of(namespace string, now time.Time, compute func() (map[types.UID]runstats.Stats, error)) (map[types.UID]runstats.Stats, error) {
-	rc.mu.Lock()
-	e, ok := rc.byNS[namespace]
-	rc.mu.Unlock()
-	if ok && time.Since(e.taken) < runStatsFor && !now.Before(e.at) && now.Sub(e.at) < runStatsFor {
-		return e.stats, nil
+	if stats, ok := rc.held(namespace, now); ok {
+		return stats, nil
 	}
-	stats, err := compute()
+	shared, err, _ := rc.inFlight.Do(namespace, func() (any, error) {
+		// A reading that ended between held and Do left its figures.
+		if stats, ok := rc.held(namespace, now); ok {
+			return stats, nil
+		}
+		stats, err := compute()
+		if err != nil {
+			return nil, err
+		}
+		rc.mu.Lock()
+		defer rc.mu.Unlock()
+		if rc.byNS == nil {
+			rc.byNS = map[string]runStatsEntry{}
+		}
+		for ns, old := range rc.byNS {
+			if time.Since(old.taken) > time.Minute {
+				delete(rc.byNS, ns)
+			}
+		}
+		rc.byNS[namespace] = runStatsEntry{at: now, taken: time.Now(), stats: stats}
+		return stats, nil
+	})
 	if err != nil {
 		return nil, err
 	}
+	return shared.(map[types.UID]runstats.Stats), nil
+}
+
+// held is the namespace's figures if they are fresh for now.
+func (rc *runStatsCache) held(namespace string, now time.Time) (map[types.UID]runstats.Stats, bool) {
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	if rc.byNS == nil {
-		rc.byNS = map[string]runStatsEntry{}
+	e, ok := rc.byNS[namespace]
+	if ok && time.Since(e.taken) < runStatsFor && !now.Before(e.at) && now.Sub(e.at) < runStatsFor {
+		return e.stats, true
 	}
-	for ns, old := range rc.byNS {
-		if time.Since(old.taken) > time.Minute {
-			delete(rc.byNS, ns)
-		}
-	}
-	rc.byNS[namespace] = runStatsEntry{at: now, taken: time.Now(), stats: stats}
-	return stats, nil
+	return nil, false
 }

@@ -297,16 +297,16 @@ type calendarMonth struct {
 // calendarOf colours each of the last calendarDays days (in tz) by the
 // share of its known time the timeline shows up.
 func calendarOf(tl timeline, now time.Time, tz *time.Location) calendar {
-	today := startOfDay(now.In(tz))
-	first := today.AddDate(0, 0, -(calendarDays - 1))
+	ty, tm, td := now.In(tz).Date()
+	first := dayStart(ty, tm, td-(calendarDays-1), tz)
 	// Monday of the first day's week: the columns are weeks.
 	offset := (int(first.Weekday()) + 6) % 7
 	var cal calendar
 	full, some, down := 0, 0, 0
 	lastMonth := -1
 	for i := range calendarDays {
-		day := first.AddDate(0, 0, i)
-		next := day.AddDate(0, 0, 1)
+		day := dayStart(ty, tm, td-(calendarDays-1)+i, tz)
+		next := dayStart(ty, tm, td-(calendarDays-1)+i+1, tz)
 		up, known := overlap(tl.Segments, day, min2(next, now))
 		col, rowN := (i+offset)/7, (i+offset)%7
 		d := calendarDay{X: float64(col) * (calCell + calGap), Y: 14 + float64(rowN)*(calCell+calGap)}
@@ -367,9 +367,18 @@ func overlap(segs []segment, from, to time.Time) (up, known time.Duration) {
 	return up, known
 }
 
-func startOfDay(t time.Time) time.Time {
-	y, m, d := t.Date()
-	return time.Date(y, m, d, 0, 0, 0, 0, t.Location())
+// dayStart is the first instant of the day (normalized as time.Date does)
+// in tz. Where the clocks skip midnight (Chile's summer time begins at
+// 24:00), time.Date answers an hour of the day before; the day begins
+// when that hour's offset ends.
+func dayStart(y int, m time.Month, d int, tz *time.Location) time.Time {
+	noon := time.Date(y, m, d, 12, 0, 0, 0, tz)
+	t := time.Date(y, m, d, 0, 0, 0, 0, tz)
+	if t.Day() != noon.Day() {
+		_, end := t.ZoneBounds()
+		return end
+	}
+	return t
 }
 
 func min2(a, b time.Time) time.Time {

@@ -34,7 +34,7 @@ func TestDurationChart(t *testing.T) {
 		{N: 2, Ended: now.Add(-3*24*time.Hour - 12*time.Hour), Duration: 4 * time.Second, HasDuration: true, Failed: true},
 		{N: 3, Ended: now.Add(-time.Hour)},
 	}}
-	st := runstats.Summarize(h, now, runstats.Week, false)
+	st := runstats.Summarize(h, now, runstats.Week)
 	ch := durationChartOf(st, time.UTC)
 	if len(ch.Points) != 2 || len(ch.Untimed) != 1 {
 		t.Fatalf("points %+v, untimed %+v", ch.Points, ch.Untimed)
@@ -53,7 +53,7 @@ func TestDurationChart(t *testing.T) {
 	if ch.From != "21 Nov" || ch.To != "28 Nov" {
 		t.Errorf("axis %q..%q", ch.From, ch.To)
 	}
-	empty := durationChartOf(runstats.Summarize(store.History{}, now, runstats.Day, false), time.UTC)
+	empty := durationChartOf(runstats.Summarize(store.History{}, now, runstats.Day), time.UTC)
 	if len(empty.Points) != 0 || empty.P95.Show || !strings.HasPrefix(empty.Label, "No timed run") {
 		t.Errorf("no runs: %+v", empty)
 	}
@@ -70,12 +70,39 @@ func TestRateChart(t *testing.T) {
 		},
 		Missed: []time.Time{now.Add(-time.Minute)},
 	}
-	rc := rateChartOf(runstats.Summarize(h, now, runstats.Day, false))
+	rc := rateChartOf(runstats.Summarize(h, now, runstats.Day))
 	if !rc.Has || len(rc.Dots) != 2 || rc.Bucket != "1 hour" {
 		t.Fatalf("%+v", rc)
 	}
 	if rc.Dots[0].Y != round1(rateBottom-(rateBottom-rateTop)*0.5) || rc.Dots[1].Y != rateBottom || rc.Dots[1].Class != "fail" {
 		t.Errorf("dots %+v", rc.Dots)
+	}
+}
+
+func TestCalendarDaysWhereMidnightIsSkipped(t *testing.T) {
+	santiago, err := time.LoadLocation("America/Santiago")
+	if err != nil {
+		t.Fatalf("no time-zone data: %v", err)
+	}
+	// Chile's summer time began at 24:00 on Sat 5 Sep 2026: Sun 6 Sep had
+	// no midnight (it began at 01:00) and 23 hours. The calendar's first
+	// day is then that day, and each day after it still starts at its
+	// midnight: a down from 00:10 to 00:50 on Mon 7 Sep is Monday's.
+	now := time.Date(2026, 12, 5, 12, 0, 0, 0, santiago)
+	downAt := time.Date(2026, 9, 7, 0, 10, 0, 0, santiago)
+	tl := timeline{Segments: []segment{
+		{State: "up", From: now.Add(-timelineSpan), To: downAt},
+		{State: "down", From: downAt, To: downAt.Add(40 * time.Minute)},
+		{State: "up", From: downAt.Add(40 * time.Minute), To: now},
+	}}
+	cal := calendarOf(tl, now, santiago)
+	for i, want := range []struct{ title, class string }{{"Sun 6 Sep", "up"}, {"Mon 7 Sep", "some"}, {"Tue 8 Sep", "up"}} {
+		if d := cal.Days[i]; !strings.HasPrefix(d.Title, want.title) || d.Class != want.class {
+			t.Errorf("day %d: %+v, want %s %s", i, d, want.title, want.class)
+		}
+	}
+	if last := cal.Days[len(cal.Days)-1]; !strings.HasPrefix(last.Title, "Sat 5 Dec") {
+		t.Errorf("today: %+v", last)
 	}
 }
 
@@ -133,7 +160,7 @@ func TestSparkline(t *testing.T) {
 		h.Runs = append(h.Runs, store.Run{N: int64(i + 1), Ended: now.Add(-time.Duration(30-i) * time.Hour),
 			Duration: time.Duration(i+1) * time.Second, HasDuration: i != 29, Failed: i == 28})
 	}
-	sp := sparklineOf(runstats.Summarize(h, now, runstats.Week, false))
+	sp := sparklineOf(runstats.Summarize(h, now, runstats.Week))
 	if !sp.Has || strings.Count(sp.Line, ",") != sparkRuns || len(sp.Dots) != 1 {
 		t.Fatalf("%+v", sp)
 	}

@@ -78,11 +78,11 @@ type Stats struct {
 	P50, P95, P99 time.Duration
 	Max           time.Duration
 	// LastSuccess is the newest successful run's end, in the window or
-	// not (zero: none held).
+	// not (zero: none ever).
 	LastSuccess time.Time
-	// Partial: the check keeps fewer runs than the window spans (its
-	// oldest run held ended after From, and older ones were let go), so
-	// the figures are over the runs since HeldSince.
+	// Partial: the store let go runs that ended in the window (the check
+	// keeps its last store.RunLimit pings' runs), so the figures, misses
+	// included, are over the window's part after HeldSince.
 	Partial   bool
 	HeldSince time.Time
 	// Trend compares the window with the one before it, when both have
@@ -114,36 +114,45 @@ const MinTrendRuns = 5
 
 // Summarize computes the statistics of the window of the given length
 // that ends at now, from a history that reaches back at least two windows
-// (for the trend). truncated says whether the store may have let older
-// runs go (the check has pinged more than the store keeps the runs of).
-func Summarize(h store.History, now time.Time, window time.Duration, truncated bool) Stats {
+// (for the trend).
+func Summarize(h store.History, now time.Time, window time.Duration) Stats {
 	from := now.Add(-window)
 	// The window ends at now, which it holds: a run that ended this
 	// instant is in it. (end is now's next instant, the store's clocks
 	// counting in microseconds.)
 	end := now.Add(time.Microsecond)
-	st := summarize(h, from, end)
+	// Runs after Dropped are whole: where the window reaches back past
+	// it, the figures are over what follows it, misses too (the flips
+	// outlive the runs: counting them alone would sink the rate).
+	held := from
+	if !h.Dropped.IsZero() && !h.Dropped.Before(from) {
+		held = h.Dropped.Add(time.Microsecond)
+	}
+	st := summarize(h, held, end)
 	st.From, st.To = from, now
-	first, _ := slices.BinarySearchFunc(h.Runs, from, func(r store.Run, t time.Time) int { return r.Ended.Compare(t) })
+	if held.After(from) {
+		st.Partial, st.HeldSince = true, h.Dropped
+	}
+	first, _ := slices.BinarySearchFunc(h.Runs, held, func(r store.Run, t time.Time) int { return r.Ended.Compare(t) })
 	last, _ := slices.BinarySearchFunc(h.Runs, end, func(r store.Run, t time.Time) int { return r.Ended.Compare(t) })
 	st.InWindow = h.Runs[first:last:last]
 	for _, m := range h.Missed {
-		if !m.Before(from) && m.Before(end) {
+		if !m.Before(held) && m.Before(end) {
 			st.MissedInWindow = append(st.MissedInWindow, m)
 		}
 	}
+	st.LastSuccess = h.LastSuccess
 	for _, r := range slices.Backward(h.Runs) {
 		if !r.Failed {
-			st.LastSuccess = r.Ended
+			if r.Ended.After(st.LastSuccess) {
+				st.LastSuccess = r.Ended
+			}
 			break
 		}
 	}
-	if truncated && len(h.Runs) > 0 && h.Runs[0].Ended.After(from) {
-		st.Partial, st.HeldSince = true, h.Runs[0].Ended
-	}
-	before := summarize(h, from.Add(-window), from)
 	// The trend needs the window before held whole too.
-	if len(h.Runs) > 0 && !st.Partial && (!truncated || !h.Runs[0].Ended.After(from.Add(-window))) {
+	if len(h.Runs) > 0 && (h.Dropped.IsZero() || h.Dropped.Before(from.Add(-window))) {
+		before := summarize(h, from.Add(-window), from)
 		if st.Timed >= MinTrendRuns && before.Timed >= MinTrendRuns && before.P95 > 0 {
 			st.Trend.P95Before, st.Trend.HasP95 = before.P95, true
 			st.Trend.P95Change = float64(st.P95-before.P95) / float64(before.P95)

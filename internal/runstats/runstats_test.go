@@ -24,6 +24,24 @@ func runs(ago []time.Duration, d []time.Duration, fail []bool) []store.Run {
 	return out
 }
 
+// hourly is what the store reads of a check that succeeds every hour, from
+// span ago to now, when it has let go the runs up to dropped: runs that
+// took before until window ago, and after since.
+func hourly(span, before, window, after time.Duration, dropped time.Time) store.History {
+	h := store.History{Dropped: dropped}
+	for at := now.Add(-span); !at.After(now); at = at.Add(time.Hour) {
+		if !at.After(dropped) {
+			continue
+		}
+		d := before
+		if !at.Before(now.Add(-window)) {
+			d = after
+		}
+		h.Runs = append(h.Runs, store.Run{N: int64(len(h.Runs) + 1), Ended: at, Duration: d, HasDuration: true})
+	}
+	return h
+}
+
 func TestPercentile(t *testing.T) {
 	hundred := make([]time.Duration, 100)
 	for i := range hundred {
@@ -54,11 +72,10 @@ func TestPercentile(t *testing.T) {
 func TestSummarize(t *testing.T) {
 	h := time.Hour
 	for _, tc := range []struct {
-		name      string
-		history   store.History
-		window    time.Duration
-		truncated bool
-		check     func(t *testing.T, s Stats)
+		name    string
+		history store.History
+		window  time.Duration
+		check   func(t *testing.T, s Stats)
 	}{
 		{
 			name:   "nothing ran",
@@ -146,32 +163,68 @@ func TestSummarize(t *testing.T) {
 			},
 		},
 		{
-			name: "a store that let older runs go: partial, since the oldest held, and no trend",
-			history: store.History{Runs: runs(
-				[]time.Duration{3 * Day, 2 * Day, Day, h, h / 2, h / 4},
-				[]time.Duration{ms(1), ms(1), ms(1), ms(1), ms(1), ms(1)}, nil)},
-			window:    Week,
-			truncated: true,
+			// The store let go the runs up to 3 days ago; the flips (misses)
+			// outlive them. The figures are over the part held, misses too.
+			name: "a store that let runs of the window go: partial, since then, misses too, and no trend",
+			history: store.History{
+				Runs: runs([]time.Duration{3*Day - h, 2 * Day, Day, h, h / 2, h / 4},
+					[]time.Duration{ms(1), ms(1), ms(1), ms(1), ms(1), ms(1)}, nil),
+				Missed:  []time.Time{now.Add(-5 * Day), now.Add(-4 * Day), now.Add(-Day - h)},
+				Dropped: now.Add(-3 * Day),
+			},
+			window: Week,
 			check: func(t *testing.T, s Stats) {
 				if !s.Partial || !s.HeldSince.Equal(now.Add(-3*Day)) || s.Trend.HasP95 || s.Trend.HasRate {
 					t.Errorf("%+v", s)
 				}
+				if s.Runs != 6 || s.Missed != 1 || len(s.MissedInWindow) != 1 || s.SuccessRate != 6.0/7 {
+					t.Errorf("counts over the part held: %d runs, %d missed, rate %v", s.Runs, s.Missed, s.SuccessRate)
+				}
 			},
 		},
 		{
-			name:      "a store that let older runs go, but none the window needs: complete",
-			history:   store.History{Runs: runs([]time.Duration{20 * Day, Day}, []time.Duration{ms(1), ms(1)}, nil)},
-			window:    Week,
-			truncated: true,
+			// A check that pings every hour for months, of which the store
+			// keeps 2,000 runs (83 days): what the store reads for a week
+			// with its trend starts two weeks back, and the runs before
+			// that, held or not, never show. Both windows are whole.
+			name:    "a store that let runs go long before the windows: whole, with a trend",
+			history: hourly(2*Week, ms(100), Week, ms(150), now.Add(-83*Day)),
+			window:  Week,
 			check: func(t *testing.T, s Stats) {
 				if s.Partial {
-					t.Errorf("%+v", s)
+					t.Errorf("partial: %+v", s)
+				}
+				if !s.Trend.HasP95 || s.Trend.P95Before != ms(100) || s.P95 != ms(150) || !s.Trend.HasRate {
+					t.Errorf("trend %+v", s.Trend)
+				}
+			},
+		},
+		{
+			name:    "a store that let runs of the window before go: the window whole, no trend",
+			history: hourly(2*Week, ms(100), Week, ms(150), now.Add(-10*Day)),
+			window:  Week,
+			check: func(t *testing.T, s Stats) {
+				if s.Partial || s.Runs != 7*24+1 { // both edges held
+					t.Errorf("partial or short: %d runs, %+v", s.Runs, s.Partial)
+				}
+				if s.Trend.HasP95 || s.Trend.HasRate {
+					t.Errorf("a trend against a window the store let go: %+v", s.Trend)
+				}
+			},
+		},
+		{
+			name:    "the last success from the check's row when no run of the history succeeded",
+			history: store.History{Runs: runs([]time.Duration{h}, []time.Duration{-1}, []bool{true}), LastSuccess: now.Add(-40 * Day)},
+			window:  Day,
+			check: func(t *testing.T, s Stats) {
+				if !s.LastSuccess.Equal(now.Add(-40 * Day)) {
+					t.Errorf("last success %v", s.LastSuccess)
 				}
 			},
 		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			tc.check(t, Summarize(tc.history, now, tc.window, tc.truncated))
+			tc.check(t, Summarize(tc.history, now, tc.window))
 		})
 	}
 }
@@ -245,7 +298,7 @@ func FuzzSummarize(f *testing.F) {
 				h.Runs = append(h.Runs, store.Run{N: int64(i), Ended: at, Failed: b%4 == 1, Duration: time.Duration(b) * time.Second, HasDuration: b%3 != 0})
 			}
 		}
-		s := Summarize(h, now, w, false)
+		s := Summarize(h, now, w)
 		if s.Succeeded+s.Failed != s.Runs || s.Runs > len(h.Runs) || s.Missed > len(h.Missed) {
 			t.Fatalf("counts %+v", s)
 		}

@@ -35,10 +35,15 @@ type Run struct {
 
 // History is what the run statistics are computed from: a check's runs,
 // oldest first, and the deadlines it missed (its down flips for lack of a
-// ping, outside maintenance windows), oldest first.
+// ping, outside maintenance windows), oldest first, since an instant; and
+// from its row, how far back its runs are whole and its last success
+// however old.
 type History struct {
 	Runs   []Run
 	Missed []time.Time
+	// Dropped is when the newest run the store let go ended (zero: none).
+	Dropped     time.Time
+	LastSuccess time.Time
 }
 
 // insertRun adds the run a success or fail ping ended to the transaction:
@@ -68,17 +73,29 @@ func (t *txn) flushRuns() error {
 	return nil
 }
 
-// pruneRuns deletes the runs that pings numbered upto and below ended.
+// pruneRuns deletes the runs that pings numbered upto and below ended,
+// and keeps when the newest of them ended.
 func (t *txn) pruneRuns(r *row, upto int64) error {
-	if err := t.exec(sqlPruneRuns, string(r.UID), upto); err != nil {
+	rows, err := t.query(sqlPruneRuns, string(r.UID), upto)
+	if err != nil {
 		return fmt.Errorf("trimming the runs of %s/%s: %w", r.Namespace, r.Name, err)
 	}
-	return nil
+	defer rows.Close()
+	for rows.Next() {
+		var ended int64
+		if err := rows.Scan(&ended); err != nil {
+			return err
+		}
+		if at := time.UnixMicro(ended).UTC(); at.After(r.RunCounts.Dropped) {
+			r.RunCounts.Dropped = at
+		}
+	}
+	return rows.Err()
 }
 
 const (
 	sqlInsertRun = `INSERT INTO runs (check_uid, n, ended, failed, duration) VALUES (?, ?, ?, ?, ?)`
-	sqlPruneRuns = `DELETE FROM runs WHERE check_uid = ? AND n <= ?`
+	sqlPruneRuns = `DELETE FROM runs WHERE check_uid = ? AND n <= ? RETURNING ended`
 )
 
 var runInserts = shapes(sqlInsertRun)

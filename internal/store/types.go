@@ -204,6 +204,9 @@ type RunCounts struct {
 	// Missed counts its downs for lack of a ping.
 	Missed      int64
 	LastSuccess time.Time
+	// Dropped is when the newest run the store let go ended (zero: none):
+	// its runs after it are whole.
+	Dropped time.Time
 }
 
 // LoggedPing is one entry of a check's ping log.

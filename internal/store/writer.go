@@ -377,7 +377,7 @@ const (
 	sqlSelectCheck = `SELECT ` + checkColumns + ` FROM checks WHERE uid = ?`
 	sqlNextChange  = `UPDATE changes SET value = value + 1 WHERE id = 1 RETURNING value`
 	sqlUpsertCheck = `INSERT INTO checks (` + checkColumns + `)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (uid) DO UPDATE SET namespace = excluded.namespace, name = excluded.name,
 			n_pings = excluded.n_pings, n_flips = excluded.n_flips, last_ping = excluded.last_ping,
 			last_ping_failed = excluded.last_ping_failed, last_start = excluded.last_start,
@@ -389,7 +389,7 @@ const (
 			alert_since = excluded.alert_since, last_notice = excluded.last_notice, escalated = excluded.escalated,
 			maintenance = excluded.maintenance, maintenance_until = excluded.maintenance_until, held = excluded.held,
 			runs_succeeded = excluded.runs_succeeded, runs_failed = excluded.runs_failed, runs_missed = excluded.runs_missed,
-			last_success = excluded.last_success`
+			last_success = excluded.last_success, runs_dropped = excluded.runs_dropped`
 	sqlInsertPing = `INSERT INTO pings (check_uid, n, kind, created, scheme, remote_addr, method, ua, rid, exit_status, body)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlInsertFlip = `INSERT INTO flips (check_uid, n, created, up, from_state, to_state, reason, detail, notice, since, held, held_until)
@@ -455,19 +455,20 @@ type row struct {
 const checkColumns = `uid, namespace, name, n_pings, n_flips, last_ping, last_ping_failed, last_start, last_start_rid,
 	last_duration, paused_at, resumed_at, state, state_since, next_change, body_bytes, version, failures, fail_reason,
 	successes, missed_at, alert_since, last_notice, escalated, maintenance, maintenance_until, held, runs_succeeded,
-	runs_failed, runs_missed, last_success`
+	runs_failed, runs_missed, last_success, runs_dropped`
 
 // scanCheck reads a checks row selected with checkColumns.
 func scanCheck(sc interface{ Scan(...any) error }) (*row, error) {
 	r := &row{stored: true}
 	var lastPing, lastStart, pausedAt, resumedAt, stateSince, nextChange, missedAt, alertSince, lastNotice, maintUntil,
-		lastSuccess sql.NullInt64
+		lastSuccess, runsDropped sql.NullInt64
 	var lastDuration, failures, successes int64
 	var state, failReason string
 	err := sc.Scan(&r.UID, &r.Namespace, &r.Name, &r.NPings, &r.nFlips, &lastPing, &r.Facts.LastPingFailed, &lastStart,
 		&r.Facts.LastStartRID, &lastDuration, &pausedAt, &resumedAt, &state, &stateSince, &nextChange, &r.bodyBytes, &r.Version,
 		&failures, &failReason, &successes, &missedAt, &alertSince, &lastNotice, &r.escalated,
-		&r.Maintenance, &maintUntil, &r.held, &r.RunCounts.Succeeded, &r.RunCounts.Failed, &r.RunCounts.Missed, &lastSuccess)
+		&r.Maintenance, &maintUntil, &r.held, &r.RunCounts.Succeeded, &r.RunCounts.Failed, &r.RunCounts.Missed, &lastSuccess,
+		&runsDropped)
 	if err != nil {
 		return nil, err
 	}
@@ -480,7 +481,7 @@ func scanCheck(sc interface{ Scan(...any) error }) (*row, error) {
 	r.Facts.Successes, r.Facts.MissedAt = int(successes), fromMicros(missedAt)
 	r.alertSince, r.lastNotice = fromMicros(alertSince), fromMicros(lastNotice)
 	r.MaintenanceUntil = fromMicros(maintUntil)
-	r.RunCounts.LastSuccess = fromMicros(lastSuccess)
+	r.RunCounts.LastSuccess, r.RunCounts.Dropped = fromMicros(lastSuccess), fromMicros(runsDropped)
 	r.failuresSeen = r.Facts.Failures
 	return r, nil
 }
@@ -638,7 +639,7 @@ func (t *txn) flush() error {
 	for len(dirty) > 0 {
 		chunk := dirty[:shape(min(len(dirty), chunkRows))]
 		dirty = dirty[len(chunk):]
-		args := make([]any, 0, len(chunk)*31)
+		args := make([]any, 0, len(chunk)*32)
 		for _, r := range chunk {
 			r.Version = version
 			f := r.Facts
@@ -647,7 +648,7 @@ func (t *txn) flush() error {
 				string(f.State), micros(f.StateSince), micros(r.NextChange), r.bodyBytes, version,
 				f.Failures, string(f.FailReason), f.Successes, micros(f.MissedAt), micros(r.alertSince), micros(r.lastNotice), r.escalated,
 				r.Maintenance, micros(r.MaintenanceUntil), r.held, r.RunCounts.Succeeded, r.RunCounts.Failed, r.RunCounts.Missed,
-				micros(r.RunCounts.LastSuccess))
+				micros(r.RunCounts.LastSuccess), micros(r.RunCounts.Dropped))
 		}
 		if err := t.exec(checkUpserts[len(chunk)], args...); err != nil {
 			return fmt.Errorf("writing %d checks to the store: %w", len(chunk), err)
@@ -754,7 +755,9 @@ func (t *txn) insertFlip(r *row, fl *Flip, channels []string) error {
 	r.nFlips++
 	r.dirty = true
 	fl.N = r.nFlips
-	if fl.Notice == "" && !fl.Up && fl.Reason == monitor.ReasonTimeout {
+	// A miss held by a maintenance window is not counted: the statistics
+	// (History) leave those out too.
+	if fl.Notice == "" && !fl.Up && fl.Reason == monitor.ReasonTimeout && fl.Held == "" {
 		r.RunCounts.Missed++
 	}
 	if err := t.exec(sqlInsertFlip, string(r.UID), fl.N, fl.At.UnixMicro(), fl.Up, string(fl.From), string(fl.To),

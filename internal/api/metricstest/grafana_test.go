@@ -105,7 +105,8 @@ var _ = Describe("The Grafana dashboard", func() {
 				known := knownSeries(text)
 				names := metric.FindAllString(expr, -1)
 				g.Expect(names).NotTo(BeEmpty(), "%s: %s reads no Vigil series", where, expr)
-				var labels []string
+				// Prometheus adds the target's labels when it scrapes.
+				labels := []string{"job", "instance"}
 				for _, n := range names {
 					g.Expect(known[n]).NotTo(BeNil(), "%s: %s reads %s, which Vigil does not export", where, expr, n)
 					labels = append(labels, known[n]...)

@@ -65,6 +65,13 @@ func runTests(ctx context.Context) map[string]func(t *testing.T, s *store.Store)
 			if n := len(h.Runs); n < 32 || n > 32+16 || h.Runs[n-1].N != 100 {
 				t.Fatalf("kept %d runs, the newest %+v", n, h.Runs[n-1])
 			}
+			// The row says how far back the runs are whole: the newest run
+			// let go ended a second before the oldest held.
+			c, _, err := s.Check(ctx, tg.UID)
+			must(t, err)
+			if want := h.Runs[0].Ended.Add(-time.Second); !c.RunCounts.Dropped.Equal(want) {
+				t.Errorf("dropped = %v, want %v (the oldest held: %+v)", c.RunCounts.Dropped, want, h.Runs[0])
+			}
 			must(t, s.Forget(ctx, tg.UID))
 			if h, err := s.History(ctx, tg.UID, t0); err != nil || len(h.Runs) != 0 {
 				t.Errorf("after Forget: %+v, %v", h, err)
@@ -104,6 +111,27 @@ func runTests(ctx context.Context) map[string]func(t *testing.T, s *store.Store)
 			}
 			if later, err := s.HistoriesIn(ctx, "team-a", t0.Add(3*time.Minute)); err != nil || len(later) != 0 {
 				t.Errorf("since after everything: %+v, %v", later, err)
+			}
+		},
+		"a deadline missed inside a maintenance window is neither a miss nor counted": func(t *testing.T, s *store.Store) {
+			tg := simple("r6")
+			tg.Maintenance = windows(t, "upgrade", time.Minute, time.Hour)
+			_, err := s.RecordPing(ctx, tg, ping(monitor.PingSuccess, t0))
+			must(t, err)
+			rec, err := s.Observe(ctx, []store.Target{tg}, t0.Add(10*time.Minute))
+			must(t, err)
+			if fl := rec[tg.UID]; fl == nil || fl.Held != "upgrade" {
+				t.Fatalf("flip %+v, want a down held by upgrade", fl)
+			}
+			h, err := s.History(ctx, tg.UID, t0)
+			must(t, err)
+			c, _, err := s.Check(ctx, tg.UID)
+			must(t, err)
+			if len(h.Missed) != 0 || c.RunCounts.Missed != 0 {
+				t.Errorf("a held down counted as missed: history %+v, counts %+v", h.Missed, c.RunCounts)
+			}
+			if c.Facts.State != monitor.StatusDown {
+				t.Errorf("state %v, want down (held, not told)", c.Facts.State)
 			}
 		},
 	}

@@ -1377,6 +1377,59 @@ func Run(t *testing.T, newDSN NewDSN) {
 			}
 			checkTurns(t, s, now, []string{"team-b", "team-d", "teama", "teamc"})
 		},
+		"checks that pinged before migration 12 get the runs of their ping log, their last success, and how far back that is whole": func(t *testing.T, dsn string) {
+			db, err := store.MigrateTo(ctx, dsn, 11)
+			must(t, err)
+			at := func(s int) int64 { return t0.Add(time.Duration(s) * time.Second).UnixMicro() }
+			// whole: pings 1..3, all logged (a start, a success, a fail).
+			// trimmed: 10 pings, the log holds 8..10 (a success, a log, a
+			// fail): runs before 8 are lost. quiet: never pinged.
+			stmts := []string{
+				`INSERT INTO checks (uid, namespace, name, version, n_pings, last_ping) VALUES ('whole', 'team-a', 'whole', 1, 3, ` + fmt.Sprint(at(3)) + `)`,
+				`INSERT INTO checks (uid, namespace, name, version, n_pings, last_ping) VALUES ('trimmed', 'team-a', 'trimmed', 1, 10, ` + fmt.Sprint(at(10)) + `)`,
+				`INSERT INTO checks (uid, namespace, name, version) VALUES ('quiet', 'team-a', 'quiet', 1)`,
+			}
+			for _, p := range []struct {
+				uid  string
+				n    int
+				kind string
+			}{{"whole", 1, "start"}, {"whole", 2, "success"}, {"whole", 3, "fail"},
+				{"trimmed", 8, "success"}, {"trimmed", 9, "log"}, {"trimmed", 10, "fail"}} {
+				stmts = append(stmts, fmt.Sprintf(`INSERT INTO pings (check_uid, n, kind, created) VALUES ('%s', %d, '%s', %d)`, p.uid, p.n, p.kind, at(p.n)))
+			}
+			for _, stmt := range stmts {
+				if _, err := db.ExecContext(ctx, stmt); err != nil {
+					t.Fatalf("%s: %v", stmt, err)
+				}
+			}
+			must(t, db.Close())
+
+			s := open(t, dsn, store.Options{})
+			observed, err := s.ChecksIn(ctx, "team-a")
+			must(t, err)
+			histories, err := s.HistoriesIn(ctx, "team-a", t0)
+			must(t, err)
+			sec := func(n int) time.Time { return t0.Add(time.Duration(n) * time.Second) }
+			for _, tc := range []struct {
+				uid     types.UID
+				runs    []store.Run
+				counts  store.RunCounts
+				comment string
+			}{
+				{"whole", []store.Run{{N: 2, Ended: sec(2)}, {N: 3, Ended: sec(3), Failed: true}},
+					store.RunCounts{LastSuccess: sec(2)}, "every ping logged: nothing let go"},
+				{"trimmed", []store.Run{{N: 8, Ended: sec(8)}, {N: 10, Ended: sec(10), Failed: true}},
+					store.RunCounts{LastSuccess: sec(8), Dropped: sec(8).Add(-time.Microsecond)}, "whole only from its oldest logged run"},
+				{"quiet", nil, store.RunCounts{}, "nothing to say"},
+			} {
+				if got := histories[tc.uid].Runs; !slices.Equal(got, tc.runs) {
+					t.Errorf("%s (%s): runs %+v, want %+v", tc.uid, tc.comment, got, tc.runs)
+				}
+				if got := observed.Of(tc.uid).RunCounts; got != tc.counts {
+					t.Errorf("%s (%s): counts %+v, want %+v", tc.uid, tc.comment, got, tc.counts)
+				}
+			}
+		},
 	}
 	for _, name := range slices.Sorted(maps.Keys(withDSN)) {
 		t.Run(name, func(t *testing.T) { withDSN[name](t, newDSN(t)) })
