@@ -98,7 +98,7 @@ verify: fmt vet manifests generate tidy ## Fail if formatting or generation chan
 # `make test` runs them on SQLite with the rest, then on PostgreSQL. The
 # store's contract suite and the install end to end run both backends by
 # themselves.
-POSTGRES_SUITES := ./internal/checks ./internal/api/apitest ./internal/ping/pingtest ./internal/controller ./internal/delivery ./internal/notify/notifytest ./internal/dashboard/dashboardtest ./internal/project/projecttest
+POSTGRES_SUITES := ./internal/checks ./internal/api/apitest ./internal/ping/pingtest ./internal/controller ./internal/delivery ./internal/notify/notifytest ./internal/dashboard/dashboardtest ./internal/project/projecttest ./internal/report/reporttest
 
 .PHONY: test
 test: test-tools manifests generate ## Run every test (unit, envtest, interop, the install end to end, the dashboard in a browser, both store backends) offline.

@@ -152,7 +152,24 @@ type EmailChannel struct {
 	// keys for SMTP authentication.
 	// +optional
 	CredentialsSecretRef *LocalSecretRef `json:"credentialsSecretRef,omitempty"`
+	// Reports asks for a report of the project's checks after each week
+	// (Monday to Monday, UTC) or each month (UTC): each check's uptime,
+	// runs, failures, missed runs, slowest runs and trend, as text and
+	// HTML. Sent once per period, by the leader, five minutes after its end.
+	// +optional
+	Reports ReportPeriod `json:"reports,omitempty"`
 }
+
+// ReportPeriod is how often a Channel is sent a project report.
+// +kubebuilder:validation:Enum=weekly;monthly
+type ReportPeriod string
+
+const (
+	// ReportWeekly: a report after each week, Monday 00:00 UTC to Monday.
+	ReportWeekly ReportPeriod = "weekly"
+	// ReportMonthly: a report after each calendar month (UTC).
+	ReportMonthly ReportPeriod = "monthly"
+)
 
 // LocalSecretRef names a Secret in the Channel's own namespace.
 type LocalSecretRef struct {

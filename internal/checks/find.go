@@ -126,3 +126,12 @@ func compareOldest(a, b *v1.Check) int {
 		strings.Compare(a.Namespace, b.Namespace),
 	)
 }
+
+// DisplayName is how people see a check named: its name, or its object
+// name when it has none.
+func DisplayName(c *v1.Check) string {
+	if c.Spec.Name != "" {
+		return c.Spec.Name
+	}
+	return c.Name
+}

@@ -26,10 +26,10 @@ func (d *Door) RunStats(ctx context.Context, c *v1.Check, window time.Duration) 
 }
 
 // RunStatsIn are the run statistics of every check of the project that
-// the store knows, by UID, over the window that ends now; with a trend
-// when asked (it reads twice as far back).
-func (d *Door) RunStatsIn(ctx context.Context, namespace string, window time.Duration, trend bool) (map[types.UID]runstats.Stats, error) {
-	now := d.clock.Now()
+// the store knows, by UID, over the window that ends at now (a board's
+// instant, or a report's period end); with a trend when asked (it reads
+// twice as far back).
+func (d *Door) RunStatsIn(ctx context.Context, namespace string, now time.Time, window time.Duration, trend bool) (map[types.UID]runstats.Stats, error) {
 	observed, err := d.store.ChecksIn(ctx, namespace)
 	if err != nil {
 		return nil, err

@@ -243,7 +243,7 @@ func (s *Server) boardPage(r *http.Request, v visitor, q query) (*boardPage, err
 		stats, err = s.runStats.of(v.Namespace, now, func() (map[types.UID]runstats.Stats, error) {
 			// Shared with the boards that wait for it: one leaving does
 			// not cancel the others' reading.
-			return s.Checks.RunStatsIn(context.WithoutCancel(r.Context()), v.Namespace, boardWindow, false)
+			return s.Checks.RunStatsIn(context.WithoutCancel(r.Context()), v.Namespace, now, boardWindow, false)
 		})
 		if err != nil {
 			return nil, err
@@ -330,7 +330,7 @@ func (s *Server) snapshot(r *http.Request, namespace string, now time.Time) (*sn
 		for _, t := range checks.Tags(c.Spec.Tags) {
 			snap.tags[t]++
 		}
-		rw := row{check: c, Name: displayName(c), Object: c.Name, Status: label, order: statusOrder[label.Class], NPings: view.NPings,
+		rw := row{check: c, Name: checks.DisplayName(c), Object: c.Name, Status: label, order: statusOrder[label.Class], NPings: view.NPings,
 			LastPing: view.LastPing, Maintenance: obs.Maintenance, runCounts: obs.RunCounts}
 		if view.HasNext {
 			rw.NextPing = view.NextPing
@@ -425,14 +425,6 @@ func matches(c *v1.Check, needle string) bool {
 		}
 	}
 	return false
-}
-
-// displayName is the check's name, or its object name when it has none.
-func displayName(c *v1.Check) string {
-	if c.Spec.Name != "" {
-		return c.Spec.Name
-	}
-	return c.Name
 }
 
 // period is the check's expectation in short: "every 1 day" or the

@@ -92,7 +92,7 @@ func (s *Server) checkPage(w http.ResponseWriter, r *http.Request) {
 	view := s.Checks.View(c, obs, now)
 	uuid := checks.UUIDOf(c)
 	p := &checkPage{
-		Title: displayName(c), Namespace: c.Namespace, ID: checkID(c, v.ReadWrite), Object: c.Name, Name: displayName(c),
+		Title: checks.DisplayName(c), Namespace: c.Namespace, ID: checkID(c, v.ReadWrite), Object: c.Name, Name: checks.DisplayName(c),
 		Slug: c.Spec.Slug, Desc: c.Spec.Desc, ReadWrite: v.ReadWrite, CSRF: v.CSRF, Status: labelOf(view),
 		Tags: checks.Tags(c.Spec.Tags), Period: period(c), TZ: string(c.Spec.Zone()), NPings: view.NPings,
 		Grace:   words(time.Duration(c.Spec.Grace) * time.Second),

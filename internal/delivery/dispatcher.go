@@ -404,6 +404,14 @@ func (d *Dispatcher) Test(ctx context.Context, namespace, name string, check *v1
 		Egress: d.Egress, Timeout: d.Options.RequestTimeout})
 }
 
+// Report sends a project's report through an email Channel as deliveries
+// go: with the dispatcher's Secret reader, egress guard and request bound.
+// Its retries are the report scheduler's.
+func (d *Dispatcher) Report(ctx context.Context, ch *v1.Channel, r notify.Report) error {
+	return notify.Send(ctx, notify.Delivery{Channel: ch, Message: notify.Message{Report: &r},
+		Secret: notify.SecretsIn(d.Secrets, ch.Namespace), Egress: d.Egress, Timeout: d.Options.RequestTimeout})
+}
+
 // get reads obj from the cache and, when the cache does not have it or
 // has another one than wanted (want reports whether obj is the one), from
 // the API server: a flip can be recorded before the cache has seen the

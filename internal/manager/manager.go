@@ -48,6 +48,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/podlog"
 	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/projection"
+	"github.com/vigil-operator/vigil/internal/report"
 	"github.com/vigil-operator/vigil/internal/runner"
 	"github.com/vigil-operator/vigil/internal/scheme"
 	"github.com/vigil-operator/vigil/internal/site"
@@ -90,6 +91,9 @@ type Options struct {
 	// DeadlineInterval is how often the leader looks for due checks
 	// (250 ms when 0).
 	DeadlineInterval time.Duration
+	// ReportInterval is how often the leader looks for reports owed to
+	// email Channels (default a minute).
+	ReportInterval time.Duration
 
 	// CheckLimit is a project's default check limit; default 20, as the
 	// reference. The limits ConfigMap overrides it per namespace.
@@ -340,7 +344,9 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Store: st, Checks: door, Clock: opts.Clock, Interval: opts.DeadlineInterval,
 		OnDeleted: projector.Forget, Metrics: m, Log: ctrl.Log.WithName("deadline"),
 	}
-	for _, r := range []manager.Runnable{dispatcher, projector, loop} {
+	reports := &report.Scheduler{Client: mgr.GetClient(), Checks: door, Store: st, Send: dispatcher.Report, Clock: opts.Clock,
+		Every: opts.ReportInterval, URL: opts.BaseURL + "/", Log: ctrl.Log.WithName("reports")}
+	for _, r := range []manager.Runnable{dispatcher, projector, loop, reports} {
 		if err := mgr.Add(r); err != nil {
 			_ = st.Close()
 			return nil, err

@@ -261,6 +261,9 @@ func heloName() string {
 
 // buildEmail writes the whole message, with CRLF line ends.
 func buildEmail(m *Message, from *mail.Address, to []*mail.Address) ([]byte, error) {
+	if r := m.Report; r != nil {
+		return composeEmail(r.Subject, []byte(r.Text), []byte(r.HTML), from, to)
+	}
 	var text, html bytes.Buffer
 	data := emailData(m)
 	if err := emailText.Execute(&text, data); err != nil {
@@ -269,13 +272,18 @@ func buildEmail(m *Message, from *mail.Address, to []*mail.Address) ([]byte, err
 	if err := emailHTML.Execute(&html, data); err != nil {
 		return nil, fmt.Errorf("rendering the HTML part: %w", err)
 	}
+	return composeEmail(emailSubject(m), text.Bytes(), html.Bytes(), from, to)
+}
 
+// composeEmail is the whole message: headers, and the text and HTML as
+// the parts of a multipart/alternative body.
+func composeEmail(subject string, text, html []byte, from *mail.Address, to []*mail.Address) ([]byte, error) {
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
 	for _, part := range []struct {
 		ctype string
 		text  []byte
-	}{{"text/plain; charset=utf-8", text.Bytes()}, {"text/html; charset=utf-8", html.Bytes()}} {
+	}{{"text/plain; charset=utf-8", text}, {"text/html; charset=utf-8", html}} {
 		pw, err := mw.CreatePart(textproto.MIMEHeader{
 			"Content-Type":              {part.ctype},
 			"Content-Transfer-Encoding": {"quoted-printable"},
@@ -310,7 +318,7 @@ func buildEmail(m *Message, from *mail.Address, to []*mail.Address) ([]byte, err
 	header := func(k, v string) { msg.WriteString(k + ": " + v + "\r\n") }
 	header("From", from.String())
 	header("To", strings.Join(recipients, ",\r\n "))
-	header("Subject", mime.QEncoding.Encode("utf-8", emailSubject(m)))
+	header("Subject", mime.QEncoding.Encode("utf-8", subject))
 	header("Date", now().Format(time.RFC1123Z))
 	header("Message-ID", "<"+hex.EncodeToString(id[:])+"@"+domain+">")
 	header("MIME-Version", "1.0")

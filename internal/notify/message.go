@@ -56,6 +56,15 @@ type Message struct {
 	// it apart from real alerts where a system tracks alerts (PagerDuty,
 	// Alertmanager).
 	Test bool
+	// Report, when set, is the whole message: a project's report, sent
+	// as it is written (the email kind alone takes one), not a check's
+	// notification.
+	Report *Report
+}
+
+// Report is a project's periodic report as the report package writes it.
+type Report struct {
+	Subject, Text, HTML string
 }
 
 // CheckInfo is what senders know about the check a message is about. Only

@@ -36,6 +36,8 @@ var copiedTables = []copiedTable{
 	{name: "uuid_owners", key: "uuid", columns: []string{"uuid", "namespace", "check_uid", "released"}},
 	{name: "project_creates", key: "namespace", columns: []string{"namespace", "resource_version"}},
 	{name: "key_owners", key: "key_id", columns: []string{"key_id", "namespace", "released"}},
+	{name: "reports", key: "namespace, channel, period", columns: []string{"namespace", "channel", "period", "sent",
+		"attempts", "next_attempt", "error", "created"}},
 }
 
 // counterTable is the change counter, one row that every store has from

@@ -1,0 +1,215 @@
+package reporttest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime"
+	"mime/multipart"
+	"mime/quotedprintable"
+	"net"
+	"net/http"
+	"net/mail"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/emersion/go-smtp"
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/egress"
+	"github.com/vigil-operator/vigil/internal/report"
+)
+
+// mailServer is an SMTP server on loopback that keeps the messages it
+// accepts, and refuses the next ones while failNext is above zero.
+type mailServer struct {
+	port     int32
+	mu       sync.Mutex
+	failNext int
+	refused  int
+	messages []string
+}
+
+func newMailServer() *mailServer {
+	m := &mailServer{}
+	l, err := new(net.ListenConfig).Listen(context.Background(), "tcp", "127.0.0.1:0")
+	Expect(err).NotTo(HaveOccurred())
+	s := smtp.NewServer(m)
+	s.Domain = "localhost"
+	go func() { _ = s.Serve(l) }()
+	DeferCleanup(s.Close)
+	m.port = int32(l.Addr().(*net.TCPAddr).Port)
+	return m
+}
+
+func (m *mailServer) NewSession(*smtp.Conn) (smtp.Session, error) { return &mailSession{m: m}, nil }
+
+func (m *mailServer) received() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return append([]string(nil), m.messages...)
+}
+
+func (m *mailServer) refusals() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.refused
+}
+
+type mailSession struct{ m *mailServer }
+
+func (s *mailSession) Mail(string, *smtp.MailOptions) error { return nil }
+func (s *mailSession) Rcpt(string, *smtp.RcptOptions) error { return nil }
+func (s *mailSession) Reset()                               {}
+func (s *mailSession) Logout() error                        { return nil }
+func (s *mailSession) Data(r io.Reader) error {
+	b, err := io.ReadAll(r)
+	s.m.mu.Lock()
+	defer s.m.mu.Unlock()
+	if s.m.failNext > 0 {
+		s.m.failNext--
+		s.m.refused++
+		return &smtp.SMTPError{Code: 451, Message: "try again later"}
+	}
+	s.m.messages = append(s.m.messages, string(b))
+	return err
+}
+
+// email is a received message: its subject and its two parts, decoded.
+type email struct{ subject, text, html string }
+
+func parse(raw string) email {
+	GinkgoHelper()
+	msg, err := mail.ReadMessage(strings.NewReader(raw))
+	Expect(err).NotTo(HaveOccurred())
+	var e email
+	e.subject, err = new(mime.WordDecoder).DecodeHeader(msg.Header.Get("Subject"))
+	Expect(err).NotTo(HaveOccurred())
+	_, params, err := mime.ParseMediaType(msg.Header.Get("Content-Type"))
+	Expect(err).NotTo(HaveOccurred())
+	mr := multipart.NewReader(msg.Body, params["boundary"])
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		Expect(err).NotTo(HaveOccurred())
+		body, err := io.ReadAll(quotedprintable.NewReader(part))
+		Expect(err).NotTo(HaveOccurred())
+		if strings.HasPrefix(part.Header.Get("Content-Type"), "text/html") {
+			e.html = string(body)
+		} else {
+			e.text = string(body)
+		}
+	}
+	return e
+}
+
+// call makes a request to the manager with an API key and returns the
+// status and the decoded JSON answer.
+func call(method, path, key, body string) (int, map[string]any) {
+	GinkgoHelper()
+	req, err := http.NewRequestWithContext(ctx, method, harness.BaseURL+path, bytes.NewBufferString(body))
+	Expect(err).NotTo(HaveOccurred())
+	if key != "" {
+		req.Header.Set("X-Api-Key", key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	Expect(err).NotTo(HaveOccurred())
+	defer resp.Body.Close()
+	var m map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&m)
+	return resp.StatusCode, m
+}
+
+// stepTo moves the manager's clock to at.
+func stepTo(at time.Time) {
+	GinkgoHelper()
+	Expect(at.After(clk.Now())).To(BeTrue(), "the clock only moves forward")
+	clk.Step(at.Sub(clk.Now()))
+}
+
+var _ = Describe("Weekly reports to an email Channel", func() {
+	It("are sent once per week, across a restart, and again after a refused attempt", func() {
+		p := harness.NewProject("report-")
+		harness.AllowEgressNow(p.Namespace, egress.Loopback.String())
+		mails := newMailServer()
+
+		// A check that runs hourly: a run of 90 s (within its grace, which
+		// also bounds a started run), a failure (down), a success (up),
+		// then silence, so it goes down for lack of a ping.
+		status, resp := call("POST", "/api/v3/checks/", p.ReadWrite, `{"name": "nightly backup", "timeout": 3600, "grace": 300}`)
+		Expect(status).To(Equal(201), "%v", resp)
+		_, ping, found := strings.Cut(resp["ping_url"].(string), "/ping/")
+		Expect(found).To(BeTrue())
+		ping = "/ping/" + ping
+		for _, kind := range []string{"/start", "", "/fail", ""} {
+			status, _ := call("GET", ping+kind, "", "")
+			Expect(status).To(Equal(200))
+			clk.Step(90 * time.Second) // the timed run took 90 s
+		}
+
+		ch := &v1.Channel{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: "weekly"}, Spec: v1.ChannelSpec{
+			Kind: v1.ChannelEmail, Email: &v1.EmailChannel{To: []string{"ops@example.com"}, From: "vigil@example.com",
+				Host: "127.0.0.1", Port: mails.port, Security: v1.SMTPNone, Reports: v1.ReportWeekly}}}
+		Expect(harness.Client.Create(ctx, ch)).To(Succeed())
+		// The Channel is in the manager's cache before its first week ends.
+		Eventually(func() error {
+			return harness.Manager.GetClient().Get(ctx, client.ObjectKeyFromObject(ch), &v1.Channel{})
+		}).Should(Succeed())
+		// Nothing for the week before the Channel existed.
+		Consistently(mails.received, "1s").Should(BeEmpty())
+
+		// The week ends (Monday 00:00 UTC), with the check down for lack
+		// of a ping; its report is sent once the deadlines are in.
+		first, _ := report.Last(v1.ReportWeekly, clk.Now().AddDate(0, 0, 7))
+		stepTo(first.To.Add(30 * time.Second))
+		Eventually(func() any {
+			_, c := call("GET", "/api/v3/checks/"+resp["uuid"].(string), p.ReadWrite, "")
+			return c["status"]
+		}).Should(Equal("down"))
+		Consistently(mails.received, "1s").Should(BeEmpty())
+		stepTo(first.To.Add(report.Settle))
+		Eventually(mails.received).Should(HaveLen(1))
+		e := parse(mails.received()[0])
+		Expect(e.subject).To(Equal("Vigil report for " + p.Namespace + ": " + first.Name()))
+		Expect(e.text).To(ContainSubstring("nightly backup"))
+		Expect(e.text).To(ContainSubstring("runs 3, failed 1, missed 1, success 50.0%"))
+		Expect(e.text).To(ContainSubstring("duration p95 1m30s, slowest 1m30s"))
+		Expect(e.text).To(MatchRegexp(`uptime \d+\.\d\d%, downs 2 \(`))
+		Expect(e.text).To(ContainSubstring("1m30s  nightly backup, ended "))
+		Expect(e.text).To(ContainSubstring(harness.BaseURL + "/"))
+		Expect(e.html).To(ContainSubstring("<td>nightly backup"))
+		Expect(e.html).To(ContainSubstring(`<a href="` + harness.BaseURL + `/">`))
+
+		// Later looks, and a restart, send it no more.
+		clk.Step(5 * time.Minute)
+		Consistently(mails.received, "1s").Should(HaveLen(1))
+		harness.Restart()
+		clk.Step(5 * time.Minute)
+		Consistently(mails.received, "2s").Should(HaveLen(1))
+
+		// The next week's report is refused once, tried again after its
+		// backoff, and sent once.
+		mails.mu.Lock()
+		mails.failNext = 1
+		mails.mu.Unlock()
+		stepTo(first.To.AddDate(0, 0, 7).Add(report.Settle))
+		Eventually(mails.refusals).Should(Equal(1))
+		Consistently(mails.received, "1s").Should(HaveLen(1))
+		clk.Step(5 * time.Minute)
+		Eventually(mails.received).Should(HaveLen(2))
+		second, _ := report.Last(v1.ReportWeekly, clk.Now())
+		Expect(second.From).To(Equal(first.To))
+		Expect(parse(mails.received()[1]).subject).To(HaveSuffix(second.Name()))
+		clk.Step(10 * time.Minute)
+		Consistently(mails.received, "1s").Should(HaveLen(2))
+	})
+})
