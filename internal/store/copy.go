@@ -27,7 +27,7 @@ var copiedTables = []copiedTable{
 		"state_since", "next_change", "body_bytes", "version", "failures", "fail_reason", "successes", "missed_at", "alert_since", "last_notice", "escalated",
 		"maintenance", "maintenance_until", "held", "runs_succeeded", "runs_failed", "runs_missed", "last_success", "runs_dropped"}},
 	{name: "pings", key: "check_uid, n", columns: []string{"check_uid", "n", "kind", "created", "scheme", "remote_addr",
-		"method", "ua", "rid", "exit_status", "body", "body_dropped"}},
+		"method", "ua", "rid", "exit_status", "body", "body_dropped", "duration"}},
 	{name: "runs", key: "check_uid, n", columns: []string{"check_uid", "n", "ended", "failed", "duration"}},
 	{name: "flips", key: "check_uid, n", columns: []string{"check_uid", "n", "created", "up", "from_state", "to_state",
 		"reason", "detail", "notice", "since", "held", "held_until"}},

@@ -72,7 +72,14 @@ func (o *pingOp) apply(t *txn) error {
 		body = p.Body
 		r.bodyBytes += int64(len(p.Body))
 	}
-	t.insertPing(string(r.UID), r.NPings, string(res.Kind), Truncate(res.At).UnixMicro(), p.Scheme, p.RemoteAddr, p.Method, p.UA, p.RID, exit, body)
+	// A run's duration is kept with the ping that ended it: the ping is the
+	// run while the log holds it (runs.go).
+	var duration any
+	if res.HasDuration && (res.Kind == monitor.PingSuccess || res.Kind == monitor.PingFail) {
+		duration = res.Duration.Microseconds()
+	}
+	t.insertPing(string(r.UID), r.NPings, string(res.Kind), Truncate(res.At).UnixMicro(), p.Scheme, p.RemoteAddr, p.Method, p.UA, p.RID,
+		exit, duration, body)
 	if resAt := Truncate(res.At); resAt.After(now) {
 		now = resAt
 	}
@@ -83,21 +90,20 @@ func (o *pingOp) apply(t *txn) error {
 	if limit <= 0 {
 		limit = defaultPingLog
 	}
+	runs := int64(t.s.opts.RunLimit)
 	if r.NPings%pruneEvery == 0 && r.NPings > limit {
-		if err := t.prunePings(r, r.NPings-limit); err != nil {
+		if err := t.prunePings(r, r.NPings-limit, r.NPings-runs); err != nil {
 			return err
 		}
 	}
 	switch res.Kind {
 	case monitor.PingSuccess:
-		t.insertRun(r, r.NPings, res)
 		r.RunCounts.Succeeded++
 		r.RunCounts.LastSuccess = Truncate(res.At)
 	case monitor.PingFail:
-		t.insertRun(r, r.NPings, res)
 		r.RunCounts.Failed++
 	}
-	if runs := int64(t.s.opts.RunLimit); r.NPings%pruneEvery == 0 && r.NPings > runs {
+	if r.NPings%pruneEvery == 0 && r.NPings > runs {
 		if err := t.pruneRuns(r, r.NPings-runs); err != nil {
 			return err
 		}
@@ -108,19 +114,32 @@ func (o *pingOp) apply(t *txn) error {
 	return nil
 }
 
-// prunePings deletes the pings numbered upto and below.
-func (t *txn) prunePings(r *row, upto int64) error {
+// prunePings deletes the pings numbered upto and below. The runs they
+// ended move to the runs table, those numbered above keepRuns; the others
+// are let go (a ping log longer than the runs kept).
+func (t *txn) prunePings(r *row, upto, keepRuns int64) error {
+	if keepRuns < upto {
+		if err := t.exec(sqlMoveRuns, string(r.UID), max(keepRuns, 0), upto); err != nil {
+			return fmt.Errorf("keeping the runs of %s/%s: %w", r.Namespace, r.Name, err)
+		}
+	}
 	rows, err := t.query(sqlPrunePings, string(r.UID), upto)
 	if err != nil {
 		return fmt.Errorf("trimming the ping log of %s/%s: %w", r.Namespace, r.Name, err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var size int64
-		if err := rows.Scan(&size); err != nil {
+		var (
+			size, n, created int64
+			kind             string
+		)
+		if err := rows.Scan(&size, &n, &kind, &created); err != nil {
 			return err
 		}
 		r.bodyBytes -= size
+		if n <= keepRuns && (kind == string(monitor.PingSuccess) || kind == string(monitor.PingFail)) {
+			r.RunCounts.Dropped = later(r.RunCounts.Dropped, time.UnixMicro(created).UTC())
+		}
 	}
 	return rows.Err()
 }

@@ -17,6 +17,11 @@ import (
 // when Options.RunLimit does not say: 2,000 runs, or 1,000 of a job that
 // also sends a start, a month of one that runs every 45 minutes. Counting
 // pings, not runs, makes trimming a range delete on the table's key.
+//
+// A run is its success or fail ping (which keeps the run's duration) while
+// the ping log holds it; when the log lets the ping go, the run moves to a
+// small row of the runs table. So a ping costs no second row: the runs
+// table is written once per 16 pings of a check whose log is full.
 const DefaultRunLimit = 2000
 
 // Run is one run that ended: a success or fail ping, with how long it ran
@@ -46,33 +51,6 @@ type History struct {
 	LastSuccess time.Time
 }
 
-// insertRun adds the run a success or fail ping ended to the transaction:
-// a row that outlives the ping in the ping log.
-func (t *txn) insertRun(r *row, n int64, res monitor.PingResult) {
-	var duration any
-	if res.HasDuration {
-		duration = res.Duration.Microseconds()
-	}
-	t.runs = append(t.runs, []any{string(r.UID), n, Truncate(res.At).UnixMicro(), res.Kind == monitor.PingFail, duration})
-}
-
-// flushRuns inserts the pending run rows, in multi-row statements.
-func (t *txn) flushRuns() error {
-	for len(t.runs) > 0 {
-		n := shape(min(len(t.runs), chunkRows))
-		args := make([]any, 0, n*len(t.runs[0]))
-		for _, r := range t.runs[:n] {
-			args = append(args, r...)
-		}
-		t.runs = t.runs[n:]
-		if err := t.execNow(runInserts[n], args...); err != nil {
-			return fmt.Errorf("recording %d runs: %w", n, err)
-		}
-	}
-	t.runs = nil
-	return nil
-}
-
 // pruneRuns deletes the runs that pings numbered upto and below ended,
 // and keeps when the newest of them ended.
 func (t *txn) pruneRuns(r *row, upto int64) error {
@@ -86,19 +64,27 @@ func (t *txn) pruneRuns(r *row, upto int64) error {
 		if err := rows.Scan(&ended); err != nil {
 			return err
 		}
-		if at := time.UnixMicro(ended).UTC(); at.After(r.RunCounts.Dropped) {
-			r.RunCounts.Dropped = at
-		}
+		r.RunCounts.Dropped = later(r.RunCounts.Dropped, time.UnixMicro(ended).UTC())
 	}
 	return rows.Err()
 }
 
+// later is the later of two instants.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
+}
+
 const (
-	sqlInsertRun = `INSERT INTO runs (check_uid, n, ended, failed, duration) VALUES (?, ?, ?, ?, ?)`
+	// sqlMoveRuns keeps the runs of the pings the log lets go, numbered
+	// in (from, upto].
+	sqlMoveRuns = `INSERT INTO runs (check_uid, n, ended, failed, duration)
+		SELECT check_uid, n, created, kind = 'fail', duration FROM pings
+		WHERE check_uid = ? AND n > ? AND n <= ? AND kind IN ('success', 'fail')`
 	sqlPruneRuns = `DELETE FROM runs WHERE check_uid = ? AND n <= ? RETURNING ended`
 )
-
-var runInserts = shapes(sqlInsertRun)
 
 // History returns a check's runs and missed deadlines since the instant.
 func (s *Store) History(ctx context.Context, uid types.UID, since time.Time) (History, error) {
@@ -132,8 +118,12 @@ func (s *Store) HistoriesOf(ctx context.Context, uids []types.UID, since time.Ti
 
 func (s *Store) histories(ctx context.Context, which string, args []any, since time.Time) (map[types.UID]History, error) {
 	out := map[types.UID]History{}
-	rows, err := s.query(ctx, `SELECT check_uid, n, ended, failed, duration FROM runs
-		WHERE `+which+` AND ended >= ? ORDER BY check_uid, n`, append(slices.Clone(args), since.UnixMicro())...)
+	// A run is its ping while the log holds it, and a row of runs after.
+	runArgs := append(append(append(slices.Clone(args), since.UnixMicro()), args...), since.UnixMicro())
+	rows, err := s.query(ctx, `SELECT check_uid, n, ended, failed, duration FROM runs WHERE `+which+` AND ended >= ?
+		UNION ALL SELECT check_uid, n, created, kind = 'fail', duration FROM pings
+			WHERE `+which+` AND created >= ? AND kind IN ('success', 'fail')
+		ORDER BY 1, 2`, runArgs...)
 	if err != nil {
 		return nil, fmt.Errorf("reading runs: %w", err)
 	}

@@ -15,7 +15,8 @@ import (
 
 // BenchmarkRunStats: the reads behind run statistics in a project of
 // 10,000 checks that each keep 200 runs over the last 14 days (2 million
-// runs): one check's history of a week and the one before (its page, the
+// runs; the last 50 of each still in its ping log of 100 pings, a start
+// and an end each, the rest kept as runs rows): one check's history of a week and the one before (its page, the
 // stats API), a board's page of 100 checks, and the whole project's week
 // (a board sorted by success rate or p95), on each backend.
 //
@@ -30,7 +31,7 @@ const (
 func benchmarkRunStats(b *testing.B, dsn string) {
 	ctx := context.Background()
 	now := time.Now()
-	db, err := store.MigrateTo(ctx, dsn, 12)
+	db, err := store.MigrateTo(ctx, dsn, 13)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -112,16 +113,32 @@ func fillRuns(b *testing.B, db *sql.DB, now time.Time, dollars bool) {
 			b.Fatal(err)
 		}
 	}
-	var checks, runs [][]any
+	const logged = 100 // the ping log's default
+	var checks, runs, pings [][]any
 	for c := range benchChecks {
 		uid := fmt.Sprint("uid-", c)
 		checks = append(checks, []any{uid, "bench", fmt.Sprint("c", c), 1, 2 * benchRuns})
 		for r := range benchRuns {
+			n := 2 * (r + 1)
 			ended := now.Add(-time.Duration(benchRuns-r) * 14 * 24 * time.Hour / benchRuns)
-			runs = append(runs, []any{uid, 2 * (r + 1), ended.UnixMicro(), r%10 == 9, (time.Duration(30+r%60) * time.Second).Microseconds()})
-			if len(runs) == 1000 {
+			took := time.Duration(30+r%60) * time.Second
+			if n > 2*benchRuns-logged {
+				kind := "success"
+				if r%10 == 9 {
+					kind = "fail"
+				}
+				pings = append(pings, []any{uid, n - 1, "start", ended.Add(-took).UnixMicro(), nil},
+					[]any{uid, n, kind, ended.UnixMicro(), took.Microseconds()})
+			} else {
+				runs = append(runs, []any{uid, n, ended.UnixMicro(), r%10 == 9, took.Microseconds()})
+			}
+			if len(runs) >= 1000 {
 				insert(`INSERT INTO runs (check_uid, n, ended, failed, duration)`, runs)
 				runs = runs[:0]
+			}
+			if len(pings) >= 1000 {
+				insert(`INSERT INTO pings (check_uid, n, kind, created, duration)`, pings)
+				pings = pings[:0]
 			}
 		}
 		if len(checks) == 1000 {
@@ -130,6 +147,7 @@ func fillRuns(b *testing.B, db *sql.DB, now time.Time, dollars bool) {
 		}
 	}
 	insert(`INSERT INTO runs (check_uid, n, ended, failed, duration)`, runs)
+	insert(`INSERT INTO pings (check_uid, n, kind, created, duration)`, pings)
 	insert(`INSERT INTO checks (uid, namespace, name, version, n_pings)`, checks)
 	if err := tx.Commit(); err != nil {
 		b.Fatal(err)

@@ -234,23 +234,15 @@ type txn struct {
 	rows     map[types.UID]*row
 	flips    []CommittedFlip
 	nNotices int // notices queued
-	// pings and runs are the ping and run rows not yet inserted: they go
-	// in multi-row inserts, before any other statement of the transaction
-	// runs (so every statement sees them) and at its end.
-	pings, runs [][]any
+	// pings are the ping rows not yet inserted: they go in multi-row
+	// inserts, before any other statement of the transaction runs (so
+	// every statement sees them) and at its end.
+	pings [][]any
 }
 
 // insertPing adds a ping row to the transaction.
 func (t *txn) insertPing(args ...any) {
 	t.pings = append(t.pings, args)
-}
-
-// flushRows inserts the pending ping and run rows.
-func (t *txn) flushRows() error {
-	if err := t.flushPings(); err != nil {
-		return err
-	}
-	return t.flushRuns()
 }
 
 // flushPings inserts the pending ping rows, up to chunkRows or 4 MiB of
@@ -333,7 +325,7 @@ func manyRows(stmt string, n int) string {
 // the writer runs often (see prepare): parsing SQL is most of the cost of
 // a small statement.
 func (t *txn) exec(query string, args ...any) error {
-	if err := t.flushRows(); err != nil {
+	if err := t.flushPings(); err != nil {
 		return err
 	}
 	return t.execNow(query, args...)
@@ -351,7 +343,7 @@ func (t *txn) execNow(query string, args ...any) error {
 }
 
 func (t *txn) query(query string, args ...any) (*sql.Rows, error) {
-	if err := t.flushRows(); err != nil {
+	if err := t.flushPings(); err != nil {
 		return nil, err
 	}
 	args = t.s.d.text(args)
@@ -390,13 +382,13 @@ const (
 			maintenance = excluded.maintenance, maintenance_until = excluded.maintenance_until, held = excluded.held,
 			runs_succeeded = excluded.runs_succeeded, runs_failed = excluded.runs_failed, runs_missed = excluded.runs_missed,
 			last_success = excluded.last_success, runs_dropped = excluded.runs_dropped`
-	sqlInsertPing = `INSERT INTO pings (check_uid, n, kind, created, scheme, remote_addr, method, ua, rid, exit_status, body)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	sqlInsertPing = `INSERT INTO pings (check_uid, n, kind, created, scheme, remote_addr, method, ua, rid, exit_status, duration, body)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlInsertFlip = `INSERT INTO flips (check_uid, n, created, up, from_state, to_state, reason, detail, notice, since, held, held_until)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlInsertDelivery = `INSERT INTO deliveries (check_uid, flip_n, channel, state, next_attempt, namespace)
 		VALUES (?, ?, ?, ?, ?, ?)`
-	sqlPrunePings = `DELETE FROM pings WHERE check_uid = ? AND n <= ? RETURNING COALESCE(length(body), 0)`
+	sqlPrunePings = `DELETE FROM pings WHERE check_uid = ? AND n <= ? RETURNING COALESCE(length(body), 0), n, kind, created`
 	// PostgreSQL only (lockRows).
 	sqlInsertNewCheck = `INSERT INTO checks (uid, namespace, name, version) VALUES (?, ?, ?, 0) ON CONFLICT (uid) DO NOTHING`
 	sqlLockChecks     = `SELECT ` + checkColumns + ` FROM checks WHERE uid = ANY(?) ORDER BY uid FOR UPDATE`
@@ -408,12 +400,12 @@ func (s *Store) prepare(ctx context.Context) error {
 	s.stmts = map[string]*sql.Stmt{}
 	statements := []string{sqlSelectCheck, sqlNextChange, sqlInsertFlip, sqlInsertDelivery}
 	for n := 1; n <= chunkRows; n *= 2 {
-		statements = append(statements, pingInserts[n], runInserts[n], checkUpserts[n])
+		statements = append(statements, pingInserts[n], checkUpserts[n])
 		if !s.d.lockRows {
 			statements = append(statements, checkSelects[n])
 		}
 	}
-	statements = append(statements, sqlPrunePings, sqlPruneRuns)
+	statements = append(statements, sqlPrunePings, sqlMoveRuns, sqlPruneRuns)
 	if s.d.lockRows {
 		statements = append(statements, sqlInsertNewCheck, sqlLockChecks)
 	}
@@ -617,7 +609,7 @@ func (t *txn) load(tg *Target) (*row, error) {
 // transaction's change number. The number is taken under the counter row's
 // lock, held to the commit, so change numbers follow commit order.
 func (t *txn) flush() error {
-	if err := t.flushRows(); err != nil {
+	if err := t.flushPings(); err != nil {
 		return err
 	}
 	var dirty []*row

@@ -53,8 +53,9 @@ func runTests(ctx context.Context) map[string]func(t *testing.T, s *store.Store)
 				t.Errorf("runs since after the second: %+v, %v", later.Runs, err)
 			}
 		},
-		"a check keeps the runs of its last pings, up to the limit, and loses them when forgotten": func(t *testing.T, s *store.Store) {
+		"a check keeps the runs of its last pings, up to the limit, after its log lets them go, and loses them when forgotten": func(t *testing.T, s *store.Store) {
 			tg := simple("r2")
+			tg.PingLogLimit = 20
 			for i := range 100 {
 				_, err := s.RecordPing(ctx, tg, ping(monitor.PingSuccess, t0.Add(time.Duration(i)*time.Second)))
 				must(t, err)
@@ -75,6 +76,29 @@ func runTests(ctx context.Context) map[string]func(t *testing.T, s *store.Store)
 			must(t, s.Forget(ctx, tg.UID))
 			if h, err := s.History(ctx, tg.UID, t0); err != nil || len(h.Runs) != 0 {
 				t.Errorf("after Forget: %+v, %v", h, err)
+			}
+		},
+		"runs keep their durations when the log lets their pings go, and each run is read once": func(t *testing.T, s *store.Store) {
+			tg := simple("r7")
+			tg.PingLogLimit = 20
+			for i := range 30 {
+				at := t0.Add(time.Duration(i) * time.Minute)
+				_, err := s.RecordPing(ctx, tg, ping(monitor.PingStart, at))
+				must(t, err)
+				_, err = s.RecordPing(ctx, tg, ping(monitor.PingSuccess, at.Add(2*time.Second)))
+				must(t, err)
+			}
+			h, err := s.History(ctx, tg.UID, t0)
+			must(t, err)
+			// The runs of the last 32 pings at least (16 runs), trimmed
+			// every 16 pings (8 runs); the log holds 20 to 36 pings.
+			if n := len(h.Runs); n < 16 || n > 24 || h.Runs[n-1].N != 60 {
+				t.Fatalf("%d runs, the newest %+v", n, h.Runs[n-1])
+			}
+			for i, r := range h.Runs {
+				if !r.HasDuration || r.Duration != 2*time.Second || (i > 0 && r.N != h.Runs[i-1].N+2) {
+					t.Errorf("run %d: %+v", i, r)
+				}
 			}
 		},
 		"missed deadlines are the down flips for lack of a ping, and a project's histories are its own": func(t *testing.T, s *store.Store) {

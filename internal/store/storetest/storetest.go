@@ -1378,8 +1378,8 @@ func Run(t *testing.T, newDSN NewDSN) {
 			}
 			checkTurns(t, s, now, []string{"team-b", "team-d", "teama", "teamc"})
 		},
-		"checks that pinged before migration 12 get the runs of their ping log, their last success, and how far back that is whole": func(t *testing.T, dsn string) {
-			db, err := store.MigrateTo(ctx, dsn, 11)
+		"after migration 13, a run is its logged ping (with the duration migration 12's run had) or its kept row, once; and a check knows how far back its runs are whole": func(t *testing.T, dsn string) {
+			db, err := store.MigrateTo(ctx, dsn, 12)
 			must(t, err)
 			at := func(s int) int64 { return t0.Add(time.Duration(s) * time.Second).UnixMicro() }
 			// whole: pings 1..3, all logged (a start, a success, a fail).
@@ -1398,6 +1398,11 @@ func Run(t *testing.T, newDSN NewDSN) {
 				{"trimmed", 8, "success"}, {"trimmed", 9, "log"}, {"trimmed", 10, "fail"}} {
 				stmts = append(stmts, fmt.Sprintf(`INSERT INTO pings (check_uid, n, kind, created) VALUES ('%s', %d, '%s', %d)`, p.uid, p.n, p.kind, at(p.n)))
 			}
+			// Migration 12 recorded whole's second ping as a run of 1 s too,
+			// and kept trimmed's fifth after the log let it go.
+			stmts = append(stmts,
+				`INSERT INTO runs (check_uid, n, ended, failed, duration) VALUES ('whole', 2, `+fmt.Sprint(at(2))+`, FALSE, 1000000)`,
+				`INSERT INTO runs (check_uid, n, ended, failed, duration) VALUES ('trimmed', 5, `+fmt.Sprint(at(5))+`, FALSE, NULL)`)
 			for _, stmt := range stmts {
 				if _, err := db.ExecContext(ctx, stmt); err != nil {
 					t.Fatalf("%s: %v", stmt, err)
@@ -1417,10 +1422,10 @@ func Run(t *testing.T, newDSN NewDSN) {
 				counts  store.RunCounts
 				comment string
 			}{
-				{"whole", []store.Run{{N: 2, Ended: sec(2)}, {N: 3, Ended: sec(3), Failed: true}},
+				{"whole", []store.Run{{N: 2, Ended: sec(2), Duration: time.Second, HasDuration: true}, {N: 3, Ended: sec(3), Failed: true}},
 					store.RunCounts{LastSuccess: sec(2)}, "every ping logged: nothing let go"},
-				{"trimmed", []store.Run{{N: 8, Ended: sec(8)}, {N: 10, Ended: sec(10), Failed: true}},
-					store.RunCounts{LastSuccess: sec(8), Dropped: sec(8).Add(-time.Microsecond)}, "whole only from its oldest logged run"},
+				{"trimmed", []store.Run{{N: 5, Ended: sec(5)}, {N: 8, Ended: sec(8)}, {N: 10, Ended: sec(10), Failed: true}},
+					store.RunCounts{LastSuccess: sec(8), Dropped: sec(5).Add(-time.Microsecond)}, "whole only from its oldest run"},
 				{"quiet", nil, store.RunCounts{}, "nothing to say"},
 			} {
 				if got := histories[tc.uid].Runs; !slices.Equal(got, tc.runs) {
