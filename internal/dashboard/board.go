@@ -240,10 +240,8 @@ func (s *Server) boardPage(r *http.Request, v visitor, q query) (*boardPage, err
 	var stats map[types.UID]runstats.Stats
 	if q.Sort == "rate" || q.Sort == "p95" {
 		var err error
-		stats, err = s.runStats.of(v.Namespace, now, func() (map[types.UID]runstats.Stats, error) {
-			// Shared with the boards that wait for it: one leaving does
-			// not cancel the others' reading.
-			return s.Checks.RunStatsIn(context.WithoutCancel(r.Context()), v.Namespace, now, boardWindow, false)
+		stats, err = s.runStats.of(r.Context(), v.Namespace, now, func(ctx context.Context) (map[types.UID]runstats.Stats, error) {
+			return s.Checks.RunStatsIn(ctx, v.Namespace, now, boardWindow, false)
 		})
 		if err != nil {
 			return nil, err
@@ -506,18 +504,27 @@ type runStatsEntry struct {
 	stats     map[types.UID]runstats.Stats
 }
 
+// runStatsTimeout bounds a reading of a project's run figures: it is
+// shared by the boards that wait for it, so no one board's request
+// bounds it, and a store that hangs must not hold them all.
+const runStatsTimeout = 30 * time.Second
+
 // of is the namespace's figures as of at most runStatsFor ago (on the
-// clock and in real time), or new ones that compute makes.
-func (rc *runStatsCache) of(namespace string, now time.Time, compute func() (map[types.UID]runstats.Stats, error)) (map[types.UID]runstats.Stats, error) {
+// clock and in real time), or new ones that compute makes. A board that
+// leaves (ctx) stops waiting; the reading goes on for the others.
+func (rc *runStatsCache) of(ctx context.Context, namespace string, now time.Time,
+	compute func(context.Context) (map[types.UID]runstats.Stats, error)) (map[types.UID]runstats.Stats, error) {
 	if stats, ok := rc.held(namespace, now); ok {
 		return stats, nil
 	}
-	shared, err, _ := rc.inFlight.Do(namespace, func() (any, error) {
+	done := rc.inFlight.DoChan(namespace, func() (any, error) {
 		// A reading that ended between held and Do left its figures.
 		if stats, ok := rc.held(namespace, now); ok {
 			return stats, nil
 		}
-		stats, err := compute()
+		readCtx, cancel := context.WithTimeout(context.Background(), runStatsTimeout)
+		defer cancel()
+		stats, err := compute(readCtx)
 		if err != nil {
 			return nil, err
 		}
@@ -534,10 +541,15 @@ func (rc *runStatsCache) of(namespace string, now time.Time, compute func() (map
 		rc.byNS[namespace] = runStatsEntry{at: now, taken: time.Now(), stats: stats}
 		return stats, nil
 	})
-	if err != nil {
-		return nil, err
+	select {
+	case res := <-done:
+		if res.Err != nil {
+			return nil, res.Err
+		}
+		return res.Val.(map[types.UID]runstats.Stats), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
-	return shared.(map[types.UID]runstats.Stats), nil
 }
 
 // held is the namespace's figures if they are fresh for now.

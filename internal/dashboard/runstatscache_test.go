@@ -1,6 +1,8 @@
 package dashboard
 
 import (
+	"context"
+	"errors"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -16,7 +18,7 @@ func TestRunStatsCacheReadsOnceForBoardsAskingAtOnce(t *testing.T) {
 	var rc runStatsCache
 	var reads atomic.Int32
 	release := make(chan struct{})
-	compute := func() (map[types.UID]runstats.Stats, error) { //nolint:unparam // the signature rc.of takes
+	compute := func(context.Context) (map[types.UID]runstats.Stats, error) { //nolint:unparam // the signature rc.of takes
 		reads.Add(1)
 		<-release
 		return map[types.UID]runstats.Stats{"a": {Runs: 3}}, nil
@@ -26,7 +28,7 @@ func TestRunStatsCacheReadsOnceForBoardsAskingAtOnce(t *testing.T) {
 	got := make([]int, 8)
 	for i := range got {
 		wg.Go(func() {
-			stats, err := rc.of("team-a", now, compute)
+			stats, err := rc.of(context.Background(), "team-a", now, compute)
 			if err != nil {
 				t.Error(err)
 			}
@@ -48,13 +50,31 @@ func TestRunStatsCacheReadsOnceForBoardsAskingAtOnce(t *testing.T) {
 		}
 	}
 	// Later boards are served what is held; another project reads its own.
-	if _, err := rc.of("team-a", now.Add(time.Second), compute); err != nil {
+	if _, err := rc.of(context.Background(), "team-a", now.Add(time.Second), compute); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rc.of("team-b", now, func() (map[types.UID]runstats.Stats, error) { reads.Add(1); return nil, nil }); err != nil {
+	if _, err := rc.of(context.Background(), "team-b", now, func(context.Context) (map[types.UID]runstats.Stats, error) { reads.Add(1); return nil, nil }); err != nil {
 		t.Fatal(err)
 	}
 	if n := reads.Load(); n != 2 {
 		t.Errorf("%d readings for 8 boards of a project asking at once and one of another, want 2", n)
+	}
+}
+
+func TestRunStatsCacheBoardThatLeavesStopsWaiting(t *testing.T) {
+	var rc runStatsCache
+	release := make(chan struct{})
+	defer close(release)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := rc.of(ctx, "team-a", time.Now(), func(read context.Context) (map[types.UID]runstats.Stats, error) {
+		if _, ok := read.Deadline(); !ok {
+			t.Error("the shared reading has no deadline")
+		}
+		<-release
+		return nil, nil
+	})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want the board's own cancellation", err)
 	}
 }

@@ -44,11 +44,19 @@ type Project struct {
 	URL string
 }
 
+// Before is what is known of a check's state before the oldest flip the
+// store holds (flips older than 90 days are let go): with no flip, whether
+// it is down now, and since when.
+type Before struct {
+	Down  bool
+	Since time.Time
+}
+
 // Uptime is a check's share of [from, to) that it was up, from its flips
-// (newest first, as the store lists them) and its creation: ok is false
-// when the check did not exist in the span. A down held by a maintenance
-// window is down only from the window's end.
-func Uptime(flips []store.Flip, created, from, to time.Time) (c Check, ok bool) {
+// (newest first, as the store lists them), what came before them, and its
+// creation: ok is false when the check did not exist in the span. A down
+// held by a maintenance window is down only from the window's end.
+func Uptime(flips []store.Flip, before Before, created, from, to time.Time) (c Check, ok bool) {
 	start := from
 	if created.After(start) {
 		start = created
@@ -56,7 +64,12 @@ func Uptime(flips []store.Flip, created, from, to time.Time) (c Check, ok bool) 
 	if !to.After(start) {
 		return Check{}, false
 	}
-	down, since := false, time.Time{}
+	down, since := before.Down, before.Since
+	if n := len(flips); n > 0 {
+		// The oldest flip held says what came before it: an up ended a
+		// down that began at its Since (unknown: before the span).
+		down, since = flips[n-1].Up, flips[n-1].Since
+	}
 	// add ends a down at until: its time inside the span, and a down if
 	// it began inside it (a held one, once its window ended).
 	add := func(until time.Time) {

@@ -39,6 +39,7 @@ func TestUptime(t *testing.T) {
 		downs   int
 		downFor time.Duration
 		span    time.Duration // what the uptime is a share of
+		before  Before
 	}{
 		{name: "up throughout", created: from.Add(-week), ok: true, span: week},
 		{name: "created after the period", created: to, ok: false},
@@ -48,6 +49,12 @@ func TestUptime(t *testing.T) {
 			flips: flips(down(from.Add(-h)), up(from.Add(24*h))), downs: 0, downFor: 24 * h},
 		{name: "two downs, one still down at the end", created: from.Add(-week), ok: true, span: week,
 			flips: flips(down(from.Add(h)), up(from.Add(2*h)), down(to.Add(-3*h))), downs: 2, downFor: 4 * h},
+		{name: "down since before the oldest flip held, which brought it up", created: from.Add(-week), ok: true, span: week,
+			flips: flips(store.Flip{At: from.Add(2 * h), Up: true, Since: from.Add(-40 * 24 * h)}), downFor: 2 * h},
+		{name: "no flip held, down now since before the period", created: from.Add(-week), ok: true, span: week,
+			before: Before{Down: true, Since: from.Add(-100 * 24 * h)}, downFor: week},
+		{name: "no flip held, down now since inside the period", created: from.Add(-week), ok: true, span: week,
+			before: Before{Down: true, Since: from.Add(24 * h)}, downs: 1, downFor: week - 24*h},
 		{name: "flips after the period do not count", created: from.Add(-week), ok: true, span: week,
 			flips: flips(down(to.Add(h)), up(to.Add(2*h)))},
 		{name: "a down held by a maintenance window counts from its end", created: from.Add(-week), ok: true, span: week,
@@ -57,7 +64,7 @@ func TestUptime(t *testing.T) {
 			flips: flips(store.Flip{At: from.Add(h), Held: "upgrade", HeldUntil: from.Add(3 * h)}, up(from.Add(2*h)))},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c, ok := Uptime(tc.flips, tc.created, from, to)
+			c, ok := Uptime(tc.flips, tc.before, tc.created, from, to)
 			if ok != tc.ok {
 				t.Fatalf("ok = %v", ok)
 			}

@@ -11,6 +11,7 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/checks"
+	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/notify"
 	"github.com/vigil-operator/vigil/internal/store"
 )
@@ -76,6 +77,9 @@ func (s *Scheduler) Run(ctx context.Context) {
 		return
 	}
 	now := s.Clock.Now()
+	// A project's report for a period is written once however many of
+	// its Channels are owed it.
+	written := map[store.ReportKey]notify.Report{}
 	for i := range channels.Items {
 		ch := &channels.Items[i]
 		if ch.Spec.Kind != v1.ChannelEmail || ch.Spec.Email == nil || !ch.DeletionTimestamp.IsZero() {
@@ -88,18 +92,25 @@ func (s *Scheduler) Run(ctx context.Context) {
 			continue
 		}
 		key := store.ReportKey{Namespace: ch.Namespace, Channel: ch.Name, Period: period.ID}
-		if err := s.send(ctx, ch, key, period, now); err != nil {
+		if err := s.send(ctx, ch, key, period, now, written); err != nil {
 			s.Log.Error(err, "sending a report", "namespace", ch.Namespace, "channel", ch.Name, "period", period.ID)
 		}
 	}
 }
 
-func (s *Scheduler) send(ctx context.Context, ch *v1.Channel, key store.ReportKey, period Period, now time.Time) error {
+func (s *Scheduler) send(ctx context.Context, ch *v1.Channel, key store.ReportKey, period Period, now time.Time,
+	written map[store.ReportKey]notify.Report) error {
 	owed, err := s.Store.ReportOwed(ctx, key, now)
 	if err != nil || !owed {
 		return err
 	}
-	r, err := s.write(ctx, ch.Namespace, period)
+	project := store.ReportKey{Namespace: key.Namespace, Period: key.Period}
+	r, ok := written[project]
+	if !ok {
+		if r, err = s.write(ctx, ch.Namespace, period); err == nil {
+			written[project] = r
+		}
+	}
 	if err == nil {
 		err = s.Send(ctx, ch, r)
 	}
@@ -116,18 +127,26 @@ func (s *Scheduler) send(ctx context.Context, ch *v1.Channel, key store.ReportKe
 // write is the project's report for the period: each check's uptime from
 // its flips, and its runs' figures over the period.
 func (s *Scheduler) write(ctx context.Context, namespace string, period Period) (notify.Report, error) {
-	window := period.To.Sub(period.From)
-	stats, err := s.Checks.RunStatsIn(ctx, namespace, period.To.Add(-time.Microsecond), window, true)
+	// The window [From, To - 1µs]: Summarize's windows hold their end.
+	last := period.To.Add(-time.Microsecond)
+	stats, err := s.Checks.RunStatsIn(ctx, namespace, last, last.Sub(period.From), true)
 	if err != nil {
 		return notify.Report{}, err
 	}
+	observed, err := s.Checks.ObservedIn(ctx, namespace)
+	if err != nil {
+		return notify.Report{}, err
+	}
+	now := s.Clock.Now()
 	p := Project{Namespace: namespace, Period: period, URL: s.URL}
 	for _, c := range s.Checks.InProject(namespace) {
 		flips, err := s.Checks.Flips(ctx, c)
 		if err != nil {
 			return notify.Report{}, err
 		}
-		row, ok := Uptime(flips, c.CreationTimestamp.Time, period.From, period.To)
+		obs := observed.Of(c.UID)
+		before := Before{Down: s.Checks.View(c, obs, now).Status == monitor.StatusDown, Since: obs.Facts.StateSince}
+		row, ok := Uptime(flips, before, c.CreationTimestamp.Time, period.From, period.To)
 		if !ok {
 			continue // created after the period
 		}

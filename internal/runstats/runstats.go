@@ -126,7 +126,12 @@ func Summarize(h store.History, now time.Time, window time.Duration) Stats {
 	// outlive the runs: counting them alone would sink the rate).
 	held := from
 	if !h.Dropped.IsZero() && !h.Dropped.Before(from) {
+		// A window in the past (a report's) may end before it: then
+		// nothing of it is held.
 		held = h.Dropped.Add(time.Microsecond)
+		if held.After(end) {
+			held = end
+		}
 	}
 	st := summarize(h, held, end)
 	st.From, st.To = from, now

@@ -213,6 +213,19 @@ func TestSummarize(t *testing.T) {
 			},
 		},
 		{
+			// A report's week, read after the store let go its runs and
+			// some after it, with a run dated before its ping was noted.
+			name: "a window in the past whose runs were all let go: partial, nothing held, no panic",
+			history: store.History{Runs: runs([]time.Duration{-h, -2 * h}, []time.Duration{ms(1), ms(1)}, nil),
+				Dropped: now.Add(3 * h)},
+			window: Week,
+			check: func(t *testing.T, s Stats) {
+				if !s.Partial || s.Runs != 0 || len(s.InWindow) != 0 || s.HasRate {
+					t.Errorf("%+v", s)
+				}
+			},
+		},
+		{
 			name:    "the last success from the check's row when no run of the history succeeded",
 			history: store.History{Runs: runs([]time.Duration{h}, []time.Duration{-1}, []bool{true}), LastSuccess: now.Add(-40 * Day)},
 			window:  Day,

@@ -1,8 +1,11 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 func TestPlaceholders(t *testing.T) {
@@ -31,5 +34,22 @@ func TestText(t *testing.T) {
 	}
 	if kept := sqliteDialect.text(append([]any(nil), args...)); kept[1] != args[1] || kept[2] != args[2] {
 		t.Errorf("SQLite's arguments changed: %q", kept)
+	}
+}
+
+func TestConflicted(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want bool
+	}{
+		{fmt.Errorf("locking checks in the store: %w", &pgconn.PgError{Code: "40P01", Message: "deadlock detected"}), true},
+		{&pgconn.PgError{Code: "40001"}, true},
+		{&pgconn.PgError{Code: "23505"}, false}, // a unique violation is the write's own fault
+		{errors.New("deadlock detected"), false},
+		{nil, false},
+	} {
+		if got := conflicted(tc.err); got != tc.want {
+			t.Errorf("conflicted(%v) = %v", tc.err, got)
+		}
 	}
 }

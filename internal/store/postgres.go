@@ -82,3 +82,11 @@ func (e *parseError) Error() string {
 }
 
 func (e *parseError) Unwrap() error { return e.err }
+
+// conflicted reports whether PostgreSQL rolled a transaction back to
+// break a deadlock (40P01) or for a serialization failure (40001): a
+// transaction that can be tried again as it was.
+func conflicted(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && (pe.Code == "40P01" || pe.Code == "40001")
+}

@@ -79,10 +79,13 @@ func later(a, b time.Time) time.Time {
 
 const (
 	// sqlMoveRuns keeps the runs of the pings the log lets go, numbered
-	// in (from, upto].
+	// in (from, upto]; a run already kept (written by a replica of the
+	// version before, which recorded runs at their pings, during a rolling
+	// upgrade) stays as it is.
 	sqlMoveRuns = `INSERT INTO runs (check_uid, n, ended, failed, duration)
 		SELECT check_uid, n, created, kind = 'fail', duration FROM pings
-		WHERE check_uid = ? AND n > ? AND n <= ? AND kind IN ('success', 'fail')`
+		WHERE check_uid = ? AND n > ? AND n <= ? AND kind IN ('success', 'fail')
+		ON CONFLICT (check_uid, n) DO NOTHING`
 	sqlPruneRuns = `DELETE FROM runs WHERE check_uid = ? AND n <= ? RETURNING ended`
 )
 

@@ -153,7 +153,7 @@ func (s *Store) failQueued() {
 // every write of the batch fails with ErrUnavailable, and so do new ones
 // until it answers again.
 func (s *Store) commit(batch []op) {
-	c, err := s.runTx(batch)
+	c, err := s.runTxAgain(batch)
 	// A commit that may have happened (a reply lost, a standby that
 	// stalled) is not tried again either: that could store a ping twice.
 	// Each caller hears that it failed, as with a crash before the answer.
@@ -166,7 +166,7 @@ func (s *Store) commit(batch []op) {
 	}
 	if err != nil && len(batch) > 1 {
 		for _, o := range batch {
-			c1, err := s.runTx([]op{o})
+			c1, err := s.runTxAgain([]op{o})
 			o.finish(err)
 			if err == nil && s.opts.OnCommit != nil {
 				s.opts.OnCommit(c1)
@@ -179,6 +179,23 @@ func (s *Store) commit(batch []op) {
 	}
 	if err == nil && s.opts.OnCommit != nil {
 		s.opts.OnCommit(c)
+	}
+}
+
+// conflictRetries is how many times a transaction that PostgreSQL rolled
+// back for a deadlock or a serialization failure is tried again.
+const conflictRetries = 3
+
+// runTxAgain is runTx, tried again when PostgreSQL rolled the transaction
+// back to break a deadlock between replicas (two adding the same new
+// checks in different batches) or a serialization failure: nothing of it
+// was committed, and the next try usually finds the rows there.
+func (s *Store) runTxAgain(batch []op) (Committed, error) {
+	for try := 0; ; try++ {
+		c, err := s.runTx(batch)
+		if err == nil || try == conflictRetries || !conflicted(err) {
+			return c, err
+		}
 	}
 }
 
@@ -488,8 +505,8 @@ type rowWriter interface {
 // their UIDs, so two replicas' batches never wait for each other in a
 // circle, then the missing ones as they are inserted. (Two replicas adding
 // the same new checks at once in different orders can still deadlock;
-// PostgreSQL then fails one transaction, and its writes are retried one
-// by one.) The change counter, locked at the end of every transaction
+// PostgreSQL then rolls one transaction back, and it is tried again:
+// runTxAgain.) The change counter, locked at the end of every transaction
 // (flush), comes after them all.
 func (t *txn) lockRows(batch []op) error {
 	byUID, uids := batchTargets(batch)

@@ -11,8 +11,8 @@
 -- The runs that migration 12 recorded for pings still in the log give
 -- their durations to the pings and leave the runs table. Checks that
 -- pinged before migration 12 get their last success from the log; what the
--- store cannot have kept (the log no longer holds the check's first ping)
--- is marked let go: runs_dropped is then just before the oldest run held.
+-- store cannot have kept (neither the log nor the runs hold the check's
+-- first pings) is marked let go: runs_dropped is then just before the oldest run held.
 
 -- +goose Up
 ALTER TABLE pings ADD COLUMN duration BIGINT;
@@ -26,7 +26,8 @@ UPDATE checks SET runs_dropped = COALESCE((SELECT MIN(t) - 1 FROM (
         SELECT MIN(ended) AS t FROM runs WHERE check_uid = checks.uid
         UNION ALL SELECT MIN(created) FROM pings WHERE check_uid = checks.uid AND kind IN ('success', 'fail')) AS oldest),
         last_ping)
-    WHERE n_pings > 0 AND NOT EXISTS (SELECT 1 FROM pings WHERE check_uid = checks.uid AND n = 1);
+    WHERE n_pings > 0 AND NOT EXISTS (SELECT 1 FROM pings WHERE check_uid = checks.uid AND n = 1)
+        AND NOT EXISTS (SELECT 1 FROM runs WHERE check_uid = checks.uid AND n <= 2);
 
 -- +goose Down
 ALTER TABLE checks DROP COLUMN runs_dropped;
