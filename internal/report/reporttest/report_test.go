@@ -25,6 +25,7 @@ import (
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/egress"
 	"github.com/vigil-operator/vigil/internal/report"
+	"github.com/vigil-operator/vigil/internal/store"
 )
 
 // mailServer is an SMTP server on loopback that keeps the messages it
@@ -160,10 +161,18 @@ var _ = Describe("Weekly reports to an email Channel", func() {
 			Kind: v1.ChannelEmail, Email: &v1.EmailChannel{To: []string{"ops@example.com"}, From: "vigil@example.com",
 				Host: "127.0.0.1", Port: mails.port, Security: v1.SMTPNone, Reports: v1.ReportWeekly}}}
 		Expect(harness.Client.Create(ctx, ch)).To(Succeed())
-		// The Channel is in the manager's cache before its first week ends.
-		Eventually(func() error {
-			return harness.Manager.GetClient().Get(ctx, client.ObjectKeyFromObject(ch), &v1.Channel{})
-		}).Should(Succeed())
+		// Another project's Channel names the same loopback server, which
+		// the egress guard refuses it: no administrator allowed it there.
+		walled := harness.NewProject("report-walled-")
+		refused := ch.DeepCopy()
+		refused.ObjectMeta = metav1.ObjectMeta{Namespace: walled.Namespace, Name: "weekly"}
+		Expect(harness.Client.Create(ctx, refused)).To(Succeed())
+		// The Channels are in the manager's cache before their first week ends.
+		for _, c := range []*v1.Channel{ch, refused} {
+			Eventually(func() error {
+				return harness.Manager.GetClient().Get(ctx, client.ObjectKeyFromObject(c), &v1.Channel{})
+			}).Should(Succeed())
+		}
 		// Nothing for the week before the Channel existed.
 		Consistently(mails.received, "1s").Should(BeEmpty())
 
@@ -188,6 +197,12 @@ var _ = Describe("Weekly reports to an email Channel", func() {
 		Expect(e.text).To(ContainSubstring(harness.BaseURL + "/"))
 		Expect(e.html).To(ContainSubstring("<td>nightly backup"))
 		Expect(e.html).To(ContainSubstring(`<a href="` + harness.BaseURL + `/">`))
+		// The walled project's report was tried, refused by the guard (not
+		// by the server, which saw one message), and waits to be tried again.
+		Eventually(func() (bool, error) {
+			return harness.Manager.Store.ReportOwed(ctx, store.ReportKey{Namespace: walled.Namespace, Channel: "weekly", Period: first.ID}, clk.Now())
+		}).Should(BeFalse())
+		Expect(mails.received()).To(HaveLen(1))
 
 		// Later looks, and a restart, send it no more.
 		clk.Step(5 * time.Minute)
