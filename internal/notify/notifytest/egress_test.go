@@ -1,15 +1,12 @@
 package notifytest
 
 import (
-	"context"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 
-	"github.com/emersion/go-smtp"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	eventsv1 "k8s.io/api/events/v1"
@@ -19,55 +16,8 @@ import (
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/egress"
 	"github.com/vigil-operator/vigil/internal/store"
+	"github.com/vigil-operator/vigil/internal/testenv/mailtest"
 )
-
-// mailServer is an SMTP server on loopback that records the connections it
-// takes and the messages it receives.
-type mailServer struct {
-	port     int32
-	mu       sync.Mutex
-	sessions int
-	messages []string
-}
-
-func newMailServer() *mailServer {
-	m := &mailServer{}
-	l, err := new(net.ListenConfig).Listen(context.Background(), "tcp", "127.0.0.1:0")
-	Expect(err).NotTo(HaveOccurred())
-	s := smtp.NewServer(m)
-	s.Domain = "localhost"
-	go func() { _ = s.Serve(l) }()
-	DeferCleanup(s.Close)
-	m.port = int32(l.Addr().(*net.TCPAddr).Port)
-	return m
-}
-
-func (m *mailServer) NewSession(*smtp.Conn) (smtp.Session, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	m.sessions++
-	return &mailSession{m: m}, nil
-}
-
-func (m *mailServer) seen() (sessions int, messages []string) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.sessions, append([]string(nil), m.messages...)
-}
-
-type mailSession struct{ m *mailServer }
-
-func (s *mailSession) Mail(string, *smtp.MailOptions) error { return nil }
-func (s *mailSession) Rcpt(string, *smtp.RcptOptions) error { return nil }
-func (s *mailSession) Reset()                               {}
-func (s *mailSession) Logout() error                        { return nil }
-func (s *mailSession) Data(r io.Reader) error {
-	b, err := io.ReadAll(r)
-	s.m.mu.Lock()
-	defer s.m.mu.Unlock()
-	s.m.messages = append(s.m.messages, string(b))
-	return err
-}
 
 var _ = Describe("Channels under the default egress policy", func() {
 	It("reach no loopback receiver, say EgressDenied, and deliver once the administrator allows their namespace alone", func() {
@@ -85,7 +35,7 @@ var _ = Describe("Channels under the default egress policy", func() {
 			defer mu.Unlock()
 			return append([]string(nil), paths...)
 		}
-		mail := newMailServer()
+		mail := mailtest.Start()
 
 		// Two projects, each with a webhook and an email Channel at the
 		// loopback receivers, and a check on both that goes down.
@@ -100,7 +50,7 @@ var _ = Describe("Channels under the default egress policy", func() {
 					Kind: v1.ChannelWebhook, Webhook: &v1.WebhookChannel{Down: &v1.WebhookRequest{URL: receiver.URL + "/" + ns + "/down"}}}},
 				{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "mail"}, Spec: v1.ChannelSpec{
 					Kind: v1.ChannelEmail, Email: &v1.EmailChannel{To: []string{"ops@example.com"}, From: "vigil@" + ns + ".example.com",
-						Host: "localhost", Port: mail.port, Security: v1.SMTPNone}}},
+						Host: "localhost", Port: mail.Port, Security: v1.SMTPNone}}},
 			} {
 				Expect(harness.Client.Create(ctx, ch)).To(Succeed())
 			}
@@ -162,14 +112,14 @@ var _ = Describe("Channels under the default egress policy", func() {
 			}
 		}
 		Expect(requests()).To(BeEmpty(), "the webhook receiver was never connected to")
-		sessions, _ := mail.seen()
+		sessions := mail.Sessions()
 		Expect(sessions).To(BeZero(), "the SMTP server was never connected to")
 
 		// The administrator allows loopback for project a: its pending
 		// notifications are delivered on their next attempt.
 		harness.AllowEgress(a.ns, egress.Loopback.String())
 		Eventually(requests).Should(ContainElement("/" + a.ns + "/down"))
-		Eventually(func() []string { _, m := mail.seen(); return m }).Should(ContainElement(ContainSubstring("vigil@" + a.ns + ".example.com")))
+		Eventually(mail.Received).Should(ContainElement(ContainSubstring("vigil@" + a.ns + ".example.com")))
 		Eventually(func(g Gomega) store.DeliveryState {
 			byChannel, err := harness.Manager.Store.Deliveries(ctx, a.check.UID, 1)
 			g.Expect(err).NotTo(HaveOccurred())
@@ -188,7 +138,7 @@ var _ = Describe("Channels under the default egress policy", func() {
 		for _, p := range requests() {
 			Expect(p).NotTo(HavePrefix("/"+b.ns+"/"), "project b reached the receiver")
 		}
-		_, messages := mail.seen()
+		messages := mail.Received()
 		for _, m := range messages {
 			Expect(strings.Contains(m, b.ns)).To(BeFalse(), "project b reached the SMTP server")
 		}

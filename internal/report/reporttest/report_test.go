@@ -2,21 +2,17 @@ package reporttest
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"mime"
 	"mime/multipart"
 	"mime/quotedprintable"
-	"net"
 	"net/http"
 	"net/mail"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/emersion/go-smtp"
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -26,62 +22,8 @@ import (
 	"github.com/vigil-operator/vigil/internal/egress"
 	"github.com/vigil-operator/vigil/internal/report"
 	"github.com/vigil-operator/vigil/internal/store"
+	"github.com/vigil-operator/vigil/internal/testenv/mailtest"
 )
-
-// mailServer is an SMTP server on loopback that keeps the messages it
-// accepts, and refuses the next ones while failNext is above zero.
-type mailServer struct {
-	port     int32
-	mu       sync.Mutex
-	failNext int
-	refused  int
-	messages []string
-}
-
-func newMailServer() *mailServer {
-	m := &mailServer{}
-	l, err := new(net.ListenConfig).Listen(context.Background(), "tcp", "127.0.0.1:0")
-	Expect(err).NotTo(HaveOccurred())
-	s := smtp.NewServer(m)
-	s.Domain = "localhost"
-	go func() { _ = s.Serve(l) }()
-	DeferCleanup(s.Close)
-	m.port = int32(l.Addr().(*net.TCPAddr).Port)
-	return m
-}
-
-func (m *mailServer) NewSession(*smtp.Conn) (smtp.Session, error) { return &mailSession{m: m}, nil }
-
-func (m *mailServer) received() []string {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return append([]string(nil), m.messages...)
-}
-
-func (m *mailServer) refusals() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.refused
-}
-
-type mailSession struct{ m *mailServer }
-
-func (s *mailSession) Mail(string, *smtp.MailOptions) error { return nil }
-func (s *mailSession) Rcpt(string, *smtp.RcptOptions) error { return nil }
-func (s *mailSession) Reset()                               {}
-func (s *mailSession) Logout() error                        { return nil }
-func (s *mailSession) Data(r io.Reader) error {
-	b, err := io.ReadAll(r)
-	s.m.mu.Lock()
-	defer s.m.mu.Unlock()
-	if s.m.failNext > 0 {
-		s.m.failNext--
-		s.m.refused++
-		return &smtp.SMTPError{Code: 451, Message: "try again later"}
-	}
-	s.m.messages = append(s.m.messages, string(b))
-	return err
-}
 
 // email is a received message: its subject and its two parts, decoded.
 type email struct{ subject, text, html string }
@@ -141,7 +83,7 @@ var _ = Describe("Weekly reports to an email Channel", func() {
 	It("are sent once per week, across a restart, and again after a refused attempt", func() {
 		p := harness.NewProject("report-")
 		harness.AllowEgressNow(p.Namespace, egress.Loopback.String())
-		mails := newMailServer()
+		mails := mailtest.Start()
 
 		// A check that runs hourly: a run of 90 s (within its grace, which
 		// also bounds a started run), a failure (down), a success (up),
@@ -159,7 +101,7 @@ var _ = Describe("Weekly reports to an email Channel", func() {
 
 		ch := &v1.Channel{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: "weekly"}, Spec: v1.ChannelSpec{
 			Kind: v1.ChannelEmail, Email: &v1.EmailChannel{To: []string{"ops@example.com"}, From: "vigil@example.com",
-				Host: "127.0.0.1", Port: mails.port, Security: v1.SMTPNone, Reports: v1.ReportWeekly}}}
+				Host: "127.0.0.1", Port: mails.Port, Security: v1.SMTPNone, Reports: v1.ReportWeekly}}}
 		Expect(harness.Client.Create(ctx, ch)).To(Succeed())
 		// Another project's Channel names the same loopback server, which
 		// the egress guard refuses it: no administrator allowed it there.
@@ -174,7 +116,7 @@ var _ = Describe("Weekly reports to an email Channel", func() {
 			}).Should(Succeed())
 		}
 		// Nothing for the week before the Channel existed.
-		Consistently(mails.received, "1s").Should(BeEmpty())
+		Consistently(mails.Received, "1s").Should(BeEmpty())
 
 		// The week ends (Monday 00:00 UTC), with the check down for lack
 		// of a ping; its report is sent once the deadlines are in.
@@ -184,10 +126,10 @@ var _ = Describe("Weekly reports to an email Channel", func() {
 			_, c := call("GET", "/api/v3/checks/"+resp["uuid"].(string), p.ReadWrite, "")
 			return c["status"]
 		}).Should(Equal("down"))
-		Consistently(mails.received, "1s").Should(BeEmpty())
+		Consistently(mails.Received, "1s").Should(BeEmpty())
 		stepTo(first.To.Add(report.Settle))
-		Eventually(mails.received).Should(HaveLen(1))
-		e := parse(mails.received()[0])
+		Eventually(mails.Received).Should(HaveLen(1))
+		e := parse(mails.Received()[0])
 		Expect(e.subject).To(Equal("Vigil report for " + p.Namespace + ": " + first.Name()))
 		Expect(e.text).To(ContainSubstring("nightly backup"))
 		Expect(e.text).To(ContainSubstring("runs 3, failed 1, missed 1, success 50.0%"))
@@ -202,29 +144,27 @@ var _ = Describe("Weekly reports to an email Channel", func() {
 		Eventually(func() (bool, error) {
 			return harness.Manager.Store.ReportOwed(ctx, store.ReportKey{Namespace: walled.Namespace, Channel: "weekly", Period: first.ID}, clk.Now())
 		}).Should(BeFalse())
-		Expect(mails.received()).To(HaveLen(1))
+		Expect(mails.Received()).To(HaveLen(1))
 
 		// Later looks, and a restart, send it no more.
 		clk.Step(5 * time.Minute)
-		Consistently(mails.received, "1s").Should(HaveLen(1))
+		Consistently(mails.Received, "1s").Should(HaveLen(1))
 		harness.Restart()
 		clk.Step(5 * time.Minute)
-		Consistently(mails.received, "2s").Should(HaveLen(1))
+		Consistently(mails.Received, "2s").Should(HaveLen(1))
 
 		// The next week's report is refused once, tried again after its
 		// backoff, and sent once.
-		mails.mu.Lock()
-		mails.failNext = 1
-		mails.mu.Unlock()
+		mails.Refuse(1)
 		stepTo(first.To.AddDate(0, 0, 7).Add(report.Settle))
-		Eventually(mails.refusals).Should(Equal(1))
-		Consistently(mails.received, "1s").Should(HaveLen(1))
+		Eventually(mails.Refused).Should(Equal(1))
+		Consistently(mails.Received, "1s").Should(HaveLen(1))
 		clk.Step(5 * time.Minute)
-		Eventually(mails.received).Should(HaveLen(2))
+		Eventually(mails.Received).Should(HaveLen(2))
 		second, _ := report.Last(v1.ReportWeekly, clk.Now())
 		Expect(second.From).To(Equal(first.To))
-		Expect(parse(mails.received()[1]).subject).To(HaveSuffix(second.Name()))
+		Expect(parse(mails.Received()[1]).subject).To(HaveSuffix(second.Name()))
 		clk.Step(10 * time.Minute)
-		Consistently(mails.received, "1s").Should(HaveLen(2))
+		Consistently(mails.Received, "1s").Should(HaveLen(2))
 	})
 })
