@@ -280,11 +280,12 @@ type ChannelSpec struct {
 	// "tooshort" (a down or a failed run because a run was longer than
 	// maxRuntime or shorter than minRuntime: for a Channel that wants only
 	// those), and "maintenance" (a MaintenanceWindow started or ended
-	// holding a check's notifications). Default: down, up and realert,
-	// which is what every kind sent before events existed.
+	// holding a check's notifications), and "sla" (a check's SLA breached,
+	// or met again: only checks that set spec.sla have one). Default: down,
+	// up, realert and sla.
 	// +optional
 	// +listType=set
-	// +kubebuilder:validation:MaxItems=7
+	// +kubebuilder:validation:MaxItems=8
 	Events []ChannelEvent `json:"events,omitempty"`
 
 	// Template is this Channel's own wording of its notifications, for
@@ -385,7 +386,7 @@ type MessageTemplate struct {
 }
 
 // ChannelEvent is a kind of notification a Channel may take.
-// +kubebuilder:validation:Enum=down;up;realert;failure;toolong;tooshort;maintenance
+// +kubebuilder:validation:Enum=down;up;realert;failure;toolong;tooshort;maintenance;sla
 type ChannelEvent string
 
 // The events a Channel may take.
@@ -397,6 +398,7 @@ const (
 	ChannelEventTooLong     ChannelEvent = "toolong"
 	ChannelEventTooShort    ChannelEvent = "tooshort"
 	ChannelEventMaintenance ChannelEvent = "maintenance"
+	ChannelEventSLA         ChannelEvent = "sla"
 )
 
 // Delivery records one notification attempt.

@@ -209,6 +209,14 @@ type AlertPolicy struct {
 	// sooner is never escalated.
 	// +optional
 	Escalation *Escalation `json:"escalation,omitempty"`
+
+	// SLA holds the check's runs, over a rolling window, to a success rate
+	// and to their usual duration. A breach is told once to the Channels
+	// that take "sla" (the default), and so is its end; the SLAMet
+	// condition shows where the check stands. It never takes the check
+	// down.
+	// +optional
+	SLA *CheckSLA `json:"sla,omitempty"`
 }
 
 // Escalation names Channels to notify when a check is still down after a

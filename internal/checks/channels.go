@@ -128,6 +128,8 @@ func routeOf(ch *v1.Channel) store.Route {
 			rt.Events |= store.EventTooShort
 		case v1.ChannelEventMaintenance:
 			rt.Events |= store.EventMaintenance
+		case v1.ChannelEventSLA:
+			rt.Events |= store.EventSLA
 		}
 	}
 	if ch.Spec.RealertInterval != nil {

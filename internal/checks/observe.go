@@ -68,3 +68,20 @@ func (d *Door) Pause(ctx context.Context, c *v1.Check) (store.Check, error) {
 func (d *Door) Resume(ctx context.Context, c *v1.Check) (store.Check, error) {
 	return d.store.Resume(ctx, d.target(c), d.clock.Now())
 }
+
+// JudgeSLA records a verdict on c's runs against its SLA, made now, and
+// tells its Channels when it is news (store.JudgeSLA).
+func (d *Door) JudgeSLA(ctx context.Context, c *v1.Check, v store.SLAVerdict) (bool, error) {
+	return d.store.JudgeSLA(ctx, d.target(c), v, d.clock.Now())
+}
+
+// ForgetSLA drops the breaches recorded of checks that no longer have an
+// SLA, telling nobody.
+func (d *Door) ForgetSLA(ctx context.Context, uids ...types.UID) error {
+	return d.store.ForgetSLA(ctx, uids...)
+}
+
+// SLABreaches are the breaches the Channels were last told of, by check.
+func (d *Door) SLABreaches(ctx context.Context) (map[types.UID]store.SLAVerdict, error) {
+	return d.store.SLABreaches(ctx)
+}

@@ -12,12 +12,15 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"k8s.io/apimachinery/pkg/api/meta"
+
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/maintenance"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/runstats"
 	"github.com/vigil-operator/vigil/internal/schedule"
+	"github.com/vigil-operator/vigil/internal/sla"
 	"github.com/vigil-operator/vigil/internal/store"
 )
 
@@ -178,6 +181,15 @@ func (s *Server) policy(c *v1.Check, obs store.Check, now time.Time) []string {
 	}
 	if esc := c.Spec.Escalation; esc != nil {
 		out = append(out, "Still down after "+monitor.HumanDuration(esc.After.Duration)+": "+strings.Join(esc.Channels, ", ")+" told too.")
+	}
+	if spec := c.Spec.SLA; spec != nil {
+		if rules, err := sla.RulesOf(spec); err == nil {
+			out = append(out, rules.Describe())
+		}
+		// The leader's last judgement, as the SLAMet condition shows it.
+		if cond := meta.FindStatusCondition(c.Status.Conditions, v1.ConditionSLAMet); cond != nil {
+			out = append(out, cond.Message+".")
+		}
 	}
 	return out
 }

@@ -79,6 +79,10 @@ func notificationWhat(f store.Flip) string {
 		return "Still down (escalation)"
 	case store.NoticeFailure:
 		return "A failed run (" + f.Detail + ")"
+	case store.NoticeSLABreach:
+		return "SLA breached (" + f.Detail + ")"
+	case store.NoticeSLAMet:
+		return "SLA met again (" + f.Detail + ")"
 	case store.NoticeMaintenanceStart:
 		return "Maintenance window " + f.Held + " started"
 	case store.NoticeMaintenanceEnd:

@@ -52,6 +52,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/runner"
 	"github.com/vigil-operator/vigil/internal/scheme"
 	"github.com/vigil-operator/vigil/internal/site"
+	"github.com/vigil-operator/vigil/internal/sla"
 	"github.com/vigil-operator/vigil/internal/statuspage"
 	"github.com/vigil-operator/vigil/internal/store"
 	"github.com/vigil-operator/vigil/internal/version"
@@ -94,6 +95,9 @@ type Options struct {
 	// ReportInterval is how often the leader looks for reports owed to
 	// email Channels (default a minute).
 	ReportInterval time.Duration
+	// SLAInterval is how often the leader judges checks' SLAs (default
+	// sla.DefaultEvery).
+	SLAInterval time.Duration
 
 	// CheckLimit is a project's default check limit; default 20, as the
 	// reference. The limits ConfigMap overrides it per namespace.
@@ -346,7 +350,9 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 	}
 	reports := &report.Scheduler{Client: mgr.GetClient(), Checks: door, Store: st, Send: dispatcher.Report, Clock: opts.Clock,
 		Every: opts.ReportInterval, URL: opts.BaseURL + "/", Log: ctrl.Log.WithName("reports")}
-	for _, r := range []manager.Runnable{dispatcher, projector, loop, reports} {
+	slas := &sla.Watcher{Client: mgr.GetClient(), Checks: door, Show: projector.SetSLA, Clock: opts.Clock,
+		Every: opts.SLAInterval, Log: ctrl.Log.WithName("sla")}
+	for _, r := range []manager.Runnable{dispatcher, projector, loop, reports, slas} {
 		if err := mgr.Add(r); err != nil {
 			_ = st.Close()
 			return nil, err

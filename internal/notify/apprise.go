@@ -129,12 +129,12 @@ func (appriseKind) Send(ctx context.Context, d Delivery) error {
 // appriseType is Apprise's notification type of a message.
 func appriseType(m *Message) string {
 	switch {
-	case m.Test, m.maintenance():
+	case m.Test, m.maintenance(), m.Notice == "sla-met":
 		return "info"
 	case m.Up:
 		return "success"
 	case m.Notice != "":
-		// A re-alert, an escalation, a failure notice.
+		// A re-alert, an escalation, a failure notice, an SLA breach.
 		return "warning"
 	}
 	return "failure"

@@ -341,6 +341,10 @@ func emailSubject(m *Message) string {
 		word = "STILL DOWN"
 	case "maintenance-end":
 		word = "MAINTENANCE ENDED"
+	case "sla-breach":
+		word = "SLA BREACHED"
+	case "sla-met":
+		word = "SLA MET"
 	}
 	return m.testPrefix() + word + " | " + m.Check.name()
 }

@@ -35,7 +35,9 @@ type Message struct {
 	// delay) or "failure" (a failed run below its failure threshold; the
 	// check is still up); or "maintenance-start" and "maintenance-end": the
 	// maintenance window Held started holding the check's notifications
-	// (until Until), or ended.
+	// (until Until), or ended; or "sla-breach" and "sla-met": the check's
+	// runs breached its SLA (Reason the rule, Detail the figures), or meet
+	// it again.
 	Notice string
 	// Since is when the down began: for an up flip, how long it was down;
 	// for a re-alert or an escalation, how long it has been. Zero: unknown.
@@ -133,9 +135,20 @@ func (m *Message) status() string {
 		return "failure"
 	case m.maintenance():
 		return "maintenance"
+	case m.sla():
+		return "sla"
 	}
 	return "down"
 }
+
+// sla reports whether the message is about the check's SLA.
+func (m *Message) sla() bool { return m.Notice == "sla-breach" || m.Notice == "sla-met" }
+
+// aside reports whether the message tells of something beside the
+// check's state, for people to read: a failed run below the threshold, a
+// maintenance window, the SLA. The check is not down for it, so an
+// incident tracker opens no incident and a pager is not woken.
+func (m *Message) aside() bool { return m.Notice == "failure" || m.maintenance() || m.sla() }
 
 // maintenance reports whether the message is about a maintenance window
 // starting or ending.
@@ -145,7 +158,7 @@ func (m *Message) maintenance() bool {
 
 // calm reports whether the message is good news or none: an up, or a
 // maintenance window (senders colour it as an up).
-func (m *Message) calm() bool { return m.Up || m.maintenance() }
+func (m *Message) calm() bool { return m.Up || m.maintenance() || m.Notice == "sla-met" }
 
 // testPrefix marks the human-readable titles of test notifications.
 func (m *Message) testPrefix() string {
@@ -252,6 +265,10 @@ func (m *Message) state() string {
 			return "had a failed run (" + m.Detail + ")"
 		}
 		return "had a failed run"
+	case m.Notice == "sla-breach":
+		return "breached its SLA (" + m.Detail + ")"
+	case m.Notice == "sla-met":
+		return "meets its SLA again (" + m.Detail + ")"
 	case m.Notice != "" && lasted != "":
 		return "is still DOWN (for " + lasted + ")"
 	case m.Notice != "":

@@ -125,6 +125,10 @@ func TestStory(t *testing.T) {
 			"“backup” is in maintenance (window nightly holds its notifications until 2026-11-28 05:00 UTC).", "MAINTENANCE | backup", ""},
 		{"a maintenance window ends", Message{Time: down, Notice: "maintenance-end", Held: "nightly"},
 			"“backup” is out of maintenance (window nightly ended).", "MAINTENANCE ENDED | backup", ""},
+		{"an SLA breached", Message{Time: down, Notice: "sla-breach", Reason: "SuccessRateLow", Detail: "success rate 80% over 7 days, below 95%"},
+			"“backup” breached its SLA (success rate 80% over 7 days, below 95%).", "SLA BREACHED | backup", ""},
+		{"an SLA met again", Message{Time: down, Notice: "sla-met", Detail: "success rate 96% over 7 days"},
+			"“backup” meets its SLA again (success rate 96% over 7 days).", "SLA MET | backup", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -147,7 +151,7 @@ func TestStory(t *testing.T) {
 func TestFailureNoticeOpensNoIncident(t *testing.T) {
 	for _, kind := range []v1.ChannelKind{v1.ChannelPagerDuty, v1.ChannelAlertmanager} {
 		ch := &v1.Channel{Spec: v1.ChannelSpec{Kind: kind}} // no settings: sending would fail
-		for _, notice := range []string{"failure", "maintenance-start", "maintenance-end"} {
+		for _, notice := range []string{"failure", "maintenance-start", "maintenance-end", "sla-breach", "sla-met"} {
 			err := Send(context.Background(), Delivery{Channel: ch, Message: Message{Notice: notice, Check: CheckInfo{Object: "backup"}}})
 			if err != nil {
 				t.Errorf("%s, %s: %v, want nothing sent", kind, notice, err)

@@ -127,7 +127,7 @@ func pushoverPriority(s *v1.PushoverChannel, m *Message) int {
 	switch {
 	case m.calm():
 		return clampInt(int(s.UpPriority), -2, 1)
-	case m.Notice == "failure":
+	case m.aside():
 		return clampInt(int(s.Priority), -2, 1)
 	}
 	return clampInt(int(s.Priority), -2, pushoverEmergency)

@@ -112,10 +112,10 @@ func Send(ctx context.Context, d Delivery) error {
 	if d.Message.Report != nil && d.Channel.Spec.Kind != v1.ChannelEmail {
 		return Permanent(fmt.Errorf("a %s Channel does not take reports: only email does", d.Channel.Spec.Kind))
 	}
-	if _, tracks := k.(incidentTracker); tracks && (d.Message.Notice == "failure" || d.Message.maintenance()) {
+	if _, tracks := k.(incidentTracker); tracks && d.Message.aside() {
 		// An incident tracker would open an incident for a check that is
-		// not down: a failure below the threshold, and a maintenance
-		// window's start and end, are for people to read.
+		// not down: a failure below the threshold, a maintenance window's
+		// start and end, and the SLA are for people to read.
 		return nil
 	}
 	if d.Channel.Spec.Kind != v1.ChannelWebhook && d.Message.Report == nil {

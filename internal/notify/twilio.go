@@ -162,7 +162,7 @@ func (whatsAppKind) Send(ctx context.Context, d Delivery) error {
 // it is sent as free text.
 func whatsAppContentSID(s *v1.WhatsAppChannel, m *Message) string {
 	switch {
-	case m.Notice == "failure" || m.maintenance():
+	case m.aside():
 		return ""
 	case m.Up:
 		return s.UpContentSID

@@ -89,6 +89,9 @@ type Projector struct {
 
 	mu       sync.Mutex
 	verdicts map[types.UID]Verdict
+	// slas are the SLAMet conditions the SLA watcher handed over (nil:
+	// remove it).
+	slas map[types.UID]*metav1.Condition
 	// byName is the object each name had when its verdict was set.
 	byName map[types.NamespacedName]types.UID
 	dirty  map[types.UID]*entry
@@ -109,6 +112,7 @@ type entry struct {
 func (p *Projector) init() {
 	p.once.Do(func() {
 		p.verdicts = map[types.UID]Verdict{}
+		p.slas = map[types.UID]*metav1.Condition{}
 		p.byName = map[types.NamespacedName]types.UID{}
 		p.dirty = map[types.UID]*entry{}
 		p.wake = make(chan struct{}, 1)
@@ -143,12 +147,37 @@ func (p *Projector) SetVerdict(c *v1.Check, v Verdict) {
 	p.Wake()
 }
 
+// SetSLA hands over a check's SLAMet condition from the SLA watcher (nil:
+// the check has no SLA, the condition goes). While its status and reason
+// stay, the condition shown stays as it is: the figures in its message
+// move at every look, and etcd need not hear of each.
+func (p *Projector) SetSLA(c *v1.Check, cond *metav1.Condition) {
+	p.init()
+	shown := meta.FindStatusCondition(c.Status.Conditions, v1.ConditionSLAMet)
+	if cond != nil && shown != nil && shown.Status == cond.Status && shown.Reason == cond.Reason &&
+		shown.ObservedGeneration == cond.ObservedGeneration {
+		kept := *shown
+		cond = &kept
+	}
+	p.mu.Lock()
+	old, had := p.slas[c.UID]
+	if had && equality.Semantic.DeepEqual(old, cond) {
+		p.mu.Unlock()
+		return
+	}
+	p.slas[c.UID] = cond
+	p.markLocked(c.UID, client.ObjectKeyFromObject(c), false)
+	p.mu.Unlock()
+	p.Wake()
+}
+
 // Forget drops what the projector holds of a deleted check.
 func (p *Projector) Forget(uid types.UID) {
 	p.init()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.verdicts, uid)
+	delete(p.slas, uid)
 	delete(p.dirty, uid)
 }
 
@@ -160,6 +189,7 @@ func (p *Projector) ForgetName(key types.NamespacedName, keep types.UID) {
 	defer p.mu.Unlock()
 	if uid, ok := p.byName[key]; ok && uid != keep {
 		delete(p.verdicts, uid)
+		delete(p.slas, uid)
 		delete(p.dirty, uid)
 		delete(p.byName, key)
 	}
@@ -356,6 +386,7 @@ func (p *Projector) projectFrom(ctx context.Context, r client.Reader, uid types.
 	}
 	p.mu.Lock()
 	verdict, hasVerdict := p.verdicts[uid]
+	sla, hasSLA := p.slas[uid]
 	p.mu.Unlock()
 	now := p.Clock.Now()
 	updated := c.DeepCopy()
@@ -367,6 +398,12 @@ func (p *Projector) projectFrom(ctx context.Context, r client.Reader, uid types.
 	if !hasVerdict || !verdict.Stalled {
 		cfg, cfgErr := p.Checks.Config(c)
 		applyObserved(st, obs, cfg, cfgErr == nil, gen, now)
+	}
+	switch {
+	case hasSLA && sla == nil:
+		meta.RemoveStatusCondition(&st.Conditions, v1.ConditionSLAMet)
+	case hasSLA:
+		setCondition(st, *sla, now)
 	}
 	st.LastSyncTime = c.Status.LastSyncTime
 	if equality.Semantic.DeepEqual(c.Status, updated.Status) {
@@ -541,6 +578,15 @@ func (p *Projector) announce(before, after *v1.Check) {
 			}
 			p.Recorder.Eventf(after, nil, corev1.EventTypeWarning, v1.ReasonCheckDown, "Monitor", "%s", msg)
 		}
+	}
+	sla := meta.FindStatusCondition(after.Status.Conditions, v1.ConditionSLAMet)
+	wasSLA := meta.FindStatusCondition(before.Status.Conditions, v1.ConditionSLAMet)
+	switch {
+	case sla == nil || (wasSLA != nil && wasSLA.Status == sla.Status && wasSLA.Reason == sla.Reason):
+	case sla.Status == metav1.ConditionFalse:
+		p.Recorder.Eventf(after, nil, corev1.EventTypeWarning, sla.Reason, "JudgeSLA", "%s", sla.Message)
+	case sla.Status == metav1.ConditionTrue && wasSLA != nil && wasSLA.Status == metav1.ConditionFalse:
+		p.Recorder.Eventf(after, nil, corev1.EventTypeNormal, sla.Reason, "JudgeSLA", "%s", sla.Message)
 	}
 	ready := meta.FindStatusCondition(after.Status.Conditions, v1.ConditionReady)
 	old := meta.FindStatusCondition(before.Status.Conditions, v1.ConditionReady)

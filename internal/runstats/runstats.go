@@ -230,10 +230,11 @@ func (s Stats) TrendWords() string {
 	if change < 0 {
 		dir = "down"
 	}
-	return fmt.Sprintf("p95 %s %.0f%% against the previous %s", dir, math.Abs(change)*100, windowWords(s.To.Sub(s.From)))
+	return fmt.Sprintf("p95 %s %.0f%% against the previous %s", dir, math.Abs(change)*100, WindowWords(s.To.Sub(s.From)))
 }
 
-func windowWords(w time.Duration) string {
+// WindowWords says a window as a person would: "day", "7 days", "12 hours".
+func WindowWords(w time.Duration) string {
 	switch {
 	case w == Day:
 		return "day"

@@ -38,6 +38,7 @@ var copiedTables = []copiedTable{
 	{name: "key_owners", key: "key_id", columns: []string{"key_id", "namespace", "released"}},
 	{name: "reports", key: "namespace, channel, period", columns: []string{"namespace", "channel", "period", "sent",
 		"attempts", "next_attempt", "error", "created"}},
+	{name: "sla_verdicts", key: "check_uid", columns: []string{"check_uid", "reason", "detail", "since"}},
 }
 
 // counterTable is the change counter, one row that every store has from

@@ -304,7 +304,7 @@ func (o *forgetOp) apply(t *txn) error {
 		// The check's row first: on PostgreSQL that waits for a ping
 		// another transaction is writing to it, so the deletes below see
 		// that ping's rows too.
-		for _, table := range []string{"checks", "pings", "runs", "flips", "deliveries"} {
+		for _, table := range []string{"checks", "pings", "runs", "flips", "deliveries", "sla_verdicts"} {
 			key := "check_uid"
 			if table == "checks" {
 				key = "uid"

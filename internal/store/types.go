@@ -81,6 +81,8 @@ const (
 	// EventMaintenance: a maintenance window started or ended holding
 	// the check's notifications.
 	EventMaintenance
+	// EventSLA: a check's SLA breached, or met again (sla.go).
+	EventSLA
 )
 
 // failedRunEvents are the events a down (or, with EventFailure for
@@ -97,7 +99,7 @@ func failedRunEvents(ev Event, reason monitor.Reason) Event {
 }
 
 // DefaultEvents are the events a Channel takes unless it says.
-const DefaultEvents = EventDown | EventUp | EventRealert
+const DefaultEvents = EventDown | EventUp | EventRealert | EventSLA
 
 // Route is how one Channel wants to hear of a check.
 type Route struct {
@@ -140,6 +142,10 @@ const (
 	// HeldUntil), or ended.
 	NoticeMaintenanceStart Notice = "maintenance-start"
 	NoticeMaintenanceEnd   Notice = "maintenance-end"
+	// NoticeSLABreach and NoticeSLAMet: the check's runs breached its
+	// SLA (Reason says which rule, Detail the figures), or meet it again.
+	NoticeSLABreach Notice = "sla-breach"
+	NoticeSLAMet    Notice = "sla-met"
 )
 
 // Ping is one ping to record.

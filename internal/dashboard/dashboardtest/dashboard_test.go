@@ -176,7 +176,7 @@ var _ = Describe("The dashboard", Ordered, func() {
 		Expect(harness.Client.Get(context.Background(), key, c)).To(Succeed())
 		patch := client.MergeFrom(c.DeepCopy())
 		c.Spec.AlertPolicy = v1.AlertPolicy{FailureThreshold: 3, MaxRuntime: &metav1.Duration{Duration: 2 * time.Hour},
-			RealertInterval: &metav1.Duration{Duration: time.Hour}}
+			RealertInterval: &metav1.Duration{Duration: time.Hour}, SLA: &v1.CheckSLA{MinSuccessRate: "99.5"}}
 		Expect(harness.Client.Patch(context.Background(), c, patch)).To(Succeed())
 		Eventually(func(g Gomega) int64 {
 			g.Expect(harness.Client.Get(context.Background(), key, c)).To(Succeed())
@@ -194,6 +194,7 @@ var _ = Describe("The dashboard", Ordered, func() {
 		Expect(policy).To(ContainSubstring("Down after 3 failed runs in a row (now 1 of 3)."))
 		Expect(policy).To(ContainSubstring("A run may take at most 2 h"))
 		Expect(policy).To(ContainSubstring("While down, announced again every 1 h."))
+		Expect(policy).To(ContainSubstring("SLA over the last 7 days: at least 99.5% of runs succeed."))
 		screenshot(ctx, "check-policy")
 		do(ctx, chromedp.Navigate(harness.BaseURL+"/"), chromedp.WaitVisible(chromedp.CSS(".summary")))
 		Expect(text(ctx, `tr[data-id="`+uuid+`"] .failures`)).To(Equal("1 of 3 failures"))

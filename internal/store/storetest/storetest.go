@@ -1036,6 +1036,69 @@ func Run(t *testing.T, newDSN NewDSN) {
 				t.Fatalf("%d flips listed, want the 4 real ones (notices are not flips): %+v", len(flips), flips)
 			}
 		},
+		"an SLA's breach and its end are each told once, across a restart, and not inside a maintenance window": func(t *testing.T, dsn string) {
+			tg := simple("sla", "ops", "pager")
+			tg.Config.Timeout = 24 * time.Hour
+			tg.Routes = store.RouteFunc(func(_, ch string) store.Route {
+				if ch == "pager" {
+					return store.Route{Events: store.EventDown | store.EventUp}
+				}
+				return store.Route{}
+			})
+			tg.Maintenance = windows(t, "upgrade", 2*time.Hour, 3*time.Hour)
+			s := open(t, dsn, store.Options{})
+			_, err := s.RecordPing(ctx, tg, ping(monitor.PingSuccess, t0))
+			must(t, err)
+			judge := func(breach string, at time.Duration, wantNews bool) {
+				t.Helper()
+				news, err := s.JudgeSLA(ctx, tg, store.SLAVerdict{Breach: breach, Detail: "figures at " + at.String()}, t0.Add(at))
+				must(t, err)
+				if news != wantNews {
+					t.Fatalf("%q at %s: news %v, want %v", breach, at, news, wantNews)
+				}
+			}
+			breaches := func(want string) {
+				t.Helper()
+				got, err := s.SLABreaches(ctx)
+				must(t, err)
+				if v, ok := got[tg.UID]; v.Breach != want || ok != (want != "") || len(got) > 1 {
+					t.Fatalf("breaches %+v, want %q", got, want)
+				}
+			}
+			judge("", time.Minute, false) // met, never breached: nothing to tell
+			judge("SuccessRateLow", 10*time.Minute, true)
+			judge("SuccessRateLow", 20*time.Minute, false)
+			judge("DurationRegressed", 30*time.Minute, true) // another rule breached
+			breaches("DurationRegressed")
+			judge("", 150*time.Minute, false) // inside the window: neither told nor recorded
+			breaches("DurationRegressed")
+			must(t, s.Close())
+			s = open(t, dsn, store.Options{})
+			judge("", 200*time.Minute, true)
+			breaches("")
+			if got := drain(t, s); !slices.Equal(got, []string{"sla-breach to ops", "sla-breach to ops", "sla-met to ops"}) {
+				t.Fatalf("told %v", got)
+			}
+			flips, err := s.Flips(ctx, tg.UID)
+			must(t, err)
+			if len(flips) != 0 {
+				t.Fatalf("flips %+v: an SLA's notices are not changes of state", flips)
+			}
+			list, err := s.Notifications(ctx, tg.UID, 10)
+			must(t, err)
+			if len(list) != 3 || list[0].Notice != store.NoticeSLAMet || list[0].Detail != "figures at 3h20m0s" ||
+				list[2].Reason != "SuccessRateLow" {
+				t.Fatalf("notifications %+v", list)
+			}
+			// An SLA removed is forgotten without a word; so is a deleted check.
+			judge("SuccessRateLow", 4*time.Hour, true)
+			must(t, s.ForgetSLA(ctx, tg.UID))
+			breaches("")
+			judge("", 5*time.Hour, false)
+			judge("SuccessRateLow", 6*time.Hour, true)
+			must(t, s.Forget(ctx, tg.UID))
+			breaches("")
+		},
 		"a maintenance window holds the down and tells it once at its end, across a restart": func(t *testing.T, dsn string) {
 			tg := simple("maint", "ops")
 			tg.Config.Timeout, tg.Config.Grace = 24*time.Hour, time.Hour
