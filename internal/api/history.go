@@ -44,6 +44,11 @@ func (s *Server) lookupCheck(w http.ResponseWriter, r *request) (*v1.Check, bool
 // Retry-After while the store's database does not answer (said once by the
 // store, not logged per request), 500 otherwise.
 func (s *Server) internalError(w http.ResponseWriter, r *request, what string, err error) {
+	if errors.Is(err, store.ErrFull) {
+		w.Header().Set("Retry-After", "30")
+		writeError(w, http.StatusServiceUnavailable, "the ping store is full; try again later")
+		return
+	}
 	if s.Checks.Unavailable(err) {
 		w.Header().Set("Retry-After", "5")
 		writeError(w, http.StatusServiceUnavailable, "the ping store is unavailable; try again")

@@ -136,3 +136,55 @@ func TestStoreMigrate(t *testing.T) {
 		t.Error("vigil store migrate exits 0 after failing")
 	}
 }
+
+// TestStoreBackupAndRestore: `vigil store backup --dir --keep` names its
+// copies by time and keeps the newest; `vigil store restore` puts one back
+// and says where the store it replaced went; bad flags are refused.
+func TestStoreBackupAndRestore(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "vigil.db")
+	s, err := store.Open(ctx, "sqlite:"+path, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tg := store.Target{UID: "u1", Namespace: "team-a", Name: "backup", Config: monitor.Config{Timeout: time.Hour, Grace: time.Hour}}
+	if _, err := s.RecordPing(ctx, tg, store.Ping{Kind: monitor.PingSuccess, At: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for i := range 3 {
+		at := time.Date(2026, 11, 29, 3, i, 0, 0, time.UTC)
+		var out bytes.Buffer
+		if err := backupStore(ctx, &out, "sqlite:"+path, "", dir, 2, at); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), "1 checks, 1 pings") {
+			t.Fatalf("backup %d said %q", i, out.String())
+		}
+	}
+	copies, _ := filepath.Glob(filepath.Join(dir, "*"))
+	want := []string{filepath.Join(dir, "vigil-20261129T030100Z.db"), filepath.Join(dir, "vigil-20261129T030200Z.db")}
+	if fmt.Sprint(copies) != fmt.Sprint(want) {
+		t.Fatalf("copies %v, want the newest two %v", copies, want)
+	}
+	for _, bad := range [][]string{
+		{"store", "backup", "--from", path},
+		{"store", "backup", "--from", path, "--to", filepath.Join(dir, "x.db"), "--dir", dir},
+		{"store", "backup", "--from", path, "--to", filepath.Join(dir, "x.db"), "--keep", "2"},
+		{"store", "backup", "--from", "postgres://db/vigil", "--to", filepath.Join(dir, "x.db")},
+	} {
+		if out, err := vigil(t, bad...); err == nil {
+			t.Errorf("vigil %v succeeded: %s", bad, out)
+		}
+	}
+	if out, err := vigil(t, "store", "restore", "--from", want[1], "--to", path); !errors.Is(err, store.ErrInUse) || !strings.Contains(err.Error(), "stop the manager first") {
+		t.Fatalf("restore over a store in use: %v (%s)", err, out)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := vigil(t, "store", "restore", "--from", want[1], "--to", path)
+	if err != nil || !strings.Contains(out, "1 checks, 1 pings") || !strings.Contains(out, "the store it replaced is in "+path+".before-restore-") {
+		t.Fatalf("restore: %v, said %q", err, out)
+	}
+}

@@ -187,6 +187,9 @@ func (l *Loop) measure(ctx context.Context) {
 	if size, err := l.Store.Size(ctx); err == nil {
 		l.Metrics.SetStoreBytes(size)
 	}
+	if available, size, ok := l.Store.Volume(); ok {
+		l.Metrics.SetStoreVolume(available, size)
+	}
 	if counts, err := l.Store.StateCounts(ctx); err == nil {
 		l.Metrics.SetChecks(counts)
 	}

@@ -322,6 +322,13 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 			dispatcher.Wake()
 		}
 		projector.Wake()
+	}, OnFull: func(full bool, err error) {
+		m.SetStoreFull(full)
+		if full {
+			ctrl.Log.WithName("store").Error(err, "the ping store's volume is full: pings and writes are answered 503 with Retry-After until space is freed; reads go on")
+			return
+		}
+		ctrl.Log.WithName("store").Info("the ping store writes again: space was freed")
 	}})
 	if err != nil {
 		return nil, err

@@ -19,6 +19,8 @@ type Metrics struct {
 	lateness     prometheus.Histogram
 	checks       *prometheus.GaugeVec
 	storeBytes   prometheus.Gauge
+	storeFull    prometheus.Gauge
+	volume       *prometheus.GaugeVec
 	statusLag    prometheus.Gauge
 	statusWrites *prometheus.CounterVec
 }
@@ -51,6 +53,14 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "vigil_store_bytes",
 			Help: "Size of the ping store on disk.",
 		}),
+		storeFull: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "vigil_store_full",
+			Help: "1 while the ping store's writes fail because its volume is full (pings and writes are answered 503), else 0.",
+		}),
+		volume: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "vigil_store_volume_bytes",
+			Help: "The filesystem that holds the embedded ping store: its size and the bytes still available (embedded store only).",
+		}, []string{"kind"}),
 		statusLag: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "vigil_status_lag_seconds",
 			Help: "How long the oldest change in the ping store has waited to reach its Check's status.",
@@ -65,6 +75,8 @@ func New(reg prometheus.Registerer) *Metrics {
 	m.lateness = register(reg, m.lateness)
 	m.checks = register(reg, m.checks)
 	m.storeBytes = register(reg, m.storeBytes)
+	m.storeFull = register(reg, m.storeFull)
+	m.volume = register(reg, m.volume)
 	m.statusLag = register(reg, m.statusLag)
 	m.statusWrites = register(reg, m.statusWrites)
 	return m
@@ -125,6 +137,27 @@ func (m *Metrics) SetChecks(counts map[[2]string]int) {
 func (m *Metrics) SetStoreBytes(n int64) {
 	if m != nil {
 		m.storeBytes.Set(float64(n))
+	}
+}
+
+// SetStoreFull records whether the store's writes fail for want of space.
+func (m *Metrics) SetStoreFull(full bool) {
+	if m == nil {
+		return
+	}
+	v := 0.0
+	if full {
+		v = 1
+	}
+	m.storeFull.Set(v)
+}
+
+// SetStoreVolume records the size of the store's filesystem and the bytes
+// still available on it.
+func (m *Metrics) SetStoreVolume(available, size int64) {
+	if m != nil {
+		m.volume.WithLabelValues("available").Set(float64(available))
+		m.volume.WithLabelValues("size").Set(float64(size))
 	}
 }
 

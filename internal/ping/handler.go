@@ -48,6 +48,10 @@ type Handler struct {
 // not: clients are asked to wait longer than for a busy server.
 const msgStoreUnavailable = "the ping store is unavailable, try again"
 
+// msgStoreFull answers a ping while the ping store's volume is full: an
+// operator must free space, so clients are asked to wait longer still.
+const msgStoreFull = "the ping store is full, try again later"
+
 // retryAfter is the Retry-After of a 503 with this message.
 func retryAfter(msg string) string {
 	if msg == msgStoreUnavailable {
@@ -136,6 +140,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case errors.Is(err, store.ErrOverloaded):
 		w.Header().Set("Retry-After", "1")
 		respond(w, http.StatusServiceUnavailable, "busy, try again", uuidForm)
+		return
+	case errors.Is(err, store.ErrFull):
+		// Said once by the store (a log line and vigil_store_full).
+		w.Header().Set("Retry-After", "30")
+		respond(w, http.StatusServiceUnavailable, msgStoreFull, uuidForm)
 		return
 	case errors.Is(err, store.ErrUnavailable):
 		// Not logged per ping: the store logs nothing either, and the

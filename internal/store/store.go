@@ -55,6 +55,10 @@ type Options struct {
 	RunLimit int
 	// OnCommit, when set, is called after each commit with what it did.
 	OnCommit func(Committed)
+	// OnFull, when set, is called when writes start failing because the
+	// store's volume is full (full true, with the error), and when they
+	// succeed again (full.go).
+	OnFull func(full bool, err error)
 	// Exclusive opens an embedded store for this process alone: Open fails
 	// with ErrInUse while another process (a running manager) has the file
 	// open, and the file stays locked until Close, so that none can open it
@@ -130,6 +134,7 @@ type Store struct {
 	closed      bool
 	ops         chan op
 	down        atomic.Pointer[error] // set while the database does not answer
+	full        atomic.Bool           // set while writes fail for want of space (full.go)
 	commits     atomic.Int64          // transactions committed
 	writes      atomic.Int64          // writes they held
 	queuedBytes atomic.Int64

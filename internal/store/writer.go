@@ -154,6 +154,18 @@ func (s *Store) failQueued() {
 // until it answers again.
 func (s *Store) commit(batch []op) {
 	c, err := s.runTxAgain(batch)
+	// A full volume fails every write alike: trying them one by one would
+	// only fail each again.
+	if full := err != nil && isFull(err); full || err == nil {
+		s.noteFull(full, err)
+		if full {
+			err = fmt.Errorf("%w: %w", ErrFull, err)
+			for _, o := range batch {
+				o.finish(err)
+			}
+			return
+		}
+	}
 	// A commit that may have happened (a reply lost, a standby that
 	// stalled) is not tried again either: that could store a ping twice.
 	// Each caller hears that it failed, as with a crash before the answer.
@@ -167,6 +179,10 @@ func (s *Store) commit(batch []op) {
 	if err != nil && len(batch) > 1 {
 		for _, o := range batch {
 			c1, err := s.runTxAgain([]op{o})
+			if err != nil && isFull(err) {
+				s.noteFull(true, err)
+				err = fmt.Errorf("%w: %w", ErrFull, err)
+			}
 			o.finish(err)
 			if err == nil && s.opts.OnCommit != nil {
 				s.opts.OnCommit(c1)

@@ -23,6 +23,7 @@ import (
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -1090,6 +1091,7 @@ func TestOptionalObjects(t *testing.T) {
 		{"serviceMonitor", []string{"--set", "serviceMonitor.enabled=true"}, nil, "ServiceMonitor"},
 		{"prometheusRule", []string{"--set", "prometheusRule.enabled=true"}, nil, "PrometheusRule"},
 		{"networkPolicy", []string{"--set", "networkPolicy.enabled=true"}, nil, "NetworkPolicy"},
+		{"backup", []string{"--set", "store.embedded.backup.enabled=true"}, nil, "CronJob"},
 	} {
 		t.Run(tc.feature, func(t *testing.T) {
 			if got := helmTemplate(t, tc.on...).ofKind(tc.kind); len(got) != 1 {
@@ -1099,6 +1101,57 @@ func TestOptionalObjects(t *testing.T) {
 				t.Errorf("%v: want no %s, got %s", tc.off, tc.kind, got)
 			}
 		})
+	}
+}
+
+// TestBackupCronJob: the store's backup runs vigil store backup beside
+// the manager (its ReadWriteOnce volume), into a volume of its own kept
+// by helm uninstall or one the user names; PostgreSQL mode has none.
+func TestBackupCronJob(t *testing.T) {
+	objs := helmTemplate(t, "--set", "store.embedded.backup.enabled=true,store.embedded.backup.keep=3,store.embedded.backup.schedule=0 4 * * *")
+	cj := convert[batchv1.CronJob](t, objs.must(t, "CronJob", "vigil-backup"))
+	if cj.Spec.Schedule != "0 4 * * *" || cj.Spec.ConcurrencyPolicy != batchv1.ForbidConcurrent {
+		t.Errorf("schedule %q, concurrency %q", cj.Spec.Schedule, cj.Spec.ConcurrencyPolicy)
+	}
+	pod := cj.Spec.JobTemplate.Spec.Template.Spec
+	c := pod.Containers[0]
+	if want := []string{"store", "backup", "--from=sqlite:/var/lib/vigil/vigil.db", "--dir=/backups", "--keep=3"}; !slices.Equal(c.Args, want) {
+		t.Errorf("args %v, want %v", c.Args, want)
+	}
+	claims := map[string]string{}
+	for _, v := range pod.Volumes {
+		claims[v.Name] = v.PersistentVolumeClaim.ClaimName
+	}
+	if claims["data"] != "data-vigil-manager-0" || claims["backups"] != "vigil-backups" {
+		t.Errorf("volumes %v: want the manager's claim and vigil-backups", claims)
+	}
+	sts := objs.must(t, "StatefulSet", "vigil-manager")
+	claim, _, _ := unstructured.NestedSlice(sts.Object, "spec", "volumeClaimTemplates")
+	if name, _, _ := unstructured.NestedString(claim[0].(map[string]any), "metadata", "name"); name+"-vigil-manager-0" != claims["data"] {
+		t.Errorf("the StatefulSet's claim template %q does not make %s", name, claims["data"])
+	}
+	term := pod.Affinity.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution[0]
+	if term.TopologyKey != "kubernetes.io/hostname" || term.LabelSelector.MatchLabels["app.kubernetes.io/component"] != "manager" {
+		t.Errorf("affinity %+v: want the manager's node", term)
+	}
+	if pod.AutomountServiceAccountToken == nil || *pod.AutomountServiceAccountToken || c.SecurityContext == nil || !*c.SecurityContext.ReadOnlyRootFilesystem {
+		t.Errorf("the backup pod has API access or a writable root")
+	}
+	pvc := objs.must(t, "PersistentVolumeClaim", "vigil-backups")
+	if pvc.GetAnnotations()["helm.sh/resource-policy"] != "keep" {
+		t.Errorf("the backups' claim is not kept by helm uninstall: %v", pvc.GetAnnotations())
+	}
+
+	named := helmTemplate(t, "--set", "store.embedded.backup.enabled=true,store.embedded.backup.existingClaim=nfs-backups,store.embedded.existingClaim=vigil-data")
+	if got := named.ofKind("PersistentVolumeClaim"); len(got) != 0 {
+		t.Errorf("claims made though both are named: %s", got)
+	}
+	pod = convert[batchv1.CronJob](t, named.must(t, "CronJob", "vigil-backup")).Spec.JobTemplate.Spec.Template.Spec
+	if pod.Volumes[0].PersistentVolumeClaim.ClaimName != "vigil-data" || pod.Volumes[1].PersistentVolumeClaim.ClaimName != "nfs-backups" {
+		t.Errorf("volumes %+v: want vigil-data and nfs-backups", pod.Volumes)
+	}
+	if got := helmTemplate(t, append(slices.Clone(postgres), "--set", "store.embedded.backup.enabled=true")...).ofKind("CronJob"); len(got) != 0 {
+		t.Errorf("a backup CronJob in PostgreSQL mode: %s", got)
 	}
 }
 
@@ -1183,8 +1236,12 @@ func TestPrometheusRule(t *testing.T) {
 				}
 			}
 			// No VigilNoLeader: the single replica holds no lease.
-			if got := keys(alerts); !slices.Equal(got, []string{"VigilCheckDown", "VigilDown"}) {
-				t.Fatalf("alerts %v, want VigilCheckDown and VigilDown", got)
+			if got := keys(alerts); !slices.Equal(got, []string{"VigilCheckDown", "VigilDown", "VigilStoreFull", "VigilStoreVolumeFilling"}) {
+				t.Fatalf("alerts %v, want VigilCheckDown, VigilDown, VigilStoreFull and VigilStoreVolumeFilling", got)
+			}
+			filling, _ := alerts["VigilStoreVolumeFilling"]["expr"].(string)
+			if !strings.Contains(filling, `kind="available"`) || !strings.Contains(filling, `kind="size"`) || !strings.HasSuffix(filling, "< 0.1") {
+				t.Errorf("VigilStoreVolumeFilling expr %q", filling)
 			}
 			down := alerts["VigilDown"]
 			if want := fmt.Sprintf(`absent(up{job=%q, namespace=%q} == 1)`, tc.job, namespace); down["expr"] != want || down["for"] != "5m" {

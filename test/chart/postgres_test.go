@@ -396,8 +396,8 @@ func TestPostgresPrometheusRule(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append(append(slices.Clone(postgres), "--set", "prometheusRule.enabled=true,prometheusRule.additionalLabels.team=platform"), tc.args...)
 			alerts := alertsOf(t, helmTemplate(t, args...).must(t, "PrometheusRule", "vigil"))
-			if got := keys(alerts); !slices.Equal(got, []string{"VigilCheckDown", "VigilDown", "VigilNoLeader"}) {
-				t.Fatalf("alerts %v, want VigilCheckDown, VigilDown and VigilNoLeader", got)
+			if got := keys(alerts); !slices.Equal(got, []string{"VigilCheckDown", "VigilDown", "VigilNoLeader", "VigilStoreFull"}) {
+				t.Fatalf("alerts %v, want VigilCheckDown, VigilDown, VigilNoLeader and VigilStoreFull (no volume of its own to watch)", got)
 			}
 			a := alerts["VigilNoLeader"]
 			want := `max(leader_election_master_status{job="vigil-metrics", namespace="vigil-system", name="vigil.monitoring.vigil.dev"}) < 1`
@@ -527,8 +527,9 @@ func TestPostgresKeepsFeatures(t *testing.T) {
 		case "PrometheusRule":
 			want, got := alertsOf(t, &e), alertsOf(t, p)
 			delete(got, "VigilNoLeader")
+			delete(want, "VigilStoreVolumeFilling") // the embedded store's volume
 			if !reflect.DeepEqual(got, want) {
-				t.Errorf("PrometheusRule alerts differ beyond VigilNoLeader:\n%v\n%v", got, want)
+				t.Errorf("PrometheusRule alerts differ beyond VigilNoLeader and VigilStoreVolumeFilling:\n%v\n%v", got, want)
 			}
 		default:
 			if !reflect.DeepEqual(e.Object, p.Object) {
