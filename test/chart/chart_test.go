@@ -1531,3 +1531,79 @@ func TestStatusWritesPerSecond(t *testing.T) {
 		})
 	}
 }
+
+// TestValuesSchema: values.schema.json refuses a misspelt key, a value out
+// of bounds or of the wrong kind at install, naming it, and takes every
+// value the chart documents (the defaults, and a file setting them all).
+func TestValuesSchema(t *testing.T) {
+	for _, tc := range []struct{ set, says string }{
+		{"prometheusRule.enabeld=true", "additional properties 'enabeld' not allowed"},
+		{"pingLogLimit=5000", "/pingLogLimit"},
+		{"image.pullPolicy=Sometimes", "/image/pullPolicy"},
+		{"store.embedded.accessModes[0]=ReadWriteEverywhere", "/store/embedded/accessModes/0"},
+		{"serviceMonitor.interval=30 seconds", "/serviceMonitor/interval"},
+		{"projectLimits.team-a.checkLimt=5", "additional properties 'checkLimt' not allowed"},
+		{"store.embedded.backup.keep=-1", "/store/embedded/backup/keep"},
+	} {
+		_, err := testenv.HelmTemplate(t.Context(), chartDir, release, namespace, "--set", tc.set)
+		if err == nil || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("--set %s: %v, want refused saying %q", tc.set, err, tc.says)
+		}
+	}
+	helmTemplate(t, "--values", allFeatures)
+	helmTemplate(t, "--set", "projectLimits.team-a.checkLimit=200,projectLimits.team-a.egressAllow[0]=10.1.2.0/24,logLevel=debug")
+}
+
+// TestArtifactHubAnnotations: the CRDs Artifact Hub lists are the chart's,
+// and its image is the chart's own version.
+func TestArtifactHubAnnotations(t *testing.T) {
+	var c struct {
+		AppVersion  string            `json:"appVersion"`
+		Annotations map[string]string `json:"annotations"`
+	}
+	if err := yaml.Unmarshal(readRepoFile(t, chartDir+"/Chart.yaml"), &c); err != nil {
+		t.Fatal(err)
+	}
+	var crds []struct{ Kind, Version, Name string }
+	if err := yaml.Unmarshal([]byte(c.Annotations["artifacthub.io/crds"]), &crds); err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, crd := range crds {
+		listed = append(listed, crd.Name)
+		if crd.Version != "v1alpha1" || crd.Kind == "" {
+			t.Errorf("artifacthub.io/crds entry %+v", crd)
+		}
+	}
+	files, err := filepath.Glob(filepath.Join(readRepoRoot(t), chartDir, "crds", "*.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var shipped []string
+	for _, f := range files {
+		shipped = append(shipped, strings.TrimSuffix(strings.TrimPrefix(filepath.Base(f), "monitoring.vigil.dev_"), ".yaml")+".monitoring.vigil.dev")
+	}
+	slices.Sort(listed)
+	slices.Sort(shipped)
+	if !slices.Equal(listed, shipped) {
+		t.Errorf("Artifact Hub lists CRDs %v, the chart ships %v", listed, shipped)
+	}
+	if !strings.Contains(c.Annotations["artifacthub.io/images"], "ghcr.io/vigil-operator/vigil:"+c.AppVersion) {
+		t.Errorf("artifacthub.io/images %q does not name version %s", c.Annotations["artifacthub.io/images"], c.AppVersion)
+	}
+	for _, key := range []string{"artifacthub.io/crdsExamples", "artifacthub.io/links"} {
+		var list []map[string]any
+		if err := yaml.Unmarshal([]byte(c.Annotations[key]), &list); err != nil || len(list) == 0 {
+			t.Errorf("%s: %v, %d entries", key, err, len(list))
+		}
+	}
+}
+
+func readRepoRoot(t *testing.T) string {
+	t.Helper()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root
+}
