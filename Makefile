@@ -133,8 +133,8 @@ bench-failover: test-assets postgres ## Measure a leader's crash in PostgreSQL m
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./hack/bench/failover -checks 1000
 
 .PHONY: packages
-packages: ## Make sure PostgreSQL, Prometheus and Chromium are installed (Debian's packages, one apt-get, when root); the tests run them for real.
-	hack/ensure-packages.sh postgres prometheus chromium
+packages: ## Make sure PostgreSQL, Prometheus, Chromium and podman are installed (Debian's packages, one apt-get, when root); the tests run them for real.
+	hack/ensure-packages.sh postgres prometheus chromium podman
 
 .PHONY: postgres
 postgres: ## Make sure the PostgreSQL server binaries are installed (Debian's package, when root); the tests start their own server.
@@ -199,8 +199,15 @@ build: ## Build the vigil binary into bin/vigil.
 run: build ## Run the manager against the cluster in your kubeconfig (CRDs must be installed).
 	$(BIN)/vigil manager --leader-elect=false --metrics-secure=false --metrics-bind-address=127.0.0.1:8080 --health-probe-bind-address=127.0.0.1:8081
 
+# The version images and releases carry: the newest tag, or 0.0.0-dev.
+VERSION ?= $(shell git describe --tags --exact-match 2>/dev/null | sed 's/^v//' || echo 0.0.0-dev)
+
+.PHONY: image
+image: ## Build the OCI image for PLATFORMS into bin/image/oci (no container engine), with its SBOM; reproducible.
+	$(GO) run ./hack/image -out $(BIN)/image -version $(VERSION) -platforms $(PLATFORMS)
+
 .PHONY: docker-build
-docker-build: ## Build the container image (needs a Docker engine).
+docker-build: ## Build the container image with a Docker engine (make image needs none).
 	docker build -t $(IMG) .
 
 ##@ Deployment

@@ -4,12 +4,13 @@
 #   postgres    the PostgreSQL server binaries (initdb, postgres): the tests
 #               start throw-away servers (internal/testenv.StartPostgres);
 #   prometheus  a Prometheus server: a test scrapes the manager with it;
-#   chromium    a headless Chromium: the dashboard's browser tests.
+#   chromium    a headless Chromium: the dashboard's browser tests;
+#   podman      podman with runc: test/image runs Vigil's image with it.
 # What is missing is installed, all of it with one apt-get, when this runs
 # as root; otherwise this fails and says how to install it. It never lets a
 # test be skipped.
 #
-# Usage: hack/ensure-packages.sh postgres prometheus chromium
+# Usage: hack/ensure-packages.sh postgres prometheus chromium podman
 set -euo pipefail
 
 have() {
@@ -22,7 +23,8 @@ have() {
 		compgen -G '/usr/lib/postgresql/*/bin/postgres' >/dev/null || command -v postgres >/dev/null ;;
 	prometheus) if [ -n "${VIGIL_PROMETHEUS:-}" ]; then [ -x "$VIGIL_PROMETHEUS" ]; else command -v prometheus >/dev/null; fi ;;
 	chromium) if [ -n "${VIGIL_CHROMIUM:-}" ]; then [ -x "$VIGIL_CHROMIUM" ]; else command -v chromium >/dev/null; fi ;;
-	*) echo "hack/ensure-packages.sh: unknown program $1 (postgres, prometheus, chromium)" >&2; exit 2 ;;
+	podman) command -v podman >/dev/null && command -v runc >/dev/null ;;
+	*) echo "hack/ensure-packages.sh: unknown program $1 (postgres, prometheus, chromium, podman)" >&2; exit 2 ;;
 	esac
 }
 
@@ -32,6 +34,7 @@ packages() {
 	postgres) echo postgresql ;;
 	prometheus) echo prometheus ;;
 	chromium) echo chromium fonts-dejavu-core ;;
+	podman) echo podman runc ;;
 	esac
 }
 variable() {
@@ -39,6 +42,7 @@ variable() {
 	postgres) echo "VIGIL_POSTGRES_BIN to a directory with initdb and postgres" ;;
 	prometheus) echo "VIGIL_PROMETHEUS to a prometheus binary" ;;
 	chromium) echo "VIGIL_CHROMIUM to a Chromium binary" ;;
+	podman) echo "nothing: podman and runc must be on PATH" ;;
 	esac
 }
 

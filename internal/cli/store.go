@@ -44,7 +44,7 @@ the newest N such copies are kept: what the chart's backup CronJob runs.
 Run it where the store's volume is mounted (kubectl exec into the manager,
 or the CronJob). PostgreSQL is backed up with pg_dump or your operator's
 backups. docs/install.md#backups has the steps.`,
-		Example: `  kubectl exec -n vigil-system vigil-manager-0 -- vigil store backup --to /var/lib/vigil/vigil-before-upgrade.db
+		Example: `  kubectl exec -n vigil-system vigil-manager-0 -- /vigil store backup --to /var/lib/vigil/vigil-before-upgrade.db
   vigil store backup --from /var/lib/vigil/vigil.db --dir /backups --keep 7`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -394,8 +394,13 @@ spec:
 
 		// Every series the chart's alerts read is one this manager exports
 		// (up is Prometheus's own).
-		rules, err := testenv.HelmTemplate(ctx, "charts/vigil", "vigil", ns, "--set", "prometheusRule.enabled=true",
-			"--show-only", "templates/prometheusrule.yaml")
+		// The chart's rules in this install's mode: a Deployment is
+		// PostgreSQL mode, which has no store volume of its own to watch.
+		args := []string{"--set", "prometheusRule.enabled=true", "--show-only", "templates/prometheusrule.yaml"}
+		if cl.workload.GetKind() == "Deployment" {
+			args = append(args, "--set", "store.postgres.existingSecret=vigil-postgres")
+		}
+		rules, err := testenv.HelmTemplate(ctx, "charts/vigil", "vigil", ns, args...)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(rules).To(HaveLen(1))
 		groups, _, _ := unstructured.NestedSlice(rules[0].Object, "spec", "groups")
