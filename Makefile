@@ -206,6 +206,10 @@ VERSION ?= $(shell git describe --tags --exact-match 2>/dev/null | sed 's/^v//' 
 image: ## Build the OCI image for PLATFORMS into bin/image/oci (no container engine), with its SBOM; reproducible.
 	$(GO) run ./hack/image -out $(BIN)/image -version $(VERSION) -platforms $(PLATFORMS)
 
+.PHONY: release
+release: $(HELM) $(KUSTOMIZE) ## Write a release into dist/release/VERSION: the image and its SBOM, the chart and install manifests pinned to its digest, checksums.
+	GO=$(GO) HELM=$(HELM) KUSTOMIZE=$(KUSTOMIZE) PLATFORMS=$(PLATFORMS) hack/release.sh $(VERSION) dist/release/$(VERSION)
+
 .PHONY: docker-build
 docker-build: ## Build the container image with a Docker engine (make image needs none).
 	docker build -t $(IMG) .

@@ -1544,6 +1544,7 @@ func TestValuesSchema(t *testing.T) {
 		{"serviceMonitor.interval=30 seconds", "/serviceMonitor/interval"},
 		{"projectLimits.team-a.checkLimt=5", "additional properties 'checkLimt' not allowed"},
 		{"store.embedded.backup.keep=-1", "/store/embedded/backup/keep"},
+		{"image.digest=latest", "/image/digest"},
 	} {
 		_, err := testenv.HelmTemplate(t.Context(), chartDir, release, namespace, "--set", tc.set)
 		if err == nil || !strings.Contains(err.Error(), tc.says) {
@@ -1552,6 +1553,21 @@ func TestValuesSchema(t *testing.T) {
 	}
 	helmTemplate(t, "--values", allFeatures)
 	helmTemplate(t, "--set", "projectLimits.team-a.checkLimit=200,projectLimits.team-a.egressAllow[0]=10.1.2.0/24,logLevel=debug")
+}
+
+// TestImageDigest: a release's chart pulls the manager, and the backup
+// Job, by digest.
+func TestImageDigest(t *testing.T) {
+	digest := "sha256:" + strings.Repeat("ab", 32)
+	objs := helmTemplate(t, "--set", "image.digest="+digest+",image.tag=1.2.3,store.embedded.backup.enabled=true")
+	want := "ghcr.io/vigil-operator/vigil:1.2.3@" + digest
+	if got := manager(t, &objs.statefulSet(t).Spec.Template).Image; got != want {
+		t.Errorf("manager image %q, want %q", got, want)
+	}
+	cj := convert[batchv1.CronJob](t, objs.must(t, "CronJob", "vigil-backup"))
+	if got := cj.Spec.JobTemplate.Spec.Template.Spec.Containers[0].Image; got != want {
+		t.Errorf("backup image %q, want %q", got, want)
+	}
 }
 
 // TestArtifactHubAnnotations: the CRDs Artifact Hub lists are the chart's,

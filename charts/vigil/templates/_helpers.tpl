@@ -110,3 +110,15 @@ DSN's sslrootcert (or PGSSLROOTCERT, which the chart sets) names the file.
 {{- define "vigil.postgresCADir" -}}
 /etc/vigil/postgres-ca
 {{- end }}
+
+{{/*
+The manager's image: by digest when image.digest is set (a release's chart
+pins it), else by tag.
+*/}}
+{{- define "vigil.image" -}}
+{{- $ref := printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) -}}
+{{- if .Values.image.digest -}}
+{{- $ref = printf "%s@%s" $ref .Values.image.digest -}}
+{{- end -}}
+{{ $ref }}
+{{- end }}

@@ -40,7 +40,7 @@ spec:
   {{- end }}
   containers:
     - name: manager
-      image: "{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}"
+      image: {{ include "vigil.image" . | quote }}
       imagePullPolicy: {{ .Values.image.pullPolicy }}
       args:
         - manager
