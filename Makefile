@@ -207,8 +207,8 @@ image: ## Build the OCI image for PLATFORMS into bin/image/oci (no container eng
 	$(GO) run ./hack/image -out $(BIN)/image -version $(VERSION) -platforms $(PLATFORMS)
 
 .PHONY: release
-release: $(HELM) $(KUSTOMIZE) ## Write a release into dist/release/VERSION: the image and its SBOM, the chart and install manifests pinned to its digest, checksums.
-	GO=$(GO) HELM=$(HELM) KUSTOMIZE=$(KUSTOMIZE) PLATFORMS=$(PLATFORMS) hack/release.sh $(VERSION) dist/release/$(VERSION)
+release: $(HELM) $(KUSTOMIZE) ## Write a release into dist/release/VERSION: the image and its SBOM (signed with SIGNING_KEY, a PEM key, when set), the chart and install manifests pinned to its digest, checksums.
+	GO=$(GO) HELM=$(HELM) KUSTOMIZE=$(KUSTOMIZE) PLATFORMS=$(PLATFORMS) SIGNING_KEY=$(SIGNING_KEY) hack/release.sh $(VERSION) dist/release/$(VERSION)
 
 .PHONY: docker-build
 docker-build: ## Build the container image with a Docker engine (make image needs none).

@@ -6,11 +6,14 @@
 #   install.yaml,                  config/default and config/postgres with
 #   install-postgres.yaml          the image pinned by digest
 #   vigil-<version>.sbom.cdx.json  the image's SBOM (CycloneDX)
+#   image.payload.json, *.sig      with SIGNING_KEY (a PEM private key):
+#                                  signatures of the image and the SBOM
 #   image/oci                      the image: an OCI layout, every platform
 #   SHA256SUMS                     the checksums of the files above
 #
 # Usage: hack/release.sh <version> <out>   (GO, HELM, KUSTOMIZE, PLATFORMS,
-# and IMAGE_REPOSITORY for where the image will be pushed, from make)
+# IMAGE_REPOSITORY for where the image will be pushed, and SIGNING_KEY,
+# from make)
 set -euo pipefail
 
 version=${1:?usage: hack/release.sh <version> <out>}
@@ -49,5 +52,13 @@ for f in install.yaml install-postgres.yaml; do
 done
 
 cp "$out/image/sbom.cdx.json" "$out/vigil-$version.sbom.cdx.json"
-(cd "$out" && sha256sum "vigil-$version.tgz" install.yaml install-postgres.yaml "vigil-$version.sbom.cdx.json" >SHA256SUMS)
+signed=()
+if [ -n "${SIGNING_KEY:-}" ]; then
+	# The SBOM, and the image through a payload naming its digest, each
+	# with a <file>.sig that `cosign verify-blob --key <public key>` reads.
+	"${GO:-go}" run ./hack/sign -key "$SIGNING_KEY" -dir "$out" -image-digest "$digest" -repository "$repo" \
+		"vigil-$version.sbom.cdx.json"
+	signed=(image.payload.json image.payload.json.sig "vigil-$version.sbom.cdx.json.sig")
+fi
+(cd "$out" && sha256sum "vigil-$version.tgz" install.yaml install-postgres.yaml "vigil-$version.sbom.cdx.json" "${signed[@]}" >SHA256SUMS)
 echo "release $version in $out: image $ref"

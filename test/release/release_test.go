@@ -5,6 +5,11 @@ package release
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"encoding/pem"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -49,9 +54,31 @@ func TestRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A signing key of the test's own, as a release step is given one.
+	keys := t.TempDir()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	der, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pub, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	signingKey, publicKey := filepath.Join(keys, "signing.pem"), filepath.Join(keys, "signing.pub")
+	if err := os.WriteFile(signingKey, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(publicKey, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}), 0o644); err != nil {
+		t.Fatal(err)
+	}
+
 	out := filepath.Join(t.TempDir(), "release")
-	run(t, ctx, root, []string{"HELM=" + helm, "KUSTOMIZE=" + kustomize, "IMAGE_REPOSITORY=registry.example.com/vigil"},
-		"hack/release.sh", version, out)
+	run(t, ctx, root, []string{"HELM=" + helm, "KUSTOMIZE=" + kustomize, "IMAGE_REPOSITORY=registry.example.com/vigil",
+		"SIGNING_KEY=" + signingKey}, "hack/release.sh", version, out)
 	digest, err := os.ReadFile(filepath.Join(out, "image", "digest"))
 	if err != nil {
 		t.Fatal(err)
@@ -64,7 +91,8 @@ func TestRelease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"vigil-" + version + ".tgz", "install.yaml", "install-postgres.yaml", "vigil-" + version + ".sbom.cdx.json"} {
+	for _, f := range []string{"vigil-" + version + ".tgz", "install.yaml", "install-postgres.yaml", "vigil-" + version + ".sbom.cdx.json",
+		"image.payload.json", "image.payload.json.sig", "vigil-" + version + ".sbom.cdx.json.sig"} {
 		if !strings.Contains(string(sums), "  "+f+"\n") {
 			t.Errorf("SHA256SUMS lacks %s:\n%s", f, sums)
 		}
@@ -82,6 +110,30 @@ func TestRelease(t *testing.T) {
 	bad.Dir = root
 	if said, err := bad.CombinedOutput(); err == nil || !strings.Contains(string(said), "not a semantic version") {
 		t.Errorf("VERSION=1.2: %v, said %q; want it refused", err, said)
+	}
+
+	// The signatures verify with the public key, and name the image's
+	// digest; a changed SBOM does not verify.
+	sbom := "vigil-" + version + ".sbom.cdx.json"
+	run(t, ctx, root, nil, "go", "run", "./hack/sign", "-verify", "-key", publicKey, "-dir", out, "image.payload.json", sbom)
+	payload, err := os.ReadFile(filepath.Join(out, "image.payload.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(payload), `"docker-manifest-digest":"`+strings.TrimSpace(string(digest))+`"`) {
+		t.Errorf("the signed payload %s does not name the image's digest", payload)
+	}
+	tampered, err := os.ReadFile(filepath.Join(out, sbom))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, sbom), append(tampered, ' '), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	verify := exec.CommandContext(ctx, "go", "run", "./hack/sign", "-verify", "-key", publicKey, "-dir", out, sbom)
+	verify.Dir = root
+	if said, err := verify.CombinedOutput(); err == nil {
+		t.Errorf("a changed SBOM verified: %s", said)
 	}
 
 	// The chart, pushed to a registry on loopback and installed from it.
