@@ -1,0 +1,336 @@
+// Package upgrade runs the previous release of Vigil's manager against a
+// real kube-apiserver with the embedded store, fills it with checks, pings,
+// flips and a notification still owed, and upgrades it to this tree on the
+// same volume, as the StatefulSet's rollout does, while a job keeps
+// pinging: nothing is lost, the store is migrated, and pings are refused
+// only while no manager runs.
+package upgrade
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	_ "modernc.org/sqlite"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/project"
+	"github.com/vigil-operator/vigil/internal/store"
+	"github.com/vigil-operator/vigil/internal/testenv"
+)
+
+// previous is the release upgraded from: the newest tag when the tree has
+// one, else this commit (the last before the store's schema 15, SLAs).
+// Override with VIGIL_UPGRADE_FROM.
+const previous = "6f9af1f"
+
+// from is the revision to upgrade from.
+func from(t *testing.T, ctx context.Context, root string) string {
+	if rev := os.Getenv("VIGIL_UPGRADE_FROM"); rev != "" {
+		return rev
+	}
+	if tag, err := exec.CommandContext(ctx, "git", "-C", root, "describe", "--tags", "--abbrev=0").Output(); err == nil {
+		return strings.TrimSpace(string(tag))
+	}
+	return previous
+}
+
+// buildAt builds vigil as it was at rev into out, from `git archive`.
+func buildAt(t *testing.T, ctx context.Context, root, rev, out string) {
+	t.Helper()
+	src := filepath.Join(t.TempDir(), "src")
+	if err := os.Mkdir(src, 0o750); err != nil {
+		t.Fatal(err)
+	}
+	archive := exec.CommandContext(ctx, "sh", "-c", fmt.Sprintf("git -C %q archive %q | tar -x -C %q", root, rev, src))
+	if b, err := archive.CombinedOutput(); err != nil {
+		t.Fatalf("the previous release %s is not in this clone (fetch its history, or set VIGIL_UPGRADE_FROM): %v\n%s", rev, err, b)
+	}
+	gobuild(t, ctx, src, out)
+}
+
+func gobuild(t *testing.T, ctx context.Context, dir, out string) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, "go", "build", "-buildvcs=false", "-o", out, "./cmd/vigil")
+	cmd.Dir = dir
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("building %s: %v\n%s", dir, err, b)
+	}
+}
+
+// manager is a running `vigil manager` process.
+type manager struct {
+	cmd  *exec.Cmd
+	out  *testenv.Output
+	done chan struct{}
+}
+
+func start(t *testing.T, bin, kubeconfig, httpAddr, storeDir string) *manager {
+	t.Helper()
+	m := &manager{out: &testenv.Output{}, done: make(chan struct{})}
+	m.cmd = exec.Command(bin, "manager", "--leader-elect=false", "--http-bind-address="+httpAddr, //nolint:noctx // stopped by a signal, as the kubelet stops it
+		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--base-url=http://"+httpAddr,
+		"--store=sqlite:"+filepath.Join(storeDir, "vigil.db"), "--egress-allow=127.0.0.0/8",
+		"--limits-configmap="+testenv.ManagerNamespace+"/"+project.DefaultLimitsConfigMap)
+	m.cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "POD_NAMESPACE="+testenv.ManagerNamespace)
+	m.cmd.Stdout, m.cmd.Stderr = m.out, m.out
+	if err := m.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = m.cmd.Wait(); close(m.done) }()
+	t.Cleanup(func() {
+		_ = m.cmd.Process.Kill()
+		<-m.done
+		if t.Failed() {
+			t.Logf("%s's output:\n%s", bin, m.out.String())
+		}
+	})
+	return m
+}
+
+// stop stops the manager as the kubelet does: SIGTERM, then wait.
+func (m *manager) stop(t *testing.T) {
+	t.Helper()
+	if err := m.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-m.done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the manager did not stop within 60 s of SIGTERM")
+	}
+}
+
+func call(ctx context.Context, method, url, key, body string) (int, string) {
+	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
+	if err != nil {
+		return 0, err.Error()
+	}
+	if key != "" {
+		req.Header.Set("X-Api-Key", key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// state is what must survive the upgrade, read through the API and from
+// the store's file.
+type state struct {
+	Checks, NPings, Flips, Pending string
+}
+
+func TestUpgrade(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
+	defer cancel()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bins := t.TempDir()
+	oldBin, newBin := filepath.Join(bins, "vigil-previous"), filepath.Join(bins, "vigil")
+	rev := from(t, ctx, root)
+	buildAt(t, ctx, root, rev, oldBin)
+	gobuild(t, ctx, root, newBin)
+
+	env, err := testenv.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := env.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = env.Stop() }()
+	managerCfg, _, err := testenv.AsManager(ctx, admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := testenv.WriteKubeconfig(kubeconfig, managerCfg); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := client.New(admin, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	httpAddr, err := testenv.FreeAddr(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://" + httpAddr
+	volume := t.TempDir()
+	old := start(t, oldBin, kubeconfig, httpAddr, volume)
+
+	// A project with a Channel whose receiver keeps failing: its
+	// notification stays owed across the upgrade.
+	ns := "upgrade"
+	if err := cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	key, err := project.CreateAPIKey(ctx, cl, ns, project.ReadWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var attempts atomic.Int64
+	receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		attempts.Add(1)
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer receiver.Close()
+	if err := cl.Create(ctx, &v1.Channel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ops"},
+		Spec: v1.ChannelSpec{Kind: v1.ChannelWebhook, Webhook: &v1.WebhookChannel{Down: &v1.WebhookRequest{URL: receiver.URL + "/down"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	create := func(name string) (uuid, pingURL string) {
+		t.Helper()
+		var status int
+		var body string
+		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(250 * time.Millisecond) {
+			status, body = call(ctx, "POST", base+"/api/v3/checks/", key, fmt.Sprintf(`{"name": %q, "timeout": 3600, "channels": "*"}`, name))
+			if status == http.StatusCreated || time.Now().After(deadline) {
+				break
+			}
+		}
+		if status != http.StatusCreated {
+			t.Fatalf("creating %s: %d %s", name, status, body)
+		}
+		var c struct {
+			UUID    string `json:"uuid"`
+			PingURL string `json:"ping_url"`
+		}
+		if err := json.Unmarshal([]byte(body), &c); err != nil {
+			t.Fatal(err)
+		}
+		return c.UUID, c.PingURL
+	}
+	backup, backupURL := create("backup")
+	job, jobURL := create("job")
+	for i := range 5 {
+		if status, body := call(ctx, "POST", backupURL, "", fmt.Sprintf("run %d", i)); status != http.StatusOK {
+			t.Fatalf("ping %d: %d %s", i, status, body)
+		}
+	}
+	if status, body := call(ctx, "POST", backupURL+"/fail", "", "disk full"); status != http.StatusOK {
+		t.Fatalf("fail ping: %d %s", status, body)
+	}
+	for deadline := time.Now().Add(time.Minute); attempts.Load() == 0; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the down was never sent to the Channel")
+		}
+	}
+	read := func() state {
+		t.Helper()
+		var s state
+		_, s.Checks = call(ctx, "GET", base+"/api/v3/checks/"+backup, key, "")
+		_, s.Flips = call(ctx, "GET", base+"/api/v3/checks/"+backup+"/flips/", key, "")
+		_, s.NPings = call(ctx, "GET", base+"/api/v3/checks/"+backup+"/pings/", key, "")
+		db, err := sql.Open("sqlite", "file:"+filepath.Join(volume, "vigil.db")+"?mode=ro")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var pending int
+		if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM deliveries WHERE state = 'pending'`).Scan(&pending); err != nil {
+			t.Fatal(err)
+		}
+		s.Pending = fmt.Sprint(pending)
+		return s
+	}
+	before := read()
+	if !strings.Contains(before.Checks, `"status":"down"`) || !strings.Contains(before.Checks, `"n_pings":6`) || before.Pending != "1" {
+		t.Fatalf("before the upgrade: %+v", before)
+	}
+
+	// A job pings all through the rollout.
+	var (
+		mu       sync.Mutex
+		acked    int
+		refused  []time.Time
+		stopPing = make(chan struct{})
+		pinging  sync.WaitGroup
+	)
+	pinging.Go(func() {
+		for {
+			select {
+			case <-stopPing:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			status, _ := call(ctx, "GET", jobURL, "", "")
+			mu.Lock()
+			if status == http.StatusOK {
+				acked++
+			} else {
+				refused = append(refused, time.Now())
+			}
+			mu.Unlock()
+		}
+	})
+	time.Sleep(500 * time.Millisecond)
+	stopping := time.Now()
+	old.stop(t)
+	next := start(t, newBin, kubeconfig, httpAddr, volume)
+	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
+		if status, _ := call(ctx, "GET", base+"/api/v3/checks/", key, ""); status == http.StatusOK {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the new manager never answered")
+		}
+	}
+	serving := time.Now()
+	time.Sleep(time.Second)
+	close(stopPing)
+	pinging.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("upgraded from %s: the rollout took %s; %d pings acknowledged, %d refused", rev, serving.Sub(stopping), acked, len(refused))
+	for _, at := range refused {
+		if at.Before(stopping) || at.After(serving) {
+			t.Errorf("a ping refused at %s, outside the rollout (%s to %s)", at.Format(time.StampMilli), stopping.Format(time.StampMilli), serving.Format(time.StampMilli))
+		}
+	}
+
+	after := read()
+	if after != before {
+		t.Errorf("the check changed across the upgrade:\nbefore %+v\nafter  %+v", before, after)
+	}
+	if _, body := call(ctx, "GET", base+"/api/v3/checks/"+job, key, ""); !strings.Contains(body, fmt.Sprintf(`"n_pings":%d`, acked)) {
+		t.Errorf("the job's check after the upgrade: %s; want every one of its %d acknowledged pings", body, acked)
+	}
+	info, err := store.Inspect(ctx, filepath.Join(volume, "vigil.db"))
+	if err != nil || info.Version != store.SchemaVersion() {
+		t.Errorf("the store after the upgrade: %+v, %v; want schema %d", info, err, store.SchemaVersion())
+	}
+	// And the new manager works on what it inherited: a success brings
+	// the check up.
+	if status, body := call(ctx, "POST", backupURL, "", "fixed"); status != http.StatusOK {
+		t.Fatalf("a ping after the upgrade: %d %s", status, body)
+	}
+	if _, body := call(ctx, "GET", base+"/api/v3/checks/"+backup, key, ""); !strings.Contains(body, `"status":"up"`) || !strings.Contains(body, `"n_pings":7`) {
+		t.Errorf("after a success on the new manager: %s", body)
+	}
+	next.stop(t)
+}
