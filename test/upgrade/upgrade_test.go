@@ -28,6 +28,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	_ "github.com/jackc/pgx/v5/stdlib"
 	_ "modernc.org/sqlite"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
@@ -42,7 +43,7 @@ import (
 const previous = "6f9af1f"
 
 // from is the revision to upgrade from.
-func from(t *testing.T, ctx context.Context, root string) string {
+func from(ctx context.Context, root string) string {
 	if rev := os.Getenv("VIGIL_UPGRADE_FROM"); rev != "" {
 		return rev
 	}
@@ -84,10 +85,17 @@ type manager struct {
 
 func start(t *testing.T, bin, kubeconfig, httpAddr, storeDir string) *manager {
 	t.Helper()
+	return startWith(t, bin, kubeconfig, httpAddr, "http://"+httpAddr, "sqlite:"+filepath.Join(storeDir, "vigil.db"), false)
+}
+
+// startWith starts a manager on store, serving httpAddr, its answers
+// naming baseURL; with leader election for replicas.
+func startWith(t *testing.T, bin, kubeconfig, httpAddr, baseURL, dsn string, leaderElect bool) *manager {
+	t.Helper()
 	m := &manager{out: &testenv.Output{}, done: make(chan struct{})}
-	m.cmd = exec.Command(bin, "manager", "--leader-elect=false", "--http-bind-address="+httpAddr, //nolint:noctx // stopped by a signal, as the kubelet stops it
-		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--base-url=http://"+httpAddr,
-		"--store=sqlite:"+filepath.Join(storeDir, "vigil.db"), "--egress-allow=127.0.0.0/8",
+	m.cmd = exec.Command(bin, "manager", fmt.Sprintf("--leader-elect=%v", leaderElect), "--http-bind-address="+httpAddr, //nolint:noctx // stopped by a signal, as the kubelet stops it
+		"--metrics-bind-address=0", "--health-probe-bind-address=0", "--base-url="+baseURL,
+		"--store="+dsn, "--egress-allow=127.0.0.0/8",
 		"--limits-configmap="+testenv.ManagerNamespace+"/"+project.DefaultLimitsConfigMap)
 	m.cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "POD_NAMESPACE="+testenv.ManagerNamespace)
 	m.cmd.Stdout, m.cmd.Stderr = m.out, m.out
@@ -150,7 +158,7 @@ func TestUpgrade(t *testing.T) {
 	}
 	bins := t.TempDir()
 	oldBin, newBin := filepath.Join(bins, "vigil-previous"), filepath.Join(bins, "vigil")
-	rev := from(t, ctx, root)
+	rev := from(ctx, root)
 	buildAt(t, ctx, root, rev, oldBin)
 	gobuild(t, ctx, root, newBin)
 
@@ -333,4 +341,209 @@ func TestUpgrade(t *testing.T) {
 		t.Errorf("after a success on the new manager: %s", body)
 	}
 	next.stop(t)
+}
+
+// service spreads requests over the running replicas, as a Service does,
+// and tries the next one when one refuses the connection (a replica that
+// is stopping), as a client's retry through kube-proxy would.
+type service struct {
+	mu       sync.Mutex
+	backends []string
+	next     int
+}
+
+func (s *service) set(backends ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.backends = backends
+}
+
+func (s *service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	s.mu.Lock()
+	backends := append([]string(nil), s.backends...)
+	first := s.next
+	s.next++
+	s.mu.Unlock()
+	var last error
+	for i := range backends {
+		b := backends[(first+i)%len(backends)]
+		req, err := http.NewRequestWithContext(r.Context(), r.Method, "http://"+b+r.URL.RequestURI(), strings.NewReader(string(body)))
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
+		}
+		req.Header = r.Header.Clone()
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			last = err
+			continue
+		}
+		for k, vs := range resp.Header {
+			w.Header()[k] = vs
+		}
+		w.WriteHeader(resp.StatusCode)
+		_, _ = io.Copy(w, resp.Body)
+		_ = resp.Body.Close()
+		return
+	}
+	http.Error(w, fmt.Sprint("no replica answered: ", last), http.StatusBadGateway)
+}
+
+// TestRollingUpgradePostgres: two replicas of the previous release on
+// PostgreSQL, upgraded one at a time to this tree while a job pings through
+// the Service: not one ping is refused, and every one is counted.
+func TestRollingUpgradePostgres(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
+	defer cancel()
+	root, err := testenv.RepoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	bins := t.TempDir()
+	oldBin, newBin := filepath.Join(bins, "vigil-previous"), filepath.Join(bins, "vigil")
+	rev := from(ctx, root)
+	buildAt(t, ctx, root, rev, oldBin)
+	gobuild(t, ctx, root, newBin)
+
+	pg, err := testenv.StartPostgres(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pg.Remove() })
+	dsn, err := pg.NewDatabase(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := testenv.New()
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := env.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = env.Stop() }()
+	// The chart's PostgreSQL-mode RBAC: the leader-election Role too.
+	managerCfg, _, err := testenv.AsChartManager(ctx, admin, "--set", "store.postgres.existingSecret=vigil-postgres")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
+	if err := testenv.WriteKubeconfig(kubeconfig, managerCfg); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := client.New(admin, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	addrs := make([]string, 2)
+	for i := range addrs {
+		if addrs[i], err = testenv.FreeAddr(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	svc := &service{}
+	svc.set(addrs...)
+	front := httptest.NewServer(svc)
+	defer front.Close()
+	replicas := make([]*manager, 2)
+	for i, a := range addrs {
+		replicas[i] = startWith(t, oldBin, kubeconfig, a, front.URL, dsn, true)
+	}
+	ns := "rolling"
+	if err := cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
+		t.Fatal(err)
+	}
+	key, err := project.CreateAPIKey(ctx, cl, ns, project.ReadWrite)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ready := func(addr string) {
+		t.Helper()
+		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
+			if status, _ := call(ctx, "GET", "http://"+addr+"/api/v3/checks/", key, ""); status == http.StatusOK {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("the replica at %s never answered", addr)
+			}
+		}
+	}
+	for _, a := range addrs {
+		ready(a)
+	}
+	status, body := call(ctx, "POST", front.URL+"/api/v3/checks/", key, `{"name": "job", "timeout": 3600}`)
+	if status != http.StatusCreated {
+		t.Fatalf("creating a check: %d %s", status, body)
+	}
+	var job struct {
+		UUID    string `json:"uuid"`
+		PingURL string `json:"ping_url"`
+	}
+	if err := json.Unmarshal([]byte(body), &job); err != nil {
+		t.Fatal(err)
+	}
+
+	var (
+		mu       sync.Mutex
+		acked    int
+		refused  []string
+		stopPing = make(chan struct{})
+		pinging  sync.WaitGroup
+	)
+	pinging.Go(func() {
+		for {
+			select {
+			case <-stopPing:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			status, body := call(ctx, "GET", job.PingURL, "", "")
+			mu.Lock()
+			if status == http.StatusOK {
+				acked++
+			} else {
+				refused = append(refused, fmt.Sprintf("%s: %d %s", time.Now().Format(time.StampMilli), status, body))
+			}
+			mu.Unlock()
+		}
+	})
+	// One replica at a time: stop it, start this version in its place,
+	// wait until it answers, then the next.
+	started := time.Now()
+	for i, a := range addrs {
+		time.Sleep(300 * time.Millisecond)
+		replicas[i].stop(t)
+		replicas[i] = startWith(t, newBin, kubeconfig, a, front.URL, dsn, true)
+		ready(a)
+	}
+	time.Sleep(time.Second)
+	close(stopPing)
+	pinging.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	t.Logf("upgraded two replicas from %s in %s: %d pings acknowledged, %d refused", rev, time.Since(started), acked, len(refused))
+	if len(refused) > 0 {
+		t.Errorf("pings refused during the rolling upgrade:\n%s", strings.Join(refused, "\n"))
+	}
+	if _, body := call(ctx, "GET", front.URL+"/api/v3/checks/"+job.UUID, key, ""); !strings.Contains(body, fmt.Sprintf(`"n_pings":%d`, acked)) {
+		t.Errorf("the check after the upgrade: %s; want every one of its %d acknowledged pings", body, acked)
+	}
+	db, err := sql.Open("pgx", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var version int64
+	if err := db.QueryRowContext(ctx, `SELECT MAX(version_id) FROM goose_db_version WHERE is_applied`).Scan(&version); err != nil || version != store.SchemaVersion() {
+		t.Errorf("the database's schema %d, %v; want %d", version, err, store.SchemaVersion())
+	}
+	for _, r := range replicas {
+		r.stop(t)
+	}
 }
