@@ -200,7 +200,7 @@ run: build ## Run the manager against the cluster in your kubeconfig (CRDs must 
 	$(BIN)/vigil manager --leader-elect=false --metrics-secure=false --metrics-bind-address=127.0.0.1:8080 --health-probe-bind-address=127.0.0.1:8081
 
 # The version images and releases carry: the newest tag, or 0.0.0-dev.
-VERSION ?= $(shell v=$$(git describe --tags --exact-match 2>/dev/null) && echo $${v\#v} || echo 0.0.0-dev)
+VERSION ?= $(shell git describe --tags --exact-match 2>/dev/null | sed 's/^v//' | grep . || echo 0.0.0-dev)
 
 .PHONY: image
 image: ## Build the OCI image for PLATFORMS into bin/image/oci (no container engine), with its SBOM; reproducible.
