@@ -12,8 +12,12 @@ COPY cmd/ cmd/
 COPY internal/ internal/
 ARG TARGETOS=linux
 ARG TARGETARCH
+ARG VERSION=0.0.0-dev
+# The flags of make image (hack/image/build.go), so both build one binary.
 RUN CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} \
-    go build -trimpath -ldflags="-s -w" -o /out/vigil ./cmd/vigil
+    go build -trimpath -buildvcs=false \
+      -ldflags="-s -w -buildid= -X github.com/vigil-operator/vigil/internal/version.Override=${VERSION}" \
+      -o /out/vigil ./cmd/vigil
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=build /out/vigil /vigil

@@ -212,7 +212,7 @@ release: $(HELM) $(KUSTOMIZE) ## Write a release into dist/release/VERSION: the 
 
 .PHONY: docker-build
 docker-build: ## Build the container image with a Docker engine (make image needs none).
-	docker build -t $(IMG) .
+	docker build --build-arg VERSION=$(VERSION) -t $(IMG) .
 
 ##@ Deployment
 
