@@ -72,12 +72,13 @@ backups. docs/install.md#backups has the steps.`,
 // backupPrefix and backupSuffix name the copies backup --dir writes.
 const (
 	backupPrefix = "vigil-"
+	backupStamp  = "20060102T150405Z"
 	backupSuffix = ".db"
 )
 
 func backupStore(ctx context.Context, out io.Writer, from, to, dir string, keep int, now time.Time) error {
 	if dir != "" {
-		to = filepath.Join(dir, backupPrefix+now.UTC().Format("20060102T150405Z")+backupSuffix)
+		to = filepath.Join(dir, backupPrefix+now.UTC().Format(backupStamp)+backupSuffix)
 	}
 	start := time.Now()
 	info, err := store.Backup(ctx, from, to)
@@ -89,10 +90,18 @@ func backupStore(ctx context.Context, out io.Writer, from, to, dir string, keep 
 	if keep == 0 {
 		return nil
 	}
-	// The names sort as their times do: the oldest first.
-	old, err := filepath.Glob(filepath.Join(dir, backupPrefix+"*"+backupSuffix))
+	// Only the copies this command named: a hand-made vigil-before-x.db
+	// is neither counted nor removed. The names sort as their times do.
+	all, err := filepath.Glob(filepath.Join(dir, backupPrefix+"*"+backupSuffix))
 	if err != nil {
 		return err
+	}
+	var old []string
+	for _, name := range all {
+		stamp := strings.TrimSuffix(strings.TrimPrefix(filepath.Base(name), backupPrefix), backupSuffix)
+		if _, err := time.Parse(backupStamp, stamp); err == nil {
+			old = append(old, name)
+		}
 	}
 	slices.Sort(old)
 	for _, name := range old[:max(len(old)-keep, 0)] {

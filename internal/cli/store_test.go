@@ -152,6 +152,10 @@ func TestStoreBackupAndRestore(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
+	handMade := filepath.Join(dir, "vigil-before-upgrade.db")
+	if err := os.WriteFile(handMade, []byte("kept"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	for i := range 3 {
 		at := time.Date(2026, 11, 29, 3, i, 0, 0, time.UTC)
 		var out bytes.Buffer
@@ -163,7 +167,7 @@ func TestStoreBackupAndRestore(t *testing.T) {
 		}
 	}
 	copies, _ := filepath.Glob(filepath.Join(dir, "*"))
-	want := []string{filepath.Join(dir, "vigil-20261129T030100Z.db"), filepath.Join(dir, "vigil-20261129T030200Z.db")}
+	want := []string{filepath.Join(dir, "vigil-20261129T030100Z.db"), filepath.Join(dir, "vigil-20261129T030200Z.db"), handMade}
 	if fmt.Sprint(copies) != fmt.Sprint(want) {
 		t.Fatalf("copies %v, want the newest two %v", copies, want)
 	}

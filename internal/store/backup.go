@@ -5,12 +5,12 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -48,48 +48,98 @@ func embeddedPath(dsn string) (string, error) {
 
 // Backup writes a consistent copy of the live embedded store at dsn into
 // the new file dest, without stopping the manager that writes to it, and
-// checks the copy whole.
+// checks the copy whole before it takes dest's name. It needs room for a
+// copy as large as the store where dest is.
 func Backup(ctx context.Context, dsn, dest string) (BackupInfo, error) {
 	path, err := embeddedPath(dsn)
 	if err != nil {
 		return BackupInfo{}, err
 	}
-	if _, err := os.Stat(path); err != nil {
+	size, err := storeSize(path)
+	if err != nil {
 		return BackupInfo{}, fmt.Errorf("the store: %w", err)
 	}
 	if _, err := os.Stat(dest); err == nil {
 		return BackupInfo{}, fmt.Errorf("%s exists: a backup never overwrites a file", dest)
 	}
-	// The source's usual connection, as a reader: it waits for the
-	// writer's lock rather than failing, and never checkpoints the WAL
-	// away from under the manager (SQLite does that safely anyway).
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(10000)&_pragma=temp_store(MEMORY)")
-	if err != nil {
-		return BackupInfo{}, err
+	if free, ok := freeBytes(filepath.Dir(dest)); ok && free < size {
+		return BackupInfo{}, fmt.Errorf("%s has %d bytes free, and the copy needs up to %d: write it to another volume", filepath.Dir(dest), free, size)
 	}
-	defer func() { _ = db.Close() }()
 	partial := dest + ".partial"
-	_ = os.Remove(partial) // a backup that died before
-	if _, err := db.ExecContext(ctx, `VACUUM INTO ?`, partial); err != nil {
-		_ = os.Remove(partial)
-		return BackupInfo{}, fmt.Errorf("copying the store into %s: %w", partial, err)
+	// The source's usual connection, as a reader: it waits for the
+	// writer's lock rather than failing.
+	if err := vacuumInto(ctx, path, false, partial); err != nil {
+		return BackupInfo{}, err
 	}
-	// A backup holds what the store does, ping bodies too: for its owner
-	// alone.
-	if err := os.Chmod(partial, 0o600); err != nil {
+	info, err := Inspect(ctx, partial)
+	if err == nil {
+		err = publish(partial, dest)
+	}
+	if err != nil {
 		_ = os.Remove(partial)
 		return BackupInfo{}, err
 	}
-	if err := syncInto(partial, dest); err != nil {
-		_ = os.Remove(partial)
-		return BackupInfo{}, err
-	}
-	return Inspect(ctx, dest)
+	return info, nil
 }
 
-// syncInto puts the file from on disk and renames it to to, durably.
-func syncInto(from, to string) error {
-	f, err := os.OpenFile(from, os.O_RDWR, 0)
+// storeSize is the bytes of an embedded store's file and its WAL.
+func storeSize(path string) (int64, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0, err
+	}
+	size := st.Size()
+	if wal, err := os.Stat(path + "-wal"); err == nil {
+		size += wal.Size()
+	}
+	return size, nil
+}
+
+// freeBytes is the room left on the filesystem that holds dir.
+func freeBytes(dir string) (int64, bool) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(dir, &st); err != nil {
+		return 0, false
+	}
+	return int64(st.Bavail) * st.Bsize, true
+}
+
+// vacuumInto writes the database in the file src, as one read transaction
+// sees it (its WAL included), into the new file partial: made first,
+// readable by its owner alone (a store holds ping bodies), and on disk
+// when it returns. Read-only opens src without writing beside it.
+func vacuumInto(ctx context.Context, src string, readOnly bool, partial string) error {
+	_ = os.Remove(partial) // a copy that died before
+	f, err := os.OpenFile(partial, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_ = f.Close()
+	query := "?_pragma=busy_timeout(10000)&_pragma=temp_store(MEMORY)"
+	if readOnly {
+		query = "?mode=ro&_pragma=temp_store(MEMORY)"
+	}
+	db, err := sql.Open("sqlite", "file:"+src+query)
+	if err != nil {
+		_ = os.Remove(partial)
+		return err
+	}
+	defer func() { _ = db.Close() }()
+	// SQLite writes into an existing file only when it is empty, as this
+	// one is.
+	if _, err := db.ExecContext(ctx, `VACUUM INTO ?`, partial); err != nil {
+		_ = os.Remove(partial)
+		return fmt.Errorf("copying %s into %s: %w", src, partial, err)
+	}
+	if err := syncFile(partial); err != nil {
+		_ = os.Remove(partial)
+		return err
+	}
+	return nil
+}
+
+func syncFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
 		return err
 	}
@@ -98,17 +148,30 @@ func syncInto(from, to string) error {
 		err = cerr
 	}
 	if err != nil {
-		return fmt.Errorf("syncing %s: %w", from, err)
+		return fmt.Errorf("syncing %s: %w", path, err)
 	}
-	if err := os.Rename(from, to); err != nil {
+	return nil
+}
+
+// publish gives the finished file partial the name dest, failing if dest
+// exists (a link, unlike a rename, never replaces a file), durably.
+func publish(partial, dest string) error {
+	if err := os.Link(partial, dest); err != nil {
 		return err
 	}
-	dir, err := os.Open(filepath.Dir(to))
+	if err := os.Remove(partial); err != nil {
+		return err
+	}
+	return syncDir(filepath.Dir(dest))
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
 	if err != nil {
 		return err
 	}
-	defer func() { _ = dir.Close() }()
-	return dir.Sync()
+	defer func() { _ = d.Close() }()
+	return d.Sync()
 }
 
 // Inspect checks an embedded store's file whole (SQLite's integrity check)
@@ -160,16 +223,27 @@ func SchemaVersion() int64 {
 }
 
 // Restore replaces the embedded store at dsn with the backup at src. The
-// manager must be stopped: a store another process holds is refused. The
-// store it replaces, if any, is moved aside (with its WAL) to the name
-// returned, never deleted; the manager migrates the restored store to its
-// schema when it starts.
+// manager must be stopped: a store another process holds is refused, and
+// the store's exclusive lock is held until the restored file is in place,
+// so no manager can open it meanwhile. The store it replaces, if any, is
+// moved aside (with its WAL) to the name returned, never deleted, and put
+// back if the restore fails half-way. The manager migrates the restored
+// store to its schema when it starts.
 func Restore(ctx context.Context, src, dsn string, now time.Time) (BackupInfo, string, error) {
 	path, err := embeddedPath(dsn)
 	if err != nil {
 		return BackupInfo{}, "", err
 	}
-	info, err := Inspect(ctx, src)
+	if _, err := Inspect(ctx, src); err != nil {
+		return BackupInfo{}, "", err
+	}
+	// A copy of src with its WAL, if it has one, folded in.
+	partial := path + ".partial"
+	if err := vacuumInto(ctx, src, true, partial); err != nil {
+		return BackupInfo{}, "", err
+	}
+	defer func() { _ = os.Remove(partial) }()
+	info, err := Inspect(ctx, partial)
 	if err != nil {
 		return BackupInfo{}, "", err
 	}
@@ -178,53 +252,40 @@ func Restore(ctx context.Context, src, dsn string, now time.Time) (BackupInfo, s
 	}
 	var aside string
 	if _, err := os.Stat(path); err == nil {
-		// Taking the file's exclusive lock proves no manager has it open.
-		s := &Store{opts: Options{Exclusive: true}}
-		if err := s.openSQLite(ctx, path); err != nil {
+		// The file's exclusive lock proves no manager has it open, and
+		// keeps one from opening it until the restored file is in place.
+		lock := &Store{opts: Options{Exclusive: true}}
+		if err := lock.openSQLite(ctx, path); err != nil {
 			return BackupInfo{}, "", err
 		}
-		if err := s.closeDBs(); err != nil {
-			return BackupInfo{}, "", err
-		}
+		defer func() { _ = lock.closeDBs() }()
 		aside = path + ".before-restore-" + now.UTC().Format("20060102T150405Z")
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return BackupInfo{}, "", err
 	}
-	partial := path + ".partial"
-	if err := copyFile(src, partial); err != nil {
-		_ = os.Remove(partial)
-		return BackupInfo{}, "", err
+	// The old file first, then its WAL and shared memory, which go with
+	// it: left behind, SQLite would replay that WAL into the restored
+	// file. On a failure, what was moved goes back.
+	var moved []string
+	undo := func(cause error) (BackupInfo, string, error) {
+		for _, suffix := range moved {
+			_ = os.Rename(aside+suffix, path+suffix)
+		}
+		return BackupInfo{}, "", cause
 	}
 	if aside != "" {
-		// The old file's WAL and shared memory go with it: left behind,
-		// SQLite would replay that WAL into the restored file.
-		for _, suffix := range []string{"-wal", "-shm", ""} {
-			if err := os.Rename(path+suffix, aside+suffix); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				_ = os.Remove(partial)
-				return BackupInfo{}, "", fmt.Errorf("moving the store aside: %w", err)
+		for _, suffix := range []string{"", "-wal", "-shm"} {
+			if err := os.Rename(path+suffix, aside+suffix); err != nil {
+				if errors.Is(err, fs.ErrNotExist) && suffix != "" {
+					continue
+				}
+				return undo(fmt.Errorf("moving the store aside: %w", err))
 			}
+			moved = append(moved, suffix)
 		}
 	}
-	if err := syncInto(partial, path); err != nil {
-		return BackupInfo{}, "", err
+	if err := publish(partial, path); err != nil {
+		return undo(fmt.Errorf("putting the backup in place: %w", err))
 	}
 	return info, aside, nil
-}
-
-// copyFile copies the file from into the new file to.
-func copyFile(from, to string) error {
-	in, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer func() { _ = in.Close() }()
-	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		_ = out.Close()
-		return err
-	}
-	return out.Close()
 }

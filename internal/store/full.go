@@ -45,6 +45,13 @@ func (s *Store) Full() bool { return s.full.Load() }
 // noteFull records whether a transaction found the volume full, and says
 // so when that changes.
 func (s *Store) noteFull(full bool, err error) {
+	if !full && !s.full.Load() {
+		return // the usual case: a commit while not full
+	}
+	// PostgreSQL's writers run side by side: the change and what is said
+	// of it go together, so the last word is the state.
+	s.fullMu.Lock()
+	defer s.fullMu.Unlock()
 	if s.full.Swap(full) != full && s.opts.OnFull != nil {
 		s.opts.OnFull(full, err)
 	}

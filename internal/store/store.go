@@ -135,6 +135,7 @@ type Store struct {
 	ops         chan op
 	down        atomic.Pointer[error] // set while the database does not answer
 	full        atomic.Bool           // set while writes fail for want of space (full.go)
+	fullMu      sync.Mutex            // orders changes of full with OnFull
 	commits     atomic.Int64          // transactions committed
 	writes      atomic.Int64          // writes they held
 	queuedBytes atomic.Int64

@@ -179,9 +179,11 @@ func (s *Store) commit(batch []op) {
 	if err != nil && len(batch) > 1 {
 		for _, o := range batch {
 			c1, err := s.runTxAgain([]op{o})
-			if err != nil && isFull(err) {
-				s.noteFull(true, err)
-				err = fmt.Errorf("%w: %w", ErrFull, err)
+			if full := err != nil && isFull(err); full || err == nil {
+				s.noteFull(full, err)
+				if full {
+					err = fmt.Errorf("%w: %w", ErrFull, err)
+				}
 			}
 			o.finish(err)
 			if err == nil && s.opts.OnCommit != nil {

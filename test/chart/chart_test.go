@@ -1150,6 +1150,15 @@ func TestBackupCronJob(t *testing.T) {
 	if pod.Volumes[0].PersistentVolumeClaim.ClaimName != "vigil-data" || pod.Volumes[1].PersistentVolumeClaim.ClaimName != "nfs-backups" {
 		t.Errorf("volumes %+v: want vigil-data and nfs-backups", pod.Volumes)
 	}
+	if cj.Spec.StartingDeadlineSeconds == nil || cj.Spec.JobTemplate.Spec.ActiveDeadlineSeconds == nil ||
+		*cj.Spec.JobTemplate.Spec.ActiveDeadlineSeconds != 3600 {
+		t.Errorf("a stuck backup could block the next ones: startingDeadlineSeconds %v, activeDeadlineSeconds %v",
+			cj.Spec.StartingDeadlineSeconds, cj.Spec.JobTemplate.Spec.ActiveDeadlineSeconds)
+	}
+	if _, err := testenv.HelmTemplate(t.Context(), chartDir, release, namespace, "--set",
+		"store.embedded.backup.enabled=true,store.embedded.accessModes[0]=ReadWriteOncePod"); err == nil || !strings.Contains(err.Error(), "ReadWriteOncePod") {
+		t.Errorf("a backup of a ReadWriteOncePod volume: %v, want refused", err)
+	}
 	if got := helmTemplate(t, append(slices.Clone(postgres), "--set", "store.embedded.backup.enabled=true")...).ofKind("CronJob"); len(got) != 0 {
 		t.Errorf("a backup CronJob in PostgreSQL mode: %s", got)
 	}

@@ -10,6 +10,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -47,7 +48,8 @@ func from(ctx context.Context, root string) string {
 	if rev := os.Getenv("VIGIL_UPGRADE_FROM"); rev != "" {
 		return rev
 	}
-	if tag, err := exec.CommandContext(ctx, "git", "-C", root, "describe", "--tags", "--abbrev=0").Output(); err == nil {
+	// The tag before this commit: on a release commit, not its own.
+	if tag, err := exec.CommandContext(ctx, "git", "-C", root, "describe", "--tags", "--abbrev=0", "HEAD^").Output(); err == nil {
 		return strings.TrimSpace(string(tag))
 	}
 	return previous
@@ -286,12 +288,15 @@ func TestUpgrade(t *testing.T) {
 				return
 			case <-time.After(20 * time.Millisecond):
 			}
+			// When it was sent: a refusal is of that instant, however
+			// long the answer took to read on a busy machine.
+			sent := time.Now()
 			status, _ := call(ctx, "GET", jobURL, "", "")
 			mu.Lock()
 			if status == http.StatusOK {
 				acked++
 			} else {
-				refused = append(refused, time.Now())
+				refused = append(refused, sent)
 			}
 			mu.Unlock()
 		}
@@ -379,9 +384,13 @@ func (s *service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		req.Header = r.Header.Clone()
 		resp, err := http.DefaultTransport.RoundTrip(req)
-		if err != nil {
-			last = err
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			last = err // a stopped replica: it saw nothing of the request
 			continue
+		}
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusBadGateway)
+			return
 		}
 		for k, vs := range resp.Header {
 			w.Header()[k] = vs
