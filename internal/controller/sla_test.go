@@ -63,6 +63,15 @@ var _ = Describe("SLAs", func() {
 			cur.Spec.SLA = nil
 			return k8sClient.Update(ctx, cur)
 		}).Should(Succeed())
+		// The next look must see the spec without it: wait for the cache.
+		Eventually(func() bool {
+			for _, cached := range harness.Manager.Checks.InProject(ns) {
+				if cached.Name == c.Name {
+					return cached.Spec.SLA == nil
+				}
+			}
+			return false
+		}).Should(BeTrue())
 		clk.Step(time.Minute)
 		Eventually(slaCondition(c)).Should(BeNil())
 		Consistently(r.got, "300ms").Should(HaveLen(2))
