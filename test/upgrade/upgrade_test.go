@@ -69,9 +69,45 @@ func buildAt(t *testing.T, ctx context.Context, root, rev, out string) {
 	gobuild(t, ctx, src, out)
 }
 
+// built holds the two builds, made once for the tests of this package.
+var built struct {
+	sync.Once
+	dir, rev string
+}
+
+// binaries builds the previous release and this tree, once, and returns
+// the previous release's revision and both binaries.
+func binaries(t *testing.T, ctx context.Context, root string) (rev, oldBin, newBin string) {
+	t.Helper()
+	built.Do(func() {
+		dir, err := os.MkdirTemp("", "vigil-upgrade-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		built.rev = from(ctx, root)
+		buildAt(t, ctx, root, built.rev, filepath.Join(dir, "vigil-previous"))
+		gobuild(t, ctx, root, filepath.Join(dir, "vigil"))
+		built.dir = dir
+	})
+	if built.dir == "" {
+		t.Fatal("building the binaries failed in an earlier test")
+	}
+	return built.rev, filepath.Join(built.dir, "vigil-previous"), filepath.Join(built.dir, "vigil")
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		_ = os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
 func gobuild(t *testing.T, ctx context.Context, dir, out string) {
 	t.Helper()
-	cmd := exec.CommandContext(ctx, "go", "build", "-buildvcs=false", "-o", out, "./cmd/vigil")
+	// -trimpath: the previous release's source sits in a new directory
+	// each run, and the build cache then still knows its packages.
+	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-o", out, "./cmd/vigil")
 	cmd.Dir = dir
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building %s: %v\n%s", dir, err, b)
@@ -158,11 +194,7 @@ func TestUpgrade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bins := t.TempDir()
-	oldBin, newBin := filepath.Join(bins, "vigil-previous"), filepath.Join(bins, "vigil")
-	rev := from(ctx, root)
-	buildAt(t, ctx, root, rev, oldBin)
-	gobuild(t, ctx, root, newBin)
+	rev, oldBin, newBin := binaries(t, ctx, root)
 
 	env, err := testenv.New()
 	if err != nil {
@@ -413,11 +445,7 @@ func TestRollingUpgradePostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	bins := t.TempDir()
-	oldBin, newBin := filepath.Join(bins, "vigil-previous"), filepath.Join(bins, "vigil")
-	rev := from(ctx, root)
-	buildAt(t, ctx, root, rev, oldBin)
-	gobuild(t, ctx, root, newBin)
+	rev, oldBin, newBin := binaries(t, ctx, root)
 
 	pg, err := testenv.StartPostgres(ctx)
 	if err != nil {
