@@ -119,26 +119,8 @@ func TestImage(t *testing.T) {
 
 	// `vigil manager` in the container, against envtest, as the shipped
 	// RBAC's ServiceAccount.
-	env, err := testenv.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = env.Stop() }()
-	managerCfg, _, err := testenv.AsManager(ctx, admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := testenv.WriteKubeconfig(kubeconfig, managerCfg); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chmod(kubeconfig, 0o644); err != nil { // for the container's user
-		t.Fatal(err)
-	}
+	cp := testenv.StartControlPlane(t, ctx, testenv.AsManager)
+	kubeconfig := cp.Kubeconfig
 	httpAddr, err := testenv.FreeAddr(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -170,10 +152,7 @@ func TestImage(t *testing.T) {
 		_ = exec.CommandContext(context.Background(), podman, "rm", "-f", name).Run()
 	})
 
-	cl, err := client.New(admin, client.Options{Scheme: env.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl := cp.Client
 	ns := "image-test"
 	if err := createNamespace(ctx, cl, ns); err != nil {
 		t.Fatal(err)

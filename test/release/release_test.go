@@ -142,28 +142,14 @@ func TestRelease(t *testing.T) {
 	chartURL := "oci://" + strings.TrimPrefix(reg.URL, "http://") + "/charts"
 	run(t, ctx, out, nil, helm, "push", "vigil-"+version+".tgz", chartURL, "--plain-http")
 
-	env, err := testenv.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = env.Stop() }()
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := testenv.WriteKubeconfig(kubeconfig, admin); err != nil {
-		t.Fatal(err)
-	}
+	cp := testenv.StartControlPlane(t, ctx, nil)
+	kubeconfig := cp.Kubeconfig
 	installed := run(t, ctx, out, nil, helm, "install", "vigil", chartURL+"/vigil", "--version", version, "--plain-http",
 		"--kubeconfig", kubeconfig, "--namespace", "vigil-system", "--create-namespace")
 	if !strings.Contains(installed, "STATUS: deployed") || !strings.Contains(installed, "The dashboard is at") {
 		t.Errorf("helm install said:\n%s", installed)
 	}
-	cl, err := client.New(admin, client.Options{Scheme: env.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cl := cp.Client
 	var sts appsv1.StatefulSet
 	if err := cl.Get(ctx, client.ObjectKey{Namespace: "vigil-system", Name: "vigil-manager"}, &sts); err != nil {
 		t.Fatal(err)

@@ -27,6 +27,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	_ "github.com/jackc/pgx/v5/stdlib"
@@ -196,27 +197,8 @@ func TestUpgrade(t *testing.T) {
 	}
 	rev, oldBin, newBin := binaries(t, ctx, root)
 
-	env, err := testenv.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = env.Stop() }()
-	managerCfg, _, err := testenv.AsManager(ctx, admin)
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := testenv.WriteKubeconfig(kubeconfig, managerCfg); err != nil {
-		t.Fatal(err)
-	}
-	cl, err := client.New(admin, client.Options{Scheme: env.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cp := testenv.StartControlPlane(t, ctx, testenv.AsManager)
+	cl, kubeconfig := cp.Client, cp.Kubeconfig
 	httpAddr, err := testenv.FreeAddr(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -244,6 +226,17 @@ func TestUpgrade(t *testing.T) {
 	if err := cl.Create(ctx, &v1.Channel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ops"},
 		Spec: v1.ChannelSpec{Kind: v1.ChannelWebhook, Webhook: &v1.WebhookChannel{Down: &v1.WebhookRequest{URL: receiver.URL + "/down"}}}}); err != nil {
 		t.Fatal(err)
+	}
+	// The checks below take every Channel of the project ("*") as the
+	// manager's cache has them: wait until it has this one.
+	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+		var ch v1.Channel
+		if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ops"}, &ch); err == nil && ch.Status.ObservedGeneration == ch.Generation {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the manager never reconciled the Channel")
+		}
 	}
 	create := func(name string) (uuid, pingURL string) {
 		t.Helper()
@@ -456,28 +449,11 @@ func TestRollingUpgradePostgres(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env, err := testenv.New()
-	if err != nil {
-		t.Fatal(err)
-	}
-	admin, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = env.Stop() }()
 	// The chart's PostgreSQL-mode RBAC: the leader-election Role too.
-	managerCfg, _, err := testenv.AsChartManager(ctx, admin, "--set", "store.postgres.existingSecret=vigil-postgres")
-	if err != nil {
-		t.Fatal(err)
-	}
-	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
-	if err := testenv.WriteKubeconfig(kubeconfig, managerCfg); err != nil {
-		t.Fatal(err)
-	}
-	cl, err := client.New(admin, client.Options{Scheme: env.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	cp := testenv.StartControlPlane(t, ctx, func(ctx context.Context, admin *rest.Config) (*rest.Config, *testenv.Forbidden, error) {
+		return testenv.AsChartManager(ctx, admin, "--set", "store.postgres.existingSecret=vigil-postgres")
+	})
+	cl, kubeconfig := cp.Client, cp.Kubeconfig
 	addrs := make([]string, 2)
 	for i := range addrs {
 		if addrs[i], err = testenv.FreeAddr(ctx); err != nil {
