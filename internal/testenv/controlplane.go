@@ -2,8 +2,11 @@ package testenv
 
 import (
 	"context"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"k8s.io/client-go/rest"
@@ -55,4 +58,24 @@ func StartControlPlane(t testing.TB, ctx context.Context,
 		t.Fatal(err)
 	}
 	return cp
+}
+
+// Call makes an HTTP request to Vigil, with the API key when one is given,
+// and returns the status and the body (status 0 and the error's text when
+// no answer came: a manager that is down).
+func Call(ctx context.Context, method, url, key, body string) (int, string) {
+	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
+	if err != nil {
+		return 0, err.Error()
+	}
+	if key != "" {
+		req.Header.Set("X-Api-Key", key)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err.Error()
+	}
+	defer func() { _ = resp.Body.Close() }()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }

@@ -9,7 +9,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -165,7 +164,7 @@ func TestImage(t *testing.T) {
 	var status int
 	var body string
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(250 * time.Millisecond) {
-		status, body = call(ctx, "POST", base+"/api/v3/checks/", key, `{"name": "backup", "timeout": 3600}`)
+		status, body = testenv.Call(ctx, "POST", base+"/api/v3/checks/", key, `{"name": "backup", "timeout": 3600}`)
 		if status == http.StatusCreated || time.Now().After(deadline) {
 			break
 		}
@@ -180,10 +179,10 @@ func TestImage(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &check); err != nil {
 		t.Fatal(err)
 	}
-	if status, body := call(ctx, "POST", check.PingURL, "", "backed up 3 GB"); status != http.StatusOK || body != "OK" {
+	if status, body := testenv.Call(ctx, "POST", check.PingURL, "", "backed up 3 GB"); status != http.StatusOK || body != "OK" {
 		t.Fatalf("a ping through the container: %d %q", status, body)
 	}
-	status, body = call(ctx, "GET", base+"/api/v3/checks/"+check.UUID, key, "")
+	status, body = testenv.Call(ctx, "GET", base+"/api/v3/checks/"+check.UUID, key, "")
 	if status != http.StatusOK || !strings.Contains(body, `"n_pings":1`) || !strings.Contains(body, `"status":"up"`) {
 		t.Fatalf("the check after its ping: %d %s", status, body)
 	}
@@ -191,23 +190,6 @@ func TestImage(t *testing.T) {
 
 func createNamespace(ctx context.Context, cl client.Client, name string) error {
 	return cl.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}})
-}
-
-func call(ctx context.Context, method, url, key, body string) (int, string) {
-	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
-	if err != nil {
-		return 0, err.Error()
-	}
-	if key != "" {
-		req.Header.Set("X-Api-Key", key)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err.Error()
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
 }
 
 func readJSON[T any](t *testing.T, path string) T {

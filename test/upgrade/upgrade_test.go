@@ -165,21 +165,58 @@ func (m *manager) stop(t *testing.T) {
 	}
 }
 
-func call(ctx context.Context, method, url, key, body string) (int, string) {
-	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
-	if err != nil {
-		return 0, err.Error()
-	}
-	if key != "" {
-		req.Header.Set("X-Api-Key", key)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err.Error()
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+// job pings a check every 20 ms, as a busy job would, until stopped.
+type job struct {
+	mu      sync.Mutex
+	acked   int
+	refused []refusal
+	done    chan struct{}
+	running sync.WaitGroup
+}
+
+// refusal is a ping not acknowledged: when it was sent (however long the
+// answer took to read on a busy machine), and what came back.
+type refusal struct {
+	sent   time.Time
+	status int
+	body   string
+}
+
+func (r refusal) String() string {
+	return fmt.Sprintf("%s: %d %s", r.sent.Format(time.StampMilli), r.status, r.body)
+}
+
+func startJob(ctx context.Context, pingURL string) *job {
+	j := &job{done: make(chan struct{})}
+	j.running.Go(func() {
+		for {
+			select {
+			case <-j.done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			sent := time.Now()
+			status, body := testenv.Call(ctx, "GET", pingURL, "", "")
+			j.mu.Lock()
+			if status == http.StatusOK {
+				j.acked++
+			} else {
+				j.refused = append(j.refused, refusal{sent, status, body})
+			}
+			j.mu.Unlock()
+		}
+	})
+	return j
+}
+
+// stop stops the job and returns how many pings were acknowledged and
+// the refusals.
+func (j *job) stop() (int, []refusal) {
+	close(j.done)
+	j.running.Wait()
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.acked, j.refused
 }
 
 // state is what must survive the upgrade, read through the API and from
@@ -243,7 +280,7 @@ func TestUpgrade(t *testing.T) {
 		var status int
 		var body string
 		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(250 * time.Millisecond) {
-			status, body = call(ctx, "POST", base+"/api/v3/checks/", key, fmt.Sprintf(`{"name": %q, "timeout": 3600, "channels": "*"}`, name))
+			status, body = testenv.Call(ctx, "POST", base+"/api/v3/checks/", key, fmt.Sprintf(`{"name": %q, "timeout": 3600, "channels": "*"}`, name))
 			if status == http.StatusCreated || time.Now().After(deadline) {
 				break
 			}
@@ -261,13 +298,13 @@ func TestUpgrade(t *testing.T) {
 		return c.UUID, c.PingURL
 	}
 	backup, backupURL := create("backup")
-	job, jobURL := create("job")
+	jobUUID, jobURL := create("job")
 	for i := range 5 {
-		if status, body := call(ctx, "POST", backupURL, "", fmt.Sprintf("run %d", i)); status != http.StatusOK {
+		if status, body := testenv.Call(ctx, "POST", backupURL, "", fmt.Sprintf("run %d", i)); status != http.StatusOK {
 			t.Fatalf("ping %d: %d %s", i, status, body)
 		}
 	}
-	if status, body := call(ctx, "POST", backupURL+"/fail", "", "disk full"); status != http.StatusOK {
+	if status, body := testenv.Call(ctx, "POST", backupURL+"/fail", "", "disk full"); status != http.StatusOK {
 		t.Fatalf("fail ping: %d %s", status, body)
 	}
 	for deadline := time.Now().Add(time.Minute); attempts.Load() == 0; time.Sleep(100 * time.Millisecond) {
@@ -278,9 +315,9 @@ func TestUpgrade(t *testing.T) {
 	read := func() state {
 		t.Helper()
 		var s state
-		_, s.Checks = call(ctx, "GET", base+"/api/v3/checks/"+backup, key, "")
-		_, s.Flips = call(ctx, "GET", base+"/api/v3/checks/"+backup+"/flips/", key, "")
-		_, s.NPings = call(ctx, "GET", base+"/api/v3/checks/"+backup+"/pings/", key, "")
+		_, s.Checks = testenv.Call(ctx, "GET", base+"/api/v3/checks/"+backup, key, "")
+		_, s.Flips = testenv.Call(ctx, "GET", base+"/api/v3/checks/"+backup+"/flips/", key, "")
+		_, s.NPings = testenv.Call(ctx, "GET", base+"/api/v3/checks/"+backup+"/pings/", key, "")
 		db, err := sql.Open("sqlite", "file:"+filepath.Join(volume, "vigil.db")+"?mode=ro")
 		if err != nil {
 			t.Fatal(err)
@@ -299,39 +336,13 @@ func TestUpgrade(t *testing.T) {
 	}
 
 	// A job pings all through the rollout.
-	var (
-		mu       sync.Mutex
-		acked    int
-		refused  []time.Time
-		stopPing = make(chan struct{})
-		pinging  sync.WaitGroup
-	)
-	pinging.Go(func() {
-		for {
-			select {
-			case <-stopPing:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-			// When it was sent: a refusal is of that instant, however
-			// long the answer took to read on a busy machine.
-			sent := time.Now()
-			status, _ := call(ctx, "GET", jobURL, "", "")
-			mu.Lock()
-			if status == http.StatusOK {
-				acked++
-			} else {
-				refused = append(refused, sent)
-			}
-			mu.Unlock()
-		}
-	})
+	job := startJob(ctx, jobURL)
 	time.Sleep(500 * time.Millisecond)
 	stopping := time.Now()
 	old.stop(t)
 	next := start(t, newBin, kubeconfig, httpAddr, volume)
 	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
-		if status, _ := call(ctx, "GET", base+"/api/v3/checks/", key, ""); status == http.StatusOK {
+		if status, _ := testenv.Call(ctx, "GET", base+"/api/v3/checks/", key, ""); status == http.StatusOK {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -340,14 +351,11 @@ func TestUpgrade(t *testing.T) {
 	}
 	serving := time.Now()
 	time.Sleep(time.Second)
-	close(stopPing)
-	pinging.Wait()
-	mu.Lock()
-	defer mu.Unlock()
+	acked, refused := job.stop()
 	t.Logf("upgraded from %s: the rollout took %s; %d pings acknowledged, %d refused", rev, serving.Sub(stopping), acked, len(refused))
-	for _, at := range refused {
-		if at.Before(stopping) || at.After(serving) {
-			t.Errorf("a ping refused at %s, outside the rollout (%s to %s)", at.Format(time.StampMilli), stopping.Format(time.StampMilli), serving.Format(time.StampMilli))
+	for _, r := range refused {
+		if r.sent.Before(stopping) || r.sent.After(serving) {
+			t.Errorf("a ping refused outside the rollout (%s to %s): %s", stopping.Format(time.StampMilli), serving.Format(time.StampMilli), r)
 		}
 	}
 
@@ -355,7 +363,7 @@ func TestUpgrade(t *testing.T) {
 	if after != before {
 		t.Errorf("the check changed across the upgrade:\nbefore %+v\nafter  %+v", before, after)
 	}
-	if _, body := call(ctx, "GET", base+"/api/v3/checks/"+job, key, ""); !strings.Contains(body, fmt.Sprintf(`"n_pings":%d`, acked)) {
+	if _, body := testenv.Call(ctx, "GET", base+"/api/v3/checks/"+jobUUID, key, ""); !strings.Contains(body, fmt.Sprintf(`"n_pings":%d`, acked)) {
 		t.Errorf("the job's check after the upgrade: %s; want every one of its %d acknowledged pings", body, acked)
 	}
 	info, err := store.Inspect(ctx, filepath.Join(volume, "vigil.db"))
@@ -364,10 +372,10 @@ func TestUpgrade(t *testing.T) {
 	}
 	// And the new manager works on what it inherited: a success brings
 	// the check up.
-	if status, body := call(ctx, "POST", backupURL, "", "fixed"); status != http.StatusOK {
+	if status, body := testenv.Call(ctx, "POST", backupURL, "", "fixed"); status != http.StatusOK {
 		t.Fatalf("a ping after the upgrade: %d %s", status, body)
 	}
-	if _, body := call(ctx, "GET", base+"/api/v3/checks/"+backup, key, ""); !strings.Contains(body, `"status":"up"`) || !strings.Contains(body, `"n_pings":7`) {
+	if _, body := testenv.Call(ctx, "GET", base+"/api/v3/checks/"+backup, key, ""); !strings.Contains(body, `"status":"up"`) || !strings.Contains(body, `"n_pings":7`) {
 		t.Errorf("after a success on the new manager: %s", body)
 	}
 	next.stop(t)
@@ -479,7 +487,7 @@ func TestRollingUpgradePostgres(t *testing.T) {
 	ready := func(addr string) {
 		t.Helper()
 		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
-			if status, _ := call(ctx, "GET", "http://"+addr+"/api/v3/checks/", key, ""); status == http.StatusOK {
+			if status, _ := testenv.Call(ctx, "GET", "http://"+addr+"/api/v3/checks/", key, ""); status == http.StatusOK {
 				return
 			}
 			if time.Now().After(deadline) {
@@ -490,7 +498,7 @@ func TestRollingUpgradePostgres(t *testing.T) {
 	for _, a := range addrs {
 		ready(a)
 	}
-	status, body := call(ctx, "POST", front.URL+"/api/v3/checks/", key, `{"name": "job", "timeout": 3600}`)
+	status, body := testenv.Call(ctx, "POST", front.URL+"/api/v3/checks/", key, `{"name": "job", "timeout": 3600}`)
 	if status != http.StatusCreated {
 		t.Fatalf("creating a check: %d %s", status, body)
 	}
@@ -502,30 +510,7 @@ func TestRollingUpgradePostgres(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var (
-		mu       sync.Mutex
-		acked    int
-		refused  []string
-		stopPing = make(chan struct{})
-		pinging  sync.WaitGroup
-	)
-	pinging.Go(func() {
-		for {
-			select {
-			case <-stopPing:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-			status, body := call(ctx, "GET", job.PingURL, "", "")
-			mu.Lock()
-			if status == http.StatusOK {
-				acked++
-			} else {
-				refused = append(refused, fmt.Sprintf("%s: %d %s", time.Now().Format(time.StampMilli), status, body))
-			}
-			mu.Unlock()
-		}
-	})
+	pings := startJob(ctx, job.PingURL)
 	// One replica at a time: stop it, start this version in its place,
 	// wait until it answers, then the next.
 	started := time.Now()
@@ -536,15 +521,12 @@ func TestRollingUpgradePostgres(t *testing.T) {
 		ready(a)
 	}
 	time.Sleep(time.Second)
-	close(stopPing)
-	pinging.Wait()
-	mu.Lock()
-	defer mu.Unlock()
+	acked, refused := pings.stop()
 	t.Logf("upgraded two replicas from %s in %s: %d pings acknowledged, %d refused", rev, time.Since(started), acked, len(refused))
 	if len(refused) > 0 {
-		t.Errorf("pings refused during the rolling upgrade:\n%s", strings.Join(refused, "\n"))
+		t.Errorf("pings refused during the rolling upgrade: %v", refused)
 	}
-	if _, body := call(ctx, "GET", front.URL+"/api/v3/checks/"+job.UUID, key, ""); !strings.Contains(body, fmt.Sprintf(`"n_pings":%d`, acked)) {
+	if _, body := testenv.Call(ctx, "GET", front.URL+"/api/v3/checks/"+job.UUID, key, ""); !strings.Contains(body, fmt.Sprintf(`"n_pings":%d`, acked)) {
 		t.Errorf("the check after the upgrade: %s; want every one of its %d acknowledged pings", body, acked)
 	}
 	db, err := sql.Open("pgx", dsn)
