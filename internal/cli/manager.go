@@ -52,7 +52,7 @@ func newManagerCmd(g *globals) *cobra.Command {
 				return fmt.Errorf("--limits-configmap: %w", err)
 			}
 			if opts.Store == "" {
-				opts.Store = envOr("VIGIL_STORE", "sqlite:/var/lib/vigil/vigil.db")
+				opts.Store = defaultStore()
 			}
 			if opts.HeartbeatURL == "" {
 				opts.HeartbeatURL = os.Getenv("VIGIL_HEARTBEAT_URL")

@@ -25,7 +25,8 @@ func newStoreCmd() *cobra.Command {
 	return cmd
 }
 
-// defaultStore is the manager's store unless $VIGIL_STORE says otherwise.
+// defaultStore is the store the manager and the store commands use unless
+// told: $VIGIL_STORE, else the install's embedded file.
 func defaultStore() string { return envOr("VIGIL_STORE", "sqlite:/var/lib/vigil/vigil.db") }
 
 func newStoreBackupCmd() *cobra.Command {
