@@ -42,6 +42,13 @@ func (s *Store) openPostgres(ctx context.Context, dsn string) error {
 	cfg.RuntimeParams["lock_timeout"] = "10s"
 	cfg.RuntimeParams["idle_in_transaction_session_timeout"] = "30s"
 	cfg.RuntimeParams["application_name"] = "vigil"
+	// Every statement is planned for its own arguments. A prepared
+	// statement's generic plan is made once per connection, and one made
+	// while the checks table was still small scans it whole for the row
+	// locks of every batch (measured: 3,000 pings/s against 5,100 with
+	// custom plans, 10,000 checks), until an autovacuum's ANALYZE happens
+	// to replace it. Planning these statements costs less than that scan.
+	cfg.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
 	s.d = postgresDialect
 	s.db = stdlib.OpenDB(*cfg)
 	s.db.SetMaxOpenConns(maxConns)
