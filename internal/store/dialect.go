@@ -33,12 +33,15 @@ type dialect struct {
 	// SQLite has no LATERAL; it reads them one prepared statement at a
 	// time, in process.
 	lateral bool
+	// pipelined: the writer's transaction runs on pgx, its statements
+	// sharing round trips (pipeline.go).
+	pipelined bool
 }
 
 var (
 	sqliteDialect   = dialect{name: "sqlite", goose: goose.DialectSQLite3, writers: 1}
 	postgresDialect = dialect{name: "postgres", goose: goose.DialectPostgres, dollar: true, lockRows: true, writers: 2, strictText: true,
-		lateral: true}
+		lateral: true, pipelined: true}
 )
 
 // sql returns q in the dialect's placeholder style. The statements here

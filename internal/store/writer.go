@@ -228,35 +228,48 @@ const txTimeout = 15 * time.Second
 func (s *Store) runTx(batch []op) (Committed, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), txTimeout)
 	defer cancel()
+	if s.d.pipelined {
+		return s.runPipelined(ctx, batch)
+	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return Committed{}, fmt.Errorf("beginning a store transaction: %w", err)
 	}
 	t := &txn{s: s, tx: tx, ctx: ctx, rows: map[types.UID]*row{}}
-	read := t.preload
-	if s.d.lockRows {
-		read = t.lockRows
-	}
-	if err := read(batch); err != nil {
-		_ = tx.Rollback()
-		return Committed{}, err
-	}
-	for _, o := range batch {
-		if err := o.apply(t); err != nil {
-			_ = tx.Rollback()
-			return Committed{}, err
-		}
-	}
-	if err := t.flush(); err != nil {
+	if err := t.run(batch); err != nil {
 		_ = tx.Rollback()
 		return Committed{}, err
 	}
 	if err := tx.Commit(); err != nil {
 		return Committed{}, fmt.Errorf("%w: %w", errCommitUnknown, err)
 	}
+	return s.committed(t, batch), nil
+}
+
+// run is the transaction up to its commit: it reads (or locks) the rows
+// of the checks the batch changes, applies each write, and writes back
+// the rows they changed.
+func (t *txn) run(batch []op) error {
+	read := t.preload
+	if t.s.d.lockRows {
+		read = t.lockRows
+	}
+	if err := read(batch); err != nil {
+		return err
+	}
+	for _, o := range batch {
+		if err := o.apply(t); err != nil {
+			return err
+		}
+	}
+	return t.flush()
+}
+
+// committed counts a transaction that committed and says what it did.
+func (s *Store) committed(t *txn, batch []op) Committed {
 	s.commits.Add(1)
 	s.writes.Add(int64(len(batch)))
-	return Committed{At: time.Now(), Writes: len(batch), Flips: t.flips, Notices: t.nNotices}, nil
+	return Committed{At: time.Now(), Writes: len(batch), Flips: t.flips, Notices: t.nNotices}
 }
 
 // txn is one transaction of the writer. It keeps the check rows it read, so
@@ -264,7 +277,8 @@ func (s *Store) runTx(batch []op) (Committed, error) {
 // once.
 type txn struct {
 	s        *Store
-	tx       *sql.Tx
+	tx       *sql.Tx   // SQLite
+	pg       *pipeline // PostgreSQL
 	ctx      context.Context
 	rows     map[types.UID]*row
 	flips    []CommittedFlip
@@ -350,7 +364,17 @@ func manyRows(stmt string, n int) string {
 		return stmt
 	}
 	start := strings.Index(stmt, "VALUES (") + len("VALUES ")
-	end := start + strings.Index(stmt[start:], ")") + 1
+	end, depth := start, 0
+	for ; ; end++ { // to the row's closing parenthesis, past those of a subquery
+		if stmt[end] == '(' {
+			depth++
+		} else if stmt[end] == ')' {
+			if depth--; depth == 0 {
+				break
+			}
+		}
+	}
+	end++
 	row := stmt[start:end]
 	return stmt[:end] + strings.Repeat(", "+row, n-1) + stmt[end:]
 }
@@ -368,6 +392,10 @@ func (t *txn) exec(query string, args ...any) error {
 
 func (t *txn) execNow(query string, args ...any) error {
 	args = t.s.d.text(args)
+	if t.pg != nil {
+		t.pg.queue(t.s.d.cachedSQL(query), args)
+		return nil
+	}
 	var err error
 	if st := t.s.stmts[query]; st != nil {
 		_, err = t.tx.StmtContext(t.ctx, st).ExecContext(t.ctx, args...)
@@ -377,11 +405,22 @@ func (t *txn) execNow(query string, args ...any) error {
 	return err
 }
 
-func (t *txn) query(query string, args ...any) (*sql.Rows, error) {
+// rows are a query's rows, from database/sql or from the pipeline.
+type rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close() error
+}
+
+func (t *txn) query(query string, args ...any) (rows, error) {
 	if err := t.flushPings(); err != nil {
 		return nil, err
 	}
 	args = t.s.d.text(args)
+	if t.pg != nil {
+		return t.pg.send(t.s.d.cachedSQL(query), args)
+	}
 	if st := t.s.stmts[query]; st != nil {
 		return t.tx.StmtContext(t.ctx, st).QueryContext(t.ctx, args...)
 	}
@@ -391,8 +430,11 @@ func (t *txn) query(query string, args ...any) (*sql.Rows, error) {
 // queryRow does not insert the pending ping rows first: its statements
 // read and number check rows (load, flush), never pings, and flushing for
 // each check loaded would undo the multi-row inserts.
-func (t *txn) queryRow(query string, args ...any) *sql.Row {
+func (t *txn) queryRow(query string, args ...any) interface{ Scan(dest ...any) error } {
 	args = t.s.d.text(args)
+	if t.pg != nil {
+		return pipelineRow{p: t.pg, query: t.s.d.cachedSQL(query), args: args}
+	}
 	if st := t.s.stmts[query]; st != nil {
 		return t.tx.StmtContext(t.ctx, st).QueryRowContext(t.ctx, args...)
 	}
@@ -402,9 +444,12 @@ func (t *txn) queryRow(query string, args ...any) *sql.Row {
 // The statements of the ping path, prepared when the store opens.
 const (
 	sqlSelectCheck = `SELECT ` + checkColumns + ` FROM checks WHERE uid = ?`
-	sqlNextChange  = `UPDATE changes SET value = value + 1 WHERE id = 1 RETURNING value`
+	sqlNextChange  = `UPDATE changes SET value = value + 1 WHERE id = 1`
+	// A row's version is the number sqlNextChange took earlier in the
+	// transaction, read by the statement itself: the writer need not wait
+	// for it (pipeline.go).
 	sqlUpsertCheck = `INSERT INTO checks (` + checkColumns + `)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT value FROM changes WHERE id = 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (uid) DO UPDATE SET namespace = excluded.namespace, name = excluded.name,
 			n_pings = excluded.n_pings, n_flips = excluded.n_flips, last_ping = excluded.last_ping,
 			last_ping_failed = excluded.last_ping_failed, last_start = excluded.last_start,
@@ -433,16 +478,13 @@ const (
 // starts (it holds the one connection while it writes).
 func (s *Store) prepare(ctx context.Context) error {
 	s.stmts = map[string]*sql.Stmt{}
-	statements := []string{sqlSelectCheck, sqlNextChange, sqlInsertFlip, sqlInsertDelivery}
-	for n := 1; n <= chunkRows; n *= 2 {
-		statements = append(statements, pingInserts[n], checkUpserts[n])
-		if !s.d.lockRows {
-			statements = append(statements, checkSelects[n])
+	var statements []string
+	if !s.d.pipelined { // the pipeline's are pgx's to prepare
+		statements = []string{sqlSelectCheck, sqlNextChange, sqlInsertFlip, sqlInsertDelivery}
+		for n := 1; n <= chunkRows; n *= 2 {
+			statements = append(statements, pingInserts[n], checkUpserts[n], checkSelects[n])
 		}
-	}
-	statements = append(statements, sqlPrunePings, sqlMoveRuns, sqlPruneRuns)
-	if s.d.lockRows {
-		statements = append(statements, sqlInsertNewCheck, sqlLockChecks)
+		statements = append(statements, sqlPrunePings, sqlMoveRuns, sqlPruneRuns)
 	}
 	for _, q := range statements {
 		st, err := s.db.PrepareContext(ctx, s.d.sql(q))
@@ -656,8 +698,7 @@ func (t *txn) flush() error {
 	if len(dirty) == 0 {
 		return nil
 	}
-	var version int64
-	if err := t.queryRow(sqlNextChange).Scan(&version); err != nil {
+	if err := t.exec(sqlNextChange); err != nil {
 		return fmt.Errorf("numbering a store change: %w", err)
 	}
 	sort.Slice(dirty, func(i, j int) bool { return dirty[i].UID < dirty[j].UID })
@@ -666,13 +707,12 @@ func (t *txn) flush() error {
 	for len(dirty) > 0 {
 		chunk := dirty[:shape(min(len(dirty), chunkRows))]
 		dirty = dirty[len(chunk):]
-		args := make([]any, 0, len(chunk)*32)
+		args := make([]any, 0, len(chunk)*31)
 		for _, r := range chunk {
-			r.Version = version
 			f := r.Facts
 			args = append(args, string(r.UID), r.Namespace, r.Name, r.NPings, r.nFlips, micros(f.LastPing), f.LastPingFailed,
 				micros(f.LastStart), f.LastStartRID, f.LastDuration.Microseconds(), micros(f.PausedAt), micros(f.ResumedAt),
-				string(f.State), micros(f.StateSince), micros(r.NextChange), r.bodyBytes, version,
+				string(f.State), micros(f.StateSince), micros(r.NextChange), r.bodyBytes,
 				f.Failures, string(f.FailReason), f.Successes, micros(f.MissedAt), micros(r.alertSince), micros(r.lastNotice), r.escalated,
 				r.Maintenance, micros(r.MaintenanceUntil), r.held, r.RunCounts.Succeeded, r.RunCounts.Failed, r.RunCounts.Missed,
 				micros(r.RunCounts.LastSuccess), micros(r.RunCounts.Dropped))

@@ -1,0 +1,187 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/stdlib"
+	"k8s.io/apimachinery/pkg/types"
+)
+
+// pipeline is the writer's transaction on PostgreSQL, run on pgx itself
+// rather than through database/sql, so that its statements share round
+// trips. A statement whose answer the writer does not need (a ping row, a
+// flip, a delivery, a check's row) waits, and goes with the next one whose
+// answer it does need, or with the COMMIT. A batch of pings to checks the
+// store holds is then two round trips, BEGIN with the row locks and the
+// writes with COMMIT, where it was one a statement (about ten), and the
+// change counter's lock, taken among the last writes, is held by the
+// server for the commit alone rather than across the network.
+//
+// pgx prepares each statement once per connection (its statement cache),
+// as the SQLite writer's prepared statements do.
+type pipeline struct {
+	conn    *pgx.Conn
+	ctx     context.Context
+	pending *pgx.Batch // sent with the next round trip
+	begun   bool       // BEGIN has been sent
+}
+
+// runPipelined is runTx on PostgreSQL.
+func (s *Store) runPipelined(ctx context.Context, batch []op) (Committed, error) {
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return Committed{}, fmt.Errorf("beginning a store transaction: %w", err)
+	}
+	defer func() { _ = conn.Close() }()
+	var t *txn
+	err = conn.Raw(func(dc any) error {
+		p := &pipeline{conn: dc.(*stdlib.Conn).Conn(), ctx: ctx, pending: &pgx.Batch{}}
+		p.pending.Queue("BEGIN")
+		t = &txn{s: s, pg: p, ctx: ctx, rows: map[types.UID]*row{}}
+		if err := t.run(batch); err != nil {
+			p.rollback()
+			return err
+		}
+		if err := p.commit(); err != nil {
+			p.rollback()
+			return err
+		}
+		return nil
+	})
+	if err != nil {
+		return Committed{}, err
+	}
+	return s.committed(t, batch), nil
+}
+
+// queue adds a statement whose answer is not needed to the next round trip.
+func (p *pipeline) queue(query string, args []any) {
+	p.pending.Queue(query, args...)
+}
+
+// send sends the pending statements and query, reads the pending ones'
+// answers, and returns query's rows. The caller closes them.
+func (p *pipeline) send(query string, args []any) (*pipelineRows, error) {
+	n := p.pending.Len()
+	p.pending.Queue(query, args...)
+	br := p.conn.SendBatch(p.ctx, p.pending)
+	p.pending, p.begun = &pgx.Batch{}, true // br reads the one sent
+	for range n {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			return nil, err
+		}
+	}
+	rows, err := br.Query()
+	if err != nil {
+		_ = br.Close()
+		return nil, err
+	}
+	return &pipelineRows{Rows: rows, br: br}, nil
+}
+
+// commit sends the pending statements with COMMIT. Only a failure of the
+// COMMIT itself, or of the connection while it was on its way, leaves
+// unknown whether the transaction happened: a statement the server refused
+// before it ended the transaction, and the COMMIT was skipped.
+func (p *pipeline) commit() error {
+	n := p.pending.Len()
+	p.pending.Queue("COMMIT")
+	br := p.conn.SendBatch(p.ctx, p.pending)
+	p.pending, p.begun = &pgx.Batch{}, true // br reads the one sent
+	for range n {
+		if _, err := br.Exec(); err != nil {
+			_ = br.Close()
+			if refused(err) {
+				return err
+			}
+			return fmt.Errorf("%w: %w", errCommitUnknown, err)
+		}
+	}
+	_, err := br.Exec()
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %w", errCommitUnknown, err)
+	}
+	return nil
+}
+
+// refused reports whether the server answered err to a statement, which
+// ends the transaction there and then.
+func refused(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe)
+}
+
+// rollback ends a transaction that failed. A connection that cannot is
+// closed, so that the pool does not hand it out again mid-transaction.
+func (p *pipeline) rollback() {
+	if !p.begun {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := p.conn.Exec(ctx, "ROLLBACK"); err != nil {
+		_ = p.conn.Close(ctx)
+	}
+}
+
+// pipelineRows are a statement's rows, read before the round trip's
+// results are closed.
+type pipelineRows struct {
+	pgx.Rows
+	br pgx.BatchResults
+}
+
+func (r *pipelineRows) Close() error {
+	r.Rows.Close()
+	return r.br.Close()
+}
+
+// pipelineRow is queryRow's answer: the round trip happens when it is
+// scanned.
+type pipelineRow struct {
+	p     *pipeline
+	query string
+	args  []any
+}
+
+func (r pipelineRow) Scan(dest ...any) error {
+	rows, err := r.p.send(r.query, r.args)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = rows.Close() }()
+	if !rows.Next() {
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		return pgx.ErrNoRows // wraps sql.ErrNoRows
+	}
+	if err := rows.Scan(dest...); err != nil {
+		return err
+	}
+	return rows.Close()
+}
+
+// dollarSQL memoizes dialect.sql for the writer's statements on
+// PostgreSQL: a bounded set of texts (the multi-row ones come in seven
+// shapes), converted once rather than once a statement.
+var dollarSQL sync.Map
+
+func (d dialect) cachedSQL(q string) string {
+	if v, ok := dollarSQL.Load(q); ok {
+		return v.(string)
+	}
+	out := d.sql(q)
+	dollarSQL.Store(q, out)
+	return out
+}
