@@ -43,7 +43,10 @@ const HeaderGrace = 2 * time.Second
 //     not sent their first request's headers within HeaderGrace, the
 //     oldest first, so that clients holding connections they do not use
 //     cannot keep new clients waiting for a slot. (HTTP allows a server
-//     to close an idle connection at any time; clients reconnect.)
+//     to close an idle connection at any time; clients reconnect.) A new
+//     connection whose request waits unread in its socket is not one of
+//     them: the server is behind, not the client (on Linux, which can
+//     tell).
 //
 // A request whose headers are in is never interrupted: a client that
 // trickles its body holds its slot until ReadTimeout.
@@ -167,6 +170,14 @@ func (l *limitListener) reclaim() []*limitedConn {
 				l.timer = l.clock.AfterFunc(wait, func() { go l.reclaimLater() })
 			}
 			break
+		}
+		if requestWaiting(c.Conn) {
+			// The client has sent its request and the server has not
+			// read it yet: a burst of new connections on busy cores.
+			// The connection is on its way to being served, not held
+			// idle, so it leaves the new ones for good.
+			l.forget(c)
+			continue
 		}
 		take(c)
 	}

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -223,4 +224,67 @@ func addrs(conns []*rawConn) []string {
 		out = append(out, c.LocalAddr().String())
 	}
 	return out
+}
+
+// TestNewConnectionsWithARequestWaitingStay: in a burst of new connections
+// on busy cores the server may not read a request for longer than
+// HeaderGrace. Near the cap, a new connection whose request waits unread
+// in its socket is not closed however long it has waited; one that sent
+// nothing is.
+func TestNewConnectionsWithARequestWaitingStay(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("only Linux tells a request waiting in a socket")
+	}
+	ln, err := new(net.ListenConfig).Listen(t.Context(), "tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	sources, err := connlimit.NewPerSource(8, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := testingclock.NewFakeClock(time.Now())
+	l := newLimitListener(ln, 8, sources, clk) // high water: 7
+	// No server reads these: each is accepted and counted new, as the
+	// server's Serve loop does before a goroutine reads it.
+	accept := func(what string) (server net.Conn, client *rawConn) {
+		client = dial(t, l, what)
+		server, err := l.Accept()
+		if err != nil {
+			t.Fatal(err)
+		}
+		l.connState(server, http.StateNew)
+		return server, client
+	}
+	waitingServer, waiting := accept("GET / HTTP/1.1\r\nHost: vigil\r\n\r\n")
+	waitFor(t, func() bool { return requestWaiting(waitingServer.(*limitedConn).Conn) })
+	_, silentClient := accept("")
+	var rest []*rawConn
+	for range 5 {
+		_, c := accept("")
+		rest = append(rest, c)
+	}
+	clk.Step(HeaderGrace + time.Second)
+	_, last := accept("") // the eighth: past the high water, reclaim runs
+
+	// The silent connection, the oldest after the waiting one, is closed.
+	_ = silentClient.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := silentClient.br.ReadByte(); !errors.Is(err, io.EOF) {
+		t.Fatalf("the silent connection was not closed: %v", err)
+	}
+	// The waiting one is neither closed nor counted new any more.
+	_ = waiting.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+	if _, err := waiting.br.ReadByte(); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("the connection with a request waiting was closed: %v", err)
+	}
+	if slices.Contains(fresh(l), waiting.LocalAddr().String()) {
+		t.Fatal("the connection with a request waiting is still counted new")
+	}
+	// The younger silent ones, within the high water now, stay.
+	for _, c := range append(rest, last) {
+		if !slices.Contains(fresh(l), c.LocalAddr().String()) {
+			t.Fatalf("%s was reclaimed past the high water", c.LocalAddr())
+		}
+	}
 }
