@@ -169,8 +169,8 @@ func run(nChecks, nPings, concurrency, nBurst int, withPostgres bool) error {
 	}
 	go func() { _ = mgr.Start(mctx) }()
 	base := "http://" + addr
-	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: max(concurrency, nBurst) * 2, MaxIdleConns: max(concurrency, nBurst) * 2}}
-	pingAt := func(base, uuid string, body []byte) error {
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency * 2, MaxIdleConns: concurrency * 2}}
+	pingWith := func(hc *http.Client, base, uuid string, body []byte) error {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/ping/"+uuid, bytes.NewReader(body))
 		if err != nil {
 			return err
@@ -186,6 +186,7 @@ func run(nChecks, nPings, concurrency, nBurst int, withPostgres bool) error {
 		}
 		return nil
 	}
+	pingAt := func(base, uuid string, body []byte) error { return pingWith(hc, base, uuid, body) }
 	ping := func(uuid string, body []byte) error { return pingAt(base, uuid, body) }
 	// The manager serves a check once its cache holds it: wait for the
 	// last, then ping every check once (its row in the store appears).
@@ -263,8 +264,12 @@ func run(nChecks, nPings, concurrency, nBurst int, withPostgres bool) error {
 	}
 	acked += int64(nPings)
 
-	// Burst: every client starts at once.
+	// Burst: every client starts at once, each on a connection of its
+	// own, as new pods' curl would. (Not from a pool of kept-alive ones:
+	// past seven eighths of its connections the server closes idle ones,
+	// and a ping sent on one as it closes fails with a reset.)
 	fmt.Printf("burst: %d pings to %d checks at once...\n", nBurst, nBurst)
+	burstClient := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	start := make(chan struct{})
 	burstLat := make([]time.Duration, nBurst)
 	var wg sync.WaitGroup
@@ -278,7 +283,7 @@ func run(nChecks, nPings, concurrency, nBurst int, withPostgres bool) error {
 	for i := range nBurst {
 		wg.Go(func() {
 			<-start
-			if err := ping(uuids[i], nil); err != nil {
+			if err := pingWith(burstClient, base, uuids[i], nil); err != nil {
 				mu.Lock()
 				burstErr = err
 				mu.Unlock()
