@@ -89,7 +89,9 @@ func (p *pipeline) send(query string, args []any) (*pipelineRows, error) {
 // commit sends the pending statements with COMMIT. Only a failure of the
 // COMMIT itself, or of the connection while it was on its way, leaves
 // unknown whether the transaction happened: a statement the server refused
-// before it ended the transaction, and the COMMIT was skipped.
+// ended the transaction there (the COMMIT was skipped), and a batch that
+// never left (an argument pgx could not encode, a statement it could not
+// prepare) committed nothing.
 func (p *pipeline) commit() error {
 	n := p.pending.Len()
 	p.pending.Queue("COMMIT")
@@ -98,27 +100,34 @@ func (p *pipeline) commit() error {
 	for range n {
 		if _, err := br.Exec(); err != nil {
 			_ = br.Close()
-			if refused(err) {
+			if notCommitted(err) {
 				return err
 			}
 			return fmt.Errorf("%w: %w", errCommitUnknown, err)
 		}
 	}
-	_, err := br.Exec()
+	tag, err := br.Exec()
 	if cerr := br.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return fmt.Errorf("%w: %w", errCommitUnknown, err)
 	}
+	// A transaction that failed earlier without the writer hearing of it
+	// answers COMMIT with ROLLBACK: nothing of it is stored.
+	if tag.String() != "COMMIT" {
+		return fmt.Errorf("the store rolled the transaction back (%s)", tag)
+	}
 	return nil
 }
 
-// refused reports whether the server answered err to a statement, which
-// ends the transaction there and then.
-func refused(err error) bool {
+// notCommitted reports whether err, met before the COMMIT's answer, says
+// the transaction did not commit: the server refused a statement, or the
+// batch never reached it.
+func notCommitted(err error) bool {
 	var pe *pgconn.PgError
-	return errors.As(err, &pe)
+	var pre pgx.ErrPreprocessingBatch
+	return errors.As(err, &pe) || errors.As(err, &pre) || pgconn.SafeToRetry(err)
 }
 
 // rollback ends a transaction that failed. A connection that cannot is
@@ -147,7 +156,8 @@ func (r *pipelineRows) Close() error {
 }
 
 // pipelineRow is queryRow's answer: the round trip happens when it is
-// scanned.
+// scanned, so it is scanned at once (as every caller does), before any
+// other statement of the transaction is queued.
 type pipelineRow struct {
 	p     *pipeline
 	query string

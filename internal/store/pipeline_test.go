@@ -1,0 +1,83 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/vigil-operator/vigil/internal/testenv"
+)
+
+// rawOp runs its statements in the writer's transaction as they are.
+type rawOp struct {
+	result
+	run func(t *txn) error
+}
+
+func (o *rawOp) apply(t *txn) error { return o.run(t) }
+
+// TestPipelineNeverAcknowledgesWhatDidNotCommit: on PostgreSQL, whatever
+// fails in a pipelined transaction fails the transaction, and is said to
+// have failed for sure (so that each write is tried again alone) rather
+// than perhaps committed; nothing of it is stored.
+func TestPipelineNeverAcknowledgesWhatDidNotCommit(t *testing.T) {
+	ctx := context.Background()
+	pg, err := testenv.StartPostgres(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pg.Remove() })
+	dsn, err := pg.NewDatabase(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Open(ctx, dsn, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	insert := func(t *txn, uuid string) error {
+		return t.exec(`INSERT INTO uuid_owners (uuid, namespace) VALUES (?, 'ns')`, uuid)
+	}
+	for _, tc := range []struct {
+		name  string
+		apply func(t *txn) error
+	}{{
+		// The second insert is refused with the COMMIT on its way: the
+		// server skips the COMMIT.
+		name:  "a queued statement refused",
+		apply: func(t *txn) error { _ = insert(t, "u1"); return insert(t, "u1") },
+	}, {
+		// A failed read whose error the write let go: the server answers
+		// the COMMIT with ROLLBACK.
+		name: "an error let go",
+		apply: func(t *txn) error {
+			_ = insert(t, "u2")
+			if rows, err := t.query(`SELECT 1 / 0`); err == nil {
+				_ = rows.Close()
+			}
+			return nil
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := s.runTx([]op{&rawOp{result: newResult(), run: tc.apply}})
+			if err == nil {
+				t.Fatal("the transaction was acknowledged")
+			}
+			if errors.Is(err, errCommitUnknown) {
+				t.Fatalf("%v: said to be perhaps committed", err)
+			}
+			var n int
+			if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM uuid_owners`).Scan(&n); err != nil || n != 0 {
+				t.Fatalf("%d owners stored (%v), want none", n, err)
+			}
+			// The connection went back to the pool usable.
+			if _, err := s.runTx([]op{&rawOp{result: newResult(), run: func(t *txn) error { return insert(t, "ok-"+tc.name) }}}); err != nil {
+				t.Fatalf("the next transaction: %v", err)
+			}
+			if _, err := s.db.ExecContext(ctx, `DELETE FROM uuid_owners`); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
