@@ -44,9 +44,8 @@ const HeaderGrace = 2 * time.Second
 //     oldest first, so that clients holding connections they do not use
 //     cannot keep new clients waiting for a slot. (HTTP allows a server
 //     to close an idle connection at any time; clients reconnect.) A new
-//     connection whose request waits unread in its socket is not one of
-//     them: the server is behind, not the client (on Linux, which can
-//     tell).
+//     connection whose bytes wait unread in its socket gets another grace:
+//     the server is behind, not the client (on Linux, which can tell).
 //
 // A request whose headers are in is never interrupted: a client that
 // trickles its body holds its slot until ReadTimeout.
@@ -172,11 +171,13 @@ func (l *limitListener) reclaim() []*limitedConn {
 			break
 		}
 		if requestWaiting(c.Conn) {
-			// The client has sent its request and the server has not
-			// read it yet: a burst of new connections on busy cores.
-			// The connection is on its way to being served, not held
-			// idle, so it leaves the new ones for good.
-			l.forget(c)
+			// The client has sent bytes the server has not read yet: a
+			// burst of new connections on busy cores. It gets another
+			// grace from now, at the back; by then the server has read
+			// them, and a client that sent only part of its headers is
+			// one that sends no more.
+			c.since = now
+			l.fresh.MoveToBack(c.fresh)
 			continue
 		}
 		take(c)
