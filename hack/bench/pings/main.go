@@ -267,7 +267,10 @@ func run(nChecks, nPings, concurrency, nBurst int, withPostgres bool) error {
 	// Burst: every client starts at once, each on a connection of its
 	// own, as new pods' curl would. (Not from a pool of kept-alive ones:
 	// past seven eighths of its connections the server closes idle ones,
-	// and a ping sent on one as it closes fails with a reset.)
+	// and a ping sent on one as it closes fails with a reset, which Go's
+	// client does not retry for a POST. That is HTTP's keep-alive race,
+	// which a client pinging over kept-alive connections near the
+	// server's cap meets too: docs/performance.md.)
 	fmt.Printf("burst: %d pings to %d checks at once...\n", nBurst, nBurst)
 	burstClient := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 	start := make(chan struct{})
