@@ -32,16 +32,7 @@ func onEachBackend(b *testing.B, bench func(b *testing.B, dsn string)) {
 		bench(b, "sqlite:"+b.TempDir()+"/vigil.db")
 	})
 	b.Run("postgres", func(b *testing.B) {
-		pg, err := testenv.StartPostgres(context.Background())
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer func() { _ = pg.Remove() }()
-		dsn, err := pg.NewDatabase(context.Background())
-		if err != nil {
-			b.Fatal(err)
-		}
-		bench(b, dsn)
+		bench(b, testenv.PostgresDatabase(b))
 	})
 }
 

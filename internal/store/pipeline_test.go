@@ -22,15 +22,7 @@ func (o *rawOp) apply(t *txn) error { return o.run(t) }
 // than perhaps committed; nothing of it is stored.
 func TestPipelineNeverAcknowledgesWhatDidNotCommit(t *testing.T) {
 	ctx := context.Background()
-	pg, err := testenv.StartPostgres(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = pg.Remove() })
-	dsn, err := pg.NewDatabase(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dsn := testenv.PostgresDatabase(t)
 	s, err := Open(ctx, dsn, Options{})
 	if err != nil {
 		t.Fatal(err)

@@ -56,15 +56,7 @@ func TestPostgresContract(t *testing.T) {
 // order the writes committed.
 func TestPostgresReplicas(t *testing.T) {
 	ctx := context.Background()
-	pg, err := testenv.StartPostgres(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = pg.Remove() })
-	dsn, err := pg.NewDatabase(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dsn := testenv.PostgresDatabase(t)
 	var replicas [2]*store.Store
 	var wg sync.WaitGroup
 	for i := range replicas {

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"sync/atomic"
 	"syscall"
+	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -139,6 +140,23 @@ func (p *Postgres) Start(ctx context.Context) error {
 // DSN is the URL of a database on the server.
 func (p *Postgres) DSN(database string) string {
 	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", p.port, database)
+}
+
+// PostgresDatabase starts a throw-away server for tb, removed when it ends,
+// and returns the URL of an empty database on it.
+func PostgresDatabase(tb testing.TB) string {
+	tb.Helper()
+	ctx := context.Background()
+	pg, err := StartPostgres(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = pg.Remove() })
+	dsn, err := pg.NewDatabase(ctx)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return dsn
 }
 
 // NewDatabase creates an empty database and returns its URL.

@@ -448,15 +448,7 @@ func TestRollingUpgradePostgres(t *testing.T) {
 	}
 	rev, oldBin, newBin := binaries(t, ctx, root)
 
-	pg, err := testenv.StartPostgres(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = pg.Remove() })
-	dsn, err := pg.NewDatabase(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dsn := testenv.PostgresDatabase(t)
 	// The chart's PostgreSQL-mode RBAC: the leader-election Role too.
 	cp := testenv.StartControlPlane(t, ctx, func(ctx context.Context, admin *rest.Config) (*rest.Config, *testenv.Forbidden, error) {
 		return testenv.AsChartManager(ctx, admin, "--set", "store.postgres.existingSecret=vigil-postgres")
