@@ -188,6 +188,9 @@ func (r pipelineRow) Scan(dest ...any) error {
 var dollarSQL sync.Map
 
 func (d dialect) cachedSQL(q string) string {
+	if !d.dollar {
+		return q // nothing to convert, and nothing another dialect may take
+	}
 	if v, ok := dollarSQL.Load(q); ok {
 		return v.(string)
 	}

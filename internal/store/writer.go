@@ -418,13 +418,22 @@ func (t *txn) query(query string, args ...any) (rows, error) {
 		return nil, err
 	}
 	args = t.s.d.text(args)
-	if t.pg != nil {
-		return t.pg.send(t.s.d.cachedSQL(query), args)
+	var (
+		r   rows
+		err error
+	)
+	switch st := t.s.stmts[query]; {
+	case t.pg != nil:
+		r, err = t.pg.send(t.s.d.cachedSQL(query), args)
+	case st != nil:
+		r, err = t.tx.StmtContext(t.ctx, st).QueryContext(t.ctx, args...)
+	default:
+		r, err = t.tx.QueryContext(t.ctx, t.s.d.sql(query), args...)
 	}
-	if st := t.s.stmts[query]; st != nil {
-		return t.tx.StmtContext(t.ctx, st).QueryContext(t.ctx, args...)
+	if err != nil {
+		return nil, err // an untyped nil: a *sql.Rows nil is not a nil rows
 	}
-	return t.tx.QueryContext(t.ctx, t.s.d.sql(query), args...)
+	return r, nil
 }
 
 // queryRow does not insert the pending ping rows first: its statements
