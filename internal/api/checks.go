@@ -1,6 +1,7 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net/http"
@@ -41,12 +42,26 @@ func (s *Server) listChecks(w http.ResponseWriter, r *request) {
 		s.internalError(w, r, "reading the ping store", err)
 		return
 	}
-	writeList(w, "checks", func(yield func(*object) bool) {
+	form := listForm{namespace: r.namespace, version: r.version, readOnly: r.readOnly()}
+	pass := s.rendered.pass(form, slug == "" && len(tags) == 0, channels)
+	now := s.Checks.Now()
+	writeListJSON(w, "checks", func(yield func([]byte) bool) {
 		for _, c := range list {
-			if checks.HasAllTags(c.Spec.Tags, tags) && !yield(s.renderCheck(c, observed.Of(c.UID), r, channels)) {
+			if !checks.HasAllTags(c.Spec.Tags, tags) {
+				continue
+			}
+			v := s.Checks.View(c, observed.Of(c.UID), now)
+			key := renderKey{generation: c.Generation, view: v, channels: pass.channels}
+			item := pass.json(c.UID, key, func() []byte {
+				o := s.renderView(c, v, r, channels)
+				defer o.release()
+				return bytes.Clone(o.bytes())
+			})
+			if !yield(item) {
 				return
 			}
 		}
+		pass.sweep()
 	})
 }
 

@@ -37,7 +37,11 @@ func channelIDs(spec *v1.CheckSpec, channels []v1.Channel) string {
 // renderCheck is the check's JSON, keys in the reference's order: the
 // read-write form, or for read-only keys the form without secrets.
 func (s *Server) renderCheck(c *v1.Check, obs store.Check, r *request, channels []v1.Channel) *object {
-	v := s.Checks.View(c, obs, s.Checks.Now())
+	return s.renderView(c, s.Checks.View(c, obs, s.Checks.Now()), r, channels)
+}
+
+// renderView is renderCheck's JSON of the check's view v.
+func (s *Server) renderView(c *v1.Check, v checks.View, r *request, channels []v1.Channel) *object {
 	keys := s.Checks.Keys(c)
 	subject, subjectFail := checkinput.SubjectFields(c.Spec)
 	o := newObject()

@@ -47,6 +47,20 @@ func writeRawJSON(w http.ResponseWriter, status int, data []byte) {
 // value of an object ({"checks": [...]}); without, a bare array. A client
 // that goes away stops the rendering.
 func writeList(w http.ResponseWriter, key string, items iter.Seq[*object]) {
+	writeListJSON(w, key, func(yield func([]byte) bool) {
+		for o := range items {
+			more := yield(o.bytes())
+			o.release() // yield copied its bytes
+			if !more {
+				return
+			}
+		}
+	})
+}
+
+// writeListJSON is writeList of items already rendered; an item's bytes
+// are copied before the next is asked for.
+func writeListJSON(w http.ResponseWriter, key string, items iter.Seq[[]byte]) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusOK)
 	open, end := "[", "]"
@@ -59,13 +73,12 @@ func writeList(w http.ResponseWriter, key string, items iter.Seq[*object]) {
 	buf := make([]byte, 0, listChunk+4<<10)
 	buf = append(buf, open...)
 	first := true
-	for o := range items {
+	for item := range items {
 		if !first {
 			buf = append(buf, ',')
 		}
 		first = false
-		buf = append(buf, o.bytes()...)
-		o.release()
+		buf = append(buf, item...)
 		if len(buf) >= listChunk {
 			if _, err := w.Write(buf); err != nil {
 				return

@@ -40,6 +40,8 @@ type Server struct {
 	// Bodies bounds the body bytes being read at once, with the ping
 	// handler's; nil bounds nothing.
 	Bodies *httpserver.BodyBudget
+
+	rendered renderedChecks // the checks' JSON as last listed
 }
 
 // request is an API request after routing and authentication.

@@ -123,6 +123,9 @@ func Tags(tags string) []string {
 // HasAllTags reports whether a check has every wanted tag (whole-tag,
 // case-sensitive); an empty wanted tag matches nothing.
 func HasAllTags(tags string, wanted []string) bool {
+	if len(wanted) == 0 {
+		return true // a list without a tag filter asks this of every check
+	}
 	have := map[string]bool{}
 	for _, t := range Tags(tags) {
 		have[t] = true

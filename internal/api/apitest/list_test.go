@@ -1,0 +1,125 @@
+package apitest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+)
+
+// The list keeps each check's JSON from one list to the next (internal/api
+// rendered.go). Whatever changes between two lists (pings, runs, spec
+// edits through the API or kubectl, pauses, channels, deletions), every
+// check in a list must read exactly as it reads alone, which is rendered
+// afresh, for every API version and key.
+var _ = Describe("The list of checks", func() {
+	It("shows every change made since the list before it", func() {
+		p := newProject()
+		uuids := make([]string, 3)
+		for i, body := range []string{
+			`{"name": "simple", "timeout": 3600, "tags": "a b"}`,
+			`{"name": "cron", "schedule": "0 3 * * *", "tz": "Europe/Riga", "grace": 600}`,
+			`{"name": "third", "timeout": 60}`,
+		} {
+			r := call("POST", "/api/v3/checks/", p.rw, body)
+			Expect(r.status).To(Equal(http.StatusCreated), r.String())
+			uuids[i] = r.json()["uuid"].(string)
+		}
+		ctx := context.Background()
+		channel := func(name string) *v1.Channel {
+			return &v1.Channel{ObjectMeta: metav1.ObjectMeta{Namespace: p.ns, Name: name}, Spec: v1.ChannelSpec{
+				Kind: v1.ChannelWebhook, Webhook: &v1.WebhookChannel{Down: &v1.WebhookRequest{URL: "http://127.0.0.1:1/hook"}}}}
+		}
+		steps := []struct {
+			name   string
+			change func()
+		}{
+			{"nothing", func() {}},
+			{"a ping", func() { Expect(call("GET", "/ping/"+uuids[0], "", "").status).To(Equal(http.StatusOK)) }},
+			{"a start", func() { Expect(call("GET", "/ping/"+uuids[1]+"/start", "", "").status).To(Equal(http.StatusOK)) }},
+			{"a failure", func() { Expect(call("GET", "/ping/"+uuids[2]+"/fail", "", "").status).To(Equal(http.StatusOK)) }},
+			{"an API update", func() {
+				Expect(call("POST", "/api/v3/checks/"+uuids[0], p.rw, `{"name": "renamed", "grace": 120}`).status).To(Equal(http.StatusOK))
+			}},
+			{"a kubectl edit", func() {
+				var list v1.CheckList
+				Expect(k8sClient.List(ctx, &list, client.InNamespace(p.ns))).To(Succeed())
+				for i := range list.Items {
+					if c := &list.Items[i]; c.Namespace == p.ns && c.Spec.Name == "cron" {
+						c.Spec.Desc = "edited with kubectl"
+						Expect(k8sClient.Update(ctx, c)).To(Succeed())
+					}
+				}
+			}},
+			{"a pause", func() {
+				Expect(call("POST", "/api/v3/checks/"+uuids[1]+"/pause", p.rw, "").status).To(Equal(http.StatusOK))
+			}},
+			{"a new channel", func() { Expect(k8sClient.Create(ctx, channel("ops"))).To(Succeed()) }},
+			{"another channel", func() { Expect(k8sClient.Create(ctx, channel("dev"))).To(Succeed()) }},
+			{"channels assigned", func() {
+				Expect(call("POST", "/api/v3/checks/"+uuids[2], p.rw, `{"channels": "*"}`).status).To(Equal(http.StatusOK))
+			}},
+			// The check's spec names its channels: what its "channels"
+			// field shows changes without its spec.
+			{"a channel deleted", func() { Expect(k8sClient.Delete(ctx, channel("ops"))).To(Succeed()) }},
+			{"a channel made again", func() { Expect(k8sClient.Create(ctx, channel("ops"))).To(Succeed()) }},
+			{"a resume", func() {
+				Expect(call("POST", "/api/v3/checks/"+uuids[1]+"/resume", p.rw, "").status).To(Equal(http.StatusOK))
+			}},
+			{"a check deleted", func() { Expect(call("DELETE", "/api/v3/checks/"+uuids[0], p.rw, "").status).To(Equal(http.StatusOK)) }},
+			{"a check created", func() {
+				Expect(call("POST", "/api/v3/checks/", p.rw, `{"name": "late"}`).status).To(Equal(http.StatusCreated))
+			}},
+		}
+		for _, step := range steps {
+			By(step.name)
+			step.change()
+			for _, view := range []struct{ version, key string }{{"3", p.rw}, {"3", p.ro}, {"1", p.rw}, {"2", p.ro}} {
+				Eventually(func() error { return listReadsAsEachCheck(view.version, view.key) }).Should(Succeed(),
+					"after %s, API v%s", step.name, view.version)
+			}
+		}
+	})
+})
+
+// listReadsAsEachCheck lists a project's checks and reads each alone (by
+// UUID, or with a read-only key by unique key): the list must hold the
+// same JSON.
+func listReadsAsEachCheck(version, key string) error {
+	prefix := "/api/v" + version + "/checks/"
+	r := call("GET", prefix, key, "")
+	var list struct{ Checks []json.RawMessage }
+	if r.status != http.StatusOK {
+		return fmt.Errorf("list: %s", r)
+	}
+	if err := json.Unmarshal(r.body, &list); err != nil {
+		return fmt.Errorf("list: %w", err)
+	}
+	for _, item := range list.Checks {
+		var ids struct {
+			UUID      string `json:"uuid"`
+			UniqueKey string `json:"unique_key"`
+		}
+		Expect(json.Unmarshal(item, &ids)).To(Succeed())
+		id := ids.UUID
+		if id == "" {
+			id = ids.UniqueKey
+		}
+		alone := call("GET", prefix+id, key, "")
+		if alone.status != http.StatusOK {
+			return fmt.Errorf("GET %s: %s", id, alone)
+		}
+		if !bytes.Equal(bytes.TrimSpace(alone.body), item) {
+			return fmt.Errorf("the list shows\n%s\nalone it reads\n%s", item, alone.body)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,162 @@
+package api
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/checks"
+	"github.com/vigil-operator/vigil/internal/monitor"
+)
+
+// A check is rendered again exactly when something its JSON is made of
+// changed since it was cached; otherwise the cached JSON is returned.
+func TestRenderedChecksRenderWhatChanged(t *testing.T) {
+	t0 := time.Date(2026, 11, 29, 6, 0, 0, 0, time.UTC)
+	base := renderKey{generation: 7, view: checks.View{Status: monitor.StatusUp, LastPing: t0, NPings: 3}}
+	changed := map[string]func(renderKey) renderKey{
+		"generation": func(k renderKey) renderKey { k.generation = 8; return k },
+		"status":     func(k renderKey) renderKey { k.view.Status = monitor.StatusGrace; return k },
+		"pings":      func(k renderKey) renderKey { k.view.NPings++; return k },
+		"last ping":  func(k renderKey) renderKey { k.view.LastPing = t0.Add(time.Second); return k },
+		"next ping":  func(k renderKey) renderKey { k.view.HasNext = true; return k },
+		"channels":   func(k renderKey) renderKey { k.channels = 99; return k },
+	}
+	for name, change := range changed {
+		t.Run(name, func(t *testing.T) {
+			var rc renderedChecks
+			renders := 0
+			render := func(s string) func() []byte {
+				return func() []byte { renders++; return []byte(s) }
+			}
+			rc.pass(ns, true, nil).json("uid", base, render("first"))
+			if got := string(rc.pass(ns, true, nil).json("uid", base, render("second"))); got != "first" || renders != 1 {
+				t.Fatalf("same key: got %q after %d renders, want the cached one", got, renders)
+			}
+			if got := string(rc.pass(ns, true, nil).json("uid", change(base), render("third"))); got != "third" || renders != 2 {
+				t.Fatalf("changed %s: got %q after %d renders, want a new rendering", name, got, renders)
+			}
+			if got := string(rc.pass(ns, false, nil).json("uid", base, render("fourth"))); got != "fourth" {
+				t.Fatalf("back to the first key: got %q, want a new rendering", got)
+			}
+		})
+	}
+}
+
+// ns is the form of the tests' lists.
+var ns = listForm{namespace: "ns", version: 3}
+
+// Checks are cached per project and form: the same UID in another
+// namespace, or listed in another API version or with a read-only key,
+// never reads this form's JSON, and does not replace it either.
+func TestRenderedChecksAreByProjectAndForm(t *testing.T) {
+	var rc renderedChecks
+	key := renderKey{generation: 1}
+	rc.pass(ns, true, nil).json("uid", key, func() []byte { return []byte("ns v3") })
+	for _, other := range []listForm{{namespace: "b", version: 3}, {namespace: "ns", version: 1}, {namespace: "ns", version: 3, readOnly: true}} {
+		name := fmt.Sprint(other)
+		if got := string(rc.pass(other, true, nil).json("uid", key, func() []byte { return []byte(name) })); got != name {
+			t.Fatalf("%v read %q", other, got)
+		}
+	}
+	if got := string(rc.pass(ns, true, nil).json("uid", key, func() []byte { return []byte("again") })); got != "ns v3" {
+		t.Fatalf("the other forms replaced ns v3's JSON: %q", got)
+	}
+}
+
+// Only unfiltered lists keep what they render, and a complete one forgets
+// the checks it did not show; a list the client left is no proof that the
+// checks it did not reach are gone.
+func TestRenderedChecksHoldOnlyWhatTheLastListShowed(t *testing.T) {
+	var rc renderedChecks
+	key := renderKey{generation: 1}
+	list := func(full, complete bool, uids ...types.UID) {
+		p := rc.pass(ns, full, nil)
+		for _, uid := range uids {
+			p.json(uid, key, func() []byte { return []byte(uid) })
+		}
+		if complete {
+			p.sweep()
+		}
+	}
+	held := func() []types.UID {
+		var uids []types.UID
+		if proj := rc.projects[ns]; proj != nil {
+			for uid := range proj.checks {
+				uids = append(uids, uid)
+			}
+		}
+		return uids
+	}
+	list(false, true, "a", "b")
+	if got := held(); len(got) != 0 {
+		t.Fatalf("a filtered list kept %v", got)
+	}
+	list(true, true, "a", "b", "c")
+	list(true, false, "a")
+	if got := held(); len(got) != 3 {
+		t.Fatalf("an incomplete list forgot checks: %v", got)
+	}
+	list(true, true, "a", "c")
+	if got := fmt.Sprint(held()); len(held()) != 2 || rc.projects[ns].checks["b"].json != nil {
+		t.Fatalf("after b was deleted: %s", got)
+	}
+	list(true, true)
+	if _, ok := rc.projects[ns]; ok {
+		t.Fatal("a project without checks is still held")
+	}
+}
+
+// A project's channels are numbered by what a check's "channels" field
+// reads of them: the same channels keep their number, any change of name,
+// ID or order gets a number never used before, and read-only keys (which
+// see no channels) use 0.
+func TestRenderedChecksNumberTheChannelsTheySaw(t *testing.T) {
+	var rc renderedChecks
+	ch := func(pairs ...string) []v1.Channel {
+		list := []v1.Channel{}
+		for i := 0; i < len(pairs); i += 2 {
+			c := v1.Channel{}
+			c.Name, c.UID = pairs[i], types.UID(pairs[i+1])
+			list = append(list, c)
+		}
+		return list
+	}
+	seen := map[uint64]string{}
+	number := func(channels []v1.Channel, identity string) uint64 {
+		n := rc.pass(ns, true, channels).channels
+		if was, ok := seen[n]; ok && was != identity {
+			t.Fatalf("number %d given to %s and to %s", n, was, identity)
+		}
+		seen[n] = identity
+		return n
+	}
+	first := number(ch("slack", "u1"), "slack u1")
+	if first == 0 {
+		t.Fatal("read-write channels numbered 0")
+	}
+	if again := number(ch("slack", "u1"), "slack u1"); again != first {
+		t.Fatalf("the same channels numbered %d then %d", first, again)
+	}
+	for _, c := range []struct {
+		channels []v1.Channel
+		identity string
+	}{
+		{ch("slack", "u2"), "slack u2"},
+		{ch("email", "u1"), "email u1"},
+		{ch("slack", "u1", "email", "u3"), "slack u1, email u3"},
+		{ch("email", "u3", "slack", "u1"), "email u3, slack u1"},
+		{ch(), "none"},
+		{ch("slack", "u1"), "slack u1 again"},
+	} {
+		if n := number(c.channels, c.identity); n == 0 || n == first {
+			t.Fatalf("%s numbered %d", c.identity, n)
+		}
+	}
+	if n := rc.pass(ns, true, nil).channels; n != 0 {
+		t.Fatalf("a read-only list's channels numbered %d", n)
+	}
+}
