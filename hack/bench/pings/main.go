@@ -25,7 +25,8 @@
 // Run: go run ./hack/bench/pings [-checks 10000] [-pings 20000] [-concurrency 64] [-burst 4000] [-postgres=true]
 // [-cpuprofile cpu.out] [-memprofile mem.out] (KUBEBUILDER_ASSETS as for
 // make test; make bench-pings sets it). The profiles cover the embedded
-// store's distinct-checks phase: go tool pprof -top bin/pings cpu.out.
+// store's distinct-checks phase (-profile-phase picks another): go tool
+// pprof -top bin/pings cpu.out.
 package main
 
 import (
@@ -76,7 +77,7 @@ func main() {
 	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the distinct-checks phase here")
 	flag.StringVar(&memProfile, "memprofile", "", "write an allocation profile of the distinct-checks phase here")
 	flag.StringVar(&traceFile, "trace", "", "write an execution trace of the distinct-checks phase here (go tool trace)")
-	flag.StringVar(&profilePhase, "profile-phase", "distinct", "the phase the profiles and the trace cover: distinct or burst")
+	flag.StringVar(&profilePhase, "profile-phase", "distinct", "the phase the profiles and the trace cover: distinct, burst, or postgres (its distinct checks, one replica)")
 	postgres := flag.Bool("postgres", true, "also measure PostgreSQL mode, one and two replicas (needs the server binaries: hack/ensure-packages.sh postgres)")
 	flag.Parse()
 	if memProfile != "" {
@@ -426,8 +427,13 @@ func measurePostgres(ctx context.Context, cfg *rest.Config, etcdMetrics string, 
 				cancel()
 				return nil, err
 			}
-			rate, lat, err := benchutil.Measure(nPings, concurrency, func(i int) error { return ping(i, p.target(i)) })
+			stop, err := startProfiles(profilePhase == "postgres" && replicas == 1 && p.name == "distinct checks")
 			if err != nil {
+				cancel()
+				return nil, err
+			}
+			rate, lat, err := benchutil.Measure(nPings, concurrency, func(i int) error { return ping(i, p.target(i)) })
+			if err := errors.Join(err, stop()); err != nil {
 				cancel()
 				return nil, err
 			}
