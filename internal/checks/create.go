@@ -122,7 +122,21 @@ func (d *Door) createInTurn(ctx context.Context, cr Creation) (c *v1.Check, crea
 	if limit := d.checkLimit(cr.Namespace); len(checks) >= limit {
 		return nil, false, nil, &LimitError{Limit: limit}
 	}
-	c = d.newCheck(cr)
+	var channels []string
+	if cr.AllChannels {
+		// The channels the API lists at this instant (the cache's), not
+		// the index's, which its event handler fills a moment later: a
+		// client that has just seen a channel listed gets it assigned.
+		list, err := d.ProjectChannels(ctx, cr.Namespace)
+		if err != nil {
+			return nil, false, nil, fmt.Errorf("listing the project's channels: %w", err)
+		}
+		for i := range list {
+			channels = append(channels, list[i].Name)
+		}
+		slices.Sort(channels)
+	}
+	c = d.newCheck(cr, channels)
 	if lock.Local {
 		// The reservation is a copy: the create below writes into c.
 		reserved := c.DeepCopy()
@@ -144,13 +158,13 @@ func (d *Door) createInTurn(ctx context.Context, cr Creation) (c *v1.Check, crea
 }
 
 // newCheck is the Check cr describes, with a fresh UUID and a name from
-// its slug or name.
-func (d *Door) newCheck(cr Creation) *v1.Check {
+// its slug or name; with cr.AllChannels, channels are its channels.
+func (d *Door) newCheck(cr Creation, channels []string) *v1.Check {
 	id := uuid.NewString()
 	spec := *cr.Spec.DeepCopy()
 	spec.UUID = id
 	if cr.AllChannels {
-		spec.Channels = slices.Clone(d.ChannelNames(cr.Namespace))
+		spec.Channels = channels
 	}
 	base := spec.Slug
 	if base == "" {
