@@ -43,8 +43,8 @@ func (s *Server) listChecks(w http.ResponseWriter, r *request) {
 		return
 	}
 	form := listForm{namespace: r.namespace, version: r.version, readOnly: r.readOnly()}
-	pass := s.rendered.pass(form, slug == "" && len(tags) == 0, channels)
 	now := s.Checks.Now()
+	pass := s.rendered.pass(form, slug == "" && len(tags) == 0, channels, now)
 	writeListJSON(w, "checks", func(yield func([]byte) bool) {
 		for _, c := range list {
 			if !checks.HasAllTags(c.Spec.Tags, tags) {

@@ -3,6 +3,7 @@ package api
 import (
 	"strings"
 	"sync"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -11,21 +12,25 @@ import (
 )
 
 // renderedChecks keeps the JSON each check was last listed as, by project
-// and form (API version, key's access), so that a list of thousands of checks is mostly copied rather than
-// rendered again: between two lists few checks change. Rendering was most
-// of a long list's cost (about 4 µs a check, two cores).
+// and form (API version, key's access), so that a list of thousands of
+// checks is mostly copied rather than rendered again: between two lists
+// few checks change. Rendering was most of a long list's cost (about 4 µs a
+// check, two cores).
 //
 // A check is rendered again when anything its JSON is made of differs
 // from the last time: its spec (the object's generation; its UID is the
-// map's key, and neither its status nor its labels are shown),
-// its view at the list's instant (status, pings, deadlines: what the store
-// and the clock decide), and the project's channels. The view is computed
-// for every check on every list, so the clock can never leave a cached
-// status behind.
+// map's key, and neither its status nor its labels are shown), its view at
+// the list's instant (status, pings, deadlines: what the store and the
+// clock decide), and the project's channels. The view is computed for
+// every check on every list, so the clock can never leave a cached status
+// behind.
 //
-// Only complete unfiltered lists add to it, and each forgets the checks it
-// did not show: it holds at most one rendering of each check that exists
-// for each form its project is listed in (about 900 bytes each).
+// What it holds is bounded by what is being listed: only complete
+// unfiltered lists add to it, each forgets the checks it did not show
+// (deleted ones), and a form not listed whole for formIdle is forgotten
+// at the next list of any project (a client gone, a namespace deleted).
+// So it holds at most one rendering of each check for each form its
+// project was listed in lately, about 900 bytes each.
 type renderedChecks struct {
 	mu       sync.Mutex
 	projects map[listForm]*renderedProject
@@ -33,15 +38,23 @@ type renderedChecks struct {
 	// every project: a number is never used twice, even for a project
 	// forgotten and seen again.
 	counted uint64
+	// swept is when forms were last looked over for formIdle.
+	swept time.Time
 }
 
+// formIdle is how long a form's renderings stay without an unfiltered
+// list: a client listing every few minutes (a Terraform refresh, a poller)
+// keeps them.
+const formIdle = 15 * time.Minute
+
 type renderedProject struct {
-	checks map[types.UID]renderedCheck
+	checks map[types.UID]*renderedCheck
 	// channels are the project's channels as the last list saw them, and
 	// channelsSeen their number: a check's "channels" field is the same
 	// for two lists that saw the same number.
 	channels     string
 	channelsSeen uint64
+	listed       time.Time // the last unfiltered list began
 }
 
 type renderedCheck struct {
@@ -73,17 +86,36 @@ type listPass struct {
 	channels uint64 // for renderKey
 }
 
-// pass begins a list in form, full when it is unfiltered, with the
+// pass begins a list in form at now, full when it is unfiltered, with the
 // project's channels (nil for read-only keys, which see none).
-func (rc *renderedChecks) pass(form listForm, full bool, channels []v1.Channel) listPass {
+func (rc *renderedChecks) pass(form listForm, full bool, channels []v1.Channel, now time.Time) listPass {
 	p := listPass{rc: rc, form: form}
 	rc.mu.Lock()
 	defer rc.mu.Unlock()
-	proj := rc.project(form)
-	if full {
-		rc.counted++
-		p.list = rc.counted
+	rc.forgetIdle(now)
+	proj := rc.projects[form]
+	if !full {
+		// A filtered list creates nothing, not even a number for channels
+		// it is the first to see: those match no rendering held.
+		switch {
+		case channels == nil:
+		case proj != nil && proj.channelsSeen != 0 && channelsIdentity(channels) == proj.channels:
+			p.channels = proj.channelsSeen
+		default:
+			p.channels = ^uint64(0)
+		}
+		return p
 	}
+	if proj == nil {
+		proj = &renderedProject{checks: map[types.UID]*renderedCheck{}}
+		if rc.projects == nil {
+			rc.projects = map[listForm]*renderedProject{}
+		}
+		rc.projects[form] = proj
+	}
+	proj.listed = now
+	rc.counted++
+	p.list = rc.counted
 	if channels != nil {
 		if seen := channelsIdentity(channels); seen != proj.channels || proj.channelsSeen == 0 {
 			rc.counted++
@@ -94,18 +126,18 @@ func (rc *renderedChecks) pass(form listForm, full bool, channels []v1.Channel) 
 	return p
 }
 
-// project is the renderings of a project in form, made when missing;
-// rc.mu is held.
-func (rc *renderedChecks) project(form listForm) *renderedProject {
-	if rc.projects == nil {
-		rc.projects = map[listForm]*renderedProject{}
+// forgetIdle forgets the forms not listed whole for formIdle, looking at
+// most once a minute; rc.mu is held.
+func (rc *renderedChecks) forgetIdle(now time.Time) {
+	if now.Sub(rc.swept) < time.Minute {
+		return
 	}
-	proj := rc.projects[form]
-	if proj == nil {
-		proj = &renderedProject{checks: map[types.UID]renderedCheck{}}
-		rc.projects[form] = proj
+	rc.swept = now
+	for form, proj := range rc.projects {
+		if now.Sub(proj.listed) >= formIdle {
+			delete(rc.projects, form)
+		}
 	}
-	return proj
 }
 
 // json is the check's JSON for key: the cached one when it was made from
@@ -115,11 +147,8 @@ func (p listPass) json(uid types.UID, key renderKey, render func() []byte) []byt
 	rc := p.rc
 	rc.mu.Lock()
 	if proj := rc.projects[p.form]; proj != nil {
-		if c, ok := proj.checks[uid]; ok && c.of == key {
-			if p.list > c.list {
-				c.list = p.list
-				proj.checks[uid] = c
-			}
+		if c := proj.checks[uid]; c != nil && c.of == key {
+			c.list = max(c.list, p.list)
 			rc.mu.Unlock()
 			return c.json
 		}
@@ -128,7 +157,9 @@ func (p listPass) json(uid types.UID, key renderKey, render func() []byte) []byt
 	b := render()
 	if p.list != 0 {
 		rc.mu.Lock()
-		rc.project(p.form).checks[uid] = renderedCheck{of: key, json: b, list: p.list}
+		if proj := rc.projects[p.form]; proj != nil {
+			proj.checks[uid] = &renderedCheck{of: key, json: b, list: p.list}
+		}
 		rc.mu.Unlock()
 	}
 	return b

@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -32,22 +33,25 @@ func TestRenderedChecksRenderWhatChanged(t *testing.T) {
 			render := func(s string) func() []byte {
 				return func() []byte { renders++; return []byte(s) }
 			}
-			rc.pass(ns, true, nil).json("uid", base, render("first"))
-			if got := string(rc.pass(ns, true, nil).json("uid", base, render("second"))); got != "first" || renders != 1 {
+			rc.pass(ns, true, nil, at).json("uid", base, render("first"))
+			if got := string(rc.pass(ns, true, nil, at).json("uid", base, render("second"))); got != "first" || renders != 1 {
 				t.Fatalf("same key: got %q after %d renders, want the cached one", got, renders)
 			}
-			if got := string(rc.pass(ns, true, nil).json("uid", change(base), render("third"))); got != "third" || renders != 2 {
+			if got := string(rc.pass(ns, true, nil, at).json("uid", change(base), render("third"))); got != "third" || renders != 2 {
 				t.Fatalf("changed %s: got %q after %d renders, want a new rendering", name, got, renders)
 			}
-			if got := string(rc.pass(ns, false, nil).json("uid", base, render("fourth"))); got != "fourth" {
+			if got := string(rc.pass(ns, false, nil, at).json("uid", base, render("fourth"))); got != "fourth" {
 				t.Fatalf("back to the first key: got %q, want a new rendering", got)
 			}
 		})
 	}
 }
 
-// ns is the form of the tests' lists.
-var ns = listForm{namespace: "ns", version: 3}
+// ns is the form of the tests' lists, and at their instant.
+var (
+	ns = listForm{namespace: "ns", version: 3}
+	at = time.Date(2026, 11, 29, 6, 0, 0, 0, time.UTC)
+)
 
 // Checks are cached per project and form: the same UID in another
 // namespace, or listed in another API version or with a read-only key,
@@ -55,14 +59,14 @@ var ns = listForm{namespace: "ns", version: 3}
 func TestRenderedChecksAreByProjectAndForm(t *testing.T) {
 	var rc renderedChecks
 	key := renderKey{generation: 1}
-	rc.pass(ns, true, nil).json("uid", key, func() []byte { return []byte("ns v3") })
+	rc.pass(ns, true, nil, at).json("uid", key, func() []byte { return []byte("ns v3") })
 	for _, other := range []listForm{{namespace: "b", version: 3}, {namespace: "ns", version: 1}, {namespace: "ns", version: 3, readOnly: true}} {
 		name := fmt.Sprint(other)
-		if got := string(rc.pass(other, true, nil).json("uid", key, func() []byte { return []byte(name) })); got != name {
+		if got := string(rc.pass(other, true, nil, at).json("uid", key, func() []byte { return []byte(name) })); got != name {
 			t.Fatalf("%v read %q", other, got)
 		}
 	}
-	if got := string(rc.pass(ns, true, nil).json("uid", key, func() []byte { return []byte("again") })); got != "ns v3" {
+	if got := string(rc.pass(ns, true, nil, at).json("uid", key, func() []byte { return []byte("again") })); got != "ns v3" {
 		t.Fatalf("the other forms replaced ns v3's JSON: %q", got)
 	}
 }
@@ -74,7 +78,7 @@ func TestRenderedChecksHoldOnlyWhatTheLastListShowed(t *testing.T) {
 	var rc renderedChecks
 	key := renderKey{generation: 1}
 	list := func(full, complete bool, uids ...types.UID) {
-		p := rc.pass(ns, full, nil)
+		p := rc.pass(ns, full, nil, at)
 		for _, uid := range uids {
 			p.json(uid, key, func() []byte { return []byte(uid) })
 		}
@@ -101,7 +105,7 @@ func TestRenderedChecksHoldOnlyWhatTheLastListShowed(t *testing.T) {
 		t.Fatalf("an incomplete list forgot checks: %v", got)
 	}
 	list(true, true, "a", "c")
-	if got := fmt.Sprint(held()); len(held()) != 2 || rc.projects[ns].checks["b"].json != nil {
+	if got := fmt.Sprint(held()); len(held()) != 2 || rc.projects[ns].checks["b"] != nil {
 		t.Fatalf("after b was deleted: %s", got)
 	}
 	list(true, true)
@@ -127,7 +131,7 @@ func TestRenderedChecksNumberTheChannelsTheySaw(t *testing.T) {
 	}
 	seen := map[uint64]string{}
 	number := func(channels []v1.Channel, identity string) uint64 {
-		n := rc.pass(ns, true, channels).channels
+		n := rc.pass(ns, true, channels, at).channels
 		if was, ok := seen[n]; ok && was != identity {
 			t.Fatalf("number %d given to %s and to %s", n, was, identity)
 		}
@@ -156,7 +160,81 @@ func TestRenderedChecksNumberTheChannelsTheySaw(t *testing.T) {
 			t.Fatalf("%s numbered %d", c.identity, n)
 		}
 	}
-	if n := rc.pass(ns, true, nil).channels; n != 0 {
+	if n := rc.pass(ns, true, nil, at).channels; n != 0 {
 		t.Fatalf("a read-only list's channels numbered %d", n)
 	}
+}
+
+// A filtered list of a read-write key reads renderings only when the
+// project's channels are those they were made with.
+func TestRenderedChecksFilteredListsReadOnlyTheirChannels(t *testing.T) {
+	var rc renderedChecks
+	slack := []v1.Channel{{}}
+	slack[0].Name, slack[0].UID = "slack", "u1"
+	email := []v1.Channel{{}}
+	email[0].Name, email[0].UID = "email", "u2"
+	key := func(p listPass) renderKey { return renderKey{generation: 1, channels: p.channels} }
+	full := rc.pass(ns, true, slack, at)
+	full.json("uid", key(full), func() []byte { return []byte("with slack") })
+	same := rc.pass(ns, false, slack, at)
+	if got := string(same.json("uid", key(same), func() []byte { return []byte("again") })); got != "with slack" {
+		t.Fatalf("the same channels: %q", got)
+	}
+	other := rc.pass(ns, false, email, at)
+	if got := string(other.json("uid", key(other), func() []byte { return []byte("with email") })); got != "with email" {
+		t.Fatalf("other channels read %q", got)
+	}
+	var fresh renderedChecks
+	first := fresh.pass(ns, false, slack, at)
+	if first.channels == 0 || len(fresh.projects) != 0 {
+		t.Fatalf("a first filtered list numbered its channels %d and made %d projects", first.channels, len(fresh.projects))
+	}
+}
+
+// A form no unfiltered list has shown for formIdle is forgotten at the
+// next list of any project; one listed within it stays.
+func TestRenderedChecksForgetIdleForms(t *testing.T) {
+	var rc renderedChecks
+	key := renderKey{generation: 1}
+	gone, kept := listForm{namespace: "gone", version: 3}, listForm{namespace: "kept", version: 3}
+	rc.pass(gone, true, nil, at).json("uid", key, func() []byte { return []byte("g") })
+	rc.pass(kept, true, nil, at).json("uid", key, func() []byte { return []byte("k") })
+	rc.pass(kept, true, nil, at.Add(formIdle-time.Minute)).json("uid", key, func() []byte { return []byte("k2") })
+	rc.pass(ns, false, nil, at.Add(formIdle))
+	if _, ok := rc.projects[gone]; ok {
+		t.Fatal("a form idle for formIdle is still held")
+	}
+	if _, ok := rc.projects[kept]; !ok {
+		t.Fatal("a form listed within formIdle was forgotten")
+	}
+}
+
+// Lists of several forms at once, some filtered, some left by their
+// client, never return a rendering made from another key.
+func TestRenderedChecksUnderConcurrentLists(t *testing.T) {
+	var rc renderedChecks
+	forms := []listForm{ns, {namespace: "ns", version: 1}, {namespace: "other", version: 3}}
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 300 {
+				form := forms[(g+i)%len(forms)]
+				p := rc.pass(form, i%4 != 0, nil, at.Add(time.Duration(i)*time.Second))
+				for c := range 20 {
+					key := renderKey{generation: int64((i / 7) % 3), view: checks.View{NPings: int64(c + g%2)}}
+					want := fmt.Sprint(form, c, key.generation, key.view.NPings)
+					if got := string(p.json(types.UID(fmt.Sprint(c)), key, func() []byte { return []byte(want) })); got != want {
+						t.Errorf("got %q, want %q", got, want)
+						return
+					}
+				}
+				if i%5 != 0 {
+					p.sweep()
+				}
+			}
+		}()
+	}
+	wg.Wait()
 }

@@ -74,12 +74,23 @@ func main() {
 	pings := flag.Int("pings", 20000, "pings per phase")
 	concurrency := flag.Int("concurrency", 64, "concurrent clients")
 	burst := flag.Int("burst", 4000, "pings sent at once to as many checks")
-	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the distinct-checks phase here")
-	flag.StringVar(&memProfile, "memprofile", "", "write an allocation profile of the distinct-checks phase here")
-	flag.StringVar(&traceFile, "trace", "", "write an execution trace of the distinct-checks phase here (go tool trace)")
+	flag.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the -profile-phase phase here")
+	flag.StringVar(&memProfile, "memprofile", "", "write an allocation profile of the -profile-phase phase here")
+	flag.StringVar(&traceFile, "trace", "", "write an execution trace of the -profile-phase phase here (go tool trace)")
 	flag.StringVar(&profilePhase, "profile-phase", "distinct", "the phase the profiles and the trace cover: distinct, burst, or postgres (its distinct checks, one replica)")
 	postgres := flag.Bool("postgres", true, "also measure PostgreSQL mode, one and two replicas (needs the server binaries: hack/ensure-packages.sh postgres)")
 	flag.Parse()
+	switch profilePhase {
+	case "distinct", "burst":
+	case "postgres":
+		if !*postgres {
+			fmt.Fprintln(os.Stderr, "-profile-phase postgres needs -postgres")
+			os.Exit(2)
+		}
+	default:
+		fmt.Fprintf(os.Stderr, "-profile-phase %q: want distinct, burst or postgres\n", profilePhase)
+		os.Exit(2)
+	}
 	if memProfile != "" {
 		runtime.MemProfileRate = 0 // from the profiled phase only
 	}

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
@@ -38,6 +39,9 @@ var _ = Describe("The list of checks", func() {
 			return &v1.Channel{ObjectMeta: metav1.ObjectMeta{Namespace: p.ns, Name: name}, Spec: v1.ChannelSpec{
 				Kind: v1.ChannelWebhook, Webhook: &v1.WebhookChannel{Down: &v1.WebhookRequest{URL: "http://127.0.0.1:1/hook"}}}}
 		}
+		// Each change but "nothing" and the first two channels shows in a
+		// check read alone.
+		hidden := map[string]bool{"nothing": true, "a new channel": true, "another channel": true}
 		steps := []struct {
 			name   string
 			change func()
@@ -81,7 +85,13 @@ var _ = Describe("The list of checks", func() {
 		}
 		for _, step := range steps {
 			By(step.name)
+			// The checks read alone are rendered afresh: once they show
+			// the change, a list that does not is wrong, not late.
+			before := eachCheckAlone(p.rw)
 			step.change()
+			if !hidden[step.name] {
+				Eventually(func() string { return eachCheckAlone(p.rw) }).ShouldNot(Equal(before), "the change of %s", step.name)
+			}
 			for _, view := range []struct{ version, key string }{{"3", p.rw}, {"3", p.ro}, {"1", p.rw}, {"2", p.ro}} {
 				Eventually(func() error { return listReadsAsEachCheck(view.version, view.key) }).Should(Succeed(),
 					"after %s, API v%s", step.name, view.version)
@@ -122,4 +132,22 @@ func listReadsAsEachCheck(version, key string) error {
 		}
 	}
 	return nil
+}
+
+// eachCheckAlone is every check of the project read alone (rendered
+// afresh), in the order the list names them.
+func eachCheckAlone(key string) string {
+	r := call("GET", "/api/v3/checks/", key, "")
+	var list struct {
+		Checks []struct {
+			UUID string `json:"uuid"`
+		}
+	}
+	Expect(json.Unmarshal(r.body, &list)).To(Succeed(), r.String())
+	var b strings.Builder
+	for _, c := range list.Checks {
+		b.WriteString(call("GET", "/api/v3/checks/"+c.UUID, key, "").String())
+		b.WriteByte('\n')
+	}
+	return b.String()
 }
