@@ -117,7 +117,8 @@ func run(n, writes, concurrency int) error {
 	go func() { _ = mgr.Start(ctx) }()
 	base := "http://" + addr + "/api/v3"
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: concurrency * 2}}
-	do := func(method, url, body string) ([]byte, int, error) {
+	// doInto makes a request and reads its answer into into.
+	doInto := func(into *bytes.Buffer, method, url, body string) ([]byte, int, error) {
 		req, err := http.NewRequestWithContext(ctx, method, url, bytes.NewBufferString(body))
 		if err != nil {
 			return nil, 0, err
@@ -128,9 +129,10 @@ func run(n, writes, concurrency int) error {
 			return nil, 0, err
 		}
 		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		return b, resp.StatusCode, err
+		_, err = into.ReadFrom(resp.Body)
+		return into.Bytes(), resp.StatusCode, err
 	}
+	do := func(method, url, body string) ([]byte, int, error) { return doInto(new(bytes.Buffer), method, url, body) }
 	for {
 		if _, status, err := do(http.MethodGet, base+"/checks/?slug=none", ""); err == nil && status == http.StatusOK {
 			break
@@ -169,19 +171,8 @@ func run(n, writes, concurrency int) error {
 	listBytes := 0
 	var answer bytes.Buffer
 	list := func() ([]byte, int, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/checks/", nil)
-		if err != nil {
-			return nil, 0, err
-		}
-		req.Header.Set("X-Api-Key", key)
-		resp, err := hc.Do(req)
-		if err != nil {
-			return nil, 0, err
-		}
-		defer resp.Body.Close()
 		answer.Reset()
-		_, err = answer.ReadFrom(resp.Body)
-		return answer.Bytes(), resp.StatusCode, err
+		return doInto(&answer, http.MethodGet, base+"/checks/", "")
 	}
 	_, firstLat, err := benchutil.Measure(1, 1, func(int) error {
 		_, status, err := list()
