@@ -132,7 +132,9 @@ func run(n, writes, concurrency int) error {
 		_, err = into.ReadFrom(resp.Body)
 		return into.Bytes(), resp.StatusCode, err
 	}
-	do := func(method, url, body string) ([]byte, int, error) { return doInto(new(bytes.Buffer), method, url, body) }
+	do := func(method, url, body string) ([]byte, int, error) {
+		return doInto(new(bytes.Buffer), method, url, body)
+	}
 	for {
 		if _, status, err := do(http.MethodGet, base+"/checks/?slug=none", ""); err == nil && status == http.StatusOK {
 			break
