@@ -8,22 +8,29 @@ SHELL := /usr/bin/env bash -o pipefail
 
 GO ?= go
 export GOTOOLCHAIN ?= local
-export GOFLAGS ?= -buildvcs=false
+# One build configuration for all that make builds (the tools, the tests, the
+# binaries the tests build, the image): no cgo and -trimpath, as the image
+# ships. Go's build cache keys a package by these settings, so with one
+# configuration each package compiles once and not once per setting; -s
+# links without the symbol table and DWARF, in half the time (panics and
+# profiles still name functions). To debug with Delve, override GOFLAGS.
+export CGO_ENABLED ?= 0
+export GOFLAGS ?= -buildvcs=false -trimpath -ldflags=-s
 
 IMG ?= vigil:dev
 KUBECTL ?= kubectl
 PLATFORMS ?= linux/amd64,linux/arm64
 
 BIN := $(CURDIR)/bin
-# Tool versions come from the pinning modules under hack/tools.
+# Tool versions come from the module pinning them, hack/tools.
 modversion = $(shell awk '$$1 == "$(2)" && $$2 ~ /^v/ { print $$2; exit } $$1 == "require" && $$2 == "$(2)" { print $$3; exit }' $(1))
-KUBE_VERSION := $(call modversion,hack/tools/kube/go.mod,k8s.io/kubernetes)
-ETCD_VERSION := $(call modversion,hack/tools/etcd/go.mod,go.etcd.io/etcd/server/v3)
+KUBE_VERSION := $(call modversion,hack/tools/go.mod,k8s.io/kubernetes)
+ETCD_VERSION := $(call modversion,hack/tools/go.mod,go.etcd.io/etcd/server/v3)
 CONTROLLER_TOOLS_VERSION := $(call modversion,hack/tools/go.mod,sigs.k8s.io/controller-tools)
 KUSTOMIZE_VERSION := $(call modversion,hack/tools/go.mod,sigs.k8s.io/kustomize/kustomize/v5)
 GOLANGCI_LINT_VERSION := $(call modversion,hack/tools/lint/go.mod,github.com/golangci/golangci-lint/v2)
-KWOK_VERSION := $(call modversion,hack/tools/kwok/go.mod,sigs.k8s.io/kwok)
-HELM_VERSION := $(call modversion,hack/tools/helm/go.mod,helm.sh/helm/v4)
+KWOK_VERSION := $(call modversion,hack/tools/go.mod,sigs.k8s.io/kwok)
+HELM_VERSION := $(call modversion,hack/tools/go.mod,helm.sh/helm/v4)
 
 KUBE_BIN := $(BIN)/k8s/$(KUBE_VERSION)
 KWOK := $(BIN)/kwok/$(KWOK_VERSION)/kwok
@@ -82,9 +89,11 @@ lint: $(GOLANGCI_LINT) $(HELM) ## Check formatting, go vet, golangci-lint and th
 	$(HELM) lint --strict charts/vigil --set store.postgres.existingSecret=vigil-postgres
 
 .PHONY: tidy
-tidy: ## Tidy every go.mod.
+tidy: ## Tidy every go.mod, Vigil's and the tools' at the same versions (go.work).
+	$(GO) work sync
 	$(GO) mod tidy
-	for d in hack/tools hack/tools/kube hack/tools/etcd hack/tools/lint hack/tools/kwok hack/tools/helm; do (cd $$d && $(GO) mod tidy); done
+	cd hack/tools && $(GO) mod tidy
+	cd hack/tools/lint && GOWORK=off $(GO) mod tidy
 
 .PHONY: verify
 verify: fmt vet manifests generate tidy ## Fail if formatting or generation changes the tree (what CI runs before the tests).
@@ -110,6 +119,8 @@ POSTGRES_SUITES := ./internal/checks ./internal/api/apitest ./internal/ping/ping
 # Every test runs, and make fails when any fails.
 .PHONY: test
 test: test-tools manifests generate ## Run every test (unit, envtest, interop, the install end to end, the dashboard in a browser, both store backends) offline.
+	@echo "== compiling every package and its tests once (the two passes beside each other would each compile what the build cache lacks)"
+	$(GO) list -export -test ./... >/dev/null
 	@echo "== every package (whole-manager suites on SQLite; test/e2e first, and its lines first, in about 8 min), and beside it the whole-manager suites on PostgreSQL, marked [postgres]"
 	@$(MAKE) --no-print-directory -j2 test-every-package test-on-postgres
 
@@ -121,12 +132,11 @@ test-on-postgres: # part of make test
 
 # What the tests need, and only that: the control plane (kube-apiserver,
 # etcd, kubectl, and for test/cronjobs' whole cluster kube-controller-manager,
-# kube-scheduler and kwok), Helm, the generators, and Debian's PostgreSQL,
-# Prometheus and Chromium, built and installed side by side (a link, a
-# download or dpkg leaves a core idle that another build takes).
+# kube-scheduler and kwok), Helm, the generators (one go build), and beside
+# it Debian's PostgreSQL, Prometheus, Chromium and podman.
 .PHONY: test-tools
-test-tools: ## Build and install what the tests need, in parallel.
-	@$(MAKE) --no-print-directory -j4 --output-sync=target envtest $(KWOK) packages $(HELM) $(CONTROLLER_GEN) $(KUSTOMIZE)
+test-tools: ## Build and install what the tests need.
+	@$(MAKE) --no-print-directory -j2 --output-sync=line envtest $(KWOK) packages $(HELM) $(CONTROLLER_GEN) $(KUSTOMIZE)
 
 .PHONY: bench-lateness
 bench-lateness: test-assets ## Measure how late checks are recorded down (and statuses follow), and the manager's heap, with 1,000 and 10,000 checks.
@@ -170,37 +180,27 @@ $(ENVTEST_ASSETS)/etcd: $(ETCD_BIN)/etcd | $(ENVTEST_ASSETS)
 $(ENVTEST_ASSETS):
 	mkdir -p $@
 
-# The four Kubernetes binaries, by one go command: the packages they share
-# compile once (four commands side by side would compile them four times).
+# Every tool, by one go command from the one module pinning them
+# (hack/tools/tools.go): the packages they share compile once, the links of
+# one overlap the compiles of another, and with go.work the packages they
+# share with Vigil (client-go, apimachinery, gRPC, ...) are already compiled
+# when the tests need them. Go names the etcd binary after its package.
 TEST_KUBE := kube-apiserver kubectl kube-controller-manager kube-scheduler
-$(addprefix $(KUBE_BIN)/,$(TEST_KUBE)) &:
-	@echo ">> building $(TEST_KUBE) from k8s.io/kubernetes $(KUBE_VERSION) (first run only; several minutes on 2 cores)"
-	mkdir -p $(KUBE_BIN)
-	cd hack/tools/kube && $(GO) build -o $(KUBE_BIN)/ $(addprefix k8s.io/kubernetes/cmd/,$(TEST_KUBE))
-
-$(ETCD_BIN)/etcd:
-	@echo ">> building etcd from go.etcd.io/etcd/server/v3 $(ETCD_VERSION) (first run only; about a minute)"
-	cd hack/tools/etcd && $(GO) build -o $@ go.etcd.io/etcd/server/v3
-
-$(KWOK):
-	@echo ">> building kwok $(KWOK_VERSION) from sigs.k8s.io/kwok (first run only; a few minutes): simulated nodes for make dev and test/cronjobs"
-	cd hack/tools/kwok && $(GO) build -o $@ sigs.k8s.io/kwok/cmd/kwok
-
-$(CONTROLLER_GEN):
-	@echo ">> building controller-gen $(CONTROLLER_TOOLS_VERSION)"
-	cd hack/tools && $(GO) build -o $@ sigs.k8s.io/controller-tools/cmd/controller-gen
-
-$(KUSTOMIZE):
-	@echo ">> building kustomize $(KUSTOMIZE_VERSION)"
-	cd hack/tools && $(GO) build -o $@ sigs.k8s.io/kustomize/kustomize/v5
-
-$(HELM):
-	@echo ">> building helm $(HELM_VERSION) from helm.sh/helm/v4 (first run only)"
-	cd hack/tools/helm && $(GO) build -o $@ helm.sh/helm/v4/cmd/helm
+TOOLS := $(addprefix $(KUBE_BIN)/,$(TEST_KUBE)) $(ETCD_BIN)/etcd $(KWOK) $(HELM) $(CONTROLLER_GEN) $(KUSTOMIZE)
+TOOL_PACKAGES := $(addprefix k8s.io/kubernetes/cmd/,$(TEST_KUBE)) go.etcd.io/etcd/server/v3 sigs.k8s.io/kwok/cmd/kwok \
+	helm.sh/helm/v4/cmd/helm sigs.k8s.io/controller-tools/cmd/controller-gen sigs.k8s.io/kustomize/kustomize/v5
+$(TOOLS) &: hack/tools/go.mod
+	@echo ">> building the tools from hack/tools (first run only; about 12 min on 2 cores): $(TEST_KUBE) $(KUBE_VERSION), etcd $(ETCD_VERSION), kwok $(KWOK_VERSION), helm $(HELM_VERSION), controller-gen $(CONTROLLER_TOOLS_VERSION), kustomize $(KUSTOMIZE_VERSION)"
+	rm -rf $(BIN)/.tools
+	cd hack/tools && $(GO) build -o $(BIN)/.tools/ $(TOOL_PACKAGES)
+	mkdir -p $(KUBE_BIN) $(ETCD_BIN) $(dir $(KWOK)) $(BIN)/tools
+	cd $(BIN)/.tools && mv $(TEST_KUBE) $(KUBE_BIN)/ && mv server $(ETCD_BIN)/etcd && mv kwok $(KWOK) && \
+		mv helm $(HELM) && mv controller-gen $(CONTROLLER_GEN) && mv kustomize $(KUSTOMIZE)
+	rmdir $(BIN)/.tools
 
 $(GOLANGCI_LINT):
 	@echo ">> building golangci-lint $(GOLANGCI_LINT_VERSION) (first run only; a few minutes)"
-	cd hack/tools/lint && $(GO) build -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+	cd hack/tools/lint && GOWORK=off $(GO) build -o $@ github.com/golangci/golangci-lint/v2/cmd/golangci-lint
 
 ##@ Build
 

@@ -107,7 +107,8 @@ func TestMain(m *testing.M) {
 func gobuild(t *testing.T, ctx context.Context, dir, out string) {
 	t.Helper()
 	// -trimpath: the previous release's source sits in a new directory
-	// each run, and the build cache then still knows its packages.
+	// each run, and the build cache then still knows its packages. The rest
+	// of the build configuration (CGO_ENABLED, GOFLAGS) is make's.
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-o", out, "./cmd/vigil")
 	cmd.Dir = dir
 	if b, err := cmd.CombinedOutput(); err != nil {
