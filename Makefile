@@ -31,6 +31,7 @@ KUSTOMIZE_VERSION := $(call modversion,hack/tools/go.mod,sigs.k8s.io/kustomize/k
 GOLANGCI_LINT_VERSION := $(call modversion,hack/tools/lint/go.mod,github.com/golangci/golangci-lint/v2)
 KWOK_VERSION := $(call modversion,hack/tools/go.mod,sigs.k8s.io/kwok)
 HELM_VERSION := $(call modversion,hack/tools/go.mod,helm.sh/helm/v4)
+GINKGO_VERSION := $(call modversion,hack/tools/go.mod,github.com/onsi/ginkgo/v2)
 
 KUBE_BIN := $(BIN)/k8s/$(KUBE_VERSION)
 KWOK := $(BIN)/kwok/$(KWOK_VERSION)/kwok
@@ -41,6 +42,7 @@ CONTROLLER_GEN := $(BIN)/tools/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 KUSTOMIZE := $(BIN)/tools/kustomize-$(KUSTOMIZE_VERSION)
 GOLANGCI_LINT := $(BIN)/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
 HELM := $(BIN)/tools/helm-$(HELM_VERSION)
+GINKGO := $(BIN)/tools/ginkgo-$(GINKGO_VERSION)
 
 ##@ General
 
@@ -110,33 +112,38 @@ verify: fmt vet manifests generate tidy ## Fail if formatting or generation chan
 POSTGRES_SUITES := ./internal/checks ./internal/api/apitest ./internal/ping/pingtest ./internal/controller ./internal/delivery ./internal/notify/notifytest ./internal/dashboard/dashboardtest ./internal/project/projecttest ./internal/report/reporttest
 
 #
-# The tests wait more than they compute: the install end to end (test/e2e,
-# the longest package at about 7.5 min) spends three quarters of its time
-# waiting on real timeouts and graces, and the whole run used 1.2 of the 2
-# cores when the passes ran one after the other. So the two passes run
-# beside each other, three packages at a time in the first, which starts
-# test/e2e first (go test runs packages in the order they are named).
-# Every test runs, and make fails when any fails.
+# The tests wait more than they compute: the installs end to end (test/e2e)
+# spend three quarters of their time on real timeouts and graces. So three
+# runs go side by side: test/e2e's five installs at once (ginkgo -procs,
+# each Ordered container on a process of its own), every other package
+# three at a time, and the whole-manager suites on PostgreSQL. test/image
+# and test/upgrade are named first (go test starts packages in the order
+# named): from a cold build cache they compile the tree for arm64 and an
+# older release's tree, and would otherwise end the run alone. Every test
+# runs, and make fails when any fails.
+E2E := github.com/vigil-operator/vigil/test/e2e
 .PHONY: test
 test: test-tools manifests generate ## Run every test (unit, envtest, interop, the install end to end, the dashboard in a browser, both store backends) offline.
-	@echo "== compiling every package and its tests once (the two passes beside each other would each compile what the build cache lacks)"
+	@echo "== compiling every package and its tests once (the runs beside each other would each compile what the build cache lacks)"
 	$(GO) list -export -test ./... >/dev/null
-	@echo "== every package (whole-manager suites on SQLite; test/e2e first, and its lines first, in about 8 min), and beside it the whole-manager suites on PostgreSQL, marked [postgres]"
-	@$(MAKE) --no-print-directory -j2 test-every-package test-on-postgres
+	@echo "== three runs side by side, about 8 min: the installs end to end (marked [e2e]), every other package on SQLite, the whole-manager suites on PostgreSQL (marked [postgres])"
+	@$(MAKE) --no-print-directory -j3 test-e2e test-every-package test-on-postgres
 
-.PHONY: test-every-package test-on-postgres
+.PHONY: test-e2e test-every-package test-on-postgres
+test-e2e: # part of make test
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) KUSTOMIZE=$(KUSTOMIZE) HELM=$(HELM) KWOK=$(KWOK) $(GINKGO) --procs=5 --timeout=30m ./test/e2e 2>&1 | sed -u 's/^/[e2e] /'
 test-every-package: # part of make test
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) KUSTOMIZE=$(KUSTOMIZE) HELM=$(HELM) KWOK=$(KWOK) $(GO) test -p 3 ./test/e2e ./... -count=1 -timeout 30m
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) KUSTOMIZE=$(KUSTOMIZE) HELM=$(HELM) KWOK=$(KWOK) $(GO) test -p 3 -count=1 -timeout 30m ./test/image ./test/upgrade $$($(GO) list ./... | grep -vx $(E2E))
 test-on-postgres: # part of make test
 	VIGIL_TEST_STORE=postgres KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) test -count=1 -timeout 20m $(POSTGRES_SUITES) 2>&1 | sed -u 's/^/[postgres] /'
 
 # What the tests need, and only that: the control plane (kube-apiserver,
 # etcd, kubectl, and for test/cronjobs' whole cluster kube-controller-manager,
-# kube-scheduler and kwok), Helm, the generators (one go build), and beside
-# it Debian's PostgreSQL, Prometheus, Chromium and podman.
+# kube-scheduler and kwok), Helm, the generators and Ginkgo's runner (one go
+# build), and beside it Debian's PostgreSQL, Prometheus, Chromium and podman.
 .PHONY: test-tools
 test-tools: ## Build and install what the tests need.
-	@$(MAKE) --no-print-directory -j2 --output-sync=line envtest $(KWOK) packages $(HELM) $(CONTROLLER_GEN) $(KUSTOMIZE)
+	@$(MAKE) --no-print-directory -j2 --output-sync=line envtest $(KWOK) packages $(HELM) $(CONTROLLER_GEN) $(KUSTOMIZE) $(GINKGO)
 
 .PHONY: bench-lateness
 bench-lateness: test-assets ## Measure how late checks are recorded down (and statuses follow), and the manager's heap, with 1,000 and 10,000 checks.
@@ -186,16 +193,17 @@ $(ENVTEST_ASSETS):
 # share with Vigil (client-go, apimachinery, gRPC, ...) are already compiled
 # when the tests need them. Go names the etcd binary after its package.
 TEST_KUBE := kube-apiserver kubectl kube-controller-manager kube-scheduler
-TOOLS := $(addprefix $(KUBE_BIN)/,$(TEST_KUBE)) $(ETCD_BIN)/etcd $(KWOK) $(HELM) $(CONTROLLER_GEN) $(KUSTOMIZE)
+TOOLS := $(addprefix $(KUBE_BIN)/,$(TEST_KUBE)) $(ETCD_BIN)/etcd $(KWOK) $(HELM) $(CONTROLLER_GEN) $(KUSTOMIZE) $(GINKGO)
 TOOL_PACKAGES := $(addprefix k8s.io/kubernetes/cmd/,$(TEST_KUBE)) go.etcd.io/etcd/server/v3 sigs.k8s.io/kwok/cmd/kwok \
-	helm.sh/helm/v4/cmd/helm sigs.k8s.io/controller-tools/cmd/controller-gen sigs.k8s.io/kustomize/kustomize/v5
+	helm.sh/helm/v4/cmd/helm sigs.k8s.io/controller-tools/cmd/controller-gen sigs.k8s.io/kustomize/kustomize/v5 \
+	github.com/onsi/ginkgo/v2/ginkgo
 $(TOOLS) &: hack/tools/go.mod
-	@echo ">> building the tools from hack/tools (first run only; about 12 min on 2 cores): $(TEST_KUBE) $(KUBE_VERSION), etcd $(ETCD_VERSION), kwok $(KWOK_VERSION), helm $(HELM_VERSION), controller-gen $(CONTROLLER_TOOLS_VERSION), kustomize $(KUSTOMIZE_VERSION)"
+	@echo ">> building the tools from hack/tools (first run only; about 12 min on 2 cores): $(TEST_KUBE) $(KUBE_VERSION), etcd $(ETCD_VERSION), kwok $(KWOK_VERSION), helm $(HELM_VERSION), controller-gen $(CONTROLLER_TOOLS_VERSION), kustomize $(KUSTOMIZE_VERSION), ginkgo $(GINKGO_VERSION)"
 	rm -rf $(BIN)/.tools
 	cd hack/tools && $(GO) build -o $(BIN)/.tools/ $(TOOL_PACKAGES)
 	mkdir -p $(KUBE_BIN) $(ETCD_BIN) $(dir $(KWOK)) $(BIN)/tools
 	cd $(BIN)/.tools && mv $(TEST_KUBE) $(KUBE_BIN)/ && mv server $(ETCD_BIN)/etcd && mv kwok $(KWOK) && \
-		mv helm $(HELM) && mv controller-gen $(CONTROLLER_GEN) && mv kustomize $(KUSTOMIZE)
+		mv helm $(HELM) && mv controller-gen $(CONTROLLER_GEN) && mv kustomize $(KUSTOMIZE) && mv ginkgo $(GINKGO)
 	rmdir $(BIN)/.tools
 
 $(GOLANGCI_LINT):

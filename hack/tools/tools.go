@@ -11,6 +11,8 @@
 //   - kwok simulates the node that runs those pods: there is no kubelet.
 //   - helm lints and renders charts/vigil; kustomize renders config/;
 //     controller-gen writes the CRDs, RBAC and DeepCopy methods.
+//   - ginkgo runs test/e2e's installs side by side (ginkgo -procs); its
+//     version is the one Vigil's tests import, as the runner requires.
 //
 // The repository's go.work puts this module beside Vigil's own, and
 // `make tidy` (go work sync) keeps both at the same versions. A package both
@@ -20,6 +22,7 @@
 package tools
 
 import (
+	_ "github.com/onsi/ginkgo/v2/ginkgo"
 	_ "go.etcd.io/etcd/server/v3"
 	_ "helm.sh/helm/v4/cmd/helm"
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"

@@ -11,6 +11,7 @@ package e2e
 
 import (
 	"context"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
@@ -18,6 +19,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/vigil-operator/vigil/internal/testenv"
 )
@@ -32,12 +35,29 @@ func TestInstall(t *testing.T) {
 	RunSpecs(t, "Install end to end")
 }
 
-var _ = BeforeSuite(func() {
+// The binary is built by the first process and shared: `make test` runs the
+// installs side by side (ginkgo -procs), each Ordered container on one
+// process, and plain `go test` runs them one after the other.
+var _ = SynchronizedBeforeSuite(func() []byte {
 	root, err := testenv.RepoRoot()
 	Expect(err).NotTo(HaveOccurred())
-	vigilBin = filepath.Join(GinkgoT().TempDir(), "vigil")
-	build := exec.CommandContext(context.Background(), "go", "build", "-o", vigilBin, "./cmd/vigil")
+	dir, err := os.MkdirTemp("", "vigil-e2e-")
+	Expect(err).NotTo(HaveOccurred())
+	bin := filepath.Join(dir, "vigil")
+	build := exec.CommandContext(context.Background(), "go", "build", "-o", bin, "./cmd/vigil")
 	build.Dir = root
 	out, err := build.CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), "building vigil: %s", out)
+	return []byte(bin)
+}, func(bin []byte) {
+	vigilBin = string(bin)
+	// The test's own clients log through controller-runtime: shown with a
+	// failing spec, and not warned about on every process.
+	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter)))
+})
+
+var _ = SynchronizedAfterSuite(func() {}, func() {
+	if vigilBin != "" {
+		Expect(os.RemoveAll(filepath.Dir(vigilBin))).To(Succeed())
+	}
 })
