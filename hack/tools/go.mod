@@ -216,30 +216,30 @@ require (
 	k8s.io/cli-runtime v0.37.2 // indirect
 	k8s.io/client-go v0.37.2 // indirect
 	k8s.io/cloud-provider v0.37.2 // indirect
-	k8s.io/cluster-bootstrap v0.0.0 // indirect
+	k8s.io/cluster-bootstrap v0.37.2 // indirect
 	k8s.io/code-generator v0.37.2 // indirect
 	k8s.io/component-base v0.37.2 // indirect
 	k8s.io/component-helpers v0.37.2 // indirect
 	k8s.io/controller-manager v0.37.2 // indirect
 	k8s.io/cri-api v0.37.2 // indirect
-	k8s.io/cri-client v0.36.1 // indirect
-	k8s.io/cri-streaming v0.36.1 // indirect
-	k8s.io/csi-translation-lib v0.0.0 // indirect
+	k8s.io/cri-client v0.37.2 // indirect
+	k8s.io/cri-streaming v0.37.2 // indirect
+	k8s.io/csi-translation-lib v0.37.2 // indirect
 	k8s.io/dynamic-resource-allocation v0.37.2 // indirect
-	k8s.io/endpointslice v0.0.0 // indirect
-	k8s.io/externaljwt v0.0.0 // indirect
+	k8s.io/endpointslice v0.37.2 // indirect
+	k8s.io/externaljwt v0.37.2 // indirect
 	k8s.io/gengo/v2 v2.0.0-20260408192533-25e2208e0dc3 // indirect
 	k8s.io/klog/v2 v2.140.0 // indirect
 	k8s.io/kms v0.37.2 // indirect
-	k8s.io/kube-aggregator v0.0.0 // indirect
-	k8s.io/kube-controller-manager v0.0.0 // indirect
+	k8s.io/kube-aggregator v0.37.2 // indirect
+	k8s.io/kube-controller-manager v0.37.2 // indirect
 	k8s.io/kube-openapi v0.0.0-20260721132016-d427ff9ee9ad // indirect
-	k8s.io/kube-proxy v0.0.0 // indirect
-	k8s.io/kube-scheduler v0.0.0 // indirect
-	k8s.io/kubectl v0.37.1 // indirect
+	k8s.io/kube-proxy v0.37.2 // indirect
+	k8s.io/kube-scheduler v0.37.2 // indirect
+	k8s.io/kubectl v0.37.2 // indirect
 	k8s.io/kubelet v0.37.2 // indirect
 	k8s.io/metrics v0.37.2 // indirect
-	k8s.io/mount-utils v0.0.0 // indirect
+	k8s.io/mount-utils v0.37.2 // indirect
 	k8s.io/pod-security-admission v0.37.2 // indirect
 	k8s.io/streaming v0.37.2 // indirect
 	k8s.io/utils v0.0.0-20261023123148-ca04ba58ecab // indirect
@@ -255,35 +255,39 @@ require (
 	sigs.k8s.io/yaml v1.6.0 // indirect
 )
 
+// k8s.io/kubernetes requires its staging modules at v0.0.0 (its own
+// go.mod replaces them); these replaces apply to v0.0.0 only, and the
+// require above names each at the release's version, so that go.work never
+// replaces a version of Vigil's own k8s.io dependencies.
 replace (
-	k8s.io/api => k8s.io/api v0.37.2
-	k8s.io/apiextensions-apiserver => k8s.io/apiextensions-apiserver v0.37.2
-	k8s.io/apimachinery => k8s.io/apimachinery v0.37.2
-	k8s.io/apiserver => k8s.io/apiserver v0.37.2
-	k8s.io/cli-runtime => k8s.io/cli-runtime v0.37.2
-	k8s.io/client-go => k8s.io/client-go v0.37.2
-	k8s.io/cloud-provider => k8s.io/cloud-provider v0.37.2
-	k8s.io/cluster-bootstrap => k8s.io/cluster-bootstrap v0.37.2
-	k8s.io/code-generator => k8s.io/code-generator v0.37.2
-	k8s.io/component-base => k8s.io/component-base v0.37.2
-	k8s.io/component-helpers => k8s.io/component-helpers v0.37.2
-	k8s.io/controller-manager => k8s.io/controller-manager v0.37.2
-	k8s.io/cri-api => k8s.io/cri-api v0.37.2
-	k8s.io/cri-client => k8s.io/cri-client v0.37.2
-	k8s.io/cri-streaming => k8s.io/cri-streaming v0.37.2
-	k8s.io/csi-translation-lib => k8s.io/csi-translation-lib v0.37.2
-	k8s.io/dynamic-resource-allocation => k8s.io/dynamic-resource-allocation v0.37.2
-	k8s.io/endpointslice => k8s.io/endpointslice v0.37.2
-	k8s.io/externaljwt => k8s.io/externaljwt v0.37.2
-	k8s.io/kms => k8s.io/kms v0.37.2
-	k8s.io/kube-aggregator => k8s.io/kube-aggregator v0.37.2
-	k8s.io/kube-controller-manager => k8s.io/kube-controller-manager v0.37.2
-	k8s.io/kube-proxy => k8s.io/kube-proxy v0.37.2
-	k8s.io/kube-scheduler => k8s.io/kube-scheduler v0.37.2
-	k8s.io/kubectl => k8s.io/kubectl v0.37.2
-	k8s.io/kubelet => k8s.io/kubelet v0.37.2
-	k8s.io/metrics => k8s.io/metrics v0.37.2
-	k8s.io/mount-utils => k8s.io/mount-utils v0.37.2
-	k8s.io/pod-security-admission => k8s.io/pod-security-admission v0.37.2
-	k8s.io/streaming => k8s.io/streaming v0.37.2
+	k8s.io/api v0.0.0 => k8s.io/api v0.37.2
+	k8s.io/apiextensions-apiserver v0.0.0 => k8s.io/apiextensions-apiserver v0.37.2
+	k8s.io/apimachinery v0.0.0 => k8s.io/apimachinery v0.37.2
+	k8s.io/apiserver v0.0.0 => k8s.io/apiserver v0.37.2
+	k8s.io/cli-runtime v0.0.0 => k8s.io/cli-runtime v0.37.2
+	k8s.io/client-go v0.0.0 => k8s.io/client-go v0.37.2
+	k8s.io/cloud-provider v0.0.0 => k8s.io/cloud-provider v0.37.2
+	k8s.io/cluster-bootstrap v0.0.0 => k8s.io/cluster-bootstrap v0.37.2
+	k8s.io/code-generator v0.0.0 => k8s.io/code-generator v0.37.2
+	k8s.io/component-base v0.0.0 => k8s.io/component-base v0.37.2
+	k8s.io/component-helpers v0.0.0 => k8s.io/component-helpers v0.37.2
+	k8s.io/controller-manager v0.0.0 => k8s.io/controller-manager v0.37.2
+	k8s.io/cri-api v0.0.0 => k8s.io/cri-api v0.37.2
+	k8s.io/cri-client v0.0.0 => k8s.io/cri-client v0.37.2
+	k8s.io/cri-streaming v0.0.0 => k8s.io/cri-streaming v0.37.2
+	k8s.io/csi-translation-lib v0.0.0 => k8s.io/csi-translation-lib v0.37.2
+	k8s.io/dynamic-resource-allocation v0.0.0 => k8s.io/dynamic-resource-allocation v0.37.2
+	k8s.io/endpointslice v0.0.0 => k8s.io/endpointslice v0.37.2
+	k8s.io/externaljwt v0.0.0 => k8s.io/externaljwt v0.37.2
+	k8s.io/kms v0.0.0 => k8s.io/kms v0.37.2
+	k8s.io/kube-aggregator v0.0.0 => k8s.io/kube-aggregator v0.37.2
+	k8s.io/kube-controller-manager v0.0.0 => k8s.io/kube-controller-manager v0.37.2
+	k8s.io/kube-proxy v0.0.0 => k8s.io/kube-proxy v0.37.2
+	k8s.io/kube-scheduler v0.0.0 => k8s.io/kube-scheduler v0.37.2
+	k8s.io/kubectl v0.0.0 => k8s.io/kubectl v0.37.2
+	k8s.io/kubelet v0.0.0 => k8s.io/kubelet v0.37.2
+	k8s.io/metrics v0.0.0 => k8s.io/metrics v0.37.2
+	k8s.io/mount-utils v0.0.0 => k8s.io/mount-utils v0.37.2
+	k8s.io/pod-security-admission v0.0.0 => k8s.io/pod-security-admission v0.37.2
+	k8s.io/streaming v0.0.0 => k8s.io/streaming v0.37.2
 )

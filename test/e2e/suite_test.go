@@ -11,6 +11,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -46,8 +47,10 @@ var _ = SynchronizedBeforeSuite(func() []byte {
 	bin := filepath.Join(dir, "vigil")
 	build := exec.CommandContext(context.Background(), "go", "build", "-o", bin, "./cmd/vigil")
 	build.Dir = root
-	out, err := build.CombinedOutput()
-	Expect(err).NotTo(HaveOccurred(), "building vigil: %s", out)
+	if out, err := build.CombinedOutput(); err != nil {
+		_ = os.RemoveAll(dir)
+		Fail(fmt.Sprintf("building vigil: %v\n%s", err, out))
+	}
 	return []byte(bin)
 }, func(bin []byte) {
 	vigilBin = string(bin)

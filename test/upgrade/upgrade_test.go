@@ -67,7 +67,7 @@ func buildAt(t *testing.T, ctx context.Context, root, rev, out string) {
 	if b, err := archive.CombinedOutput(); err != nil {
 		t.Fatalf("the previous release %s is not in this clone (fetch its history, or set VIGIL_UPGRADE_FROM): %v\n%s", rev, err, b)
 	}
-	gobuild(t, ctx, src, out)
+	gobuild(t, ctx, src, out, "GOWORK=off")
 }
 
 // built holds the two builds, made once for the tests of this package.
@@ -104,13 +104,16 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-func gobuild(t *testing.T, ctx context.Context, dir, out string) {
+// gobuild builds vigil from the tree in dir, with env added to make's
+// environment: a release's tree from git archive builds as a module alone
+// (GOWORK=off), not with a go.work that would load the tools' modules.
+func gobuild(t *testing.T, ctx context.Context, dir, out string, env ...string) {
 	t.Helper()
 	// -trimpath: the previous release's source sits in a new directory
 	// each run, and the build cache then still knows its packages. The rest
 	// of the build configuration (CGO_ENABLED, GOFLAGS) is make's.
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-o", out, "./cmd/vigil")
-	cmd.Dir = dir
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), env...)
 	if b, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building %s: %v\n%s", dir, err, b)
 	}

@@ -20,7 +20,9 @@ import (
 
 // nodeModules installs testdata/node's locked dependencies once per lock
 // file under bin/interop (npm ci from the npm registry) and returns the
-// node_modules directory.
+// node_modules directory. make test runs this suite twice at once (SQLite
+// and PostgreSQL), so each installs into a directory of its own and renames
+// it into place; the first rename wins, and the other uses its install.
 func nodeModules() string {
 	for _, tool := range []string{"node", "npm"} {
 		_, err := exec.LookPath(tool)
@@ -33,19 +35,29 @@ func nodeModules() string {
 	Expect(err).NotTo(HaveOccurred())
 	dir := filepath.Join(root, "bin", "interop", "node-"+hex.EncodeToString(sum[:6]))
 	modules := filepath.Join(dir, "node_modules")
-	if _, err := os.Stat(filepath.Join(modules, "healthchecks-io-client")); err == nil {
+	installed := func() bool {
+		_, err := os.Stat(filepath.Join(modules, "healthchecks-io-client"))
+		return err == nil
+	}
+	if installed() {
 		return modules
 	}
-	Expect(os.MkdirAll(dir, 0o755)).To(Succeed())
+	Expect(os.MkdirAll(filepath.Dir(dir), 0o755)).To(Succeed())
+	tmp, err := os.MkdirTemp(filepath.Dir(dir), ".node-")
+	Expect(err).NotTo(HaveOccurred())
+	defer func() { _ = os.RemoveAll(tmp) }()
 	for _, f := range []string{"package.json", "package-lock.json"} {
 		data, err := os.ReadFile(filepath.Join("testdata", "node", f))
 		Expect(err).NotTo(HaveOccurred())
-		Expect(os.WriteFile(filepath.Join(dir, f), data, 0o644)).To(Succeed())
+		Expect(os.WriteFile(filepath.Join(tmp, f), data, 0o644)).To(Succeed())
 	}
 	cmd := exec.CommandContext(context.Background(), "npm", "ci", "--no-audit", "--no-fund", "--loglevel=error")
-	cmd.Dir = dir
+	cmd.Dir = tmp
 	out, err := cmd.CombinedOutput()
 	Expect(err).NotTo(HaveOccurred(), string(out))
+	if err := os.Rename(tmp, dir); err != nil {
+		Expect(installed()).To(BeTrue(), "installing %s: %v", dir, err)
+	}
 	return modules
 }
 

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"testing"
 	"time"
 
@@ -42,7 +43,12 @@ var _ = BeforeSuite(func() {
 	k8sClient, baseURL = harness.Client, harness.BaseURL
 })
 
-var _ = AfterSuite(func() { harness.Stop() })
+var _ = AfterSuite(func() {
+	harness.Stop()
+	if vigilBuilt != "" {
+		Expect(os.RemoveAll(vigilBuilt)).To(Succeed())
+	}
+})
 
 // proj is a namespace with a project: read-write and read-only keys and a
 // ping key.

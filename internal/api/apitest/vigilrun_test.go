@@ -16,7 +16,12 @@ import (
 	"github.com/vigil-operator/vigil/internal/testenv"
 )
 
-// vigilBinary builds the vigil command once for the suite.
+// vigilBuilt is the directory of the vigil command built for the suite,
+// removed after it.
+var vigilBuilt string
+
+// vigilBinary builds the vigil command once for the suite, into a
+// directory of its own: make test runs this suite twice at once.
 var vigilBinary = func() func() string {
 	var path string
 	return func() string {
@@ -25,11 +30,14 @@ var vigilBinary = func() func() string {
 		}
 		root, err := testenv.RepoRoot()
 		Expect(err).NotTo(HaveOccurred())
-		path = filepath.Join(root, "bin", "test", "vigil")
-		cmd := exec.CommandContext(context.Background(), "go", "build", "-o", path, "./cmd/vigil")
+		dir, err := os.MkdirTemp("", "vigil-apitest-")
+		Expect(err).NotTo(HaveOccurred())
+		vigilBuilt = dir
+		cmd := exec.CommandContext(context.Background(), "go", "build", "-o", filepath.Join(dir, "vigil"), "./cmd/vigil")
 		cmd.Dir = root
 		out, err := cmd.CombinedOutput()
 		Expect(err).NotTo(HaveOccurred(), string(out))
+		path = filepath.Join(dir, "vigil")
 		return path
 	}
 }()
