@@ -11,9 +11,7 @@ package e2e
 
 import (
 	"context"
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -40,16 +38,12 @@ func TestInstall(t *testing.T) {
 // installs side by side (ginkgo -procs), each Ordered container on one
 // process, and plain `go test` runs them one after the other.
 var _ = SynchronizedBeforeSuite(func() []byte {
-	root, err := testenv.RepoRoot()
-	Expect(err).NotTo(HaveOccurred())
 	dir, err := os.MkdirTemp("", "vigil-e2e-")
 	Expect(err).NotTo(HaveOccurred())
 	bin := filepath.Join(dir, "vigil")
-	build := exec.CommandContext(context.Background(), "go", "build", "-o", bin, "./cmd/vigil")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
+	if err := testenv.BuildVigil(context.Background(), "", bin); err != nil {
 		_ = os.RemoveAll(dir)
-		Fail(fmt.Sprintf("building vigil: %v\n%s", err, out))
+		Fail(err.Error())
 	}
 	return []byte(bin)
 }, func(bin []byte) {

@@ -109,13 +109,8 @@ func TestMain(m *testing.M) {
 // (GOWORK=off), not with a go.work that would load the tools' modules.
 func gobuild(t *testing.T, ctx context.Context, dir, out string, env ...string) {
 	t.Helper()
-	// -trimpath: the previous release's source sits in a new directory
-	// each run, and the build cache then still knows its packages. The rest
-	// of the build configuration (CGO_ENABLED, GOFLAGS) is make's.
-	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false", "-o", out, "./cmd/vigil")
-	cmd.Dir, cmd.Env = dir, append(os.Environ(), env...)
-	if b, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("building %s: %v\n%s", dir, err, b)
+	if err := testenv.BuildVigil(ctx, dir, out, env...); err != nil {
+		t.Fatal(err)
 	}
 }
 

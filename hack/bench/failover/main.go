@@ -105,14 +105,8 @@ func run(n int) error {
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
 	bin := filepath.Join(dir, "vigil")
-	root, err := testenv.RepoRoot()
-	if err != nil {
+	if err := testenv.BuildVigil(ctx, "", bin); err != nil {
 		return err
-	}
-	build := exec.CommandContext(ctx, "go", "build", "-o", bin, "./cmd/vigil")
-	build.Dir = root
-	if out, err := build.CombinedOutput(); err != nil {
-		return fmt.Errorf("building vigil: %w: %s", err, out)
 	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")
 	if err := testenv.WriteKubeconfig(kubeconfig, cfg); err != nil {

@@ -28,15 +28,10 @@ var vigilBinary = func() func() string {
 		if path != "" {
 			return path
 		}
-		root, err := testenv.RepoRoot()
-		Expect(err).NotTo(HaveOccurred())
 		dir, err := os.MkdirTemp("", "vigil-apitest-")
 		Expect(err).NotTo(HaveOccurred())
 		vigilBuilt = dir
-		cmd := exec.CommandContext(context.Background(), "go", "build", "-o", filepath.Join(dir, "vigil"), "./cmd/vigil")
-		cmd.Dir = root
-		out, err := cmd.CombinedOutput()
-		Expect(err).NotTo(HaveOccurred(), string(out))
+		Expect(testenv.BuildVigil(context.Background(), "", filepath.Join(dir, "vigil"))).To(Succeed())
 		path = filepath.Join(dir, "vigil")
 		return path
 	}
