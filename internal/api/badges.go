@@ -68,19 +68,18 @@ func (s *Server) serveProjectBadge(w http.ResponseWriter, r *http.Request, rest 
 		writeError(w, http.StatusNotFound, "not found")
 		return
 	}
-	list := s.Checks.InProject(info.Namespace)
-	observed, err := s.Checks.ObservedIn(r.Context(), info.Namespace)
+	project, err := s.Checks.Project(r.Context(), info.Namespace)
 	if err != nil {
 		writeError(w, http.StatusServiceUnavailable, "try again")
 		return
 	}
 	now := s.Checks.Now()
 	statuses := func(yield func(badge.Status) bool) {
-		for _, c := range list {
+		for i, c := range project.Checks {
 			if req.Tag != badge.AllTag && !badge.Matches(checks.Tags(c.Spec.Tags), req.Tag) {
 				continue
 			}
-			if !yield(s.Checks.View(c, observed.Of(c.UID), now).Status) {
+			if !yield(project.View(i, now).Status) {
 				return
 			}
 		}

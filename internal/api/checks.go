@@ -8,6 +8,7 @@ import (
 
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/api/checkinput"
@@ -24,9 +25,12 @@ func (s *Server) listChecks(w http.ResponseWriter, r *request) {
 	if v := q["slug"]; len(v) > 0 {
 		slug = v[len(v)-1] // the last value wins, as in the reference
 	}
-	list := s.Checks.InProject(r.namespace) // oldest first
+	var withSlug map[types.UID]bool // nil: every check
 	if slug != "" {
-		list = s.Checks.BySlug(r.namespace, slug)
+		withSlug = map[types.UID]bool{}
+		for _, c := range s.Checks.BySlug(r.namespace, slug) {
+			withSlug[c.UID] = true
+		}
 	}
 	tags := q["tag"]
 	var channels []v1.Channel
@@ -37,7 +41,7 @@ func (s *Server) listChecks(w http.ResponseWriter, r *request) {
 			return
 		}
 	}
-	observed, err := s.Checks.ObservedIn(r.Context(), r.namespace)
+	project, err := s.Checks.Project(r.Context(), r.namespace)
 	if err != nil {
 		s.internalError(w, r, "reading the ping store", err)
 		return
@@ -46,11 +50,11 @@ func (s *Server) listChecks(w http.ResponseWriter, r *request) {
 	now := s.Checks.Now()
 	pass := s.rendered.pass(form, slug == "" && len(tags) == 0, channels, now)
 	writeListJSON(w, "checks", func(yield func([]byte) bool) {
-		for _, c := range list {
-			if !checks.HasAllTags(c.Spec.Tags, tags) {
+		for i, c := range project.Checks { // oldest first
+			if withSlug != nil && !withSlug[c.UID] || !checks.HasAllTags(c.Spec.Tags, tags) {
 				continue
 			}
-			v := s.Checks.View(c, observed.Of(c.UID), now)
+			v := project.View(i, now)
 			key := renderKey{generation: c.Generation, view: v, channels: pass.channels}
 			item := pass.json(c.UID, key, func() []byte {
 				o := s.renderView(c, v, r, channels)
@@ -61,7 +65,7 @@ func (s *Server) listChecks(w http.ResponseWriter, r *request) {
 				return
 			}
 		}
-		pass.sweep()
+		pass.finish()
 	})
 }
 

@@ -83,8 +83,7 @@ func (s *Server) ServeMetrics(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusForbidden, "wrong api key: metrics need the read-only api key of this project")
 		return
 	}
-	list := s.Checks.InProject(ns) // oldest first
-	observed, err := s.Checks.ObservedIn(r.Context(), ns)
+	project, err := s.Checks.Project(r.Context(), ns)
 	if err != nil {
 		s.internalError(w, &request{Request: r}, "reading the ping store", err)
 		return
@@ -97,12 +96,12 @@ func (s *Server) ServeMetrics(w http.ResponseWriter, r *http.Request) {
 		started bool
 		obs     store.Check
 	}
-	all := make([]series, len(list))
+	all := make([]series, len(project.Checks))
 	tagDown := map[string]bool{}
 	down := 0
-	for i, c := range list {
-		obs := observed.Of(c.UID)
-		v := s.Checks.View(c, obs, now)
+	for i, c := range project.Checks { // oldest first
+		obs := project.Observed(i)
+		v := project.View(i, now)
 		all[i] = series{
 			labels: `{name="` + escapeLabel(c.Spec.Name) + `", tags="` + escapeLabel(c.Spec.Tags) +
 				`", unique_key="` + checks.UniqueKey(checks.UUIDOf(c)) + `"`,

@@ -33,18 +33,27 @@ func TestRenderedChecksRenderWhatChanged(t *testing.T) {
 			render := func(s string) func() []byte {
 				return func() []byte { renders++; return []byte(s) }
 			}
-			rc.pass(ns, true, nil, at).json("uid", base, render("first"))
-			if got := string(rc.pass(ns, true, nil, at).json("uid", base, render("second"))); got != "first" || renders != 1 {
+			listOne(&rc, ns, true, at, base, render("first"))
+			if got := listOne(&rc, ns, true, at, base, render("second")); got != "first" || renders != 1 {
 				t.Fatalf("same key: got %q after %d renders, want the cached one", got, renders)
 			}
-			if got := string(rc.pass(ns, true, nil, at).json("uid", change(base), render("third"))); got != "third" || renders != 2 {
+			if got := listOne(&rc, ns, true, at, change(base), render("third")); got != "third" || renders != 2 {
 				t.Fatalf("changed %s: got %q after %d renders, want a new rendering", name, got, renders)
 			}
-			if got := string(rc.pass(ns, false, nil, at).json("uid", base, render("fourth"))); got != "fourth" {
+			if got := listOne(&rc, ns, false, at, base, render("fourth")); got != "fourth" {
 				t.Fatalf("back to the first key: got %q, want a new rendering", got)
 			}
 		})
 	}
+}
+
+// listOne lists a project of one check, whole: what it renders is kept
+// when full.
+func listOne(rc *renderedChecks, form listForm, full bool, at time.Time, key renderKey, render func() []byte) string {
+	p := rc.pass(form, full, nil, at)
+	b := p.json("uid", key, render)
+	p.finish()
+	return string(b)
 }
 
 // ns is the form of the tests' lists, and at their instant.
@@ -59,54 +68,60 @@ var (
 func TestRenderedChecksAreByProjectAndForm(t *testing.T) {
 	var rc renderedChecks
 	key := renderKey{generation: 1}
-	rc.pass(ns, true, nil, at).json("uid", key, func() []byte { return []byte("ns v3") })
+	listOne(&rc, ns, true, at, key, func() []byte { return []byte("ns v3") })
 	for _, other := range []listForm{{namespace: "b", version: 3}, {namespace: "ns", version: 1}, {namespace: "ns", version: 3, readOnly: true}} {
 		name := fmt.Sprint(other)
-		if got := string(rc.pass(other, true, nil, at).json("uid", key, func() []byte { return []byte(name) })); got != name {
+		if got := listOne(&rc, other, true, at, key, func() []byte { return []byte(name) }); got != name {
 			t.Fatalf("%v read %q", other, got)
 		}
 	}
-	if got := string(rc.pass(ns, true, nil, at).json("uid", key, func() []byte { return []byte("again") })); got != "ns v3" {
+	if got := listOne(&rc, ns, true, at, key, func() []byte { return []byte("again") }); got != "ns v3" {
 		t.Fatalf("the other forms replaced ns v3's JSON: %q", got)
 	}
 }
 
-// Only unfiltered lists keep what they render, and a complete one forgets
+// Only complete unfiltered lists keep what they render, and each forgets
 // the checks it did not show; a list the client left is no proof that the
-// checks it did not reach are gone.
+// checks it did not reach are gone. A list out of step with the last
+// (a check deleted, one new, a filtered list) still finds each kept check.
 func TestRenderedChecksHoldOnlyWhatTheLastListShowed(t *testing.T) {
 	var rc renderedChecks
 	key := renderKey{generation: 1}
+	renders := 0
 	list := func(full, complete bool, uids ...types.UID) {
 		p := rc.pass(ns, full, nil, at)
 		for _, uid := range uids {
-			p.json(uid, key, func() []byte { return []byte(uid) })
-		}
-		if complete {
-			p.sweep()
-		}
-	}
-	held := func() []types.UID {
-		var uids []types.UID
-		if proj := rc.projects[ns]; proj != nil {
-			for uid := range proj.checks {
-				uids = append(uids, uid)
+			if got := string(p.json(uid, key, func() []byte { renders++; return []byte(uid) })); got != string(uid) {
+				t.Fatalf("%s read %q", uid, got)
 			}
 		}
-		return uids
+		if complete {
+			p.finish()
+		}
+	}
+	held := func() string {
+		var uids []types.UID
+		if proj := rc.projects[ns]; proj != nil && proj.listed != nil {
+			for _, c := range proj.listed.checks {
+				uids = append(uids, c.uid)
+			}
+		}
+		return fmt.Sprint(uids)
 	}
 	list(false, true, "a", "b")
-	if got := held(); len(got) != 0 {
+	if got := held(); got != "[]" {
 		t.Fatalf("a filtered list kept %v", got)
 	}
 	list(true, true, "a", "b", "c")
 	list(true, false, "a")
-	if got := held(); len(got) != 3 {
-		t.Fatalf("an incomplete list forgot checks: %v", got)
+	if got := held(); got != "[a b c]" {
+		t.Fatalf("an incomplete list changed what is kept: %v", got)
 	}
-	list(true, true, "a", "c")
-	if got := fmt.Sprint(held()); len(held()) != 2 || rc.projects[ns].checks["b"] != nil {
-		t.Fatalf("after b was deleted: %s", got)
+	renders = 0
+	list(false, true, "c", "a")
+	list(true, true, "a", "c", "d")
+	if got := held(); got != "[a c d]" || renders != 1 {
+		t.Fatalf("after b was deleted and d created: %s kept, %d rendered (want d alone)", got, renders)
 	}
 	list(true, true)
 	if _, ok := rc.projects[ns]; ok {
@@ -173,9 +188,10 @@ func TestRenderedChecksFilteredListsReadOnlyTheirChannels(t *testing.T) {
 	slack[0].Name, slack[0].UID = "slack", "u1"
 	email := []v1.Channel{{}}
 	email[0].Name, email[0].UID = "email", "u2"
-	key := func(p listPass) renderKey { return renderKey{generation: 1, channels: p.channels} }
+	key := func(p *listPass) renderKey { return renderKey{generation: 1, channels: p.channels} }
 	full := rc.pass(ns, true, slack, at)
 	full.json("uid", key(full), func() []byte { return []byte("with slack") })
+	full.finish()
 	same := rc.pass(ns, false, slack, at)
 	if got := string(same.json("uid", key(same), func() []byte { return []byte("again") })); got != "with slack" {
 		t.Fatalf("the same channels: %q", got)
@@ -197,9 +213,9 @@ func TestRenderedChecksForgetIdleForms(t *testing.T) {
 	var rc renderedChecks
 	key := renderKey{generation: 1}
 	gone, kept := listForm{namespace: "gone", version: 3}, listForm{namespace: "kept", version: 3}
-	rc.pass(gone, true, nil, at).json("uid", key, func() []byte { return []byte("g") })
-	rc.pass(kept, true, nil, at).json("uid", key, func() []byte { return []byte("k") })
-	rc.pass(kept, true, nil, at.Add(formIdle-time.Minute)).json("uid", key, func() []byte { return []byte("k2") })
+	listOne(&rc, gone, true, at, key, func() []byte { return []byte("g") })
+	listOne(&rc, kept, true, at, key, func() []byte { return []byte("k") })
+	listOne(&rc, kept, true, at.Add(formIdle-time.Minute), key, func() []byte { return []byte("k2") })
 	rc.pass(ns, false, nil, at.Add(formIdle))
 	if _, ok := rc.projects[gone]; ok {
 		t.Fatal("a form idle for formIdle is still held")
@@ -231,7 +247,7 @@ func TestRenderedChecksUnderConcurrentLists(t *testing.T) {
 					}
 				}
 				if i%5 != 0 {
-					p.sweep()
+					p.finish()
 				}
 			}
 		}()

@@ -85,6 +85,7 @@ type Door struct {
 
 	index    index
 	specs    specs
+	projects projects
 	channels channelIndex
 	windows  windowIndex
 	watch    *watcher
@@ -180,6 +181,7 @@ func (d *Door) checkEvent(obj any, present bool) {
 	} else {
 		d.index.remove(c)
 		d.specs.forget(c.UID)
+		d.projects.forget(c.Namespace)
 	}
 	d.pending.seen(c)
 	d.watch.observe(c, present)

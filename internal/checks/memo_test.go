@@ -8,17 +8,22 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/monitor"
 )
 
 func TestSpecsParseOncePerGeneration(t *testing.T) {
 	schedule := "0 3 * * *"
 	c := &v1.Check{ObjectMeta: metav1.ObjectMeta{UID: "u1", Generation: 1}, Spec: v1.CheckSpec{Schedule: &schedule, TZ: "Europe/Riga"}}
 	var s specs
-	first, err := s.config(c)
+	config := func(c *v1.Check) (monitor.Config, error) {
+		p := s.of(c)
+		return p.config, p.err
+	}
+	first, err := config(c)
 	if err != nil || first.Schedule == nil {
 		t.Fatalf("config = %+v, %v", first, err)
 	}
-	again, _ := s.config(c.DeepCopy())
+	again, _ := config(c.DeepCopy())
 	if again.Schedule != first.Schedule {
 		t.Error("the same generation was parsed again")
 	}
@@ -26,29 +31,29 @@ func TestSpecsParseOncePerGeneration(t *testing.T) {
 	// A new generation is parsed anew; an older one never replaces it.
 	changed := c.DeepCopy()
 	changed.Generation, changed.Spec.Schedule = 2, nil
-	if cfg, _ := s.config(changed); cfg.Schedule != nil {
+	if cfg, _ := config(changed); cfg.Schedule != nil {
 		t.Errorf("generation 2 has a schedule: %+v", cfg)
 	}
-	if cfg, _ := s.config(changed); cfg.Schedule != nil {
+	if cfg, _ := config(changed); cfg.Schedule != nil {
 		t.Error("generation 2 was not kept")
 	}
-	if _, _ = s.config(c); s.entries["u1"].generation != 2 {
+	if _, _ = config(c); s.entries["u1"].generation != 2 {
 		t.Errorf("an older generation replaced the newer one: %+v", s.entries["u1"])
 	}
 
 	// A spec error is kept with its generation too.
 	bad := "not a schedule"
 	broken := &v1.Check{ObjectMeta: metav1.ObjectMeta{UID: "u2", Generation: 1}, Spec: v1.CheckSpec{Schedule: &bad}}
-	if _, err := s.config(broken); err == nil {
+	if _, err := config(broken); err == nil {
 		t.Error("a broken schedule parsed")
 	}
-	if _, err := s.config(broken); err == nil {
+	if _, err := config(broken); err == nil {
 		t.Error("a broken schedule's error was not kept")
 	}
 
 	// An object the API server never stored is not kept.
 	draft := &v1.Check{Spec: v1.CheckSpec{Schedule: &schedule}}
-	if _, err := s.config(draft); err != nil || len(s.entries) != 2 {
+	if _, err := config(draft); err != nil || len(s.entries) != 2 {
 		t.Errorf("a draft was kept: %v, %d entries", err, len(s.entries))
 	}
 	s.forget("u1")

@@ -44,44 +44,49 @@ func Config(spec *v1.CheckSpec) (monitor.Config, error) {
 // Config is Config(&c.Spec), parsed once per spec generation: every ping,
 // view and projection of the check reads it.
 func (d *Door) Config(c *v1.Check) (monitor.Config, error) {
-	return d.specs.config(c)
+	p := d.specs.of(c)
+	return p.config, p.err
 }
 
 // specs keeps each check's parsed spec, by UID, for the generation it was
 // parsed at; a check's entry goes when the cache sees it deleted.
 type specs struct {
 	mu      sync.RWMutex
-	entries map[types.UID]parsed
+	entries map[types.UID]*parsed
 }
 
+// parsed is a spec's Config; never changed once made.
 type parsed struct {
 	generation int64
 	config     monitor.Config
 	err        error
 }
 
-func (s *specs) config(c *v1.Check) (monitor.Config, error) {
+// of is c's spec parsed.
+func (s *specs) of(c *v1.Check) *parsed {
 	if c.UID == "" || c.Generation == 0 {
 		// Not from the API server (a spec being built): nothing to key it by.
-		return Config(&c.Spec)
+		cfg, err := Config(&c.Spec)
+		return &parsed{config: cfg, err: err}
 	}
 	s.mu.RLock()
-	p, ok := s.entries[c.UID]
+	p := s.entries[c.UID]
 	s.mu.RUnlock()
-	if ok && p.generation == c.Generation {
-		return p.config, p.err
+	if p != nil && p.generation == c.Generation {
+		return p
 	}
 	cfg, err := Config(&c.Spec)
+	p = &parsed{generation: c.Generation, config: cfg, err: err}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	// A newer generation parsed meanwhile wins: the cache moves forward.
-	if cur, ok := s.entries[c.UID]; !ok || cur.generation < c.Generation {
+	if cur := s.entries[c.UID]; cur == nil || cur.generation < c.Generation {
 		if s.entries == nil {
-			s.entries = map[types.UID]parsed{}
+			s.entries = map[types.UID]*parsed{}
 		}
-		s.entries[c.UID] = parsed{generation: c.Generation, config: cfg, err: err}
+		s.entries[c.UID] = p
 	}
-	return cfg, err
+	return p
 }
 
 func (s *specs) forget(uid types.UID) {

@@ -42,8 +42,8 @@ func (d *Door) RunStatsIn(ctx context.Context, namespace string, now time.Time, 
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[types.UID]runstats.Stats, len(observed))
-	for uid, obs := range observed {
+	out := make(map[types.UID]runstats.Stats, observed.Len())
+	for uid, obs := range observed.All() {
 		out[uid] = runstats.Summarize(withCounts(histories[uid], obs.RunCounts), now, window)
 	}
 	return out, nil

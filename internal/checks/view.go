@@ -28,11 +28,22 @@ type View struct {
 // holds, as the reference computes status at read time: a check reads down
 // as soon as its deadline passes, before the deadline loop records it.
 func (d *Door) View(c *v1.Check, obs store.Check, now time.Time) View {
-	facts := obs.Facts
+	return viewOf(c, &obs, d.specs.of(c), now)
+}
+
+// unseen is what the store holds of a check it has not seen; read only.
+var unseen store.Check
+
+// viewOf is View with c's spec parsed; obs nil for a check the store has
+// not seen.
+func viewOf(c *v1.Check, obs *store.Check, spec *parsed, now time.Time) View {
+	if obs == nil {
+		obs = &unseen
+	}
+	facts := &obs.Facts
 	v := View{Scheduled: c.Spec.Schedule != nil, LastDur: facts.LastDuration, Started: facts.Started(),
 		LastPing: facts.DisplayedLastPing(), NPings: obs.NPings}
-	cfg, err := d.Config(c)
-	if err != nil {
+	if spec.err != nil {
 		// The controller reports the spec error; show the recorded state.
 		v.Status = facts.State
 		if v.Status == "" {
@@ -40,8 +51,8 @@ func (d *Door) View(c *v1.Check, obs store.Check, now time.Time) View {
 		}
 		return v
 	}
-	v.Status = cfg.Status(facts, now)
-	v.NextPing, v.HasNext = cfg.NextPing(facts)
+	v.Status = spec.config.Status(*facts, now)
+	v.NextPing, v.HasNext = spec.config.NextPing(*facts)
 	return v
 }
 

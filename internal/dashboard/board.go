@@ -314,15 +314,14 @@ type snapshot struct {
 
 // snapshot looks at the project's checks.
 func (s *Server) snapshot(r *http.Request, namespace string, now time.Time) (*snapshot, error) {
-	list := s.Checks.InProject(namespace)
-	observed, err := s.Checks.ObservedIn(r.Context(), namespace)
+	project, err := s.Checks.Project(r.Context(), namespace)
 	if err != nil {
 		return nil, err
 	}
-	snap := &snapshot{at: now, rows: make([]row, 0, len(list)), tags: map[string]int{}}
-	for _, c := range list {
-		obs := observed.Of(c.UID)
-		view := s.Checks.View(c, obs, now)
+	snap := &snapshot{at: now, rows: make([]row, 0, len(project.Checks)), tags: map[string]int{}}
+	for i, c := range project.Checks {
+		obs := project.Observed(i)
+		view := project.View(i, now)
 		label := labelOf(view)
 		snap.summary.count(label.Class)
 		for _, t := range checks.Tags(c.Spec.Tags) {
@@ -333,7 +332,7 @@ func (s *Server) snapshot(r *http.Request, namespace string, now time.Time) (*sn
 		if view.HasNext {
 			rw.NextPing = view.NextPing
 		}
-		if cfg, err := s.Checks.Config(c); err == nil && view.Status != monitor.StatusDown {
+		if cfg, err := project.Config(i); err == nil && view.Status != monitor.StatusDown {
 			if n, of := cfg.Failures(obs.Facts, now); n > 0 {
 				rw.Failures = fmt.Sprintf("%d of %d", n, of)
 			}

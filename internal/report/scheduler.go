@@ -133,19 +133,18 @@ func (s *Scheduler) write(ctx context.Context, namespace string, period Period) 
 	if err != nil {
 		return notify.Report{}, err
 	}
-	observed, err := s.Checks.ObservedIn(ctx, namespace)
+	project, err := s.Checks.Project(ctx, namespace)
 	if err != nil {
 		return notify.Report{}, err
 	}
 	now := s.Clock.Now()
 	p := Project{Namespace: namespace, Period: period, URL: s.URL}
-	for _, c := range s.Checks.InProject(namespace) {
+	for i, c := range project.Checks {
 		flips, err := s.Checks.Flips(ctx, c)
 		if err != nil {
 			return notify.Report{}, err
 		}
-		obs := observed.Of(c.UID)
-		before := Before{Down: s.Checks.View(c, obs, now).Status == monitor.StatusDown, Since: obs.Facts.StateSince}
+		before := Before{Down: project.View(i, now).Status == monitor.StatusDown, Since: project.Observed(i).Facts.StateSince}
 		row, ok := Uptime(flips, before, c.CreationTimestamp.Time, period.From, period.To)
 		if !ok {
 			continue // created after the period

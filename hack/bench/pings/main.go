@@ -323,7 +323,7 @@ func run(nChecks, nPings, concurrency, nBurst int, withPostgres bool) error {
 	if err != nil {
 		return err
 	}
-	for _, o := range obs {
+	for _, o := range obs.All() {
 		stored += o.NPings
 	}
 	if stored != acked {

@@ -90,8 +90,11 @@ func Run(t *testing.T, newDSN NewDSN) {
 			must(t, err)
 			first, err := s.ChecksIn(ctx, "team-a")
 			must(t, err)
-			if len(first) != 1 || first[a.UID].NPings != 1 {
-				t.Fatalf("team-a after one ping: %+v", first)
+			if first.Len() != 1 || first.Of(a.UID).NPings != 1 {
+				t.Fatalf("team-a after one ping: %+v", first.Of(a.UID))
+			}
+			if again, err := s.ChecksIn(ctx, "team-a"); err != nil || !again.Same(first) {
+				t.Errorf("read again with nothing written, the answer is not the same one (%v)", err)
 			}
 			for _, tg := range []store.Target{a, b, other} {
 				_, err = s.RecordPing(ctx, tg, ping(monitor.PingFail, t0.Add(time.Second)))
@@ -99,17 +102,20 @@ func Run(t *testing.T, newDSN NewDSN) {
 			}
 			second, err := s.ChecksIn(ctx, "team-a")
 			must(t, err)
-			if len(second) != 2 || second[a.UID].NPings != 2 || second[b.UID].Facts.State != monitor.StatusDown {
-				t.Errorf("team-a after more pings: %+v", second)
+			if second.Same(first) {
+				t.Errorf("read after writes, the answer is the one from before them")
 			}
-			if len(first) != 1 || first[a.UID].NPings != 1 {
-				t.Errorf("the first answer changed: %+v", first)
+			if second.Len() != 2 || second.Of(a.UID).NPings != 2 || second.Of(b.UID).Facts.State != monitor.StatusDown {
+				t.Errorf("team-a after more pings: %+v, %+v", second.Of(a.UID), second.Of(b.UID))
 			}
-			if third, err := s.ChecksIn(ctx, "team-b"); err != nil || len(third) != 1 || third[other.UID].NPings != 1 {
-				t.Errorf("team-b: %+v, %v", third, err)
+			if first.Len() != 1 || first.Of(a.UID).NPings != 1 || first.Row(b.UID) != nil {
+				t.Errorf("the first answer changed: %+v", first.Of(a.UID))
 			}
-			if none, err := s.ChecksIn(ctx, "team-c"); err != nil || len(none) != 0 {
-				t.Errorf("a namespace without checks: %+v, %v", none, err)
+			if third, err := s.ChecksIn(ctx, "team-b"); err != nil || third.Len() != 1 || third.Of(other.UID).NPings != 1 {
+				t.Errorf("team-b: %+v, %v", third.Of(other.UID), err)
+			}
+			if none, err := s.ChecksIn(ctx, "team-c"); err != nil || none.Len() != 0 || none.Row(a.UID) != nil {
+				t.Errorf("a namespace without checks: %d rows, %v", none.Len(), err)
 			}
 		},
 		"a fail ping is a down flip with its deliveries, in the same write": func(t *testing.T, s *store.Store) {
