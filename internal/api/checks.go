@@ -8,7 +8,6 @@ import (
 
 	"github.com/go-logr/logr"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/types"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/api/checkinput"
@@ -24,13 +23,6 @@ func (s *Server) listChecks(w http.ResponseWriter, r *request) {
 	slug := ""
 	if v := q["slug"]; len(v) > 0 {
 		slug = v[len(v)-1] // the last value wins, as in the reference
-	}
-	var withSlug map[types.UID]bool // nil: every check
-	if slug != "" {
-		withSlug = map[types.UID]bool{}
-		for _, c := range s.Checks.BySlug(r.namespace, slug) {
-			withSlug[c.UID] = true
-		}
 	}
 	tags := q["tag"]
 	var channels []v1.Channel
@@ -51,7 +43,7 @@ func (s *Server) listChecks(w http.ResponseWriter, r *request) {
 	pass := s.rendered.pass(form, slug == "" && len(tags) == 0, channels, now)
 	writeListJSON(w, "checks", func(yield func([]byte) bool) {
 		for i, c := range project.Checks { // oldest first
-			if withSlug != nil && !withSlug[c.UID] || !checks.HasAllTags(c.Spec.Tags, tags) {
+			if slug != "" && c.Spec.Slug != slug || !checks.HasAllTags(c.Spec.Tags, tags) {
 				continue
 			}
 			v := project.View(i, now)

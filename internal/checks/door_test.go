@@ -14,6 +14,8 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/checks"
+	"github.com/vigil-operator/vigil/internal/monitor"
+	"github.com/vigil-operator/vigil/internal/store"
 )
 
 func newProject() string { return harness.NewProject("door-").Namespace }
@@ -177,3 +179,69 @@ func countOver(ns string, n int) int {
 	wg.Wait()
 	return created
 }
+
+var _ = Describe("Reading a project", func() {
+	timeout := int64(3600)
+
+	// Every check of a Project must read as the door shows it alone, read
+	// afresh: a Project kept from an earlier read included.
+	sameAsAlone := func(g Gomega, p *checks.Project) {
+		now := door.Now()
+		for i, c := range p.Checks {
+			obs, err := door.Observed(ctx, c)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(p.View(i, now)).To(Equal(door.View(c, obs, now)), c.Name)
+			g.Expect(p.Observed(i).NPings).To(Equal(obs.NPings), c.Name)
+		}
+	}
+	names := func(p *checks.Project) []string {
+		var out []string
+		for _, c := range p.Checks {
+			out = append(out, c.Name)
+		}
+		return out
+	}
+
+	It("is the same answer while nothing changed, and shows each change", func() {
+		ns := newProject()
+		for _, name := range []string{"a", "b", "c"} {
+			c := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: v1.CheckSpec{Timeout: &timeout, Grace: 60}}
+			Expect(door.CreateOwned(ctx, c)).To(Succeed())
+		}
+		// Once the controller's status writes settle, two reads in a row
+		// are one answer.
+		Eventually(func(g Gomega) {
+			first, err := door.Project(ctx, ns)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(names(first)).To(Equal([]string{"a", "b", "c"}))
+			again, err := door.Project(ctx, ns)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(again).To(BeIdenticalTo(first))
+			sameAsAlone(g, again)
+		}).Should(Succeed())
+
+		p, err := door.Project(ctx, ns)
+		Expect(err).NotTo(HaveOccurred())
+		b := p.Checks[1]
+		_, err = door.RecordPing(ctx, b, store.Ping{Kind: monitor.PingSuccess, At: door.Now(), Method: "POST"})
+		Expect(err).NotTo(HaveOccurred())
+		Eventually(func(g Gomega) {
+			p, err := door.Project(ctx, ns)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(p.Observed(1).NPings).To(BeEquivalentTo(1))
+			g.Expect(p.View(1, door.Now()).Status).To(Equal(monitor.StatusUp))
+			sameAsAlone(g, p)
+		}).Should(Succeed())
+
+		// a goes: b takes its place, with b's row.
+		Expect(door.Delete(ctx, p.Checks[0])).To(Succeed())
+		Eventually(func(g Gomega) {
+			p, err := door.Project(ctx, ns)
+			g.Expect(err).NotTo(HaveOccurred())
+			g.Expect(names(p)).To(Equal([]string{"b", "c"}))
+			g.Expect(p.Observed(0).NPings).To(BeEquivalentTo(1))
+			g.Expect(p.Observed(1).NPings).To(BeZero())
+			sameAsAlone(g, p)
+		}).Should(Succeed())
+	})
+})

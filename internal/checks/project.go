@@ -52,7 +52,7 @@ func (d *Door) Project(ctx context.Context, namespace string) (*Project, error) 
 	if err != nil {
 		return nil, err
 	}
-	return d.projects.of(namespace, list, observed, &d.specs), nil
+	return d.projects.of(namespace, list, observed, &d.specs, d.clock.Now()), nil
 }
 
 // projects keeps the last Project made of each project. Looking up each of
@@ -61,14 +61,33 @@ func (d *Door) Project(ctx context.Context, namespace string) (*Project, error) 
 // (the same checks, the same rows: neither the cache nor the store hand
 // out a changed answer as the same one) is the same Project, and one read
 // after a few changes looks up only what may differ.
+//
+// A kept Project holds the checks and rows of its instant, older copies
+// than the cache's once they change, so one not read for projectIdle is
+// forgotten (by then the store's mirror has been read afresh too, and its
+// rows would be looked up again anyway).
 type projects struct {
-	mu   sync.Mutex
-	last map[string]*Project
+	mu    sync.Mutex
+	last  map[string]keptProject
+	swept time.Time // when idle projects were last looked for
 }
 
-func (ps *projects) of(namespace string, list []*v1.Check, observed store.Observed, specs *specs) *Project {
+type keptProject struct {
+	*Project
+	read time.Time
+}
+
+// projectIdle is how long a Project is kept without a read: a poller, a
+// board refreshing, a Prometheus scrape read far more often.
+const projectIdle = 10 * time.Minute
+
+func (ps *projects) of(namespace string, list []*v1.Check, observed store.Observed, specs *specs, now time.Time) *Project {
 	ps.mu.Lock()
-	prev := ps.last[namespace]
+	prev := ps.last[namespace].Project
+	if prev != nil {
+		ps.last[namespace] = keptProject{prev, now}
+	}
+	ps.forgetIdle(now)
 	ps.mu.Unlock()
 	if prev != nil && sameChecks(prev.Checks, list) && prev.observed.Same(observed) {
 		return prev
@@ -95,14 +114,29 @@ func (ps *projects) of(namespace string, list []*v1.Check, observed store.Observ
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
 	if ps.last == nil {
-		ps.last = map[string]*Project{}
+		ps.last = map[string]keptProject{}
 	}
-	ps.last[namespace] = p
+	ps.last[namespace] = keptProject{p, now}
 	return p
 }
 
+// forgetIdle forgets the projects not read for projectIdle, looking at most
+// once a minute; ps.mu is held.
+func (ps *projects) forgetIdle(now time.Time) {
+	if now.Sub(ps.swept) < time.Minute {
+		return
+	}
+	ps.swept = now
+	for ns, kept := range ps.last {
+		if now.Sub(kept.read) >= projectIdle {
+			delete(ps.last, ns)
+		}
+	}
+}
+
 // forget drops what is kept of a project: a check of it was deleted, and
-// the project may be gone with it.
+// the project may be gone with it. (A read under way may keep it again;
+// then it is forgotten as idle.)
 func (ps *projects) forget(namespace string) {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()

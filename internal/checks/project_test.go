@@ -50,7 +50,7 @@ func TestProjectsShowWhatChanged(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := ps.of("team-a", list, observed, &specs)
+		p := ps.of("team-a", list, observed, &specs, now)
 		for i, c := range list {
 			want := viewOf(c, observed.Row(c.UID), specs.of(c), now)
 			if got := p.View(i, now); got != want {
@@ -77,8 +77,7 @@ func TestProjectsShowWhatChanged(t *testing.T) {
 	}
 
 	ping(b, monitor.PingFail)
-	pinged := read("b pinged", list...)
-	if pinged == first || pinged.rows[0].spec != first.rows[0].spec {
+	if pinged := read("b pinged", list...); pinged == first || pinged.rows[0].spec != first.rows[0].spec {
 		t.Error("after a ping, the project was kept, or a's spec parsed again")
 	}
 
@@ -91,8 +90,30 @@ func TestProjectsShowWhatChanged(t *testing.T) {
 	ping(c, monitor.PingSuccess)
 	read("c pinged", a, c)
 
+	ac := []*v1.Check{a, c}
+	before := read("before forget", ac...)
 	ps.forget("team-a")
-	if again := read("forgotten", a, c); again == nil || len(ps.last) != 1 {
-		t.Errorf("a project read after it was forgotten: %v", last)
+	if _, kept := ps.last["team-a"]; kept {
+		t.Fatal("forget kept the project")
+	}
+	if again := read("forgotten", ac...); again == before || len(ps.last) != 1 {
+		t.Error("a project read after it was forgotten was not made afresh")
+	}
+
+	// One not read for projectIdle is forgotten at the next read of any.
+	observed, err := st.ChecksIn(ctx, "team-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps.of("team-b", nil, store.Observed{}, &specs, now.Add(projectIdle-time.Minute))
+	if _, kept := ps.last["team-a"]; !kept {
+		t.Fatal("a project read within projectIdle was forgotten")
+	}
+	ps.of("team-b", nil, store.Observed{}, &specs, now.Add(projectIdle))
+	if _, kept := ps.last["team-a"]; kept {
+		t.Fatal("a project not read for projectIdle is still kept")
+	}
+	if p := ps.of("team-a", ac, observed, &specs, now.Add(projectIdle)); p == last {
+		t.Error("a forgotten project was handed out again")
 	}
 }
