@@ -272,6 +272,25 @@ var _ = Describe("Re-alerts and escalation", func() {
 })
 
 var _ = Describe("Notices across a restart", func() {
+	It("sends a notice that fell due while no manager ran as soon as one starts", func() {
+		ns := newNamespace()
+		harness.AllowEgressNow(ns, egress.Loopback.String())
+		r := newReceiver()
+		hook(ns, "ops", r)
+		c := newCheck(ns, "unattended", v1.CheckSpec{Timeout: i64(86400), Grace: 3600, Channels: []string{"ops"},
+			AlertPolicy: v1.AlertPolicy{RealertInterval: duration(10 * time.Minute)}})
+		key := client.ObjectKeyFromObject(c)
+		Eventually(ready(c)).Should(BeTrue())
+		t0 := clk.Now()
+		ping(get(key)(Default), t0, true)
+		Eventually(r.got).Should(Equal([]string{"/ops-down"}))
+		// The re-alert falls due between the two managers, and the clock
+		// does not move again: the new leader's first pass sends it.
+		harness.Restart(func() { clk.SetTime(t0.Add(11 * time.Minute)) })
+		harness.AllowEgressNow(ns, egress.Loopback.String())
+		Eventually(r.got).Should(Equal([]string{"/ops-down", "/ops-down"}))
+	})
+
 	It("keeps a re-alert's schedule and an escalation's delay across a manager restart", func() {
 		ns := newNamespace()
 		harness.AllowEgressNow(ns, egress.Loopback.String())

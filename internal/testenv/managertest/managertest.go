@@ -149,10 +149,14 @@ func (h *Harness) startManager() {
 // Restart stops the manager, as a crash or a rollout would between two
 // commits (what it holds in memory is lost; the ping store and the API
 // server keep what was committed), and starts a new one with the same
-// options and store.
-func (h *Harness) Restart() {
+// options and store. Each of meanwhile runs after the old one stopped,
+// before the new one starts (time passing while no manager runs).
+func (h *Harness) Restart(meanwhile ...func()) {
 	h.cancel()
 	gomega.Eventually(h.stopped).WithTimeout(time.Minute).Should(gomega.BeClosed())
+	for _, f := range meanwhile {
+		f()
+	}
 	// The stopped manager's controllers keep their names in this process.
 	h.opts.SharedProcess = true
 	h.startManager()
