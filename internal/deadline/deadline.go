@@ -76,6 +76,13 @@ func (l *Loop) Start(ctx context.Context) error {
 	measure := l.Clock.NewTicker(measureEvery)
 	defer measure.Stop()
 	l.housekeep(ctx)
+	// One pass now, after the tickers exist: a clock set forward before
+	// they were made (a fake clock, moved by a test while a new manager
+	// starts) fires no tick until it moves again, and a new leader need
+	// not wait a tick to record what fell due before it led.
+	if err := l.Tick(ctx, l.Clock.Now()); err != nil && ctx.Err() == nil {
+		l.Log.Error(err, "recording deadlines")
+	}
 	for {
 		select {
 		case <-ctx.Done():
