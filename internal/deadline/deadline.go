@@ -67,35 +67,42 @@ func (l *Loop) Start(ctx context.Context) error {
 	if l.Housekeeping <= 0 {
 		l.Housekeeping = time.Minute
 	}
-	// The tickers first: time that passes while the first housekeeping
-	// runs (a while, on a large store) is time the first tick catches up.
+	// The tickers first, then one pass, then the first housekeeping: a
+	// clock set forward before the tickers were made (a fake clock, moved
+	// by a test while a new manager starts) fires none until it moves
+	// again, but the pass reads it after; a new leader records what fell
+	// due before it led at once; and time that passes while housekeeping
+	// runs (a while, on a large store) is time the next tick catches up.
 	tick := l.Clock.NewTicker(l.Interval)
 	defer tick.Stop()
 	house := l.Clock.NewTicker(l.Housekeeping)
 	defer house.Stop()
 	measure := l.Clock.NewTicker(measureEvery)
 	defer measure.Stop()
+	l.tick(ctx)
 	l.housekeep(ctx)
-	// One pass now, after the tickers exist: a clock set forward before
-	// they were made (a fake clock, moved by a test while a new manager
-	// starts) fires no tick until it moves again, and a new leader need
-	// not wait a tick to record what fell due before it led.
-	if err := l.Tick(ctx, l.Clock.Now()); err != nil && ctx.Err() == nil {
-		l.Log.Error(err, "recording deadlines")
-	}
 	for {
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-tick.C():
-			if err := l.Tick(ctx, l.Clock.Now()); err != nil && ctx.Err() == nil {
-				l.Log.Error(err, "recording deadlines")
-			}
+			l.tick(ctx)
 		case <-house.C():
+			// Deadlines first: the time that made housekeeping due may
+			// have made checks due too, and housekeeping (every check
+			// listed, flips pruned) may take a while on a large store.
+			l.tick(ctx)
 			l.housekeep(ctx)
 		case <-measure.C():
 			l.measure(ctx)
 		}
+	}
+}
+
+// tick records what is due now, logging what failed.
+func (l *Loop) tick(ctx context.Context) {
+	if err := l.Tick(ctx, l.Clock.Now()); err != nil && ctx.Err() == nil {
+		l.Log.Error(err, "recording deadlines")
 	}
 }
 
