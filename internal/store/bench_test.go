@@ -23,7 +23,17 @@ import (
 // PostgreSQL server on this machine, fsync on).
 //
 //	go test ./internal/store -run x -bench RecordPing
-func BenchmarkRecordPing(b *testing.B) { onEachBackend(b, benchmarkRecordPing) }
+func BenchmarkRecordPing(b *testing.B) {
+	onEachBackend(b, func(b *testing.B, dsn string) { benchmarkRecordPing(b, dsn, 10_000) })
+}
+
+// BenchmarkRecordPingHot: the same, all to one check, whose log is full
+// (cut back every 16 pings) after its first hundred.
+//
+//	go test ./internal/store -run x -bench RecordPingHot
+func BenchmarkRecordPingHot(b *testing.B) {
+	onEachBackend(b, func(b *testing.B, dsn string) { benchmarkRecordPing(b, dsn, 1) })
+}
 
 // onEachBackend runs bench on a fresh SQLite file and on a fresh database
 // of a PostgreSQL server on this machine.
@@ -36,13 +46,13 @@ func onEachBackend(b *testing.B, bench func(b *testing.B, dsn string)) {
 	})
 }
 
-func benchmarkRecordPing(b *testing.B, dsn string) {
+func benchmarkRecordPing(b *testing.B, dsn string, checks int) {
 	s, err := store.Open(context.Background(), dsn, store.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer s.Close()
-	targets := make([]store.Target, 10_000)
+	targets := make([]store.Target, checks)
 	for i := range targets {
 		targets[i] = store.Target{UID: types.UID(fmt.Sprint("uid-", i)), Namespace: "bench", Name: fmt.Sprint("c", i),
 			Config: monitor.Config{Timeout: time.Hour, Grace: time.Hour}}

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"fmt"
+	"sort"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -86,16 +87,6 @@ func (o *pingOp) apply(t *txn) error {
 	if o.rec.Flip, err = t.observe(r, tg, Truncate(res.At), now); err != nil {
 		return err
 	}
-	limit := int64(tg.PingLogLimit)
-	if limit <= 0 {
-		limit = defaultPingLog
-	}
-	runs := int64(t.s.opts.RunLimit)
-	if r.NPings%pruneEvery == 0 && r.NPings > limit {
-		if err := t.prunePings(r, r.NPings-limit, r.NPings-runs); err != nil {
-			return err
-		}
-	}
 	switch res.Kind {
 	case monitor.PingSuccess:
 		r.RunCounts.Succeeded++
@@ -103,13 +94,62 @@ func (o *pingOp) apply(t *txn) error {
 	case monitor.PingFail:
 		r.RunCounts.Failed++
 	}
-	if r.NPings%pruneEvery == 0 && r.NPings > runs {
-		if err := t.pruneRuns(r, r.NPings-runs); err != nil {
-			return err
+	// The log and the runs are cut back at the end of the transaction
+	// (trim), once for all the check's pings in it.
+	if r.NPings%pruneEvery == 0 {
+		limit := int64(tg.PingLogLimit)
+		if limit <= 0 {
+			limit = defaultPingLog
+		}
+		runs := int64(t.s.opts.RunLimit)
+		if r.NPings > limit {
+			r.trimPings, r.keepRuns = r.NPings-limit, r.NPings-runs
+		}
+		if r.NPings > runs {
+			r.trimRuns = r.NPings - runs
 		}
 	}
-	if r.bodyBytes > t.s.opts.BodyBudget {
-		return t.dropBodies(r)
+	return nil
+}
+
+// trim cuts back the ping logs and the runs of the checks whose pings
+// asked for it, then drops the oldest bodies of those over the body
+// budget. It runs once at the end of the transaction, not at each ping:
+// its statements' answers are waited for, and on PostgreSQL they share one
+// round trip however many checks and pings the batch holds.
+func (t *txn) trim() error {
+	var trimmed []*row
+	for _, r := range t.rows {
+		if r.trimPings > 0 || r.trimRuns > 0 || r.bodyBytes > t.s.opts.BodyBudget {
+			trimmed = append(trimmed, r)
+		}
+	}
+	if len(trimmed) == 0 {
+		return nil
+	}
+	sort.Slice(trimmed, func(i, j int) bool { return trimmed[i].UID < trimmed[j].UID })
+	for _, r := range trimmed {
+		if r.trimPings > 0 {
+			if err := t.prunePings(r, r.trimPings, r.keepRuns); err != nil {
+				return err
+			}
+		}
+		if r.trimRuns > 0 {
+			if err := t.pruneRuns(r); err != nil {
+				return err
+			}
+		}
+		r.trimPings, r.trimRuns = 0, 0
+	}
+	if err := t.sync(); err != nil {
+		return err
+	}
+	for _, r := range trimmed {
+		if r.bodyBytes > t.s.opts.BodyBudget {
+			if err := t.dropBodies(r); err != nil {
+				return err
+			}
+		}
 	}
 	return nil
 }
@@ -123,25 +163,26 @@ func (t *txn) prunePings(r *row, upto, keepRuns int64) error {
 			return fmt.Errorf("keeping the runs of %s/%s: %w", r.Namespace, r.Name, err)
 		}
 	}
-	rows, err := t.query(sqlPrunePings, string(r.UID), upto)
+	err := t.ask(sqlPrunePings, func(rows rows) error {
+		for rows.Next() {
+			var (
+				size, n, created int64
+				kind             string
+			)
+			if err := rows.Scan(&size, &n, &kind, &created); err != nil {
+				return err
+			}
+			r.bodyBytes -= size
+			if n <= keepRuns && (kind == string(monitor.PingSuccess) || kind == string(monitor.PingFail)) {
+				r.RunCounts.Dropped = later(r.RunCounts.Dropped, time.UnixMicro(created).UTC())
+			}
+		}
+		return rows.Err()
+	}, string(r.UID), upto)
 	if err != nil {
 		return fmt.Errorf("trimming the ping log of %s/%s: %w", r.Namespace, r.Name, err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			size, n, created int64
-			kind             string
-		)
-		if err := rows.Scan(&size, &n, &kind, &created); err != nil {
-			return err
-		}
-		r.bodyBytes -= size
-		if n <= keepRuns && (kind == string(monitor.PingSuccess) || kind == string(monitor.PingFail)) {
-			r.RunCounts.Dropped = later(r.RunCounts.Dropped, time.UnixMicro(created).UTC())
-		}
-	}
-	return rows.Err()
+	return nil
 }
 
 // dropBodies drops the oldest bodies of the check's pings until the rest

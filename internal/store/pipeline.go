@@ -65,18 +65,56 @@ func (p *pipeline) queue(query string, args []any) {
 	p.pending.Queue(query, args...)
 }
 
+// ask adds a statement whose answer the writer needs to the next round
+// trip; read is given its rows when that trip comes back (sync, send or
+// commit). Several answers then share one round trip.
+func (p *pipeline) ask(query string, args []any, read func(rows) error) {
+	p.pending.Queue(query, args...).Query(func(r pgx.Rows) error { return read(askedRows{r}) })
+}
+
+// askedRows are an asked statement's rows, which pgx closes.
+type askedRows struct{ pgx.Rows }
+
+func (r askedRows) Close() error { return nil }
+
+// sync sends the pending statements and reads their answers.
+func (p *pipeline) sync() error {
+	if p.pending.Len() == 0 {
+		return nil
+	}
+	br := p.conn.SendBatch(p.ctx, p.pending)
+	p.pending, p.begun = &pgx.Batch{}, true
+	return br.Close()
+}
+
+// readPending reads the answers of the n statements sent before the last
+// one, giving those asked for to their readers.
+func readPending(br pgx.BatchResults, b *pgx.Batch, n int) error {
+	for _, qq := range b.QueuedQueries[:n] {
+		var err error
+		if qq.Fn != nil {
+			err = qq.Fn(br)
+		} else {
+			_, err = br.Exec()
+		}
+		if err != nil {
+			_ = br.Close()
+			return err
+		}
+	}
+	return nil
+}
+
 // send sends the pending statements and query, reads the pending ones'
 // answers, and returns query's rows. The caller closes them.
 func (p *pipeline) send(query string, args []any) (*pipelineRows, error) {
 	n := p.pending.Len()
 	p.pending.Queue(query, args...)
-	br := p.conn.SendBatch(p.ctx, p.pending)
+	sent := p.pending
+	br := p.conn.SendBatch(p.ctx, sent)
 	p.pending, p.begun = &pgx.Batch{}, true // br reads the one sent
-	for range n {
-		if _, err := br.Exec(); err != nil {
-			_ = br.Close()
-			return nil, err
-		}
+	if err := readPending(br, sent, n); err != nil {
+		return nil, err
 	}
 	rows, err := br.Query()
 	if err != nil {
@@ -95,16 +133,14 @@ func (p *pipeline) send(query string, args []any) (*pipelineRows, error) {
 func (p *pipeline) commit() error {
 	n := p.pending.Len()
 	p.pending.Queue("COMMIT")
-	br := p.conn.SendBatch(p.ctx, p.pending)
+	sent := p.pending
+	br := p.conn.SendBatch(p.ctx, sent)
 	p.pending, p.begun = &pgx.Batch{}, true // br reads the one sent
-	for range n {
-		if _, err := br.Exec(); err != nil {
-			_ = br.Close()
-			if notCommitted(err) {
-				return err
-			}
-			return fmt.Errorf("%w: %w", errCommitUnknown, err)
+	if err := readPending(br, sent, n); err != nil {
+		if notCommitted(err) {
+			return err
 		}
+		return fmt.Errorf("%w: %w", errCommitUnknown, err)
 	}
 	tag, err := br.Exec()
 	if cerr := br.Close(); err == nil {

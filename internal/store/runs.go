@@ -51,22 +51,23 @@ type History struct {
 	LastSuccess time.Time
 }
 
-// pruneRuns deletes the runs that pings numbered upto and below ended,
-// and keeps when the newest of them ended.
-func (t *txn) pruneRuns(r *row, upto int64) error {
-	rows, err := t.query(sqlPruneRuns, string(r.UID), upto)
+// pruneRuns deletes the runs that the pings numbered r.trimRuns and below
+// ended, and keeps when the newest of them ended.
+func (t *txn) pruneRuns(r *row) error {
+	err := t.ask(sqlPruneRuns, func(rows rows) error {
+		for rows.Next() {
+			var ended int64
+			if err := rows.Scan(&ended); err != nil {
+				return err
+			}
+			r.RunCounts.Dropped = later(r.RunCounts.Dropped, time.UnixMicro(ended).UTC())
+		}
+		return rows.Err()
+	}, string(r.UID), r.trimRuns)
 	if err != nil {
 		return fmt.Errorf("trimming the runs of %s/%s: %w", r.Namespace, r.Name, err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var ended int64
-		if err := rows.Scan(&ended); err != nil {
-			return err
-		}
-		r.RunCounts.Dropped = later(r.RunCounts.Dropped, time.UnixMicro(ended).UTC())
-	}
-	return rows.Err()
+	return nil
 }
 
 // later is the later of two instants.

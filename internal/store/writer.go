@@ -262,6 +262,9 @@ func (t *txn) run(batch []op) error {
 			return err
 		}
 	}
+	if err := t.trim(); err != nil {
+		return err
+	}
 	return t.flush()
 }
 
@@ -436,6 +439,36 @@ func (t *txn) query(query string, args ...any) (rows, error) {
 	return r, nil
 }
 
+// ask runs a statement whose answer read takes, after the pending ping
+// rows. On PostgreSQL the answer comes with the next round trip (sync):
+// the statements asked for in a row share one.
+func (t *txn) ask(query string, read func(rows) error, args ...any) error {
+	if err := t.flushPings(); err != nil {
+		return err
+	}
+	if t.pg != nil {
+		t.pg.ask(t.s.d.cachedSQL(query), t.s.d.text(args), read)
+		return nil
+	}
+	r, err := t.query(query, args...)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	if err := read(r); err != nil {
+		return err
+	}
+	return r.Close()
+}
+
+// sync waits for the answers asked for.
+func (t *txn) sync() error {
+	if t.pg != nil {
+		return t.pg.sync()
+	}
+	return nil
+}
+
 // queryRow does not insert the pending ping rows first: its statements
 // read and number check rows (load, flush), never pings, and flushing for
 // each check loaded would undo the multi-row inserts.
@@ -526,6 +559,9 @@ type row struct {
 	held bool
 	// failuresSeen is the failure count last looked at for notices.
 	failuresSeen int
+	// The trims the transaction's pings asked for (ops.go): the pings
+	// and runs numbered up to these go at its end (0: none).
+	trimPings, keepRuns, trimRuns int64
 	stored       bool // the row exists in the database
 	dirty        bool // changed in this transaction
 }

@@ -34,6 +34,7 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/hack/bench/internal/benchutil"
+	"github.com/vigil-operator/vigil/internal/egress"
 	"github.com/vigil-operator/vigil/internal/manager"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/store"
@@ -101,7 +102,7 @@ func run(n int, spread time.Duration, budget float64, statusWait time.Duration) 
 	}
 	dsn := benchutil.TempStore()
 	mgr, err := manager.New(ctx, cfg, manager.Options{Store: dsn, HTTPAddr: addr, BaseURL: "http://" + addr, MetricsAddr: "0", ProbeAddr: "0",
-		StatusBudget: budget})
+		StatusBudget: budget, EgressAllow: egress.Loopback}) // the webhook below listens on loopback
 	if err != nil {
 		return err
 	}

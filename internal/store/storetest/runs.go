@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -76,6 +78,87 @@ func runTests(ctx context.Context) map[string]func(t *testing.T, s *store.Store)
 			must(t, s.Forget(ctx, tg.UID))
 			if h, err := s.History(ctx, tg.UID, t0); err != nil || len(h.Runs) != 0 {
 				t.Errorf("after Forget: %+v, %v", h, err)
+			}
+		},
+		"pings recorded at once trim the log, the runs and the bodies as pings one at a time do": func(t *testing.T, s *store.Store) {
+			// The trims of a batch's pings happen once, at the end of its
+			// transaction: many pings to a few checks, sent together so
+			// that the writer batches them.
+			const perCheck = 150
+			checks := []store.Target{simple("t1"), simple("t2"), simple("t3")}
+			// at holds each ping's time by its serial number. A ping that
+			// comes after a later one is logged at that one's time, so the
+			// log's times are those of the latest ping so far.
+			at := make([][perCheck + 1]time.Time, len(checks))
+			var mu sync.Mutex
+			start := make(chan struct{})
+			errs := make(chan error, perCheck*len(checks))
+			for c := range checks {
+				checks[c].PingLogLimit = 20
+				checks[c].Config.Timeout = 24 * time.Hour // no deadline missed meanwhile
+				for i := range perCheck {
+					p := ping(monitor.PingSuccess, t0.Add(time.Duration(i*len(checks)+c)*time.Second))
+					p.Body = []byte(fmt.Sprintf("%040d", i)) // 36 of them are over the budget of 1000 bytes
+					go func() {
+						<-start
+						rec, err := s.RecordPing(ctx, checks[c], p)
+						if err == nil {
+							mu.Lock()
+							at[c][rec.N] = p.At
+							mu.Unlock()
+						}
+						errs <- err
+					}()
+				}
+			}
+			close(start)
+			for range perCheck * len(checks) {
+				must(t, <-errs)
+			}
+			if st := s.Stats(); st.Writes <= st.Commits {
+				t.Fatalf("%d writes in %d transactions: no batch to test", st.Writes, st.Commits)
+			}
+			for c := range checks {
+				for n := 2; n <= perCheck; n++ {
+					at[c][n] = later(at[c][n], at[c][n-1])
+				}
+			}
+			for c, tg := range checks {
+				pings, err := s.Pings(ctx, tg.UID, 1000)
+				must(t, err)
+				if len(pings) < 20 || len(pings) >= 20+16 || pings[0].N != perCheck {
+					t.Fatalf("%s: the log holds %d pings, the newest %d; want the newest 20, give or take a trim", tg.Name, len(pings), pings[0].N)
+				}
+				var bytes int
+				for i, p := range pings { // newest first
+					bytes += p.BodySize
+					if p.BodyDropped && i > 0 && !pings[i-1].BodyDropped && p.N > pings[i-1].N {
+						t.Errorf("%s: ping %d lost its body before ping %d", tg.Name, p.N, pings[i-1].N)
+					}
+					if i > 0 && pings[i-1].BodyDropped && !p.BodyDropped {
+						t.Errorf("%s: ping %d keeps its body, the newer %d does not", tg.Name, p.N, pings[i-1].N)
+					}
+				}
+				if bytes > 1000 || pings[0].BodyDropped {
+					t.Errorf("%s: %d body bytes kept, the newest dropped: %v", tg.Name, bytes, pings[0].BodyDropped)
+				}
+				h, err := s.History(ctx, tg.UID, t0)
+				must(t, err)
+				if n := len(h.Runs); n < 32 || n > 32+16 || h.Runs[n-1].N != perCheck {
+					t.Fatalf("%s: kept %d runs, the newest %+v", tg.Name, n, h.Runs[n-1])
+				}
+				for _, r := range h.Runs {
+					if !r.Ended.Equal(at[c][r.N]) {
+						t.Errorf("%s: run %d ended %v, want %v", tg.Name, r.N, r.Ended, at[c][r.N])
+					}
+				}
+				// The newest run let go is the one before the oldest held.
+				dropped := at[c][h.Runs[0].N-1]
+				row, _, err := s.Check(ctx, tg.UID)
+				must(t, err)
+				if !row.RunCounts.Dropped.Equal(dropped) || row.RunCounts.Succeeded != perCheck {
+					t.Errorf("%s: counts %+v, want %d runs and the newest let go at %v", tg.Name, row.RunCounts, perCheck, dropped)
+				}
 			}
 		},
 		"runs keep their durations when the log lets their pings go, and each run is read once": func(t *testing.T, s *store.Store) {
@@ -159,4 +242,12 @@ func runTests(ctx context.Context) map[string]func(t *testing.T, s *store.Store)
 			}
 		},
 	}
+}
+
+// later is the later of two instants.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
