@@ -559,11 +559,11 @@ type row struct {
 	held bool
 	// failuresSeen is the failure count last looked at for notices.
 	failuresSeen int
+	stored       bool // the row exists in the database
+	dirty        bool // changed in this transaction
 	// The trims the transaction's pings asked for (ops.go): the pings
 	// and runs numbered up to these go at its end (0: none).
 	trimPings, keepRuns, trimRuns int64
-	stored       bool // the row exists in the database
-	dirty        bool // changed in this transaction
 }
 
 const checkColumns = `uid, namespace, name, n_pings, n_flips, last_ping, last_ping_failed, last_start, last_start_rid,
