@@ -30,7 +30,40 @@ type pipeline struct {
 	ctx     context.Context
 	pending *pgx.Batch // sent with the next round trip
 	begun   bool       // BEGIN has been sent
+	generic bool       // the statements queued next use generic plans
 }
+
+// plan queues the change of plan_cache_mode, for the rest of the
+// transaction, that the statement q needs, if any (see genericPlans).
+func (p *pipeline) plan(q string) {
+	if generic := genericPlans[q]; generic != p.generic {
+		p.generic = generic
+		if generic {
+			p.pending.Queue("SET LOCAL plan_cache_mode = force_generic_plan")
+		} else {
+			p.pending.Queue("SET LOCAL plan_cache_mode = force_custom_plan")
+		}
+	}
+}
+
+// genericPlans are the writer's statements whose best plan does not depend
+// on what the tables hold: rows inserted from their arguments (a check's
+// row by its key, on conflict), and the change counter's one row.
+// PostgreSQL plans them once per connection, a generic plan, where the
+// connection's plan_cache_mode (postgres.go) has every other statement
+// planned again for its arguments each time it runs. Planning a batch's
+// multi-row inserts and upserts anew was a third of the server's CPU per
+// ping (perf, BenchmarkRecordPing/postgres).
+var genericPlans = func() map[string]bool {
+	out := map[string]bool{}
+	for _, q := range []string{sqlNextChange, sqlInsertFlip, sqlInsertDelivery, sqlInsertNewCheck} {
+		out[q] = true
+	}
+	for n := 1; n <= chunkRows; n *= 2 {
+		out[pingInserts[n]], out[checkUpserts[n]] = true, true
+	}
+	return out
+}()
 
 // runPipelined is runTx on PostgreSQL.
 func (s *Store) runPipelined(ctx context.Context, batch []op) (Committed, error) {

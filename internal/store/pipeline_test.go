@@ -73,3 +73,55 @@ func TestPipelineNeverAcknowledgesWhatDidNotCommit(t *testing.T) {
 		})
 	}
 }
+
+// TestPipelinePlansInsertsOnce: in the writer's transaction on PostgreSQL,
+// the statements of genericPlans are planned once per connection, and the
+// others (here the row locks, whose best plan depends on the table) for
+// their arguments each time they run.
+func TestPipelinePlansInsertsOnce(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, testenv.PostgresDatabase(t), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	type plans struct{ generic, custom int64 }
+	got := map[string]plans{}
+	_, err = s.runTx([]op{&rawOp{result: newResult(), run: func(t *txn) error {
+		for range 8 { // past the five custom plans PostgreSQL makes before it may settle on a generic one
+			if err := t.exec(sqlInsertNewCheck, "a", "ns", "a"); err != nil {
+				return err
+			}
+			rows, err := t.query(sqlLockChecks, []string{"a", "b"})
+			if err != nil {
+				return err
+			}
+			if err := rows.Close(); err != nil {
+				return err
+			}
+		}
+		rows, err := t.query(`SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var q string
+			var p plans
+			if err := rows.Scan(&q, &p.generic, &p.custom); err != nil {
+				return err
+			}
+			got[q] = p
+		}
+		return rows.Err()
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := got[s.d.sql(sqlInsertNewCheck)]; p.generic == 0 || p.custom != 0 {
+		t.Errorf("a new check's insert: %+v plans, want generic ones only", p)
+	}
+	if p := got[s.d.sql(sqlLockChecks)]; p.generic != 0 || p.custom < 8 {
+		t.Errorf("the row locks: %+v plans, want one custom plan each time", p)
+	}
+}

@@ -396,6 +396,7 @@ func (t *txn) exec(query string, args ...any) error {
 func (t *txn) execNow(query string, args ...any) error {
 	args = t.s.d.text(args)
 	if t.pg != nil {
+		t.pg.plan(query)
 		t.pg.queue(t.s.d.cachedSQL(query), args)
 		return nil
 	}
@@ -427,6 +428,7 @@ func (t *txn) query(query string, args ...any) (rows, error) {
 	)
 	switch st := t.s.stmts[query]; {
 	case t.pg != nil:
+		t.pg.plan(query)
 		r, err = t.pg.send(t.s.d.cachedSQL(query), args)
 	case st != nil:
 		r, err = t.tx.StmtContext(t.ctx, st).QueryContext(t.ctx, args...)
@@ -447,6 +449,7 @@ func (t *txn) ask(query string, read func(rows) error, args ...any) error {
 		return err
 	}
 	if t.pg != nil {
+		t.pg.plan(query)
 		t.pg.ask(t.s.d.cachedSQL(query), t.s.d.text(args), read)
 		return nil
 	}
@@ -475,6 +478,7 @@ func (t *txn) sync() error {
 func (t *txn) queryRow(query string, args ...any) interface{ Scan(dest ...any) error } {
 	args = t.s.d.text(args)
 	if t.pg != nil {
+		t.pg.plan(query)
 		return pipelineRow{p: t.pg, query: t.s.d.cachedSQL(query), args: args}
 	}
 	if st := t.s.stmts[query]; st != nil {
