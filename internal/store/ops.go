@@ -120,7 +120,7 @@ func (o *pingOp) apply(t *txn) error {
 func (t *txn) trim() error {
 	var trimmed []*row
 	for _, r := range t.rows {
-		if r.trimPings > 0 || r.trimRuns > 0 || r.bodyBytes > t.s.opts.BodyBudget {
+		if r.trimPings > 0 || r.trimRuns > 0 || (r.dirty && r.bodyBytes > t.s.opts.BodyBudget) {
 			trimmed = append(trimmed, r)
 		}
 	}
@@ -142,7 +142,7 @@ func (t *txn) trim() error {
 		r.trimPings, r.trimRuns = 0, 0
 	}
 	if err := t.sync(); err != nil {
-		return err
+		return fmt.Errorf("trimming ping logs and runs: %w", err)
 	}
 	for _, r := range trimmed {
 		if r.bodyBytes > t.s.opts.BodyBudget {
@@ -212,6 +212,7 @@ func (t *txn) dropBodies(r *row) error {
 			return err
 		}
 	}
+	r.dirty = len(drop) > 0 || r.dirty // its body_bytes changed
 	return nil
 }
 

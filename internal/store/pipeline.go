@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -48,7 +49,9 @@ func (p *pipeline) plan(q string) {
 
 // genericPlans are the writer's statements whose best plan does not depend
 // on what the tables hold: rows inserted from their arguments (a check's
-// row by its key, on conflict), and the change counter's one row.
+// row by its key, on conflict). The change counter's update has no
+// arguments, so PostgreSQL plans it once anyway; it is listed so that it
+// does not switch the mode back between the inserts around it.
 // PostgreSQL plans them once per connection, a generic plan, where the
 // connection's plan_cache_mode (postgres.go) has every other statement
 // planned again for its arguments each time it runs. Planning a batch's
@@ -99,8 +102,9 @@ func (p *pipeline) queue(query string, args []any) {
 }
 
 // ask adds a statement whose answer the writer needs to the next round
-// trip; read is given its rows when that trip comes back (sync, send or
-// commit). Several answers then share one round trip.
+// trip; read is given its rows when that trip comes back. Several answers
+// then share one round trip. The writer syncs before it uses what the
+// readers learned (txn.trim, before flush writes the rows).
 func (p *pipeline) ask(query string, args []any, read func(rows) error) {
 	p.pending.Queue(query, args...).Query(func(r pgx.Rows) error { return read(askedRows{r}) })
 }
@@ -110,9 +114,10 @@ type askedRows struct{ pgx.Rows }
 
 func (r askedRows) Close() error { return nil }
 
-// sync sends the pending statements and reads their answers.
+// sync sends the pending statements and reads their answers, if one of
+// them was asked for (the others can wait for the next round trip).
 func (p *pipeline) sync() error {
-	if p.pending.Len() == 0 {
+	if !slices.ContainsFunc(p.pending.QueuedQueries, func(qq *pgx.QueuedQuery) bool { return qq.Fn != nil }) {
 		return nil
 	}
 	br := p.conn.SendBatch(p.ctx, p.pending)

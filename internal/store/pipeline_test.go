@@ -87,7 +87,25 @@ func TestPipelinePlansInsertsOnce(t *testing.T) {
 	t.Cleanup(func() { _ = s.Close() })
 	type plans struct{ generic, custom int64 }
 	got := map[string]plans{}
+	// session reads the connection's pid and, before the transaction
+	// changed it, its plan_cache_mode.
+	session := func(t *txn, pid *int, mode *string) error {
+		rows, err := t.query(`SELECT pg_backend_pid(), current_setting('plan_cache_mode')`)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		if !rows.Next() {
+			return errors.New("no row")
+		}
+		return rows.Scan(pid, mode)
+	}
+	var pid int
+	var mode string
 	_, err = s.runTx([]op{&rawOp{result: newResult(), run: func(t *txn) error {
+		if err := session(t, &pid, &mode); err != nil {
+			return err
+		}
 		for range 8 { // past the five custom plans PostgreSQL makes before it may settle on a generic one
 			if err := t.exec(sqlInsertNewCheck, "a", "ns", "a"); err != nil {
 				return err
@@ -113,7 +131,11 @@ func TestPipelinePlansInsertsOnce(t *testing.T) {
 			}
 			got[q] = p
 		}
-		return rows.Err()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		// The transaction ends with generic plans.
+		return t.exec(sqlInsertNewCheck, "a", "ns", "a")
 	}}})
 	if err != nil {
 		t.Fatal(err)
@@ -123,5 +145,23 @@ func TestPipelinePlansInsertsOnce(t *testing.T) {
 	}
 	if p := got[s.d.sql(sqlLockChecks)]; p.generic != 0 || p.custom < 8 {
 		t.Errorf("the row locks: %+v plans, want one custom plan each time", p)
+	}
+	// The switch lasts for the transaction only: the connection goes back
+	// to the pool, which the readers share, as it came.
+	for try := 0; ; try++ {
+		var again int
+		_, err := s.runTx([]op{&rawOp{result: newResult(), run: func(t *txn) error { return session(t, &again, &mode) }}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again == pid {
+			break
+		}
+		if try == 50 {
+			t.Fatalf("the pool never gave connection %d back", pid)
+		}
+	}
+	if mode != "force_custom_plan" {
+		t.Errorf("after the transaction, plan_cache_mode = %s, want force_custom_plan", mode)
 	}
 }

@@ -165,7 +165,7 @@ func run(n int) error {
 		r.cmd = exec.CommandContext(ctx, bin, "manager", "--kubeconfig="+kubeconfig, "--store="+dsn, "--leader-elect",
 			"--leader-election-namespace=default", "--http-bind-address="+addr, "--base-url="+r.base,
 			"--metrics-bind-address=0", "--health-probe-bind-address=0", "--cronjobs=false",
-			"--egress-allow=127.0.0.0/8") // the webhook listens on loopback
+			"--egress-allow=127.0.0.0/8,::1") // the webhook listens on loopback
 		r.cmd.Stdout, r.cmd.Stderr = r.out, r.out
 		if err := r.cmd.Start(); err != nil {
 			return err
