@@ -34,17 +34,41 @@ type pipeline struct {
 	generic bool       // the statements queued next use generic plans
 }
 
-// plan queues the change of plan_cache_mode, for the rest of the
-// transaction, that the statement q needs, if any (see genericPlans).
-func (p *pipeline) plan(q string) {
-	if generic := genericPlans[q]; generic != p.generic {
-		p.generic = generic
-		if generic {
+// statement is the store's statement q as the pipeline sends it, its
+// placeholders numbered. It first queues the change of plan_cache_mode, for
+// the rest of the transaction, that q needs, if any (see genericPlans).
+func (p *pipeline) statement(q string) string {
+	st := pgStatementOf(q)
+	if st.generic != p.generic {
+		p.generic = st.generic
+		if st.generic {
 			p.pending.Queue("SET LOCAL plan_cache_mode = force_generic_plan")
 		} else {
 			p.pending.Queue("SET LOCAL plan_cache_mode = force_custom_plan")
 		}
 	}
+	return st.sql
+}
+
+// pgStatement is a writer statement as PostgreSQL takes it, and whether it
+// is planned once (genericPlans).
+type pgStatement struct {
+	sql     string
+	generic bool
+}
+
+// pgStatements memoizes pgStatementOf: the writer's statements are a
+// bounded set of texts (the multi-row ones come in seven shapes), each
+// converted and looked up once rather than once a statement.
+var pgStatements sync.Map
+
+func pgStatementOf(q string) pgStatement {
+	if v, ok := pgStatements.Load(q); ok {
+		return v.(pgStatement)
+	}
+	st := pgStatement{sql: postgresDialect.sql(q), generic: genericPlans[q]}
+	pgStatements.Store(q, st)
+	return st
 }
 
 // genericPlans are the writer's statements whose best plan does not depend
@@ -98,7 +122,7 @@ func (s *Store) runPipelined(ctx context.Context, batch []op) (Committed, error)
 
 // queue adds a statement whose answer is not needed to the next round trip.
 func (p *pipeline) queue(query string, args []any) {
-	p.pending.Queue(query, args...)
+	p.pending.Queue(p.statement(query), args...)
 }
 
 // ask adds a statement whose answer the writer needs to the next round
@@ -106,7 +130,7 @@ func (p *pipeline) queue(query string, args []any) {
 // then share one round trip. The writer syncs before it uses what the
 // readers learned (txn.trim, before flush writes the rows).
 func (p *pipeline) ask(query string, args []any, read func(rows) error) {
-	p.pending.Queue(query, args...).Query(func(r pgx.Rows) error { return read(askedRows{r}) })
+	p.pending.Queue(p.statement(query), args...).Query(func(r pgx.Rows) error { return read(askedRows{r}) })
 }
 
 // askedRows are an asked statement's rows, which pgx closes.
@@ -146,8 +170,9 @@ func readPending(br pgx.BatchResults, b *pgx.Batch, n int) error {
 // send sends the pending statements and query, reads the pending ones'
 // answers, and returns query's rows. The caller closes them.
 func (p *pipeline) send(query string, args []any) (*pipelineRows, error) {
+	sql := p.statement(query)
 	n := p.pending.Len()
-	p.pending.Queue(query, args...)
+	p.pending.Queue(sql, args...)
 	sent := p.pending
 	br := p.conn.SendBatch(p.ctx, sent)
 	p.pending, p.begun = &pgx.Batch{}, true // br reads the one sent
@@ -254,21 +279,4 @@ func (r pipelineRow) Scan(dest ...any) error {
 		return err
 	}
 	return rows.Close()
-}
-
-// dollarSQL memoizes dialect.sql for the writer's statements on
-// PostgreSQL: a bounded set of texts (the multi-row ones come in seven
-// shapes), converted once rather than once a statement.
-var dollarSQL sync.Map
-
-func (d dialect) cachedSQL(q string) string {
-	if !d.dollar {
-		return q // nothing to convert, and nothing another dialect may take
-	}
-	if v, ok := dollarSQL.Load(q); ok {
-		return v.(string)
-	}
-	out := d.sql(q)
-	dollarSQL.Store(q, out)
-	return out
 }

@@ -396,8 +396,7 @@ func (t *txn) exec(query string, args ...any) error {
 func (t *txn) execNow(query string, args ...any) error {
 	args = t.s.d.text(args)
 	if t.pg != nil {
-		t.pg.plan(query)
-		t.pg.queue(t.s.d.cachedSQL(query), args)
+		t.pg.queue(query, args)
 		return nil
 	}
 	var err error
@@ -428,8 +427,7 @@ func (t *txn) query(query string, args ...any) (rows, error) {
 	)
 	switch st := t.s.stmts[query]; {
 	case t.pg != nil:
-		t.pg.plan(query)
-		r, err = t.pg.send(t.s.d.cachedSQL(query), args)
+		r, err = t.pg.send(query, args)
 	case st != nil:
 		r, err = t.tx.StmtContext(t.ctx, st).QueryContext(t.ctx, args...)
 	default:
@@ -449,8 +447,7 @@ func (t *txn) ask(query string, read func(rows) error, args ...any) error {
 		return err
 	}
 	if t.pg != nil {
-		t.pg.plan(query)
-		t.pg.ask(t.s.d.cachedSQL(query), t.s.d.text(args), read)
+		t.pg.ask(query, t.s.d.text(args), read)
 		return nil
 	}
 	r, err := t.query(query, args...)
@@ -478,8 +475,7 @@ func (t *txn) sync() error {
 func (t *txn) queryRow(query string, args ...any) interface{ Scan(dest ...any) error } {
 	args = t.s.d.text(args)
 	if t.pg != nil {
-		t.pg.plan(query)
-		return pipelineRow{p: t.pg, query: t.s.d.cachedSQL(query), args: args}
+		return pipelineRow{p: t.pg, query: query, args: args}
 	}
 	if st := t.s.stmts[query]; st != nil {
 		return t.tx.StmtContext(t.ctx, st).QueryRowContext(t.ctx, args...)
