@@ -8,13 +8,12 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/vigil-operator/vigil/internal/testenv"
 )
 
 var (
-	env       *envtest.Environment
+	cluster   *testenv.Cluster
 	cfg       *rest.Config
 	k8sClient client.Client
 	ctx       context.Context
@@ -32,17 +31,14 @@ func TestCRDs(t *testing.T) {
 var _ = BeforeSuite(func() {
 	ctx, cancel = context.WithCancel(context.Background())
 	var err error
-	env, err = testenv.New()
+	cluster, err = testenv.Start(ctx)
 	Expect(err).NotTo(HaveOccurred())
-	cfg, err = env.Start()
-	Expect(err).NotTo(HaveOccurred())
-	k8sClient, err = client.New(cfg, client.Options{Scheme: env.Scheme})
+	DeferCleanup(cluster.Stop)
+	cfg = cluster.Config
+	k8sClient, err = client.New(cfg, client.Options{Scheme: cluster.Scheme})
 	Expect(err).NotTo(HaveOccurred())
 })
 
 var _ = AfterSuite(func() {
 	cancel()
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
-	}
 })

@@ -12,6 +12,7 @@ import (
 
 	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/manager"
+	"github.com/vigil-operator/vigil/internal/testenv"
 	"github.com/vigil-operator/vigil/internal/testenv/managertest"
 )
 
@@ -23,6 +24,10 @@ var (
 	door    *checks.Door
 	ctx     = context.Background()
 )
+
+// TestMain runs the package's tests on each ping store, one pass after the
+// other on one control plane.
+func TestMain(m *testing.M) { testenv.MainOnEachStore(m) }
 
 func TestDoor(t *testing.T) {
 	RegisterFailHandler(Fail)

@@ -24,20 +24,21 @@ import (
 // loopback unless --egress-allow allows it.
 func TestChannelsTest(t *testing.T) {
 	ctx := context.Background()
-	env, err := testenv.New()
+	cluster, err := testenv.Start(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
+	t.Cleanup(func() {
+		if err := cluster.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	cfg := cluster.Config
 	kubeconfig := filepath.Join(t.TempDir(), "kubeconfig")
 	if err := testenv.WriteKubeconfig(kubeconfig, cfg); err != nil {
 		t.Fatal(err)
 	}
-	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	c, err := client.New(cfg, client.Options{Scheme: cluster.Scheme})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/vigil-operator/vigil/internal/manager"
+	"github.com/vigil-operator/vigil/internal/testenv"
 	"github.com/vigil-operator/vigil/internal/testenv/managertest"
 )
 
@@ -29,6 +30,10 @@ var (
 	// deadline loop looks at due checks each time it moves.
 	clk = testingclock.NewFakeClock(time.Now().UTC().Truncate(time.Second))
 )
+
+// TestMain runs the package's tests on each ping store, one pass after the
+// other on one control plane.
+func TestMain(m *testing.M) { testenv.MainOnEachStore(m) }
 
 func TestControllers(t *testing.T) {
 	RegisterFailHandler(Fail)

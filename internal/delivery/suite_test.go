@@ -11,7 +11,6 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -20,7 +19,7 @@ import (
 )
 
 var (
-	env       *envtest.Environment
+	cluster   *testenv.Cluster
 	cfg       *rest.Config
 	k8sClient client.WithWatch
 	// managerClient and managerReader are the manager's, cached and not:
@@ -36,6 +35,10 @@ var (
 	stopInformers context.CancelFunc
 )
 
+// TestMain runs the package's tests on each ping store, one pass after the
+// other on one control plane.
+func TestMain(m *testing.M) { testenv.MainOnEachStore(m) }
+
 func TestDelivery(t *testing.T) {
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "Delivery")
@@ -46,18 +49,19 @@ var _ = BeforeSuite(func() {
 	SetDefaultEventuallyTimeout(20 * time.Second)
 	SetDefaultEventuallyPollingInterval(50 * time.Millisecond)
 	var err error
-	env, err = testenv.New()
+	cluster, err = testenv.Start(context.Background())
 	Expect(err).NotTo(HaveOccurred())
-	cfg, err = env.Start()
-	Expect(err).NotTo(HaveOccurred())
-	k8sClient, err = client.NewWithWatch(cfg, client.Options{Scheme: env.Scheme})
+	// After AfterSuite, which stops the informers first.
+	DeferCleanup(cluster.Stop)
+	cfg = cluster.Config
+	k8sClient, err = client.NewWithWatch(cfg, client.Options{Scheme: cluster.Scheme})
 	Expect(err).NotTo(HaveOccurred())
 	managerCfg, f, err := testenv.AsManager(context.Background(), cfg)
 	Expect(err).NotTo(HaveOccurred())
 	forbidden = f
 	// The manager reads Checks and Channels from its informer cache: so
 	// does the dispatcher here, and the shipped RBAC allows just that.
-	informers, err := cache.New(managerCfg, cache.Options{Scheme: env.Scheme})
+	informers, err := cache.New(managerCfg, cache.Options{Scheme: cluster.Scheme})
 	Expect(err).NotTo(HaveOccurred())
 	var ctx context.Context
 	ctx, stopInformers = context.WithCancel(context.Background())
@@ -65,22 +69,22 @@ var _ = BeforeSuite(func() {
 		defer GinkgoRecover()
 		Expect(informers.Start(ctx)).To(Succeed())
 	}()
-	managerClient, err = client.New(managerCfg, client.Options{Scheme: env.Scheme, Cache: &client.CacheOptions{Reader: informers}})
+	managerClient, err = client.New(managerCfg, client.Options{Scheme: cluster.Scheme, Cache: &client.CacheOptions{Reader: informers}})
 	Expect(err).NotTo(HaveOccurred())
-	managerReader, err = client.New(managerCfg, client.Options{Scheme: env.Scheme})
+	managerReader, err = client.New(managerCfg, client.Options{Scheme: cluster.Scheme})
 	Expect(err).NotTo(HaveOccurred())
 	// A cache that never holds a Check or a Channel (none carries the
 	// label it selects): a cache that has not caught up, for as long as a
 	// spec needs.
 	never := labels.SelectorFromSet(labels.Set{"vigil.test/never": "true"})
-	behind, err := cache.New(managerCfg, cache.Options{Scheme: env.Scheme, ByObject: map[client.Object]cache.ByObject{
+	behind, err := cache.New(managerCfg, cache.Options{Scheme: cluster.Scheme, ByObject: map[client.Object]cache.ByObject{
 		&v1.Check{}: {Label: never}, &v1.Channel{}: {Label: never}}})
 	Expect(err).NotTo(HaveOccurred())
 	go func() {
 		defer GinkgoRecover()
 		Expect(behind.Start(ctx)).To(Succeed())
 	}()
-	behindClient, err = client.New(managerCfg, client.Options{Scheme: env.Scheme, Cache: &client.CacheOptions{Reader: behind}})
+	behindClient, err = client.New(managerCfg, client.Options{Scheme: cluster.Scheme, Cache: &client.CacheOptions{Reader: behind}})
 	Expect(err).NotTo(HaveOccurred())
 })
 
@@ -90,9 +94,6 @@ var _ = AfterSuite(func() {
 	}
 	if forbidden != nil {
 		Expect(forbidden.Requests()).To(BeEmpty(), "the dispatcher made calls the shipped RBAC does not allow")
-	}
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
 	}
 	Expect(testenv.StopPostgres()).To(Succeed())
 })

@@ -27,16 +27,17 @@ import (
 // field and leaves the old value in place: the flake this guards against.)
 func TestStaleCache(t *testing.T) {
 	ctx := context.Background()
-	env, err := testenv.New()
+	cluster, err := testenv.Start(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	cl, err := client.NewWithWatch(cfg, client.Options{Scheme: env.Scheme})
+	t.Cleanup(func() {
+		if err := cluster.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	cfg := cluster.Config
+	cl, err := client.NewWithWatch(cfg, client.Options{Scheme: cluster.Scheme})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
-// ControlPlane is a started envtest for a test that runs Vigil as a
+// ControlPlane is a started control plane for a test that runs Vigil as a
 // process of its own (the vigil binary, its image, Helm): an
 // administrator's config and client for the test, and a kubeconfig file
 // for the process.
@@ -26,22 +26,23 @@ type ControlPlane struct {
 	Kubeconfig string
 }
 
-// StartControlPlane starts envtest, stopped when the test ends, and
-// installs rbac (AsManager, a chart's with AsChartManager; nil: none, the
-// kubeconfig is the administrator's).
+// StartControlPlane starts a control plane (Start), stopped when the test
+// ends, and installs rbac (AsManager, a chart's with AsChartManager; nil:
+// none, the kubeconfig is the administrator's).
 func StartControlPlane(t testing.TB, ctx context.Context,
 	rbac func(context.Context, *rest.Config) (*rest.Config, *Forbidden, error)) *ControlPlane {
 	t.Helper()
-	env, err := New()
+	cl, err := Start(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cp := &ControlPlane{}
-	if cp.Admin, err = env.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	if cp.Client, err = client.New(cp.Admin, client.Options{Scheme: env.Scheme}); err != nil {
+	t.Cleanup(func() {
+		if err := cl.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	cp := &ControlPlane{Admin: cl.Config}
+	if cp.Client, err = client.New(cp.Admin, client.Options{Scheme: cl.Scheme}); err != nil {
 		t.Fatal(err)
 	}
 	identity := cp.Admin

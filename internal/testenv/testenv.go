@@ -1,5 +1,8 @@
-// Package testenv starts a real kube-apiserver and etcd (controller-runtime's
-// envtest) with Vigil's CRDs installed, for tests that need the Kubernetes API.
+// Package testenv starts a real kube-apiserver and etcd (package
+// controlplane) with Vigil's CRDs installed, for tests that need the
+// Kubernetes API (Start), shares one between the tests of a package and
+// its passes on each ping store (Main, MainOnEachStore), and starts the
+// other real parts tests use: PostgreSQL, Prometheus, Vigil's binary.
 //
 // The binaries are built from Go modules by `make envtest` (nothing is
 // downloaded); `make test` exports KUBEBUILDER_ASSETS pointing at them. When
@@ -15,29 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
-
-	"github.com/vigil-operator/vigil/internal/scheme"
 )
-
-// New returns an envtest environment with Vigil's CRDs, not yet started.
-func New() (*envtest.Environment, error) {
-	root, err := RepoRoot()
-	if err != nil {
-		return nil, err
-	}
-	assets, err := assetsDir(root)
-	if err != nil {
-		return nil, err
-	}
-	return &envtest.Environment{
-		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
-		ErrorIfCRDPathMissing: true,
-		BinaryAssetsDirectory: assets,
-		Scheme:                scheme.New(),
-	}, nil
-}
 
 // RepoRoot finds the repository root: the nearest directory upwards from the
 // working directory that holds go.mod and the config directory.

@@ -75,7 +75,7 @@ var _ = BeforeSuite(func() {
 	_, port, _ := net.SplitHostPort(addr)
 	apiPort, _ := strconv.Atoi(port)
 
-	cp, err := devenv.Start(ctx, devenv.Options{
+	cp, err := testenv.StartDev(ctx, devenv.Options{
 		Dir: GinkgoT().TempDir(), Assets: assets, CRDDir: filepath.Join(root, "config", "crd", "bases"),
 		APIServerPort: apiPort, Namespace: "default", Progress: GinkgoWriter,
 		Kwok: kwok, KwokStages: filepath.Join(root, "config", "dev", "kwok-stages.yaml"),

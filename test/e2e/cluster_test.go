@@ -27,7 +27,6 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/vigil-operator/vigil/internal/devenv"
 	"github.com/vigil-operator/vigil/internal/project"
@@ -38,7 +37,7 @@ import (
 // cluster is a control plane with Vigil installed from rendered manifests
 // and its manager running as a process.
 type cluster struct {
-	env   *envtest.Environment
+	cp    *testenv.Cluster
 	admin *rest.Config
 	// c is a cluster administrator's client, for what users do.
 	c client.Client
@@ -77,13 +76,10 @@ type replica struct {
 func startCluster(namespace string, objs []unstructured.Unstructured) *cluster {
 	cl := &cluster{dir: GinkgoT().TempDir()}
 	var err error
-	cl.env, err = testenv.New()
+	cl.cp, err = testenv.Start(context.Background(), testenv.WithoutCRDs())
 	Expect(err).NotTo(HaveOccurred())
-	cl.env.CRDDirectoryPaths, cl.env.ErrorIfCRDPathMissing = nil, false
-	cl.admin, err = cl.env.Start()
-	Expect(err).NotTo(HaveOccurred())
-	DeferCleanup(cl.env.Stop)
-	cl.kubectlBin = filepath.Join(cl.env.BinaryAssetsDirectory, "kubectl")
+	DeferCleanup(cl.cp.Stop)
+	cl.admin, cl.kubectlBin = cl.cp.Config, cl.cp.Kubectl
 	cl.c, err = client.New(cl.admin, client.Options{Scheme: e2eScheme()})
 	Expect(err).NotTo(HaveOccurred())
 	cl.adminKubeconfig = filepath.Join(cl.dir, "admin.kubeconfig")

@@ -11,8 +11,6 @@ package e2e
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -34,27 +32,17 @@ func TestInstall(t *testing.T) {
 	RunSpecs(t, "Install end to end")
 }
 
-// The binary is built by the first process and shared: `make test` runs the
-// installs side by side (ginkgo -procs), each Ordered container on one
-// process, and plain `go test` runs them one after the other.
+// The binary (testenv.Vigil) is found, or built, by the first process and
+// shared: `make test` runs the installs side by side (ginkgo -procs), each
+// Ordered container on one process, and plain `go test` runs them one
+// after the other.
 var _ = SynchronizedBeforeSuite(func() []byte {
-	dir, err := os.MkdirTemp("", "vigil-e2e-")
+	bin, err := testenv.Vigil(context.Background())
 	Expect(err).NotTo(HaveOccurred())
-	bin := filepath.Join(dir, "vigil")
-	if err := testenv.BuildVigil(context.Background(), "", bin); err != nil {
-		_ = os.RemoveAll(dir)
-		Fail(err.Error())
-	}
 	return []byte(bin)
 }, func(bin []byte) {
 	vigilBin = string(bin)
 	// The test's own clients log through controller-runtime: shown with a
 	// failing spec, and not warned about on every process.
 	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter)))
-})
-
-var _ = SynchronizedAfterSuite(func() {}, func() {
-	if vigilBin != "" {
-		Expect(os.RemoveAll(filepath.Dir(vigilBin))).To(Succeed())
-	}
 })

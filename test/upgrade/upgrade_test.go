@@ -39,80 +39,22 @@ import (
 	"github.com/vigil-operator/vigil/internal/testenv"
 )
 
-// previous is the release upgraded from: the newest tag when the tree has
-// one, else this commit (the last before the store's schema 15, SLAs).
-// Override with VIGIL_UPGRADE_FROM.
-const previous = "6f9af1f"
-
-// from is the revision to upgrade from.
-func from(ctx context.Context, root string) string {
-	if rev := os.Getenv("VIGIL_UPGRADE_FROM"); rev != "" {
-		return rev
-	}
-	// The tag before this commit: on a release commit, not its own.
-	if tag, err := exec.CommandContext(ctx, "git", "-C", root, "describe", "--tags", "--abbrev=0", "HEAD^").Output(); err == nil {
-		return strings.TrimSpace(string(tag))
-	}
-	return previous
-}
-
-// buildAt builds vigil as it was at rev into out, from `git archive`.
-func buildAt(t *testing.T, ctx context.Context, root, rev, out string) {
+// binaries returns the previous release's revision and its binary, and
+// this tree's: `make test` builds both before the tests run.
+func binaries(t *testing.T, ctx context.Context) (rev, oldBin, newBin string) {
 	t.Helper()
-	src := filepath.Join(t.TempDir(), "src")
-	if err := os.Mkdir(src, 0o750); err != nil {
+	rev, oldBin, err := testenv.PreviousRelease(ctx)
+	if err != nil {
 		t.Fatal(err)
 	}
-	archive := exec.CommandContext(ctx, "sh", "-c", fmt.Sprintf("git -C %q archive %q | tar -x -C %q", root, rev, src))
-	if b, err := archive.CombinedOutput(); err != nil {
-		t.Fatalf("the previous release %s is not in this clone (fetch its history, or set VIGIL_UPGRADE_FROM): %v\n%s", rev, err, b)
-	}
-	gobuild(t, ctx, src, out, "GOWORK=off")
-}
-
-// built holds the two builds, made once for the tests of this package.
-var built struct {
-	sync.Once
-	dir, rev string
-}
-
-// binaries builds the previous release and this tree, once, and returns
-// the previous release's revision and both binaries.
-func binaries(t *testing.T, ctx context.Context, root string) (rev, oldBin, newBin string) {
-	t.Helper()
-	built.Do(func() {
-		dir, err := os.MkdirTemp("", "vigil-upgrade-")
-		if err != nil {
-			t.Fatal(err)
-		}
-		built.rev = from(ctx, root)
-		buildAt(t, ctx, root, built.rev, filepath.Join(dir, "vigil-previous"))
-		gobuild(t, ctx, root, filepath.Join(dir, "vigil"))
-		built.dir = dir
-	})
-	if built.dir == "" {
-		t.Fatal("building the binaries failed in an earlier test")
-	}
-	return built.rev, filepath.Join(built.dir, "vigil-previous"), filepath.Join(built.dir, "vigil")
-}
-
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if built.dir != "" {
-		_ = os.RemoveAll(built.dir)
-	}
-	os.Exit(code)
-}
-
-// gobuild builds vigil from the tree in dir, with env added to make's
-// environment: a release's tree from git archive builds as a module alone
-// (GOWORK=off), not with a go.work that would load the tools' modules.
-func gobuild(t *testing.T, ctx context.Context, dir, out string, env ...string) {
-	t.Helper()
-	if err := testenv.BuildVigil(ctx, dir, out, env...); err != nil {
+	if newBin, err = testenv.Vigil(ctx); err != nil {
 		t.Fatal(err)
 	}
+	return rev, oldBin, newBin
 }
+
+// TestMain runs the tests on one control plane, reset between them.
+func TestMain(m *testing.M) { testenv.Main(m) }
 
 // manager is a running `vigil manager` process.
 type manager struct {
@@ -227,11 +169,7 @@ type state struct {
 func TestUpgrade(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rev, oldBin, newBin := binaries(t, ctx, root)
+	rev, oldBin, newBin := binaries(t, ctx)
 
 	cp := testenv.StartControlPlane(t, ctx, testenv.AsManager)
 	cl, kubeconfig := cp.Client, cp.Kubeconfig
@@ -441,11 +379,7 @@ func (s *service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestRollingUpgradePostgres(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
-	root, err := testenv.RepoRoot()
-	if err != nil {
-		t.Fatal(err)
-	}
-	rev, oldBin, newBin := binaries(t, ctx, root)
+	rev, oldBin, newBin := binaries(t, ctx)
 
 	dsn := testenv.PostgresDatabase(t)
 	// The chart's PostgreSQL-mode RBAC: the leader-election Role too.
@@ -455,6 +389,7 @@ func TestRollingUpgradePostgres(t *testing.T) {
 	cl, kubeconfig := cp.Client, cp.Kubeconfig
 	addrs := make([]string, 2)
 	for i := range addrs {
+		var err error
 		if addrs[i], err = testenv.FreeAddr(ctx); err != nil {
 			t.Fatal(err)
 		}

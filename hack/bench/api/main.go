@@ -62,15 +62,12 @@ func main() {
 var profile string
 
 func run(n, writes, concurrency int) error {
-	env, err := testenv.New()
-	if err != nil {
-		return err
-	}
-	cfg, err := env.Start()
+	env, err := testenv.Start(context.Background())
 	if err != nil {
 		return err
 	}
 	defer func() { _ = env.Stop() }()
+	cfg := env.Config
 	cfg.QPS, cfg.Burst = 2000, 4000
 	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
 	if err != nil {

@@ -76,15 +76,12 @@ func (r *replica) leads() bool {
 func run(n int) error {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	env, err := testenv.New()
-	if err != nil {
-		return err
-	}
-	cfg, err := env.Start()
+	env, err := testenv.Start(ctx)
 	if err != nil {
 		return err
 	}
 	defer func() { _ = env.Stop() }()
+	cfg := env.Config
 	cfg.QPS, cfg.Burst = 2000, 4000
 	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
 	if err != nil {
@@ -104,8 +101,8 @@ func run(n int) error {
 		return err
 	}
 	defer func() { _ = os.RemoveAll(dir) }()
-	bin := filepath.Join(dir, "vigil")
-	if err := testenv.BuildVigil(ctx, "", bin); err != nil {
+	bin, err := testenv.Vigil(ctx)
+	if err != nil {
 		return err
 	}
 	kubeconfig := filepath.Join(dir, "kubeconfig")

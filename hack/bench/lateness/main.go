@@ -67,15 +67,12 @@ func heapMiB() float64 {
 }
 
 func run(n int, spread time.Duration, budget float64, statusWait time.Duration) error {
-	env, err := testenv.New()
-	if err != nil {
-		return err
-	}
-	cfg, err := env.Start()
+	env, err := testenv.Start(context.Background())
 	if err != nil {
 		return err
 	}
 	defer func() { _ = env.Stop() }()
+	cfg := env.Config
 	cfg.QPS, cfg.Burst = 2000, 4000
 	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
 	if err != nil {

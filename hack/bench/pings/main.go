@@ -112,15 +112,12 @@ type phase struct {
 }
 
 func run(nChecks, nPings, concurrency, nBurst int, withPostgres bool) error {
-	env, err := testenv.New()
-	if err != nil {
-		return err
-	}
-	cfg, err := env.Start()
+	env, err := testenv.Start(context.Background())
 	if err != nil {
 		return err
 	}
 	defer func() { _ = env.Stop() }()
+	cfg := env.Config
 	cfg.QPS, cfg.Burst = 2000, 4000
 	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
 	if err != nil {
@@ -131,7 +128,7 @@ func run(nChecks, nPings, concurrency, nBurst int, withPostgres bool) error {
 	if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}); err != nil {
 		return err
 	}
-	etcdMetrics := env.ControlPlane.Etcd.URL.String() + "/metrics"
+	etcdMetrics := env.EtcdURL + "/metrics"
 
 	fmt.Printf("creating %d checks...\n", nChecks)
 	uuids := make([]string, nChecks)

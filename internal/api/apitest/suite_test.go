@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"testing"
 	"time"
 
@@ -21,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/vigil-operator/vigil/internal/manager"
+	"github.com/vigil-operator/vigil/internal/testenv"
 	"github.com/vigil-operator/vigil/internal/testenv/managertest"
 )
 
@@ -29,6 +29,10 @@ var (
 	k8sClient client.Client
 	baseURL   string
 )
+
+// TestMain runs the package's tests on each ping store, one pass after the
+// other on one control plane.
+func TestMain(m *testing.M) { testenv.MainOnEachStore(m) }
 
 func TestAPI(t *testing.T) {
 	RegisterFailHandler(Fail)
@@ -45,9 +49,6 @@ var _ = BeforeSuite(func() {
 
 var _ = AfterSuite(func() {
 	harness.Stop()
-	if vigilBuilt != "" {
-		Expect(os.RemoveAll(vigilBuilt)).To(Succeed())
-	}
 })
 
 // proj is a namespace with a project: read-write and read-only keys and a

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -16,26 +15,13 @@ import (
 	"github.com/vigil-operator/vigil/internal/testenv"
 )
 
-// vigilBuilt is the directory of the vigil command built for the suite,
-// removed after it.
-var vigilBuilt string
-
-// vigilBinary builds the vigil command once for the suite, into a
-// directory of its own: make test runs this suite twice at once.
-var vigilBinary = func() func() string {
-	var path string
-	return func() string {
-		if path != "" {
-			return path
-		}
-		dir, err := os.MkdirTemp("", "vigil-apitest-")
-		Expect(err).NotTo(HaveOccurred())
-		vigilBuilt = dir
-		Expect(testenv.BuildVigil(context.Background(), "", filepath.Join(dir, "vigil"))).To(Succeed())
-		path = filepath.Join(dir, "vigil")
-		return path
-	}
-}()
+// vigilBinary is this tree's vigil command (testenv.Vigil).
+func vigilBinary() string {
+	GinkgoHelper()
+	bin, err := testenv.Vigil(context.Background())
+	Expect(err).NotTo(HaveOccurred())
+	return bin
+}
 
 // vigilRun runs `vigil run` and returns its exit status and output.
 func vigilRun(url string, args ...string) (int, string) {

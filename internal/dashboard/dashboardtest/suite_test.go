@@ -44,6 +44,10 @@ var (
 	screenshotDir string
 )
 
+// TestMain runs the package's tests on each ping store, one pass after the
+// other on one control plane.
+func TestMain(m *testing.M) { testenv.MainOnEachStore(m) }
+
 func TestDashboard(t *testing.T) {
 	RegisterFailHandler(Fail)
 	RunSpecs(t, "Dashboard in a real browser")

@@ -9,14 +9,12 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	"k8s.io/client-go/kubernetes"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/vigil-operator/vigil/internal/devenv/execnode"
 	"github.com/vigil-operator/vigil/internal/testenv"
 )
 
 var (
-	env    *envtest.Environment
 	cs     kubernetes.Interface
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -30,12 +28,11 @@ func TestExecNode(t *testing.T) {
 
 var _ = BeforeSuite(func() {
 	ctx, cancel = context.WithCancel(context.Background())
-	var err error
-	env, err = testenv.New()
+	cluster, err := testenv.Start(ctx)
 	Expect(err).NotTo(HaveOccurred())
-	cfg, err := env.Start()
-	Expect(err).NotTo(HaveOccurred())
-	cs, err = kubernetes.NewForConfig(cfg)
+	// After AfterSuite, which stops the node first.
+	DeferCleanup(cluster.Stop)
+	cs, err = kubernetes.NewForConfig(cluster.Config)
 	Expect(err).NotTo(HaveOccurred())
 	dir, err = os.MkdirTemp("", "execnode")
 	Expect(err).NotTo(HaveOccurred())
@@ -53,8 +50,5 @@ var _ = BeforeSuite(func() {
 
 var _ = AfterSuite(func() {
 	cancel()
-	if env != nil {
-		Expect(env.Stop()).To(Succeed())
-	}
 	_ = os.RemoveAll(dir)
 })

@@ -19,6 +19,7 @@ import (
 
 	"github.com/vigil-operator/vigil/internal/delivery"
 	"github.com/vigil-operator/vigil/internal/manager"
+	"github.com/vigil-operator/vigil/internal/testenv"
 	"github.com/vigil-operator/vigil/internal/testenv/managertest"
 )
 
@@ -26,6 +27,10 @@ var (
 	harness *managertest.Harness
 	ctx     = context.Background()
 )
+
+// TestMain runs the package's tests on each ping store, one pass after the
+// other on one control plane.
+func TestMain(m *testing.M) { testenv.MainOnEachStore(m) }
 
 func TestNotify(t *testing.T) {
 	RegisterFailHandler(Fail)

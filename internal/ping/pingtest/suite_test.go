@@ -20,7 +20,6 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
@@ -39,7 +38,6 @@ const bodyLimit = 1000
 
 var (
 	harness   *managertest.Harness
-	env       *envtest.Environment
 	cfg       *rest.Config
 	k8sClient client.Client
 	mgr       *manager.Manager
@@ -48,6 +46,10 @@ var (
 	// httpClient keeps enough idle connections for the concurrency specs.
 	httpClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}, Timeout: 30 * time.Second}
 )
+
+// TestMain runs the package's tests on each ping store, one pass after the
+// other on one control plane.
+func TestMain(m *testing.M) { testenv.MainOnEachStore(m) }
 
 func TestPing(t *testing.T) {
 	RegisterFailHandler(Fail)
@@ -68,7 +70,7 @@ var _ = BeforeSuite(func() {
 		// of this manager (and not of the replicas started by newReplica).
 		TrustedProxies: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")},
 	})
-	env, cfg, k8sClient, mgr, baseURL = harness.Env, harness.Config, harness.Client, harness.Manager, harness.BaseURL
+	cfg, k8sClient, mgr, baseURL = harness.Config, harness.Client, harness.Manager, harness.BaseURL
 })
 
 var _ = AfterSuite(func() { harness.Stop() })

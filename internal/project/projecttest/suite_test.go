@@ -20,6 +20,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/vigil-operator/vigil/internal/manager"
+	"github.com/vigil-operator/vigil/internal/testenv"
 	"github.com/vigil-operator/vigil/internal/testenv/managertest"
 )
 
@@ -31,6 +32,10 @@ var (
 	// httpClient keeps enough idle connections for the pings in flight.
 	httpClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}, Timeout: time.Minute}
 )
+
+// TestMain runs the package's tests on each ping store, one pass after the
+// other on one control plane.
+func TestMain(m *testing.M) { testenv.MainOnEachStore(m) }
 
 func TestProjectSecrets(t *testing.T) {
 	RegisterFailHandler(Fail)

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/vigil-operator/vigil/internal/manager"
+	"github.com/vigil-operator/vigil/internal/testenv"
 	"github.com/vigil-operator/vigil/internal/testenv/managertest"
 )
 
@@ -26,6 +27,10 @@ var (
 	// follow it.
 	clk = testingclock.NewFakeClock(time.Now().UTC().Truncate(time.Second))
 )
+
+// TestMain runs the package's tests on each ping store, one pass after the
+// other on one control plane.
+func TestMain(m *testing.M) { testenv.MainOnEachStore(m) }
 
 func TestReports(t *testing.T) {
 	RegisterFailHandler(Fail)

@@ -19,7 +19,6 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/vigil-operator/vigil/internal/manager"
 	"github.com/vigil-operator/vigil/internal/project"
@@ -28,7 +27,7 @@ import (
 
 // Harness is a running control plane and manager.
 type Harness struct {
-	Env *envtest.Environment
+	Cluster *testenv.Cluster
 	// Config and Client are a cluster administrator's, for the test's own
 	// objects.
 	Config *rest.Config
@@ -49,7 +48,8 @@ type Harness struct {
 	limitsConfigMap types.NamespacedName
 }
 
-// Start starts envtest and a manager with opts, on a free loopback port
+// Start starts a control plane (testenv.Start: the package's shared one
+// under testenv.Main) and a manager with opts, on a free loopback port
 // unless opts names one, and returns once its HTTP server answers. The
 // manager runs as its ServiceAccount under the shipped RBAC (config/default),
 // not as an administrator.
@@ -75,23 +75,21 @@ func Chart(args ...string) RBAC {
 func StartUnder(rbac RBAC, opts manager.Options) *Harness {
 	h := &Harness{}
 	var err error
-	h.Env, err = testenv.New()
+	h.Cluster, err = testenv.Start(context.Background())
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
-	h.Config, err = h.Env.Start()
-	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	h.Config = h.Cluster.Config
 	// A failed assertion below panics out of Start, and the suite never
-	// gets a Harness to Stop: stop the control plane here, or its
-	// kube-apiserver and etcd outlive the test process.
+	// gets a Harness to Stop: stop the manager and the control plane
+	// here, or the control plane stays held (or its kube-apiserver and
+	// etcd run until the test process ends).
 	started := false
 	defer func() {
 		if !started {
-			if h.cancel != nil {
-				h.cancel()
-			}
-			_ = h.Env.Stop()
+			h.stopManager()
+			_ = h.Cluster.Stop()
 		}
 	}()
-	h.Client, err = client.New(h.Config, client.Options{Scheme: h.Env.Scheme})
+	h.Client, err = client.New(h.Config, client.Options{Scheme: h.Cluster.Scheme})
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	h.ManagerConfig, h.Forbidden, err = rbac(context.Background(), h.Config)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
@@ -152,8 +150,7 @@ func (h *Harness) startManager() {
 // options and store. Each of meanwhile runs after the old one stopped,
 // before the new one starts (time passing while no manager runs).
 func (h *Harness) Restart(meanwhile ...func()) {
-	h.cancel()
-	gomega.Eventually(h.stopped).WithTimeout(time.Minute).Should(gomega.BeClosed())
+	h.stopManager()
 	for _, f := range meanwhile {
 		f()
 	}
@@ -180,20 +177,31 @@ func (h *Harness) listChecks(key string) (int, error) {
 	return resp.StatusCode, nil
 }
 
+// stopManager stops the manager, if one runs, and waits until it has: a
+// manager still writing would race what comes next (a new manager, the
+// control plane's reset for the next suite).
+func (h *Harness) stopManager() {
+	if h.cancel == nil {
+		return
+	}
+	h.cancel()
+	if h.stopped != nil {
+		gomega.Eventually(h.stopped).WithTimeout(time.Minute).Should(gomega.BeClosed())
+	}
+}
+
 // Stop stops the manager and the control plane, and fails if the API
 // server forbade the manager anything.
 func (h *Harness) Stop() {
 	if h == nil {
 		return
 	}
-	if h.cancel != nil {
-		h.cancel()
-	}
+	h.stopManager()
 	if h.Forbidden != nil {
 		gomega.Expect(h.Forbidden.Requests()).To(gomega.BeEmpty(), "the manager made calls its RBAC does not allow")
 	}
-	if h.Env != nil {
-		gomega.Expect(h.Env.Stop()).To(gomega.Succeed())
+	if h.Cluster != nil {
+		gomega.Expect(h.Cluster.Stop()).To(gomega.Succeed())
 	}
 	gomega.Expect(testenv.StopPostgres()).To(gomega.Succeed())
 }
