@@ -110,42 +110,60 @@ verify: fmt vet manifests generate tidy ## Fail if formatting or generation chan
 
 ##@ Test
 
-# The suites that run a whole manager (or its leader's loops) on a ping store:
-# `make test` runs them on SQLite with the rest, then on PostgreSQL. The
-# store's contract suite and the install end to end run both backends by
-# themselves.
-POSTGRES_SUITES := ./internal/checks ./internal/api/apitest ./internal/ping/pingtest ./internal/controller ./internal/delivery ./internal/notify/notifytest ./internal/dashboard/dashboardtest ./internal/project/projecttest ./internal/report/reporttest
+# How much runs side by side comes from the machine, never from constants
+# tuned on one: nproc cores. The tests wait more than they compute (real
+# timeouts and graces, leases, restarts; test/e2e is three quarters
+# waiting), so two test processes run per core: test/e2e's installs on
+# NPROC Ginkgo processes (each Ordered container on a process of its own)
+# and every other package, 2 x NPROC at a time, beside them. Each process
+# holds at most one control plane, so at most 3 x NPROC are alive at once,
+# and one per two cores starts at a time (testenv's start lock; a start is
+# a control plane's heaviest minute).
+NPROC := $(shell nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+TEST_PROCS ?= $(shell echo $$((2 * $(NPROC))))
+E2E_PROCS ?= $(NPROC)
+# The ping stores the whole-manager suites run on: each such suite
+# (testenv.MainOnEachStore) runs once per store, on one control plane.
+TEST_STORES ?= sqlite,postgres
 
-#
-# The tests wait more than they compute: the installs end to end (test/e2e)
-# spend three quarters of their time on real timeouts and graces. So three
-# runs go side by side: test/e2e's five installs at once (ginkgo -procs,
-# each Ordered container on a process of its own), every other package
-# three at a time, and the whole-manager suites on PostgreSQL. test/image
-# and test/upgrade are named first (go test starts packages in the order
-# named): from a cold build cache they compile the tree for arm64 and an
-# older release's tree, and would otherwise end the run alone. Every test
-# runs, and make fails when any fails.
 E2E := github.com/vigil-operator/vigil/test/e2e
+# The binaries tests run as processes, built before the runs.
+TEST_VIGIL := $(BIN)/test/vigil
+
+# make test: first everything compiles (every package and its tests, Vigil
+# for both platforms of the image, the binaries tests run, the previous
+# release test/upgrade starts from), so that nothing compiles while
+# control planes start. Then two runs side by side, in a temporary
+# directory of their own: the installs end to end (lines marked [e2e]) and
+# every other package, test/image and test/upgrade first, the longest. At
+# the end, hack/test-report.sh says how many control planes were started,
+# and fails the run if a process the tests started is still running.
 .PHONY: test
 test: test-tools manifests generate ## Run every test (unit, envtest, interop, the install end to end, the dashboard in a browser, both store backends) offline.
-	@echo "== compiling every package and its tests once, and Vigil for arm64 (the runs beside each other would each compile what the build cache lacks)"
-	@$(MAKE) --no-print-directory -j2 compile-tests compile-arm64
-	@echo "== three runs side by side, about 8 min: the installs end to end (marked [e2e]), every other package on SQLite, the whole-manager suites on PostgreSQL (marked [postgres])"
-	@$(MAKE) --no-print-directory -j3 test-e2e test-every-package test-on-postgres
+	@echo "== compiling every package and its tests, Vigil for arm64, and the binaries the tests run ($(NPROC) cores)"
+	@$(MAKE) --no-print-directory -j$(NPROC) compile-tests compile-arm64 compile-vigil compile-previous
+	@echo "== the installs end to end on $(E2E_PROCS) processes (marked [e2e]) beside every other package, $(TEST_PROCS) at a time, on $(TEST_STORES)"
+	@run=$${TMPDIR:-/tmp}/vigil-test-$$(date +%s%N) && mkdir -m 755 "$$run" && status=0 && \
+		TMPDIR=$$run VIGIL_TEST_BOOTS=$$run/boots $(MAKE) --no-print-directory -j2 test-e2e test-packages || status=$$?; \
+		hack/test-report.sh "$$run" || status=1; \
+		rm -rf "$$run"; exit $$status
 
-.PHONY: compile-tests compile-arm64 test-e2e test-every-package test-on-postgres
+.PHONY: compile-tests compile-arm64 compile-vigil compile-previous test-e2e test-packages
 compile-tests: # part of make test
 	GOGC=$(COMPILE_GOGC) $(GO) list -export -test ./... >/dev/null
-compile-arm64: # part of make test: test/image builds the image for arm64 too; compiled here at the machine's pace, test/image's share beside the other runs took minutes
+compile-arm64: # part of make test: test/image builds the image for arm64 too
 	GOOS=linux GOARCH=arm64 GOGC=$(COMPILE_GOGC) $(GO) list -export -deps ./cmd/vigil >/dev/null
+compile-vigil: compile-tests # part of make test: this tree's vigil, which tests run as a process (testenv.Vigil)
+	$(GO) build -o $(TEST_VIGIL) ./cmd/vigil
+compile-previous: # part of make test: the release test/upgrade starts from (testenv.PreviousRelease), built once and kept in bin/upgrade
+	GOGC=$(COMPILE_GOGC) hack/previous-release.sh build >/dev/null
 test-e2e: # part of make test
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) KUSTOMIZE=$(KUSTOMIZE) HELM=$(HELM) KWOK=$(KWOK) $(GINKGO) --procs=5 --timeout=30m ./test/e2e 2>&1 | sed -u 's/^/[e2e] /'
-test-every-package: # part of make test
+	VIGIL_BIN=$(TEST_VIGIL) KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) KUSTOMIZE=$(KUSTOMIZE) HELM=$(HELM) KWOK=$(KWOK) \
+		$(GINKGO) --procs=$(E2E_PROCS) --timeout=30m ./test/e2e 2>&1 | sed -u 's/^/[e2e] /'
+test-packages: # part of make test
 	packages=$$($(GO) list ./... | grep -vxF $(E2E)) && \
-	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) KUSTOMIZE=$(KUSTOMIZE) HELM=$(HELM) KWOK=$(KWOK) $(GO) test -p 3 -count=1 -timeout 30m ./test/image ./test/upgrade $$packages
-test-on-postgres: # part of make test
-	VIGIL_TEST_STORE=postgres KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) test -count=1 -timeout 20m $(POSTGRES_SUITES) 2>&1 | sed -u 's/^/[postgres] /'
+	VIGIL_BIN=$(TEST_VIGIL) VIGIL_TEST_STORE=$(TEST_STORES) KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) KUSTOMIZE=$(KUSTOMIZE) HELM=$(HELM) KWOK=$(KWOK) \
+		$(GO) test -p $(TEST_PROCS) -count=1 -timeout 40m ./test/image ./test/upgrade $$packages
 
 # What the tests need, and only that: the control plane (kube-apiserver,
 # etcd, kubectl, and for test/cronjobs' whole cluster kube-controller-manager,
