@@ -4,14 +4,19 @@ package runner
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/onsi/gomega"
 )
 
 // runIn runs command under a RunConfig pointed at srv with fast retries.
@@ -317,16 +322,17 @@ func TestRunInvalidConfig(t *testing.T) {
 	}
 }
 
-// startSleeper runs `sh -c 'echo ready; sleep 30'` (or cfg.Command) and
-// returns once it runs.
+// startSleeper runs `sh -c 'echo ready $$; sleep 30'` (or cfg.Command, which
+// must also print "ready" and the shell's pid first) and returns once sleep
+// runs, in the shell's place (exec sleep) or as its child.
 func startSleeper(t *testing.T, ctx context.Context, srv *pingServer, cfg RunConfig) <-chan RunResult {
 	t.Helper()
-	stdout := newSyncBuffer("ready")
+	stdout := newSyncBuffer("")
 	cfg.Client = &Client{Retry: fastRetry}
 	cfg.CheckURL = srv.checkURL()
 	cfg.Stdout = stdout
 	if cfg.Command == nil {
-		cfg.Command = sh("echo ready; sleep 30; echo not reached")
+		cfg.Command = sh("echo ready $$; sleep 30; echo not reached")
 	}
 	done := make(chan RunResult, 1)
 	go func() {
@@ -336,16 +342,42 @@ func startSleeper(t *testing.T, ctx context.Context, srv *pingServer, cfg RunCon
 		}
 		done <- res
 	}()
-	select {
-	case <-stdout.seen:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the command did not start")
-	}
-	// Let sh fork and exec sleep: a signal caught in between, while the
-	// forked shell still has its handlers, would be lost, and sh waits for
-	// a child that did not die of SIGINT.
-	time.Sleep(200 * time.Millisecond)
+	g := gomega.NewWithT(t)
+	var pid int
+	g.Eventually(func() error {
+		_, err := fmt.Sscanf(stdout.String(), "ready %d\n", &pid)
+		return err
+	}).WithTimeout(10*time.Second).Should(gomega.Succeed(), "the command did not start")
+	// Wait for sleep itself: a signal caught before sh's child exec'd it,
+	// while the forked shell still has its handlers, would be lost, and sh
+	// waits for a child that did not die of SIGINT. Once the kernel names
+	// the process sleep its exec is under way, and a signal from then on
+	// meets sleep's own (default) handling.
+	g.Eventually(func() (bool, error) { return runsSleep(pid) }).
+		WithTimeout(10*time.Second).Should(gomega.BeTrue(), "sh did not exec sleep")
 	return done
+}
+
+// runsSleep reports whether process pid, or one of its children, has exec'd
+// sleep. It reads Linux's /proc.
+func runsSleep(pid int) (bool, error) {
+	children, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
+	if err != nil {
+		return false, err
+	}
+	for _, p := range append([]string{strconv.Itoa(pid)}, strings.Fields(string(children))...) {
+		comm, err := os.ReadFile("/proc/" + p + "/comm")
+		if errors.Is(err, fs.ErrNotExist) {
+			continue // a child that ended meanwhile, such as one of a loop's short sleeps
+		}
+		if err != nil {
+			return false, err
+		}
+		if strings.TrimSpace(string(comm)) == "sleep" {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // waitResult waits for the command to stop. The exit code the callers
@@ -372,9 +404,9 @@ func TestRunForwardsSignals(t *testing.T) {
 	}{
 		{name: "SIGTERM to the process group", group: true, sig: syscall.SIGTERM, wantCode: 128 + 15},
 		{name: "SIGINT to the process group", group: true, sig: syscall.SIGINT, wantCode: 128 + 2},
-		{name: "SIGTERM to the command alone", group: false, command: sh("echo ready; exec sleep 30"), sig: syscall.SIGTERM, wantCode: 128 + 15},
+		{name: "SIGTERM to the command alone", group: false, command: sh("echo ready $$; exec sleep 30"), sig: syscall.SIGTERM, wantCode: 128 + 15},
 		{name: "a trapped signal lets the command decide", group: true,
-			command: sh("trap 'echo cleaned up; exit 0' TERM; sleep 30 & echo ready; wait"), sig: syscall.SIGTERM, wantCode: 0},
+			command: sh("trap 'echo cleaned up; exit 0' TERM; sleep 30 & echo ready $$; wait"), sig: syscall.SIGTERM, wantCode: 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -398,7 +430,7 @@ func TestRunForwardsSignals(t *testing.T) {
 func TestRunSharedGroupSkipsTerminalSignals(t *testing.T) {
 	srv := newPingServer(t, 0)
 	sigs := make(chan os.Signal, 2)
-	done := startSleeper(t, context.Background(), srv, RunConfig{Command: sh("echo ready; exec sleep 30"), Signals: sigs})
+	done := startSleeper(t, context.Background(), srv, RunConfig{Command: sh("echo ready $$; exec sleep 30"), Signals: sigs})
 	sigs <- syscall.SIGINT // the terminal would have delivered it: not forwarded
 	select {
 	case res := <-done:
@@ -429,7 +461,7 @@ func TestRunCancelKillsAfterGrace(t *testing.T) {
 	srv := newPingServer(t, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	done := startSleeper(t, ctx, srv, RunConfig{
-		Command:         sh("trap '' TERM; echo ready; while :; do sleep 0.1; done"),
+		Command:         sh("trap '' TERM; echo ready $$; while :; do sleep 0.1; done"),
 		NewProcessGroup: true, KillGrace: 300 * time.Millisecond,
 	})
 	cancel()
