@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -161,17 +162,14 @@ func TestImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	base := "http://" + httpAddr
-	var status int
+	// The container answers once its manager has started.
 	var body string
-	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(250 * time.Millisecond) {
+	gomega.NewWithT(t).Eventually(func() int {
+		var status int
 		status, body = testenv.Call(ctx, "POST", base+"/api/v3/checks/", key, `{"name": "backup", "timeout": 3600}`)
-		if status == http.StatusCreated || time.Now().After(deadline) {
-			break
-		}
-	}
-	if status != http.StatusCreated {
-		t.Fatalf("creating a check through the container: %d %s", status, body)
-	}
+		return status
+	}).WithTimeout(2*time.Minute).WithPolling(250*time.Millisecond).Should(gomega.Equal(http.StatusCreated),
+		func() string { return "creating a check through the container: " + body })
 	var check struct {
 		UUID    string `json:"uuid"`
 		PingURL string `json:"ping_url"`
@@ -182,7 +180,7 @@ func TestImage(t *testing.T) {
 	if status, body := testenv.Call(ctx, "POST", check.PingURL, "", "backed up 3 GB"); status != http.StatusOK || body != "OK" {
 		t.Fatalf("a ping through the container: %d %q", status, body)
 	}
-	status, body = testenv.Call(ctx, "GET", base+"/api/v3/checks/"+check.UUID, key, "")
+	status, body := testenv.Call(ctx, "GET", base+"/api/v3/checks/"+check.UUID, key, "")
 	if status != http.StatusOK || !strings.Contains(body, `"n_pings":1`) || !strings.Contains(body, `"status":"up"`) {
 		t.Fatalf("the check after its ping: %d %s", status, body)
 	}
