@@ -25,6 +25,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
@@ -150,6 +151,19 @@ func startJob(ctx context.Context, pingURL string) *job {
 	return j
 }
 
+// waitAcked waits until the job has had n more pings acknowledged than so
+// far.
+func (j *job) waitAcked(g *gomega.WithT, n int) {
+	acked := func() int {
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		return j.acked
+	}
+	target := acked() + n
+	g.Eventually(acked).WithTimeout(time.Minute).WithPolling(10*time.Millisecond).
+		Should(gomega.BeNumerically(">=", target), "the job's pings were not acknowledged")
+}
+
 // stop stops the job and returns how many pings were acknowledged and
 // the refusals.
 func (j *job) stop() (int, []refusal) {
@@ -169,6 +183,7 @@ type state struct {
 func TestUpgrade(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
+	g := gomega.NewWithT(t)
 	rev, oldBin, newBin := binaries(t, ctx)
 
 	cp := testenv.StartControlPlane(t, ctx, testenv.AsManager)
@@ -203,28 +218,20 @@ func TestUpgrade(t *testing.T) {
 	}
 	// The checks below take every Channel of the project ("*") as the
 	// manager's cache has them: wait until it has this one.
-	for deadline := time.Now().Add(time.Minute); ; time.Sleep(100 * time.Millisecond) {
+	g.Eventually(func(g gomega.Gomega) {
 		var ch v1.Channel
-		if err := cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ops"}, &ch); err == nil && ch.Status.ObservedGeneration == ch.Generation {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the manager never reconciled the Channel")
-		}
-	}
+		g.Expect(cl.Get(ctx, client.ObjectKey{Namespace: ns, Name: "ops"}, &ch)).To(gomega.Succeed())
+		g.Expect(ch.Status.ObservedGeneration).To(gomega.Equal(ch.Generation))
+	}).WithTimeout(time.Minute).WithPolling(100*time.Millisecond).Should(gomega.Succeed(), "the manager never reconciled the Channel")
 	create := func(name string) (uuid, pingURL string) {
 		t.Helper()
-		var status int
 		var body string
-		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(250 * time.Millisecond) {
+		g.Eventually(func() int {
+			var status int
 			status, body = testenv.Call(ctx, "POST", base+"/api/v3/checks/", key, fmt.Sprintf(`{"name": %q, "timeout": 3600, "channels": "*"}`, name))
-			if status == http.StatusCreated || time.Now().After(deadline) {
-				break
-			}
-		}
-		if status != http.StatusCreated {
-			t.Fatalf("creating %s: %d %s", name, status, body)
-		}
+			return status
+		}).WithTimeout(2*time.Minute).WithPolling(250*time.Millisecond).Should(gomega.Equal(http.StatusCreated),
+			func() string { return fmt.Sprintf("creating %s: %s", name, body) })
 		var c struct {
 			UUID    string `json:"uuid"`
 			PingURL string `json:"ping_url"`
@@ -244,11 +251,8 @@ func TestUpgrade(t *testing.T) {
 	if status, body := testenv.Call(ctx, "POST", backupURL+"/fail", "", "disk full"); status != http.StatusOK {
 		t.Fatalf("fail ping: %d %s", status, body)
 	}
-	for deadline := time.Now().Add(time.Minute); attempts.Load() == 0; time.Sleep(100 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the down was never sent to the Channel")
-		}
-	}
+	g.Eventually(attempts.Load).WithTimeout(time.Minute).WithPolling(100*time.Millisecond).
+		ShouldNot(gomega.BeZero(), "the down was never sent to the Channel")
 	read := func() state {
 		t.Helper()
 		var s state
@@ -272,21 +276,20 @@ func TestUpgrade(t *testing.T) {
 		t.Fatalf("before the upgrade: %+v", before)
 	}
 
-	// A job pings all through the rollout.
+	// A job pings all through the rollout, the old manager counting some
+	// of its pings first.
 	job := startJob(ctx, jobURL)
-	time.Sleep(500 * time.Millisecond)
+	job.waitAcked(g, 1)
 	stopping := time.Now()
 	old.stop(t)
 	next := start(t, newBin, kubeconfig, httpAddr, volume)
-	for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(50 * time.Millisecond) {
-		if status, _ := testenv.Call(ctx, "GET", base+"/api/v3/checks/", key, ""); status == http.StatusOK {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the new manager never answered")
-		}
-	}
+	g.Eventually(func() int {
+		status, _ := testenv.Call(ctx, "GET", base+"/api/v3/checks/", key, "")
+		return status
+	}).WithTimeout(2*time.Minute).WithPolling(50*time.Millisecond).Should(gomega.Equal(http.StatusOK), "the new manager never answered")
 	serving := time.Now()
+	// Deliberately a stretch of time, not an event: the job keeps pinging
+	// the new manager for a second, in which no ping may be refused.
 	time.Sleep(time.Second)
 	acked, refused := job.stop()
 	t.Logf("upgraded from %s: the rollout took %s; %d pings acknowledged, %d refused", rev, serving.Sub(stopping), acked, len(refused))
@@ -379,6 +382,7 @@ func (s *service) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestRollingUpgradePostgres(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Minute)
 	defer cancel()
+	g := gomega.NewWithT(t)
 	rev, oldBin, newBin := binaries(t, ctx)
 
 	dsn := testenv.PostgresDatabase(t)
@@ -412,14 +416,10 @@ func TestRollingUpgradePostgres(t *testing.T) {
 	}
 	ready := func(addr string) {
 		t.Helper()
-		for deadline := time.Now().Add(2 * time.Minute); ; time.Sleep(100 * time.Millisecond) {
-			if status, _ := testenv.Call(ctx, "GET", "http://"+addr+"/api/v3/checks/", key, ""); status == http.StatusOK {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("the replica at %s never answered", addr)
-			}
-		}
+		g.Eventually(func() int {
+			status, _ := testenv.Call(ctx, "GET", "http://"+addr+"/api/v3/checks/", key, "")
+			return status
+		}).WithTimeout(2*time.Minute).WithPolling(100*time.Millisecond).Should(gomega.Equal(http.StatusOK), "the replica at %s never answered", addr)
 	}
 	for _, a := range addrs {
 		ready(a)
@@ -438,14 +438,18 @@ func TestRollingUpgradePostgres(t *testing.T) {
 
 	pings := startJob(ctx, job.PingURL)
 	// One replica at a time: stop it, start this version in its place,
-	// wait until it answers, then the next.
+	// wait until it answers, then the next. Before each stop, the job's
+	// pings first go through the replicas as they run then: two more
+	// acknowledged, one by each as the Service alternates.
 	started := time.Now()
 	for i, a := range addrs {
-		time.Sleep(300 * time.Millisecond)
+		pings.waitAcked(g, 2)
 		replicas[i].stop(t)
 		replicas[i] = startWith(t, newBin, kubeconfig, a, front.URL, dsn, true)
 		ready(a)
 	}
+	// Deliberately a stretch of time, not an event: the job keeps pinging
+	// the upgraded replicas for a second, in which no ping may be refused.
 	time.Sleep(time.Second)
 	acked, refused := pings.stop()
 	t.Logf("upgraded two replicas from %s in %s: %d pings acknowledged, %d refused", rev, time.Since(started), acked, len(refused))
