@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onsi/gomega"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/vigil-operator/vigil/internal/connlimit"
@@ -115,13 +116,12 @@ func fresh(l *limitListener) []string {
 	return out
 }
 
+// waitFor waits until cond holds: the server gets there on its own
+// goroutines.
 func waitFor(t *testing.T, cond func() bool) {
 	t.Helper()
-	for bound := time.Now().Add(30 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(bound) {
-			t.Fatal("the server did not get there")
-		}
-	}
+	gomega.NewWithT(t).Eventually(cond).WithTimeout(30*time.Second).WithPolling(time.Millisecond).
+		Should(gomega.BeTrue(), "the server did not get there")
 }
 
 func closedByServer(t *testing.T, c *rawConn) {

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/onsi/gomega"
 )
 
 // TestMaxConnections: past the cap, a client waits for a connection to
@@ -29,9 +31,8 @@ func TestMaxConnections(t *testing.T) {
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() { errc <- r.Start(ctx) }()
-	for r.ListenAddr() == nil {
-		time.Sleep(10 * time.Millisecond)
-	}
+	g := gomega.NewWithT(t)
+	g.Eventually(r.ListenAddr).WithTimeout(30*time.Second).ShouldNot(gomega.BeNil(), "the server did not listen")
 	url := "http://" + r.ListenAddr().String()
 	// Each request on its own connection.
 	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
@@ -51,9 +52,9 @@ func TestMaxConnections(t *testing.T) {
 		}()
 	}
 	// Two are served; the third waits for one of them to close.
-	for inFlight.Load() < 2 {
-		time.Sleep(10 * time.Millisecond)
-	}
+	g.Eventually(inFlight.Load).WithTimeout(30*time.Second).Should(gomega.BeNumerically(">=", 2), "the first two requests were not served")
+	// Deliberately a stretch of time, not an event: the third request must
+	// not be served within it.
 	time.Sleep(300 * time.Millisecond)
 	if got := inFlight.Load(); got != 2 {
 		t.Fatalf("%d requests in flight with a cap of 2 connections", got)

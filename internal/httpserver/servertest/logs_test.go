@@ -2,6 +2,7 @@ package servertest
 
 import (
 	"bytes"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strings"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
+	"github.com/onsi/gomega"
 
 	"github.com/vigil-operator/vigil/internal/project"
 )
@@ -58,8 +60,10 @@ func (g gatedSink) WithName(name string) logr.LogSink {
 	return gatedSink{g.LogSink.WithName(name), g.on}
 }
 
-// capture records the logs while f runs, and returns them.
-func (c *logCapture) capture(f func(), lines int) string {
+// capture records the logs while f runs, until they hold the request lines
+// of its requests, and returns them; it fails the test when they are fewer.
+func (c *logCapture) capture(t *testing.T, f func(), requests int) string {
+	t.Helper()
 	c.mu.Lock()
 	c.buf.Reset()
 	c.mu.Unlock()
@@ -68,15 +72,16 @@ func (c *logCapture) capture(f func(), lines int) string {
 	f()
 	// A request's line is written once its handler has returned, which
 	// can be after its client has read the whole answer: wait for the
-	// lines still to come, a while.
-	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+	// lines still to come.
+	var logged string
+	gomega.NewWithT(t).Eventually(func() int {
 		c.mu.Lock()
-		logged := c.buf.String()
-		c.mu.Unlock()
-		if strings.Count(logged, `"msg":"request"`) >= lines || time.Now().After(deadline) {
-			return logged
-		}
-	}
+		defer c.mu.Unlock()
+		logged = c.buf.String()
+		return strings.Count(logged, `"msg":"request"`)
+	}).WithTimeout(5*time.Second).WithPolling(10*time.Millisecond).Should(gomega.BeNumerically(">=", requests),
+		func() string { return fmt.Sprintf("request lines logged for %d requests:\n%s", requests, logged) })
+	return logged
 }
 
 // teeSink sends each log line to two sinks.
@@ -136,16 +141,13 @@ func TestRequestLogsHoldNoCredentials(t *testing.T) {
 		"/api/v1/checks/" + s.uuid + "/flips/", metrics, checkBadge, projectBadge,
 		"/checks/" + s.uuid, "/no/such/" + s.pingKey, "/api/v3/" + s.ro,
 	}
-	logged := logs.capture(func() {
+	logged := logs.capture(t, func() {
 		for _, p := range paths {
 			if _, err := send(s.addr, http.MethodGet, p, "X-Api-Key: "+s.rw, nil); err != nil {
 				t.Fatalf("GET %s: %v", p, err)
 			}
 		}
 	}, len(paths))
-	if n := strings.Count(logged, `"msg":"request"`); n < len(paths) {
-		t.Fatalf("%d request lines logged for %d requests:\n%s", n, len(paths), logged)
-	}
 	credentials := []string{s.uuid, s.pingKey, s.ro, s.rw, projectUUID}
 	for _, badge := range []string{checkBadge, projectBadge} {
 		// /b/2/<badge key>.svg, /badge/<badge key>/<signature>.svg
