@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -29,15 +30,17 @@ func waitAsync(wait func()) <-chan struct{} {
 // test sends next arrives during the wait.
 func registered(t *testing.T, w *watcher) {
 	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
+	waiting(t, w, func() int { return len(w.waiters[key]) })
+}
+
+// waiting waits until waiters, read under w's lock, counts one or more.
+func waiting(t *testing.T, w *watcher, waiters func() int) {
+	t.Helper()
+	gomega.NewWithT(t).Eventually(func() int {
 		w.mu.Lock()
-		n := len(w.waiters[key])
-		w.mu.Unlock()
-		if n > 0 {
-			return
-		}
-	}
-	t.Fatal("the waiter never registered")
+		defer w.mu.Unlock()
+		return waiters()
+	}).WithTimeout(5*time.Second).WithPolling(time.Millisecond).Should(gomega.BeNumerically(">", 0), "the waiter never registered")
 }
 
 func returned(done <-chan struct{}) bool {
@@ -143,14 +146,7 @@ func TestWatcherCaught(t *testing.T) {
 	}
 	var caught bool
 	done := waitAsync(func() { caught = w.caught(context.Background(), "12", 5*time.Second) })
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		w.mu.Lock()
-		n := len(w.waiters0)
-		w.mu.Unlock()
-		if n > 0 {
-			break
-		}
-	}
+	waiting(t, w, func() int { return len(w.waiters0) })
 	// An event of any check, in any namespace, at a later version.
 	other := check("b", "11")
 	other.Namespace = "elsewhere"
