@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	testingclock "k8s.io/utils/clock/testing"
 
@@ -70,14 +71,12 @@ func TestRegistryClaimsOutlastASecret(t *testing.T) {
 	}
 }
 
+// eventually waits until cond holds: the registry records claims on its
+// own goroutine.
 func eventually(t *testing.T, cond func() bool) {
 	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	t.Fatal("condition not met in 10 s")
+	gomega.NewWithT(t).Eventually(cond).WithTimeout(10*time.Second).WithPolling(5*time.Millisecond).
+		Should(gomega.BeTrue(), "condition not met in 10 s")
 }
 
 // What a namespace's Secrets cost the ping store is bounded by its limits:
