@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/vigil-operator/vigil/internal/monitor"
@@ -68,19 +69,16 @@ func TestBackupUnderLoad(t *testing.T) {
 			}
 		})
 	}
+	acknowledged := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(acks)
+	}
+	g := gomega.NewWithT(t)
 	waitFor := func(n int) {
 		t.Helper()
-		for deadline := time.Now().Add(time.Minute); ; time.Sleep(5 * time.Millisecond) {
-			mu.Lock()
-			got := len(acks)
-			mu.Unlock()
-			if got >= n {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("only %d pings acknowledged", got)
-			}
-		}
+		g.Eventually(acknowledged).WithTimeout(time.Minute).WithPolling(5*time.Millisecond).
+			Should(gomega.BeNumerically(">=", n), "pings acknowledged")
 	}
 	waitFor(500)
 	mu.Lock()
