@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"github.com/onsi/gomega"
 	testingclock "k8s.io/utils/clock/testing"
 
 	"github.com/vigil-operator/vigil/internal/runner"
@@ -66,9 +67,9 @@ func TestHeartbeat(t *testing.T) {
 		t.Fatalf("heartbeat %+v before the interval passed", r)
 	default:
 	}
-	for !clk.HasWaiters() {
-		time.Sleep(time.Millisecond)
-	}
+	// The step below must come after the heartbeat waits on the clock.
+	gomega.NewWithT(t).Eventually(clk.HasWaiters).WithTimeout(10*time.Second).WithPolling(time.Millisecond).
+		Should(gomega.BeTrue(), "the heartbeat never waited for its interval")
 	err := errors.New("informer cache not synced")
 	unhealthy.Store(&err)
 	clk.Step(time.Minute)
