@@ -65,18 +65,41 @@ func StartControlPlane(t testing.TB, ctx context.Context,
 // and returns the status and the body (status 0 and the error's text when
 // no answer came: a manager that is down).
 func Call(ctx context.Context, method, url, key, body string) (int, string) {
+	status, _, b, err := Do(ctx, http.DefaultClient, method, url, body, APIKey(key))
+	if status == 0 {
+		return 0, err.Error()
+	}
+	return status, string(b)
+}
+
+// Do makes an HTTP request on c with header's fields, and returns the
+// answer's status, header and body, read whole. The status is 0 when no
+// answer came, and err says why; with an answer, err is the body's read
+// error (the body then is what arrived).
+func Do(ctx context.Context, c *http.Client, method, url, body string, header http.Header) (int, http.Header, []byte, error) {
 	req, err := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
 	if err != nil {
-		return 0, err.Error()
+		return 0, nil, nil, err
 	}
-	if key != "" {
-		req.Header.Set("X-Api-Key", key)
+	for k, vs := range header {
+		for _, v := range vs {
+			req.Header.Add(k, v)
+		}
 	}
-	resp, err := http.DefaultClient.Do(req)
+	resp, err := c.Do(req)
 	if err != nil {
-		return 0, err.Error()
+		return 0, nil, nil, err
 	}
 	defer func() { _ = resp.Body.Close() }()
-	b, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b)
+	b, err := io.ReadAll(resp.Body)
+	return resp.StatusCode, resp.Header, b, err
+}
+
+// APIKey is the header of a Management API request with key, none when key
+// is empty.
+func APIKey(key string) http.Header {
+	if key == "" {
+		return nil
+	}
+	return http.Header{"X-Api-Key": {key}}
 }

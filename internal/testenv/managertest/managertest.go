@@ -7,6 +7,7 @@ package managertest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
@@ -162,19 +163,54 @@ func (h *Harness) Restart(meanwhile ...func()) {
 // listChecks asks the API for the checks the key sees, for the answer's
 // status code.
 func (h *Harness) listChecks(key string) (int, error) {
-	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, h.BaseURL+"/api/v3/checks/", nil)
+	r, err := Request(http.DefaultClient, http.MethodGet, h.BaseURL+"/api/v3/checks/", "", testenv.APIKey(key))
+	return r.Status, err
+}
+
+// Response is an answer of Vigil's HTTP server, its body read whole.
+type Response struct {
+	// Method is the request's: the answer to a HEAD has no body.
+	Method string
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON is the body as a JSON object; the spec fails when it is not one.
+func (r Response) JSON() map[string]any {
+	ginkgo.GinkgoHelper()
+	var m map[string]any
+	gomega.Expect(json.Unmarshal(r.Body, &m)).To(gomega.Succeed(), string(r.Body))
+	return m
+}
+
+// Text is the body as a string.
+func (r Response) Text() string { return string(r.Body) }
+
+// String is the status and the body, for failure messages.
+func (r Response) String() string { return fmt.Sprintf("%d %s", r.Status, r.Body) }
+
+// Call makes a request to the manager's HTTP server: method on path (such as
+// /api/v3/checks/), with body, and with the API key unless key is empty. A
+// request that gets no answer fails the spec.
+func (h *Harness) Call(method, path, key, body string) Response {
+	ginkgo.GinkgoHelper()
+	r, err := Request(http.DefaultClient, method, h.BaseURL+path, body, testenv.APIKey(key))
+	gomega.Expect(err).NotTo(gomega.HaveOccurred(), "%s %s", method, path)
+	return r
+}
+
+// Request makes a request on c with header's fields and returns the
+// answer, or the error of a request that got none (or whose body could not
+// be read): for requests Call does not make (another client, other
+// headers, another server) and for goroutines, which must not fail the
+// spec themselves.
+func Request(c *http.Client, method, url, body string, header http.Header) (Response, error) {
+	status, h, b, err := testenv.Do(context.Background(), c, method, url, body, header)
 	if err != nil {
-		return 0, err
+		return Response{}, err
 	}
-	if key != "" {
-		req.Header.Set("X-Api-Key", key)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return 0, err
-	}
-	defer resp.Body.Close()
-	return resp.StatusCode, nil
+	return Response{Method: method, Status: status, Header: h, Body: b}, nil
 }
 
 // stopManager stops the manager, if one runs, and waits until it has: a
