@@ -45,15 +45,15 @@ var _ = Describe("Management API", func() {
 
 	create := func(body string) map[string]any {
 		r := call("POST", "/api/v3/checks/", p.rw, body)
-		ExpectWithOffset(1, r.status).To(Equal(http.StatusCreated), r.String())
-		return r.json()
+		ExpectWithOffset(1, r.Status).To(Equal(http.StatusCreated), r.String())
+		return r.JSON()
 	}
 
 	It("creates a check with the reference's defaults, keys in the reference's order, as a Check object", func() {
 		r := call("POST", "/api/v3/checks/", p.rw, "{}")
-		Expect(r.status).To(Equal(http.StatusCreated), r.String())
-		Expect(keysOf(r.body)).To(Equal(readWriteSimpleKeys))
-		c := r.json()
+		Expect(r.Status).To(Equal(http.StatusCreated), r.String())
+		Expect(keysOf(r.Body)).To(Equal(readWriteSimpleKeys))
+		c := r.JSON()
 		Expect(c).To(MatchKeys(IgnoreExtras, Keys{
 			"name": Equal(""), "grace": BeEquivalentTo(3600), "timeout": BeEquivalentTo(86400), "status": Equal("new"),
 			"n_pings": BeEquivalentTo(0), "started": BeFalse(), "last_ping": BeNil(), "next_ping": BeNil(), "channels": Equal(""),
@@ -76,7 +76,7 @@ var _ = Describe("Management API", func() {
 		Expect(k8sClient.Create(context.Background(), c)).To(Succeed())
 		var got map[string]any
 		Eventually(func() []any {
-			got = call("GET", "/api/v3/checks/", p.rw, "").json()
+			got = call("GET", "/api/v3/checks/", p.rw, "").JSON()
 			return got["checks"].([]any)
 		}).Should(HaveLen(1))
 		check := got["checks"].([]any)[0].(map[string]any)
@@ -86,72 +86,72 @@ var _ = Describe("Management API", func() {
 	})
 
 	It("answers 401 without a key or with an unknown one, and 403 to a read-only key on writes", func() {
-		Expect(call("GET", "/api/v3/checks/", "", "").status).To(Equal(http.StatusUnauthorized))
-		Expect(call("GET", "/api/v3/checks/", "hcw_"+strings.Repeat("a", 28), "").json()).To(HaveKeyWithValue("error", "wrong api key"))
+		Expect(call("GET", "/api/v3/checks/", "", "").Status).To(Equal(http.StatusUnauthorized))
+		Expect(call("GET", "/api/v3/checks/", "hcw_"+strings.Repeat("a", 28), "").JSON()).To(HaveKeyWithValue("error", "wrong api key"))
 		r := call("POST", "/api/v3/checks/", p.ro, "{}")
-		Expect(r.status).To(Equal(http.StatusForbidden))
-		Expect(r.json()).To(HaveKey("error"))
+		Expect(r.Status).To(Equal(http.StatusForbidden))
+		Expect(r.JSON()).To(HaveKey("error"))
 		// The key can come in the body of a POST.
-		Expect(call("POST", "/api/v3/checks/", "", fmt.Sprintf(`{"api_key": %q}`, p.rw)).status).To(Equal(http.StatusCreated))
+		Expect(call("POST", "/api/v3/checks/", "", fmt.Sprintf(`{"api_key": %q}`, p.rw)).Status).To(Equal(http.StatusCreated))
 		// A malformed body is reported before the missing key.
-		Expect(call("POST", "/api/v3/checks/", "", "{oops").json()).To(HaveKeyWithValue("error", "could not parse request body"))
+		Expect(call("POST", "/api/v3/checks/", "", "{oops").JSON()).To(HaveKeyWithValue("error", "could not parse request body"))
 	})
 
 	It("hides secrets from read-only keys and finds checks by unique_key", func() {
 		uuid := create(`{"name": "db"}`)["uuid"].(string)
 		list := call("GET", "/api/v3/checks/", p.ro, "")
-		Expect(string(list.body)).NotTo(ContainSubstring(uuid))
-		c := list.json()["checks"].([]any)[0].(map[string]any)
+		Expect(string(list.Body)).NotTo(ContainSubstring(uuid))
+		c := list.JSON()["checks"].([]any)[0].(map[string]any)
 		for _, k := range []string{"uuid", "ping_url", "update_url", "pause_url", "resume_url", "channels"} {
 			Expect(c).NotTo(HaveKey(k))
 		}
 		Expect(c).To(HaveLen(24))
 		key := c["unique_key"].(string)
 		Expect(key).To(Equal(checks.UniqueKey(uuid)))
-		Expect(call("GET", "/api/v3/checks/"+key, p.ro, "").json()).To(HaveKeyWithValue("name", "db"))
-		Expect(call("GET", "/api/v3/checks/"+key, p.rw, "").json()).To(HaveKeyWithValue("uuid", uuid))
+		Expect(call("GET", "/api/v3/checks/"+key, p.ro, "").JSON()).To(HaveKeyWithValue("name", "db"))
+		Expect(call("GET", "/api/v3/checks/"+key, p.rw, "").JSON()).To(HaveKeyWithValue("uuid", uuid))
 	})
 
 	It("never lets a key reach another project", func() {
 		other := newProject()
 		uuid := create(`{"name": "mine"}`)["uuid"].(string)
-		Expect(call("GET", "/api/v3/checks/", other.rw, "").json()["checks"]).To(BeEmpty())
-		Expect(call("GET", "/api/v3/checks/"+uuid, other.rw, "").status).To(Equal(http.StatusForbidden))
-		Expect(call("POST", "/api/v3/checks/"+uuid, other.rw, `{"name": "theirs"}`).status).To(Equal(http.StatusForbidden))
-		Expect(call("DELETE", "/api/v3/checks/"+uuid, other.rw, "").status).To(Equal(http.StatusForbidden))
-		Expect(call("GET", "/api/v3/checks/"+checks.UniqueKey(uuid), other.ro, "").status).To(Equal(http.StatusNotFound))
-		Expect(call("GET", "/api/v3/checks/"+uuid, p.rw, "").json()).To(HaveKeyWithValue("name", "mine"))
+		Expect(call("GET", "/api/v3/checks/", other.rw, "").JSON()["checks"]).To(BeEmpty())
+		Expect(call("GET", "/api/v3/checks/"+uuid, other.rw, "").Status).To(Equal(http.StatusForbidden))
+		Expect(call("POST", "/api/v3/checks/"+uuid, other.rw, `{"name": "theirs"}`).Status).To(Equal(http.StatusForbidden))
+		Expect(call("DELETE", "/api/v3/checks/"+uuid, other.rw, "").Status).To(Equal(http.StatusForbidden))
+		Expect(call("GET", "/api/v3/checks/"+checks.UniqueKey(uuid), other.ro, "").Status).To(Equal(http.StatusNotFound))
+		Expect(call("GET", "/api/v3/checks/"+uuid, p.rw, "").JSON()).To(HaveKeyWithValue("name", "mine"))
 	})
 
 	It("upserts on the unique fields and enforces the project's check limit", func() {
 		first := call("POST", "/api/v3/checks/", p.rw, `{"name": "backup", "timeout": 3600, "unique": ["name"]}`)
-		Expect(first.status).To(Equal(http.StatusCreated))
+		Expect(first.Status).To(Equal(http.StatusCreated))
 		again := call("POST", "/api/v3/checks/", p.rw, `{"name": "backup", "timeout": 7200, "unique": ["name"]}`)
-		Expect(again.status).To(Equal(http.StatusOK))
-		Expect(again.json()["uuid"]).To(Equal(first.json()["uuid"]))
-		Expect(again.json()["timeout"]).To(BeEquivalentTo(7200))
+		Expect(again.Status).To(Equal(http.StatusOK))
+		Expect(again.JSON()["uuid"]).To(Equal(first.JSON()["uuid"]))
+		Expect(again.JSON()["timeout"]).To(BeEquivalentTo(7200))
 
 		// The cluster administrator sets this project's limit to 2.
 		harness.SetCheckLimit(p.ns, 2)
-		Eventually(func() int { return call("POST", "/api/v3/checks/", p.rw, `{"name": "two"}`).status }).Should(Equal(http.StatusCreated))
+		Eventually(func() int { return call("POST", "/api/v3/checks/", p.rw, `{"name": "two"}`).Status }).Should(Equal(http.StatusCreated))
 		r := call("POST", "/api/v3/checks/", p.rw, `{"name": "three"}`)
-		Expect(r.status).To(Equal(http.StatusForbidden))
-		Expect(r.json()["error"]).To(ContainSubstring("limit of 2 checks"))
+		Expect(r.Status).To(Equal(http.StatusForbidden))
+		Expect(r.JSON()["error"]).To(ContainSubstring("limit of 2 checks"))
 		// An upsert that matches is not a new check.
-		Expect(call("POST", "/api/v3/checks/", p.rw, `{"name": "two", "unique": ["name"]}`).status).To(Equal(http.StatusOK))
+		Expect(call("POST", "/api/v3/checks/", p.rw, `{"name": "two", "unique": ["name"]}`).Status).To(Equal(http.StatusOK))
 	})
 
 	It("updates only the fields given, rejects bad input with the reference's messages, and writes nothing then", func() {
 		c := create(`{"name": "job", "tags": "a b", "timeout": 600}`)
 		uuid := c["uuid"].(string)
 		r := call("POST", "/api/v3/checks/"+uuid, p.rw, `{"desc": "nightly job", "grace": 120}`)
-		Expect(r.status).To(Equal(http.StatusOK), r.String())
-		Expect(r.json()).To(MatchKeys(IgnoreExtras, Keys{"name": Equal("job"), "tags": Equal("a b"), "timeout": BeEquivalentTo(600),
+		Expect(r.Status).To(Equal(http.StatusOK), r.String())
+		Expect(r.JSON()).To(MatchKeys(IgnoreExtras, Keys{"name": Equal("job"), "tags": Equal("a b"), "timeout": BeEquivalentTo(600),
 			"desc": Equal("nightly job"), "grace": BeEquivalentTo(120)}))
 
 		r = call("POST", "/api/v3/checks/"+uuid, p.rw, `{"schedule": "12:34", "tz": "US/Eastern"}`)
-		Expect(r.json()).To(MatchKeys(IgnoreExtras, Keys{"schedule": Equal("12:34"), "tz": Equal("America/New_York")}))
-		Expect(r.json()).NotTo(HaveKey("timeout"))
+		Expect(r.JSON()).To(MatchKeys(IgnoreExtras, Keys{"schedule": Equal("12:34"), "tz": Equal("America/New_York")}))
+		Expect(r.JSON()).NotTo(HaveKey("timeout"))
 
 		for body, msg := range map[string]string{
 			`{"timeout": 59}`:                 "json validation error: timeout is too small",
@@ -161,18 +161,18 @@ var _ = Describe("Management API", func() {
 			`{"name": 1, "channels": "nope"}`: "json validation error: name is not a string",
 		} {
 			r := call("POST", "/api/v3/checks/"+uuid, p.rw, body)
-			Expect(r.status).To(Equal(http.StatusBadRequest), body)
-			Expect(r.json()).To(HaveKeyWithValue("error", msg))
+			Expect(r.Status).To(Equal(http.StatusBadRequest), body)
+			Expect(r.JSON()).To(HaveKeyWithValue("error", msg))
 		}
-		Expect(call("GET", "/api/v3/checks/"+uuid, p.rw, "").json()).To(HaveKeyWithValue("schedule", "12:34"))
+		Expect(call("GET", "/api/v3/checks/"+uuid, p.rw, "").JSON()).To(HaveKeyWithValue("schedule", "12:34"))
 	})
 
 	It("stores a schedule with any whitespace the reference accepts, verbatim", func() {
 		r := call("POST", "/api/v3/checks/", p.rw, `{"schedule": "0 3 * * *\r\n", "tz": "UTC"}`)
-		Expect(r.status).To(Equal(http.StatusCreated), r.String())
-		Expect(r.json()).To(HaveKeyWithValue("schedule", "0 3 * * *\r\n"))
+		Expect(r.Status).To(Equal(http.StatusCreated), r.String())
+		Expect(r.JSON()).To(HaveKeyWithValue("schedule", "0 3 * * *\r\n"))
 		r = call("POST", "/api/v3/checks/", p.rw, `{"schedule": "daily\u00a0Europe/Riga"}`)
-		Expect(r.status).To(Equal(http.StatusBadRequest), "a no-break space is no zone separator, as in the reference")
+		Expect(r.Status).To(Equal(http.StatusBadRequest), "a no-break space is no zone separator, as in the reference")
 	})
 
 	It("assigns channels by UUID, name, all, or none", func() {
@@ -184,7 +184,7 @@ var _ = Describe("Management API", func() {
 		}
 		var channels []any
 		Eventually(func() []any {
-			channels = call("GET", "/api/v3/channels/", p.rw, "").json()["channels"].([]any)
+			channels = call("GET", "/api/v3/channels/", p.rw, "").JSON()["channels"].([]any)
 			return channels
 		}).Should(HaveLen(2))
 		ids := map[string]string{}
@@ -199,14 +199,14 @@ var _ = Describe("Management API", func() {
 		}
 
 		uuid := create(`{"channels": "OPS"}`)["uuid"].(string)
-		Expect(call("GET", "/api/v3/checks/"+uuid, p.rw, "").json()).To(HaveKeyWithValue("channels", ids["OPS"]))
+		Expect(call("GET", "/api/v3/checks/"+uuid, p.rw, "").JSON()).To(HaveKeyWithValue("channels", ids["OPS"]))
 		r := call("POST", "/api/v3/checks/"+uuid, p.rw, `{"channels": "*"}`)
-		Expect(r.json()).To(HaveKeyWithValue("channels", strings.Join(all, ",")))
+		Expect(r.JSON()).To(HaveKeyWithValue("channels", strings.Join(all, ",")))
 		r = call("POST", "/api/v3/checks/"+uuid, p.rw, fmt.Sprintf(`{"channels": "%s,DEV"}`, ids["DEV"]))
-		Expect(r.json()).To(HaveKeyWithValue("channels", ids["DEV"]))
+		Expect(r.JSON()).To(HaveKeyWithValue("channels", ids["DEV"]))
 		r = call("POST", "/api/v3/checks/"+uuid, p.rw, `{"channels": ""}`)
-		Expect(r.json()).To(HaveKeyWithValue("channels", ""))
-		Expect(call("POST", "/api/v3/checks/"+uuid, p.rw, `{"channels": ","}`).json()).To(HaveKeyWithValue("error", "empty channel identifier"))
+		Expect(r.JSON()).To(HaveKeyWithValue("channels", ""))
+		Expect(call("POST", "/api/v3/checks/"+uuid, p.rw, `{"channels": ","}`).JSON()).To(HaveKeyWithValue("error", "empty channel identifier"))
 	})
 
 	It("filters the list by tag and slug", func() {
@@ -215,7 +215,7 @@ var _ = Describe("Management API", func() {
 		create(`{"name": "c", "slug": "c", "tags": "a1-prod"}`)
 		names := func(query string) []string {
 			var out []string
-			for _, c := range call("GET", "/api/v3/checks/"+query, p.rw, "").json()["checks"].([]any) {
+			for _, c := range call("GET", "/api/v3/checks/"+query, p.rw, "").JSON()["checks"].([]any) {
 				out = append(out, c.(map[string]any)["name"].(string))
 			}
 			return out
@@ -229,16 +229,16 @@ var _ = Describe("Management API", func() {
 
 	It("pauses, resumes (409 when not paused) and deletes, returning the check as it was", func() {
 		uuid := create(`{"name": "p"}`)["uuid"].(string)
-		Expect(call("POST", "/api/v3/checks/"+uuid+"/resume", p.rw, "").status).To(Equal(http.StatusConflict))
-		Expect(call("POST", "/api/v3/checks/"+uuid+"/pause", p.rw, "").json()).To(HaveKeyWithValue("status", "paused"))
-		Expect(call("POST", "/api/v3/checks/"+uuid+"/pause", p.rw, "").json()).To(HaveKeyWithValue("status", "paused"))
-		Expect(call("POST", "/api/v3/checks/"+uuid+"/resume", p.rw, "").json()).To(HaveKeyWithValue("status", "new"))
-		Expect(call("GET", "/api/v3/checks/"+uuid+"/pause", p.rw, "").status).To(Equal(http.StatusMethodNotAllowed))
+		Expect(call("POST", "/api/v3/checks/"+uuid+"/resume", p.rw, "").Status).To(Equal(http.StatusConflict))
+		Expect(call("POST", "/api/v3/checks/"+uuid+"/pause", p.rw, "").JSON()).To(HaveKeyWithValue("status", "paused"))
+		Expect(call("POST", "/api/v3/checks/"+uuid+"/pause", p.rw, "").JSON()).To(HaveKeyWithValue("status", "paused"))
+		Expect(call("POST", "/api/v3/checks/"+uuid+"/resume", p.rw, "").JSON()).To(HaveKeyWithValue("status", "new"))
+		Expect(call("GET", "/api/v3/checks/"+uuid+"/pause", p.rw, "").Status).To(Equal(http.StatusMethodNotAllowed))
 
 		r := call("DELETE", "/api/v3/checks/"+uuid, p.rw, "")
-		Expect(r.status).To(Equal(http.StatusOK))
-		Expect(r.json()).To(MatchKeys(IgnoreExtras, Keys{"name": Equal("p"), "uuid": Equal(uuid), "channels": Equal("")}))
-		Expect(call("GET", "/api/v3/checks/"+uuid, p.rw, "").status).To(Equal(http.StatusNotFound))
+		Expect(r.Status).To(Equal(http.StatusOK))
+		Expect(r.JSON()).To(MatchKeys(IgnoreExtras, Keys{"name": Equal("p"), "uuid": Equal(uuid), "channels": Equal("")}))
+		Expect(call("GET", "/api/v3/checks/"+uuid, p.rw, "").Status).To(Equal(http.StatusNotFound))
 		Eventually(func() []v1.Check {
 			var list v1.CheckList
 			Expect(k8sClient.List(context.Background(), &list, client.InNamespace(p.ns))).To(Succeed())
@@ -248,14 +248,14 @@ var _ = Describe("Management API", func() {
 
 	It("snoozes a check with a read-write key: a one-off MaintenanceWindow for it alone, moved by a second snooze, ended by DELETE", func() {
 		uuid := create(`{"name": "noisy"}`)["uuid"].(string)
-		Expect(call("POST", "/api/v3/checks/"+uuid+"/snooze", p.ro, `{"duration": 7200}`).status).To(Equal(http.StatusForbidden))
-		Expect(call("POST", "/api/v3/checks/"+uuid+"/snooze", p.rw, `{}`).json()).To(HaveKeyWithValue("error",
+		Expect(call("POST", "/api/v3/checks/"+uuid+"/snooze", p.ro, `{"duration": 7200}`).Status).To(Equal(http.StatusForbidden))
+		Expect(call("POST", "/api/v3/checks/"+uuid+"/snooze", p.rw, `{}`).JSON()).To(HaveKeyWithValue("error",
 			"json validation error: duration is required: the seconds to snooze for, 60 to 2678400"))
-		Expect(call("POST", "/api/v3/checks/"+uuid+"/snooze", p.rw, `{"duration": 30}`).status).To(Equal(http.StatusBadRequest))
+		Expect(call("POST", "/api/v3/checks/"+uuid+"/snooze", p.rw, `{"duration": 30}`).Status).To(Equal(http.StatusBadRequest))
 
 		r := call("POST", "/api/v3/checks/"+uuid+"/snooze", p.rw, `{"duration": 7200}`)
-		Expect(r.status).To(Equal(http.StatusOK))
-		snooze := r.json()["snooze"].(map[string]any)
+		Expect(r.Status).To(Equal(http.StatusOK))
+		snooze := r.JSON()["snooze"].(map[string]any)
 		from, err := time.Parse(time.RFC3339, snooze["from"].(string))
 		Expect(err).NotTo(HaveOccurred())
 		Expect(snooze["until"]).To(Equal(from.Add(2 * time.Hour).Format(time.RFC3339)))
@@ -267,27 +267,27 @@ var _ = Describe("Management API", func() {
 		Expect(mw.Spec.Checks).To(Equal([]string{c.Name}))
 		Expect(mw.OwnerReferences).To(ConsistOf(HaveField("UID", c.UID)))
 
-		Expect(call("POST", "/api/v3/checks/"+uuid+"/snooze", p.rw, `{"duration": 600}`).status).To(Equal(http.StatusOK))
+		Expect(call("POST", "/api/v3/checks/"+uuid+"/snooze", p.rw, `{"duration": 600}`).Status).To(Equal(http.StatusOK))
 		Expect(k8sClient.Get(context.Background(), client.ObjectKey{Namespace: p.ns, Name: name}, mw)).To(Succeed())
 		Expect(mw.Spec.To.Sub(mw.Spec.From.Time)).To(Equal(10 * time.Minute))
 
 		r = call("DELETE", "/api/v3/checks/"+uuid+"/snooze", p.rw, "")
-		Expect(r.status).To(Equal(http.StatusOK))
-		Expect(r.json()).To(HaveKeyWithValue("snooze", BeNil()))
+		Expect(r.Status).To(Equal(http.StatusOK))
+		Expect(r.JSON()).To(HaveKeyWithValue("snooze", BeNil()))
 		Expect(apierrors.IsNotFound(k8sClient.Get(context.Background(), client.ObjectKey{Namespace: p.ns, Name: name}, mw))).To(BeTrue())
-		Expect(call("DELETE", "/api/v3/checks/"+uuid+"/snooze", p.rw, "").status).To(Equal(http.StatusOK), "no snooze: nothing to end")
+		Expect(call("DELETE", "/api/v3/checks/"+uuid+"/snooze", p.rw, "").Status).To(Equal(http.StatusOK), "no snooze: nothing to end")
 		other := newProject()
-		Expect(call("POST", "/api/v3/checks/"+uuid+"/snooze", other.rw, `{"duration": 600}`).status).To(Equal(http.StatusForbidden), "another project's check")
+		Expect(call("POST", "/api/v3/checks/"+uuid+"/snooze", other.rw, `{"duration": 600}`).Status).To(Equal(http.StatusForbidden), "another project's check")
 	})
 
 	It("lists pings newest first with bodies and durations, and flips as a bare array with validated parameters", func() {
 		uuid := create(`{"name": "pinged"}`)["uuid"].(string)
-		Expect(call("GET", "/ping/"+uuid+"/start?rid=0f5dbe2d-0e43-4b3e-a8ba-9d44f9d1b0c4", "", "").status).To(Equal(http.StatusOK))
-		Expect(call("POST", "/ping/"+uuid+"?rid=0F5DBE2D-0E43-4B3E-A8BA-9D44F9D1B0C4", "", "backup done").status).To(Equal(http.StatusOK))
-		Expect(call("GET", "/ping/"+uuid+"/fail", "", "").status).To(Equal(http.StatusOK))
+		Expect(call("GET", "/ping/"+uuid+"/start?rid=0f5dbe2d-0e43-4b3e-a8ba-9d44f9d1b0c4", "", "").Status).To(Equal(http.StatusOK))
+		Expect(call("POST", "/ping/"+uuid+"?rid=0F5DBE2D-0E43-4B3E-A8BA-9D44F9D1B0C4", "", "backup done").Status).To(Equal(http.StatusOK))
+		Expect(call("GET", "/ping/"+uuid+"/fail", "", "").Status).To(Equal(http.StatusOK))
 
 		r := call("GET", "/api/v3/checks/"+uuid+"/pings/", p.rw, "")
-		pings := r.json()["pings"].([]any)
+		pings := r.JSON()["pings"].([]any)
 		Expect(pings).To(HaveLen(3))
 		types := []string{}
 		for _, x := range pings {
@@ -298,44 +298,44 @@ var _ = Describe("Management API", func() {
 		Expect(success).To(MatchKeys(IgnoreExtras, Keys{"n": BeEquivalentTo(2), "method": Equal("POST"),
 			"rid": Equal("0f5dbe2d-0e43-4b3e-a8ba-9d44f9d1b0c4"), "duration": BeNumerically(">=", 0)}))
 		body := call("GET", "/api/v3/checks/"+uuid+"/pings/2/body", p.rw, "")
-		Expect(body.status).To(Equal(http.StatusOK))
-		Expect(string(body.body)).To(Equal("backup done"))
-		Expect(body.header.Get("Content-Type")).To(Equal("text/plain"))
-		Expect(call("GET", "/api/v3/checks/"+uuid+"/pings/1/body", p.rw, "").status).To(Equal(http.StatusNotFound))
-		Expect(call("GET", "/api/v3/checks/"+uuid+"/pings/", p.ro, "").status).To(Equal(http.StatusForbidden))
+		Expect(body.Status).To(Equal(http.StatusOK))
+		Expect(string(body.Body)).To(Equal("backup done"))
+		Expect(body.Header.Get("Content-Type")).To(Equal("text/plain"))
+		Expect(call("GET", "/api/v3/checks/"+uuid+"/pings/1/body", p.rw, "").Status).To(Equal(http.StatusNotFound))
+		Expect(call("GET", "/api/v3/checks/"+uuid+"/pings/", p.ro, "").Status).To(Equal(http.StatusForbidden))
 
-		c := call("GET", "/api/v3/checks/"+uuid, p.rw, "").json()
+		c := call("GET", "/api/v3/checks/"+uuid, p.rw, "").JSON()
 		Expect(c).To(MatchKeys(IgnoreExtras, Keys{"status": Equal("down"), "n_pings": BeEquivalentTo(3)}))
 
 		flips := call("GET", "/api/v3/checks/"+uuid+"/flips/", p.ro, "")
-		Expect(strings.TrimSpace(string(flips.body))).To(HavePrefix("["))
+		Expect(strings.TrimSpace(string(flips.Body))).To(HavePrefix("["))
 		var list []map[string]any
-		Expect(json.Unmarshal(flips.body, &list)).To(Succeed())
+		Expect(json.Unmarshal(flips.Body, &list)).To(Succeed())
 		Expect(list).To(HaveLen(1))
 		Expect(list[0]).To(HaveKeyWithValue("up", BeEquivalentTo(0)))
 		for _, q := range []string{"?seconds=-1", "?seconds=31536001", "?start=abc", "?end=", "?start=10000000001"} {
-			Expect(call("GET", "/api/v3/checks/"+uuid+"/flips/"+q, p.ro, "").status).To(Equal(http.StatusBadRequest), q)
+			Expect(call("GET", "/api/v3/checks/"+uuid+"/flips/"+q, p.ro, "").Status).To(Equal(http.StatusBadRequest), q)
 		}
-		Expect(call("GET", "/api/v3/checks/"+uuid+"/flips/?end=0", p.ro, "").body).To(MatchJSON("[]"))
-		Expect(call("GET", "/api/v3/checks/"+uuid+"/flips/?seconds=3600", p.ro, "").body).NotTo(MatchJSON("[]"))
+		Expect(call("GET", "/api/v3/checks/"+uuid+"/flips/?end=0", p.ro, "").Body).To(MatchJSON("[]"))
+		Expect(call("GET", "/api/v3/checks/"+uuid+"/flips/?seconds=3600", p.ro, "").Body).NotTo(MatchJSON("[]"))
 	})
 
 	It("reports run statistics over a window, to read-only keys, with validated windows", func() {
 		uuid := create(`{"name": "measured", "unique": ["name"]}`)["uuid"].(string)
 		for i := range 4 {
 			rid := fmt.Sprintf("00000000-0000-4000-8000-00000000000%d", i)
-			Expect(call("GET", "/ping/"+uuid+"/start?rid="+rid, "", "").status).To(Equal(http.StatusOK))
+			Expect(call("GET", "/ping/"+uuid+"/start?rid="+rid, "", "").Status).To(Equal(http.StatusOK))
 			end := "/ping/" + uuid + "?rid=" + rid
 			if i == 3 {
 				end = "/ping/" + uuid + "/1?rid=" + rid // exit status 1: a failed run
 			}
-			Expect(call("GET", end, "", "").status).To(Equal(http.StatusOK))
+			Expect(call("GET", end, "", "").Status).To(Equal(http.StatusOK))
 		}
-		Expect(call("GET", "/ping/"+uuid, "", "").status).To(Equal(http.StatusOK)) // a run without a start
+		Expect(call("GET", "/ping/"+uuid, "", "").Status).To(Equal(http.StatusOK)) // a run without a start
 
 		r := call("GET", "/api/v3/checks/"+uuid+"/stats/", p.ro, "")
-		Expect(r.status).To(Equal(http.StatusOK), r.String())
-		st := r.json()
+		Expect(r.Status).To(Equal(http.StatusOK), r.String())
+		st := r.JSON()
 		Expect(st).To(MatchKeys(IgnoreExtras, Keys{
 			"window": Equal("7d"), "runs": BeEquivalentTo(5), "successes": BeEquivalentTo(4), "failures": BeEquivalentTo(1),
 			"missed": BeEquivalentTo(0), "success_rate": BeEquivalentTo(0.8), "timed_runs": BeEquivalentTo(4),
@@ -346,26 +346,26 @@ var _ = Describe("Management API", func() {
 		Expect(st["trend"]).To(MatchKeys(IgnoreExtras, Keys{"p95_change": BeNil(), "success_rate_before": BeNil(), "summary": BeNil()}),
 			"nothing ran the week before")
 
-		day := call("GET", "/api/v3/checks/"+uuid+"/stats/?window=1d", p.ro, "").json()
+		day := call("GET", "/api/v3/checks/"+uuid+"/stats/?window=1d", p.ro, "").JSON()
 		Expect(day).To(HaveKeyWithValue("window", "1d"))
 		Expect(day).To(HaveKeyWithValue("runs", BeEquivalentTo(5)))
 
 		for _, q := range []string{"?window=0d", "?window=32d", "?window=week", "?window=1d&window=7d"} {
 			bad := call("GET", "/api/v3/checks/"+uuid+"/stats/"+q, p.ro, "")
-			Expect(bad.status).To(Equal(http.StatusBadRequest), q)
-			Expect(bad.json()).To(HaveKey("error"))
+			Expect(bad.Status).To(Equal(http.StatusBadRequest), q)
+			Expect(bad.JSON()).To(HaveKey("error"))
 		}
 		other := newProject()
-		Expect(call("GET", "/api/v3/checks/"+uuid+"/stats/", other.ro, "").status).To(Equal(http.StatusForbidden), "another project's check")
-		Expect(call("GET", "/api/v3/checks/"+uuid+"/stats/", "", "").status).To(Equal(http.StatusUnauthorized))
+		Expect(call("GET", "/api/v3/checks/"+uuid+"/stats/", other.ro, "").Status).To(Equal(http.StatusForbidden), "another project's check")
+		Expect(call("GET", "/api/v3/checks/"+uuid+"/stats/", "", "").Status).To(Equal(http.StatusUnauthorized))
 	})
 
 	It("lists the flip of a fail ping right away, and once when the controller has recorded it", func() {
 		uuid := create(`{"name": "flipper"}`)["uuid"].(string)
-		Expect(call("GET", "/ping/"+uuid+"/fail", "", "").status).To(Equal(http.StatusOK))
+		Expect(call("GET", "/ping/"+uuid+"/fail", "", "").Status).To(Equal(http.StatusOK))
 		flips := func() []map[string]any {
 			var list []map[string]any
-			Expect(json.Unmarshal(call("GET", "/api/v3/checks/"+uuid+"/flips/", p.rw, "").body, &list)).To(Succeed())
+			Expect(json.Unmarshal(call("GET", "/api/v3/checks/"+uuid+"/flips/", p.rw, "").Body, &list)).To(Succeed())
 			return list
 		}
 		Expect(flips()).To(ConsistOf(HaveKeyWithValue("up", BeEquivalentTo(0))))
@@ -380,12 +380,12 @@ var _ = Describe("Management API", func() {
 
 	It("lists badges for every tag and the project", func() {
 		create(`{"name": "x", "tags": "prod"}`)
-		b := call("GET", "/api/v3/badges/", p.ro, "").json()["badges"].(map[string]any)
+		b := call("GET", "/api/v3/badges/", p.ro, "").JSON()["badges"].(map[string]any)
 		Expect(b).To(HaveKey("*"))
 		Expect(b).To(HaveKey("prod"))
 		svg := b["prod"].(map[string]any)["svg"].(string)
 		r := call("GET", strings.TrimPrefix(svg, baseURL), "", "")
-		Expect(r.status).To(Equal(http.StatusOK))
-		Expect(string(r.body)).To(ContainSubstring("<svg"))
+		Expect(r.Status).To(Equal(http.StatusOK))
+		Expect(string(r.Body)).To(ContainSubstring("<svg"))
 	})
 })

@@ -81,7 +81,7 @@ var _ = Describe("go-healthchecksio/v2 as a client", func() {
 			deleted, err := hc.Delete(id)
 			Expect(err).NotTo(HaveOccurred())
 			Expect(deleted.Name).To(Equal("Nightly backup"))
-			Expect(call(http.MethodGet, "/api/v3/checks/"+id, p.rw, "").status).To(Equal(http.StatusNotFound))
+			Expect(call(http.MethodGet, "/api/v3/checks/"+id, p.rw, "").Status).To(Equal(http.StatusNotFound))
 		})
 	}
 })

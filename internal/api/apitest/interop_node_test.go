@@ -69,7 +69,7 @@ var _ = Describe("healthchecks-io-client (npm) as a client", func() {
 		ch := &v1.Channel{ObjectMeta: metav1.ObjectMeta{Namespace: p.ns, Name: "ops"}, Spec: v1.ChannelSpec{
 			Kind: v1.ChannelWebhook, DisplayName: "Ops", Webhook: &v1.WebhookChannel{Down: &v1.WebhookRequest{URL: "http://127.0.0.1:1/hook"}}}}
 		Expect(k8sClient.Create(context.Background(), ch)).To(Succeed())
-		Eventually(func() []any { return call("GET", "/api/v3/channels/", p.rw, "").json()["channels"].([]any) }).Should(HaveLen(1))
+		Eventually(func() []any { return call("GET", "/api/v3/channels/", p.rw, "").JSON()["channels"].([]any) }).Should(HaveLen(1))
 
 		cmd := exec.CommandContext(context.Background(), "node", filepath.Join("testdata", "node", "interop.js"))
 		cmd.Env = append(os.Environ(), "NODE_PATH="+modules, "VIGIL_URL="+baseURL, "VIGIL_API_KEY="+p.rw)

@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/testenv/managertest"
 )
 
 var _ = Describe("The check limit under parallel creates", func() {
@@ -28,7 +29,7 @@ var _ = Describe("The check limit under parallel creates", func() {
 	// within the request's time, on a loaded machine) is sent again, as
 	// its Retry-After asks, until it has an answer: the limit must be exact
 	// whatever the timing.
-	race := func(requests []func() response) map[int]int {
+	race := func(requests []func() managertest.Response) map[int]int {
 		var mu sync.Mutex
 		statuses := map[int]int{}
 		var wg sync.WaitGroup
@@ -38,13 +39,13 @@ var _ = Describe("The check limit under parallel creates", func() {
 				defer GinkgoRecover()
 				<-start
 				r := req()
-				if r.status == http.StatusServiceUnavailable {
-					Expect(r.header.Get("Retry-After")).NotTo(BeEmpty(), "a 503 without Retry-After: %s", r.body)
-					Eventually(func() int { r = req(); return r.status }).WithTimeout(time.Minute).WithPolling(time.Second).
+				if r.Status == http.StatusServiceUnavailable {
+					Expect(r.Header.Get("Retry-After")).NotTo(BeEmpty(), "a 503 without Retry-After: %s", r.Body)
+					Eventually(func() int { r = req(); return r.Status }).WithTimeout(time.Minute).WithPolling(time.Second).
 						ShouldNot(Equal(http.StatusServiceUnavailable))
 				}
 				mu.Lock()
-				statuses[r.status]++
+				statuses[r.Status]++
 				mu.Unlock()
 			})
 		}
@@ -55,13 +56,15 @@ var _ = Describe("The check limit under parallel creates", func() {
 
 	It("leaves exactly the limit of 100 parallel creates through the API and ?create=1", func() {
 		p := newProject() // the suite's default limit: 20
-		var requests []func() response
+		var requests []func() managertest.Response
 		for i := range 50 {
 			requests = append(requests,
-				func() response {
+				func() managertest.Response {
 					return call("POST", "/api/v3/checks/", p.rw, fmt.Sprintf(`{"name": "api-%d"}`, i))
 				},
-				func() response { return call("GET", fmt.Sprintf("/ping/%s/auto-%d?create=1", p.pingKey, i), "", "") })
+				func() managertest.Response {
+					return call("GET", fmt.Sprintf("/ping/%s/auto-%d?create=1", p.pingKey, i), "", "")
+				})
 		}
 		statuses := race(requests)
 		Expect(count(p.ns)).To(Equal(20), "statuses: %v", statuses)
@@ -72,9 +75,9 @@ var _ = Describe("The check limit under parallel creates", func() {
 
 	It("creates one check when many pings race to create the same slug", func() {
 		p := newProject()
-		var requests []func() response
+		var requests []func() managertest.Response
 		for range 30 {
-			requests = append(requests, func() response { return call("GET", "/ping/"+p.pingKey+"/same?create=1", "", "") })
+			requests = append(requests, func() managertest.Response { return call("GET", "/ping/"+p.pingKey+"/same?create=1", "", "") })
 		}
 		statuses := race(requests)
 		Expect(count(p.ns)).To(Equal(1), "statuses: %v", statuses)

@@ -31,8 +31,8 @@ var _ = Describe("The list of checks", func() {
 			`{"name": "third", "timeout": 60}`,
 		} {
 			r := call("POST", "/api/v3/checks/", p.rw, body)
-			Expect(r.status).To(Equal(http.StatusCreated), r.String())
-			uuids[i] = r.json()["uuid"].(string)
+			Expect(r.Status).To(Equal(http.StatusCreated), r.String())
+			uuids[i] = r.JSON()["uuid"].(string)
 		}
 		ctx := context.Background()
 		channel := func(name string) *v1.Channel {
@@ -47,11 +47,11 @@ var _ = Describe("The list of checks", func() {
 			change func()
 		}{
 			{"nothing", func() {}},
-			{"a ping", func() { Expect(call("GET", "/ping/"+uuids[0], "", "").status).To(Equal(http.StatusOK)) }},
-			{"a start", func() { Expect(call("GET", "/ping/"+uuids[1]+"/start", "", "").status).To(Equal(http.StatusOK)) }},
-			{"a failure", func() { Expect(call("GET", "/ping/"+uuids[2]+"/fail", "", "").status).To(Equal(http.StatusOK)) }},
+			{"a ping", func() { Expect(call("GET", "/ping/"+uuids[0], "", "").Status).To(Equal(http.StatusOK)) }},
+			{"a start", func() { Expect(call("GET", "/ping/"+uuids[1]+"/start", "", "").Status).To(Equal(http.StatusOK)) }},
+			{"a failure", func() { Expect(call("GET", "/ping/"+uuids[2]+"/fail", "", "").Status).To(Equal(http.StatusOK)) }},
 			{"an API update", func() {
-				Expect(call("POST", "/api/v3/checks/"+uuids[0], p.rw, `{"name": "renamed", "grace": 120}`).status).To(Equal(http.StatusOK))
+				Expect(call("POST", "/api/v3/checks/"+uuids[0], p.rw, `{"name": "renamed", "grace": 120}`).Status).To(Equal(http.StatusOK))
 			}},
 			{"a kubectl edit", func() {
 				var list v1.CheckList
@@ -64,23 +64,23 @@ var _ = Describe("The list of checks", func() {
 				}
 			}},
 			{"a pause", func() {
-				Expect(call("POST", "/api/v3/checks/"+uuids[1]+"/pause", p.rw, "").status).To(Equal(http.StatusOK))
+				Expect(call("POST", "/api/v3/checks/"+uuids[1]+"/pause", p.rw, "").Status).To(Equal(http.StatusOK))
 			}},
 			{"a new channel", func() { Expect(k8sClient.Create(ctx, channel("ops"))).To(Succeed()) }},
 			{"another channel", func() { Expect(k8sClient.Create(ctx, channel("dev"))).To(Succeed()) }},
 			{"channels assigned", func() {
-				Expect(call("POST", "/api/v3/checks/"+uuids[2], p.rw, `{"channels": "*"}`).status).To(Equal(http.StatusOK))
+				Expect(call("POST", "/api/v3/checks/"+uuids[2], p.rw, `{"channels": "*"}`).Status).To(Equal(http.StatusOK))
 			}},
 			// The check's spec names its channels: what its "channels"
 			// field shows changes without its spec.
 			{"a channel deleted", func() { Expect(k8sClient.Delete(ctx, channel("ops"))).To(Succeed()) }},
 			{"a channel made again", func() { Expect(k8sClient.Create(ctx, channel("ops"))).To(Succeed()) }},
 			{"a resume", func() {
-				Expect(call("POST", "/api/v3/checks/"+uuids[1]+"/resume", p.rw, "").status).To(Equal(http.StatusOK))
+				Expect(call("POST", "/api/v3/checks/"+uuids[1]+"/resume", p.rw, "").Status).To(Equal(http.StatusOK))
 			}},
-			{"a check deleted", func() { Expect(call("DELETE", "/api/v3/checks/"+uuids[0], p.rw, "").status).To(Equal(http.StatusOK)) }},
+			{"a check deleted", func() { Expect(call("DELETE", "/api/v3/checks/"+uuids[0], p.rw, "").Status).To(Equal(http.StatusOK)) }},
 			{"a check created", func() {
-				Expect(call("POST", "/api/v3/checks/", p.rw, `{"name": "late"}`).status).To(Equal(http.StatusCreated))
+				Expect(call("POST", "/api/v3/checks/", p.rw, `{"name": "late"}`).Status).To(Equal(http.StatusCreated))
 			}},
 		}
 		for _, step := range steps {
@@ -107,10 +107,10 @@ func listReadsAsEachCheck(version, key string) error {
 	prefix := "/api/v" + version + "/checks/"
 	r := call("GET", prefix, key, "")
 	var list struct{ Checks []json.RawMessage }
-	if r.status != http.StatusOK {
+	if r.Status != http.StatusOK {
 		return fmt.Errorf("list: %s", r)
 	}
-	if err := json.Unmarshal(r.body, &list); err != nil {
+	if err := json.Unmarshal(r.Body, &list); err != nil {
 		return fmt.Errorf("list: %w", err)
 	}
 	for _, item := range list.Checks {
@@ -124,11 +124,11 @@ func listReadsAsEachCheck(version, key string) error {
 			id = ids.UniqueKey
 		}
 		alone := call("GET", prefix+id, key, "")
-		if alone.status != http.StatusOK {
+		if alone.Status != http.StatusOK {
 			return fmt.Errorf("GET %s: %s", id, alone)
 		}
-		if !bytes.Equal(bytes.TrimSpace(alone.body), item) {
-			return fmt.Errorf("the list shows\n%s\nalone it reads\n%s", item, alone.body)
+		if !bytes.Equal(bytes.TrimSpace(alone.Body), item) {
+			return fmt.Errorf("the list shows\n%s\nalone it reads\n%s", item, alone.Body)
 		}
 	}
 	return nil
@@ -143,7 +143,7 @@ func eachCheckAlone(key string) string {
 			UUID string `json:"uuid"`
 		}
 	}
-	Expect(json.Unmarshal(r.body, &list)).To(Succeed(), r.String())
+	Expect(json.Unmarshal(r.Body, &list)).To(Succeed(), r.String())
 	var b strings.Builder
 	for _, c := range list.Checks {
 		b.WriteString(call("GET", "/api/v3/checks/"+c.UUID, key, "").String())

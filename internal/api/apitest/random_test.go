@@ -18,7 +18,7 @@ import (
 var _ = Describe("Random requests", func() {
 	It("never get a server error", func() {
 		p := newProject()
-		uuid := call("POST", "/api/v3/checks/", p.rw, `{"name": "target", "tags": "a b"}`).json()["uuid"].(string)
+		uuid := call("POST", "/api/v3/checks/", p.rw, `{"name": "target", "tags": "a b"}`).JSON()["uuid"].(string)
 		rng := rand.New(rand.NewPCG(7, 11))
 		pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }
 		fields := []string{"name", "slug", "tags", "desc", "timeout", "grace", "schedule", "tz", "manual_resume", "methods",
@@ -63,13 +63,13 @@ var _ = Describe("Random requests", func() {
 			key := pick(p.rw, p.ro, "", "hcw_"+strings.Repeat("z", 28))
 			b := body()
 			r := call(method, path, key, b)
-			Expect(r.status).To(BeNumerically("<", 500), "request %d: %s %s key=%q body=%q: %s", i, method, path, key, b, r.String())
-			if r.status >= 400 && strings.HasPrefix(path, "/api/") && method != "HEAD" {
+			Expect(r.Status).To(BeNumerically("<", 500), "request %d: %s %s key=%q body=%q: %s", i, method, path, key, b, r.String())
+			if r.Status >= 400 && strings.HasPrefix(path, "/api/") && method != "HEAD" {
 				var e map[string]any
-				Expect(jsonUnmarshal(r.body, &e)).To(Succeed(), "request %d: %s %s: %s", i, method, path, r.String())
+				Expect(jsonUnmarshal(r.Body, &e)).To(Succeed(), "request %d: %s %s: %s", i, method, path, r.String())
 				Expect(e).To(HaveKey("error"))
 			}
-			Expect(r.status).NotTo(Equal(http.StatusInternalServerError))
+			Expect(r.Status).NotTo(Equal(http.StatusInternalServerError))
 		}
 	})
 })

@@ -4,12 +4,6 @@
 package apitest
 
 import (
-	"bytes"
-	"context"
-	"encoding/json"
-	"fmt"
-	"io"
-	"net/http"
 	"testing"
 	"time"
 
@@ -62,34 +56,12 @@ func newProject() proj {
 	return proj{ns: p.Namespace, rw: p.ReadWrite, ro: p.ReadOnly, pingKey: p.PingKey}
 }
 
-// response is an HTTP answer.
-type response struct {
-	status int
-	header http.Header
-	body   []byte
-}
-
-func (r response) json() map[string]any {
-	var m map[string]any
-	ExpectWithOffset(1, json.Unmarshal(r.body, &m)).To(Succeed(), string(r.body))
-	return m
-}
-
-func (r response) String() string { return fmt.Sprintf("%d %s", r.status, r.body) }
-
-// call makes a request with an optional key and body.
-func call(method, path, key, body string) response {
-	req, err := http.NewRequestWithContext(context.Background(), method, baseURL+path, bytes.NewBufferString(body))
-	ExpectWithOffset(1, err).NotTo(HaveOccurred())
-	if key != "" {
-		req.Header.Set("X-Api-Key", key)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	ExpectWithOffset(1, err).NotTo(HaveOccurred())
-	defer resp.Body.Close()
-	// Every answer, JSON with <, > and & unescaped included.
-	ExpectWithOffset(1, resp.Header.Get("X-Content-Type-Options")).To(Equal("nosniff"), "%s %s", method, path)
-	b, err := io.ReadAll(resp.Body)
-	ExpectWithOffset(1, err).NotTo(HaveOccurred())
-	return response{status: resp.StatusCode, header: resp.Header, body: b}
+// call makes a request to the manager with an optional key and body, and
+// asserts what every answer carries, JSON with <, > and & unescaped
+// included: X-Content-Type-Options: nosniff.
+func call(method, path, key, body string) managertest.Response {
+	GinkgoHelper()
+	r := harness.Call(method, path, key, body)
+	Expect(r.Header.Get("X-Content-Type-Options")).To(Equal("nosniff"), "%s %s", method, path)
+	return r
 }

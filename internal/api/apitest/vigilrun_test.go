@@ -39,8 +39,8 @@ func vigilRun(url string, args ...string) (int, string) {
 var _ = Describe("vigil run against a running Vigil", func() {
 	It("reports success, an exit status with the output's tail, and a megabyte of output", func() {
 		p := newProject()
-		uuid := call("POST", "/api/v3/checks/", p.rw, `{"name": "wrapped"}`).json()["uuid"].(string)
-		pings := func() []any { return call("GET", "/api/v3/checks/"+uuid+"/pings/", p.rw, "").json()["pings"].([]any) }
+		uuid := call("POST", "/api/v3/checks/", p.rw, `{"name": "wrapped"}`).JSON()["uuid"].(string)
+		pings := func() []any { return call("GET", "/api/v3/checks/"+uuid+"/pings/", p.rw, "").JSON()["pings"].([]any) }
 
 		code, out := vigilRun(baseURL, uuid, "--", "sh", "-c", "echo hello; exit 0")
 		Expect(code).To(Equal(0), out)
@@ -55,7 +55,7 @@ var _ = Describe("vigil run against a running Vigil", func() {
 		Expect(latest).To(HaveKeyWithValue("type", "fail"))
 		n := int(latest["n"].(float64))
 		body := call("GET", "/api/v3/checks/"+uuid+"/pings/"+itoa(n)+"/body", p.rw, "")
-		Expect(string(body.body)).To(ContainSubstring("something broke"))
+		Expect(string(body.Body)).To(ContainSubstring("something broke"))
 
 		code, out = vigilRun(baseURL, uuid, "--", "sh", "-c", "head -c 1000000 /dev/zero | tr '\\0' x; echo; echo the end")
 		Expect(code).To(Equal(0))
@@ -63,10 +63,10 @@ var _ = Describe("vigil run against a running Vigil", func() {
 		latest = pings()[0].(map[string]any)
 		Expect(latest).To(HaveKeyWithValue("type", "success"))
 		body = call("GET", "/api/v3/checks/"+uuid+"/pings/"+itoa(int(latest["n"].(float64)))+"/body", p.rw, "")
-		Expect(body.status).To(Equal(http.StatusOK))
-		Expect(strings.TrimSpace(string(body.body))).To(HaveSuffix("the end"), "the tail of the output is the body")
-		Expect(len(body.body)).To(BeNumerically("<=", 100000))
-		Expect(call("GET", "/api/v3/checks/"+uuid, p.rw, "").json()).To(HaveKeyWithValue("status", "up"))
+		Expect(body.Status).To(Equal(http.StatusOK))
+		Expect(strings.TrimSpace(string(body.Body))).To(HaveSuffix("the end"), "the tail of the output is the body")
+		Expect(len(body.Body)).To(BeNumerically("<=", 100000))
+		Expect(call("GET", "/api/v3/checks/"+uuid, p.rw, "").JSON()).To(HaveKeyWithValue("status", "up"))
 	})
 
 	It("still runs the command and passes its exit status through when Vigil is unreachable", func() {

@@ -25,7 +25,7 @@ func fire(shots []*shot) {
 		wg.Go(func() {
 			<-start
 			r, err := tryDo("GET", s.url, "", nil)
-			s.status, s.err = r.status, err
+			s.status, s.err = r.Status, err
 		})
 	}
 	close(start)
@@ -153,8 +153,8 @@ var _ = Describe("Concurrent pings", func() {
 		expectOK(pingURL("GET", "/ping/"+u+"/fail", ""))
 		// Right after the answer, as the reference records flips with the
 		// ping.
-		Expect(call("GET", "/api/v3/checks/"+u+"/flips/", p.rw, "").text()).To(MatchRegexp(`^\[\{"timestamp":"[^"]+","up":0\}\]$`))
+		Expect(harness.Call("GET", "/api/v3/checks/"+u+"/flips/", p.rw, "").Text()).To(MatchRegexp(`^\[\{"timestamp":"[^"]+","up":0\}\]$`))
 		expectOK(pingURL("GET", "/ping/"+u, ""))
-		Expect(call("GET", "/api/v3/checks/"+u+"/flips/", p.rw, "").text()).To(MatchRegexp(`^\[\{"timestamp":"[^"]+","up":1\},\{"timestamp":"[^"]+","up":0\}\]$`))
+		Expect(harness.Call("GET", "/api/v3/checks/"+u+"/flips/", p.rw, "").Text()).To(MatchRegexp(`^\[\{"timestamp":"[^"]+","up":1\},\{"timestamp":"[^"]+","up":0\}\]$`))
 	})
 })

@@ -24,8 +24,8 @@ var _ = Describe("Email pings", func() {
 		Expect(pings).To(HaveLen(1))
 		Expect(pings[0]).To(And(HaveKeyWithValue("type", "success"), HaveKeyWithValue("scheme", "email"),
 			HaveKeyWithValue("ua", "Email from backup@db1.example.com"), HaveKeyWithValue("remote_addr", "127.0.0.1")))
-		body := call("GET", "/api/v3/checks/"+uuid+"/pings/1/body", p.rw, "")
-		Expect(body.text()).To(And(ContainSubstring("Subject: Backup done"), ContainSubstring("all 42 tables dumped")))
+		body := harness.Call("GET", "/api/v3/checks/"+uuid+"/pings/1/body", p.rw, "")
+		Expect(body.Text()).To(And(ContainSubstring("Subject: Backup done"), ContainSubstring("all 42 tables dumped")))
 		Expect(p.check(uuid)).To(HaveKeyWithValue("status", "up"))
 	})
 

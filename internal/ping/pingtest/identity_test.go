@@ -51,7 +51,7 @@ var _ = Describe("A UUID is its project's", func() {
 		Eventually(func() bool {
 			return apierrors.IsNotFound(k8sClient.Get(ctx, client.ObjectKeyFromObject(original), &v1.Check{}))
 		}).Should(BeTrue())
-		Eventually(func() int { return pingURL("GET", "/ping/"+id, "").status }).Should(Equal(http.StatusNotFound))
+		Eventually(func() int { return pingURL("GET", "/ping/"+id, "").Status }).Should(Equal(http.StatusNotFound))
 		for range 5 {
 			expectError(pingURL("GET", "/ping/"+id, ""), http.StatusNotFound, "not found", false)
 		}
@@ -66,8 +66,8 @@ var _ = Describe("A UUID is its project's", func() {
 		Expect(logged(&cur)).To(BeEmpty())
 		Expect(meta.FindStatusCondition(cur.Status.Conditions, v1.ConditionReady)).To(HaveField("Reason", v1.ReasonDuplicateUUID))
 		// Nor does the attacker's API key reach it.
-		r := call("GET", "/api/v3/checks/"+id, attacker.rw, "")
-		Expect(r.status).To(Equal(http.StatusForbidden), r.String())
+		r := harness.Call("GET", "/api/v3/checks/"+id, attacker.rw, "")
+		Expect(r.Status).To(Equal(http.StatusForbidden), r.String())
 	})
 
 	It("never lets another project's copy of its ping key take its slug pings", func() {

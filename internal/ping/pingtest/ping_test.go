@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/testenv/managertest"
 )
 
 const noCache = "max-age=0, no-cache, no-store, must-revalidate, private"
@@ -49,33 +50,33 @@ func descending(hi, lo int64) []int64 {
 
 // expectOK asserts a ping's 200 OK answer with the success headers (and
 // no body for HEAD).
-func expectOK(r response) {
+func expectOK(r managertest.Response) {
 	GinkgoHelper()
-	Expect(r.status).To(Equal(http.StatusOK), r.String())
-	if r.method == http.MethodHead {
-		Expect(r.body).To(BeEmpty())
+	Expect(r.Status).To(Equal(http.StatusOK), r.String())
+	if r.Method == http.MethodHead {
+		Expect(r.Body).To(BeEmpty())
 	} else {
-		Expect(r.text()).To(Equal("OK"))
+		Expect(r.Text()).To(Equal("OK"))
 	}
-	Expect(r.header.Get("Access-Control-Allow-Origin")).To(Equal("*"))
-	Expect(r.header.Get("Ping-Body-Limit")).To(Equal("1000"))
-	Expect(r.header.Get("Cache-Control")).To(Equal(noCache))
+	Expect(r.Header.Get("Access-Control-Allow-Origin")).To(Equal("*"))
+	Expect(r.Header.Get("Ping-Body-Limit")).To(Equal("1000"))
+	Expect(r.Header.Get("Cache-Control")).To(Equal(noCache))
 }
 
 // expectError asserts an error answer: its status, body, no CORS header,
 // no Ping-Body-Limit, and the no-cache headers, which the reference's UUID
 // view adds to its errors and the slug view does not.
-func expectError(r response, status int, text string, slugForm bool) {
+func expectError(r managertest.Response, status int, text string, slugForm bool) {
 	GinkgoHelper()
-	Expect(r.status).To(Equal(status), r.String())
-	Expect(r.text()).To(Equal(text))
-	Expect(r.header.Get("Content-Type")).To(HavePrefix("text/plain"))
-	Expect(r.header).NotTo(HaveKey("Access-Control-Allow-Origin"))
-	Expect(r.header).NotTo(HaveKey("Ping-Body-Limit"))
+	Expect(r.Status).To(Equal(status), r.String())
+	Expect(r.Text()).To(Equal(text))
+	Expect(r.Header.Get("Content-Type")).To(HavePrefix("text/plain"))
+	Expect(r.Header).NotTo(HaveKey("Access-Control-Allow-Origin"))
+	Expect(r.Header).NotTo(HaveKey("Ping-Body-Limit"))
 	if slugForm {
-		Expect(r.header).NotTo(HaveKey("Cache-Control"))
+		Expect(r.Header).NotTo(HaveKey("Cache-Control"))
 	} else {
-		Expect(r.header.Get("Cache-Control")).To(Equal(noCache))
+		Expect(r.Header.Get("Cache-Control")).To(Equal(noCache))
 	}
 }
 
@@ -112,13 +113,13 @@ var _ = Describe("Ping URLs", func() {
 			"/ping/" + u + "/1.5", "/ping/", "/ping/" + u + "/fail/extra/path",
 		} {
 			r := pingURL("GET", path, "")
-			Expect(r.status).To(Equal(http.StatusNotFound), path)
-			Expect(r.text()).To(Equal("not found"), path)
-			Expect(r.header).NotTo(HaveKey("Access-Control-Allow-Origin"))
+			Expect(r.Status).To(Equal(http.StatusNotFound), path)
+			Expect(r.Text()).To(Equal("not found"), path)
+			Expect(r.Header).NotTo(HaveKey("Access-Control-Allow-Origin"))
 		}
 		// The UUID view's errors carry the no-cache headers.
 		expectError(pingURL("GET", "/ping/"+unknown, ""), http.StatusNotFound, "not found", false)
-		Expect(pingURL("GET", "/ping/"+unknown, "").header.Get("Expires")).NotTo(BeEmpty())
+		Expect(pingURL("GET", "/ping/"+unknown, "").Header.Get("Expires")).NotTo(BeEmpty())
 
 		// The exit status is checked before the rid.
 		expectError(pingURL("GET", "/ping/"+u+"/256?rid=bad", ""), http.StatusBadRequest, "invalid url format", false)
@@ -175,7 +176,9 @@ var _ = Describe("Ping URLs", func() {
 		}
 		// Wait for the server's cache to hold both (a ping meanwhile would
 		// reach the first alone).
-		Eventually(func() []any { return call("GET", "/api/v3/checks/?slug=dup", p.rw, "").json()["checks"].([]any) }).Should(HaveLen(2))
+		Eventually(func() []any {
+			return harness.Call("GET", "/api/v3/checks/?slug=dup", p.rw, "").JSON()["checks"].([]any)
+		}).Should(HaveLen(2))
 		for _, suffix := range []string{"", "/start", "/fail", "/log", "/2", "?create=1"} {
 			expectError(pingURL("POST", "/ping/"+p.pingKey+"/dup"+suffix, "x"), http.StatusConflict, "ambiguous slug", true)
 		}
@@ -191,18 +194,18 @@ var _ = Describe("Ping URLs", func() {
 		ch := &v1.Channel{ObjectMeta: metav1.ObjectMeta{Namespace: p.ns, Name: "ops"}, Spec: v1.ChannelSpec{
 			Kind: v1.ChannelWebhook, Webhook: &v1.WebhookChannel{Down: &v1.WebhookRequest{URL: "http://127.0.0.1:1/hook"}}}}
 		Expect(k8sClient.Create(ctx, ch)).To(Succeed())
-		Eventually(func() []any { return call("GET", "/api/v3/channels/", p.rw, "").json()["channels"].([]any) }).Should(HaveLen(1))
+		Eventually(func() []any { return harness.Call("GET", "/api/v3/channels/", p.rw, "").JSON()["channels"].([]any) }).Should(HaveLen(1))
 
 		// Only the exact value 1 provisions.
 		for _, q := range []string{"", "?create=0", "?create=true", "?create=", "?create=11"} {
 			expectError(pingURL("GET", "/ping/"+p.pingKey+"/fresh-job"+q, ""), http.StatusNotFound, "not found", true)
 		}
 		r := pingURL("GET", "/ping/"+p.pingKey+"/fresh-job/start?create=1", "")
-		Expect(r.status).To(Equal(http.StatusCreated), r.String())
-		Expect(r.text()).To(Equal("Created"))
-		Expect(r.header.Get("Access-Control-Allow-Origin")).To(Equal("*"))
-		Expect(r.header.Get("Ping-Body-Limit")).To(Equal("1000"))
-		Expect(r.header.Get("Cache-Control")).To(Equal(noCache))
+		Expect(r.Status).To(Equal(http.StatusCreated), r.String())
+		Expect(r.Text()).To(Equal("Created"))
+		Expect(r.Header.Get("Access-Control-Allow-Origin")).To(Equal("*"))
+		Expect(r.Header.Get("Ping-Body-Limit")).To(Equal("1000"))
+		Expect(r.Header.Get("Cache-Control")).To(Equal(noCache))
 
 		// Pinging again at once, with ?create=1 still on the URL, pings the
 		// same check: no second check appears.
@@ -233,7 +236,7 @@ var _ = Describe("Ping URLs", func() {
 		for i := range 10 {
 			path := "/ping/" + p.pingKey + "/quick-" + strconv.Itoa(i) + "?create=1"
 			r := pingURL("GET", path, "")
-			Expect(r.status).To(Equal(http.StatusCreated), r.String())
+			Expect(r.Status).To(Equal(http.StatusCreated), r.String())
 			expectOK(pingURL("GET", path, ""))
 		}
 		var list v1.CheckList
@@ -245,7 +248,7 @@ var _ = Describe("Ping URLs", func() {
 		p.create(`{"name": "one"}`)
 		harness.SetCheckLimit(p.ns, 1)
 		// Once the API refuses a check, the server knows the limit.
-		Eventually(func() int { return call("POST", "/api/v3/checks/", p.rw, `{"name": "probe"}`).status }).Should(Equal(http.StatusForbidden))
+		Eventually(func() int { return harness.Call("POST", "/api/v3/checks/", p.rw, `{"name": "probe"}`).Status }).Should(Equal(http.StatusForbidden))
 		var before v1.CheckList
 		Expect(k8sClient.List(context.Background(), &before, client.InNamespace(p.ns))).To(Succeed())
 
@@ -256,7 +259,7 @@ var _ = Describe("Ping URLs", func() {
 
 		harness.SetCheckLimit(p.ns, 20)
 		Eventually(func() int {
-			return pingURL("GET", "/ping/"+p.pingKey+"/over-limit?create=1", "").status
+			return pingURL("GET", "/ping/"+p.pingKey+"/over-limit?create=1", "").Status
 		}).Should(Equal(http.StatusCreated))
 	})
 })
@@ -270,11 +273,11 @@ var _ = Describe("What a ping records", func() {
 		ua := strings.Repeat("é", 250)
 		for _, m := range []string{"GET", "HEAD", "PUT", "OPTIONS", "DELETE", "PATCH", "POST"} {
 			r := do(m, baseURL+"/ping/"+u, "payload from "+m, http.Header{"User-Agent": {m + "-agent"}})
-			Expect(r.status).To(Equal(http.StatusOK), m)
+			Expect(r.Status).To(Equal(http.StatusOK), m)
 			if m == "HEAD" {
-				Expect(r.body).To(BeEmpty())
+				Expect(r.Body).To(BeEmpty())
 			} else {
-				Expect(r.text()).To(Equal("OK"))
+				Expect(r.Text()).To(Equal("OK"))
 			}
 		}
 		expectOK(do("GET", baseURL+"/ping/"+u+"/log", "", http.Header{"User-Agent": {ua}}))
@@ -298,9 +301,9 @@ var _ = Describe("What a ping records", func() {
 			}
 			bodyPath := "/api/v3/checks/" + u + "/pings/" + formatN(pg["n"]) + "/body"
 			Expect(pg["body_url"]).To(Equal(baseURL + bodyPath))
-			b := call("GET", bodyPath, p.rw, "")
-			Expect(b.status).To(Equal(http.StatusOK))
-			Expect(b.text()).To(Equal("payload from " + m))
+			b := harness.Call("GET", bodyPath, p.rw, "")
+			Expect(b.Status).To(Equal(http.StatusOK))
+			Expect(b.Text()).To(Equal("payload from " + m))
 		}
 		Expect(methods).To(Equal([]string{"POST", "PATCH", "DELETE", "OPTIONS", "PUT", "HEAD", "GET"}))
 	})
@@ -314,9 +317,9 @@ var _ = Describe("What a ping records", func() {
 		binary := "\xff\xfe\x00binary"
 		expectOK(pingURL("POST", "/ping/"+u+"/log", binary))
 
-		Expect(call("GET", "/api/v3/checks/"+u+"/pings/1/body", p.rw, "").text()).To(Equal(big[:bodyLimit]))
-		Expect(call("GET", "/api/v3/checks/"+u+"/pings/2/body", p.rw, "").text()).To(Equal(exact))
-		Expect(call("GET", "/api/v3/checks/"+u+"/pings/3/body", p.rw, "").text()).To(Equal(binary))
+		Expect(harness.Call("GET", "/api/v3/checks/"+u+"/pings/1/body", p.rw, "").Text()).To(Equal(big[:bodyLimit]))
+		Expect(harness.Call("GET", "/api/v3/checks/"+u+"/pings/2/body", p.rw, "").Text()).To(Equal(exact))
+		Expect(harness.Call("GET", "/api/v3/checks/"+u+"/pings/3/body", p.rw, "").Text()).To(Equal(binary))
 		Expect(logged(p.checkObject(u))[0].BodySize).To(Equal(bodyLimit))
 	})
 
@@ -396,9 +399,9 @@ var _ = Describe("What a ping records", func() {
 		expectOK(pingURL("GET", "/ping/"+u+"/0", ""))
 		Expect(p.check(u)).To(HaveKeyWithValue("status", "up"))
 		Eventually(func() v1.CheckState { return p.checkObject(u).Status.State }).Should(Equal(v1.CheckStateUp))
-		flips := call("GET", "/api/v3/checks/"+u+"/flips/", p.rw, "")
-		Expect(flips.status).To(Equal(http.StatusOK))
-		Eventually(func() string { return call("GET", "/api/v3/checks/"+u+"/flips/", p.rw, "").text() }).Should(
+		flips := harness.Call("GET", "/api/v3/checks/"+u+"/flips/", p.rw, "")
+		Expect(flips.Status).To(Equal(http.StatusOK))
+		Eventually(func() string { return harness.Call("GET", "/api/v3/checks/"+u+"/flips/", p.rw, "").Text() }).Should(
 			And(ContainSubstring(`"up":0`), ContainSubstring(`"up":1`)))
 	})
 })
@@ -424,7 +427,7 @@ var _ = Describe("Check settings that change a ping", func() {
 		auto := p.create(`{"name": "auto"}`)
 		for _, u := range []string{manual, auto} {
 			expectOK(pingURL("GET", "/ping/"+u, ""))
-			Expect(call("POST", "/api/v3/checks/"+u+"/pause", p.rw, "").json()).To(HaveKeyWithValue("status", "paused"))
+			Expect(harness.Call("POST", "/api/v3/checks/"+u+"/pause", p.rw, "").JSON()).To(HaveKeyWithValue("status", "paused"))
 		}
 		for _, suffix := range []string{"/start", "/log", "/fail", "", "/0"} {
 			expectOK(pingURL("GET", "/ping/"+manual+suffix, ""))
@@ -457,8 +460,8 @@ var _ = Describe("Check settings that change a ping", func() {
 		Expect(types(p.pings(u))).To(Equal([]string{"success", "ign", "fail", "ign", "ign", "start", "fail", "success"}))
 		Expect(p.check(u)).To(MatchKeys(IgnoreExtras, Keys{"status": Equal("up"), "n_pings": BeEquivalentTo(8)}))
 
-		r := call("POST", "/api/v3/checks/"+u, p.rw, `{"filter_default_fail": true}`)
-		Expect(r.status).To(Equal(http.StatusOK), r.String())
+		r := harness.Call("POST", "/api/v3/checks/"+u, p.rw, `{"filter_default_fail": true}`)
+		Expect(r.Status).To(Equal(http.StatusOK), r.String())
 		Eventually(func() string {
 			expectOK(pingURL("POST", "/ping/"+u, "nothing to see"))
 			return types(p.pings(u))[0]
@@ -467,7 +470,7 @@ var _ = Describe("Check settings that change a ping", func() {
 
 		// The methods rule comes first: a GET to a POST-only check is
 		// ignored whatever its keywords say.
-		Expect(call("POST", "/api/v3/checks/"+u, p.rw, `{"methods": "POST"}`).status).To(Equal(http.StatusOK))
+		Expect(harness.Call("POST", "/api/v3/checks/"+u, p.rw, `{"methods": "POST"}`).Status).To(Equal(http.StatusOK))
 		Eventually(func() string {
 			expectOK(pingURL("GET", "/ping/"+u+"?x=ALL+GOOD", ""))
 			return types(p.pings(u))[0]

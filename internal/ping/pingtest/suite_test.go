@@ -5,11 +5,8 @@
 package pingtest
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -102,26 +99,26 @@ func newProject() proj {
 
 // create creates a check through the Management API and returns its UUID.
 func (p proj) create(body string) string {
-	r := call("POST", "/api/v3/checks/", p.rw, body)
-	ExpectWithOffset(1, r.status).To(Equal(http.StatusCreated), r.String())
-	return r.json()["uuid"].(string)
+	r := harness.Call("POST", "/api/v3/checks/", p.rw, body)
+	ExpectWithOffset(1, r.Status).To(Equal(http.StatusCreated), r.String())
+	return r.JSON()["uuid"].(string)
 }
 
 // check is the check's JSON from the Management API.
 func (p proj) check(uuid string) map[string]any {
-	r := call("GET", "/api/v3/checks/"+uuid, p.rw, "")
-	ExpectWithOffset(1, r.status).To(Equal(http.StatusOK), r.String())
-	return r.json()
+	r := harness.Call("GET", "/api/v3/checks/"+uuid, p.rw, "")
+	ExpectWithOffset(1, r.Status).To(Equal(http.StatusOK), r.String())
+	return r.JSON()
 }
 
 // pings is the check's ping log from the Management API, newest first.
 func (p proj) pings(uuid string) []map[string]any {
-	r := call("GET", "/api/v3/checks/"+uuid+"/pings/", p.rw, "")
-	ExpectWithOffset(1, r.status).To(Equal(http.StatusOK), r.String())
+	r := harness.Call("GET", "/api/v3/checks/"+uuid+"/pings/", p.rw, "")
+	ExpectWithOffset(1, r.Status).To(Equal(http.StatusOK), r.String())
 	var out struct {
 		Pings []map[string]any `json:"pings"`
 	}
-	ExpectWithOffset(1, json.Unmarshal(r.body, &out)).To(Succeed())
+	ExpectWithOffset(1, json.Unmarshal(r.Body, &out)).To(Succeed())
 	return out.Pings
 }
 
@@ -148,65 +145,22 @@ func logged(c *v1.Check) []store.LoggedPing {
 	return pings
 }
 
-// response is an HTTP answer.
-type response struct {
-	method string
-	status int
-	header http.Header
-	body   []byte
-}
-
-func (r response) json() map[string]any {
-	var m map[string]any
-	ExpectWithOffset(1, json.Unmarshal(r.body, &m)).To(Succeed(), string(r.body))
-	return m
-}
-
-func (r response) text() string { return string(r.body) }
-
-func (r response) String() string { return fmt.Sprintf("%d %s", r.status, r.body) }
-
-// call makes a Management API request with an optional key and body.
-func call(method, path, key, body string) response {
-	var h http.Header
-	if key != "" {
-		h = http.Header{"X-Api-Key": {key}}
-	}
-	return do(method, baseURL+path, body, h)
-}
-
 // pingURL pings path on the suite manager.
-func pingURL(method, path, body string) response {
+func pingURL(method, path, body string) managertest.Response {
+	GinkgoHelper()
 	return do(method, baseURL+path, body, nil)
 }
 
 // do makes a request to a full URL with optional headers.
-func do(method, url, body string, header http.Header) response {
+func do(method, url, body string, header http.Header) managertest.Response {
+	GinkgoHelper()
 	r, err := tryDo(method, url, body, header)
-	ExpectWithOffset(2, err).NotTo(HaveOccurred())
+	Expect(err).NotTo(HaveOccurred())
 	return r
 }
 
 // tryDo makes a request and returns any transport error instead of failing
 // (for goroutines).
-func tryDo(method, url, body string, header http.Header) (response, error) {
-	req, err := http.NewRequestWithContext(context.Background(), method, url, bytes.NewBufferString(body))
-	if err != nil {
-		return response{}, err
-	}
-	for k, vs := range header {
-		for _, v := range vs {
-			req.Header.Add(k, v)
-		}
-	}
-	resp, err := httpClient.Do(req)
-	if err != nil {
-		return response{}, err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return response{}, err
-	}
-	return response{method: method, status: resp.StatusCode, header: resp.Header, body: b}, nil
+func tryDo(method, url, body string, header http.Header) (managertest.Response, error) {
+	return managertest.Request(httpClient, method, url, body, header)
 }

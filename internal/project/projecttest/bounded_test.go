@@ -19,6 +19,7 @@ import (
 
 	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/store"
+	"github.com/vigil-operator/vigil/internal/testenv/managertest"
 )
 
 // The figures of the test: one namespace's 100,000 key lines in five
@@ -51,13 +52,13 @@ var _ = Describe("A namespace's project Secrets", func() {
 	It("cost what its limits allow: other projects' pings keep their pace, and the store keeps its size", func() {
 		ctx := context.Background()
 		victim := harness.NewProject("victim-")
-		status, body := call("POST", "/api/v3/checks/", victim.ReadWrite, `{"name": "nightly", "timeout": 86400}`)
-		Expect(status).To(Equal(http.StatusCreated), body)
+		r := harness.Call("POST", "/api/v3/checks/", victim.ReadWrite, `{"name": "nightly", "timeout": 86400}`)
+		Expect(r.Status).To(Equal(http.StatusCreated), r.Text())
 		var created struct{ UUID string }
-		Expect(json.Unmarshal([]byte(body), &created)).To(Succeed())
+		Expect(json.Unmarshal(r.Body, &created)).To(Succeed())
 		pingPath := "/ping/" + created.UUID
-		status, body = call("GET", pingPath, "", "")
-		Expect(status).To(Equal(http.StatusOK), body)
+		r = harness.Call("GET", pingPath, "", "")
+		Expect(r.Status).To(Equal(http.StatusOK), r.Text())
 		victimRows := ownerRows() // its API keys, ping and badge keys
 
 		// The baseline: the same Secrets, unlabelled, in another namespace.
@@ -80,14 +81,13 @@ var _ = Describe("A namespace's project Secrets", func() {
 		Expect(ownerRows()).To(Equal(victimRows+project.DefaultKeyLimit), "key rows beyond the victim's and the limit")
 
 		By("the keys within the limit open the namespace, the rest nothing")
-		Eventually(func() int { s, _ := call("GET", "/api/v3/checks/", apiKey(project.DefaultKeyLimit-1), ""); return s }).
-			Should(Equal(http.StatusOK))
+		Eventually(func() int {
+			return harness.Call("GET", "/api/v3/checks/", apiKey(project.DefaultKeyLimit-1), "").Status
+		}).Should(Equal(http.StatusOK))
 		for _, k := range []int{project.DefaultKeyLimit, linesPerSecret, hostileSecrets*linesPerSecret - 1} {
-			s, _ := call("GET", "/api/v3/checks/", apiKey(k), "")
-			Expect(s).To(Equal(http.StatusUnauthorized), "key %d", k)
+			Expect(harness.Call("GET", "/api/v3/checks/", apiKey(k), "").Status).To(Equal(http.StatusUnauthorized), "key %d", k)
 		}
-		s, _ := call("GET", "/api/v3/checks/", victim.ReadWrite, "")
-		Expect(s).To(Equal(http.StatusOK))
+		Expect(harness.Call("GET", "/api/v3/checks/", victim.ReadWrite, "").Status).To(Equal(http.StatusOK))
 
 		By("each Secret the limits cut is told what of it is ignored")
 		Eventually(func(g Gomega) map[string]string {
@@ -191,12 +191,12 @@ func measure(path string, work func()) []time.Duration {
 			wg.Go(func() {
 				defer func() { <-inFlight }()
 				start := time.Now()
-				status, body, err := tryCall("GET", path, "", "")
+				r, err := managertest.Request(httpClient, "GET", harness.BaseURL+path, "", nil)
 				elapsed := time.Since(start)
 				mu.Lock()
 				defer mu.Unlock()
-				if err != nil || status != http.StatusOK {
-					failed = append(failed, fmt.Sprintf("%d %s %v", status, body, err))
+				if err != nil || r.Status != http.StatusOK {
+					failed = append(failed, fmt.Sprintf("%d %s %v", r.Status, r.Body, err))
 				}
 				latencies = append(latencies, elapsed)
 			})

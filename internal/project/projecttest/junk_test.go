@@ -33,11 +33,11 @@ var _ = Describe("A namespace's project Secrets of lines that are not keys", fun
 		victim := harness.NewProject("junk-victim-")
 		// A slug ping: each one looks the project's ping key up in the
 		// registry, as every slug ping and API request does.
-		status, body := call("POST", "/api/v3/checks/", victim.ReadWrite, `{"name": "nightly", "slug": "nightly", "timeout": 86400}`)
-		Expect(status).To(Equal(http.StatusCreated), body)
+		r := harness.Call("POST", "/api/v3/checks/", victim.ReadWrite, `{"name": "nightly", "slug": "nightly", "timeout": 86400}`)
+		Expect(r.Status).To(Equal(http.StatusCreated), r.Text())
 		pingPath := "/ping/" + victim.PingKey + "/nightly"
-		status, body = call("GET", pingPath, "", "")
-		Expect(status).To(Equal(http.StatusOK), body)
+		r = harness.Call("GET", pingPath, "", "")
+		Expect(r.Status).To(Equal(http.StatusOK), r.Text())
 
 		// The baseline: the same Secrets and edits, unlabelled, in another
 		// namespace: the API server and etcd do the same work; the

@@ -6,9 +6,6 @@
 package projecttest
 
 import (
-	"bytes"
-	"context"
-	"io"
 	"net/http"
 	"testing"
 	"time"
@@ -50,30 +47,3 @@ var _ = BeforeSuite(func() {
 })
 
 var _ = AfterSuite(func() { harness.Stop() })
-
-// call makes a request with an optional API key and body, and returns the
-// status code and body.
-func call(method, path, key, body string) (int, string) {
-	status, answer, err := tryCall(method, path, key, body)
-	ExpectWithOffset(1, err).NotTo(HaveOccurred())
-	return status, answer
-}
-
-// tryCall makes a request and returns any transport error instead of
-// failing (for goroutines).
-func tryCall(method, path, key, body string) (int, string, error) {
-	req, err := http.NewRequestWithContext(context.Background(), method, harness.BaseURL+path, bytes.NewBufferString(body))
-	if err != nil {
-		return 0, "", err
-	}
-	if key != "" {
-		req.Header.Set("X-Api-Key", key)
-	}
-	resp, err := httpClient.Do(req)
-	if err != nil {
-		return 0, "", err
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	return resp.StatusCode, string(b), err
-}

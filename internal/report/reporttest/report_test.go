@@ -1,14 +1,11 @@
 package reporttest
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"mime"
 	"mime/multipart"
 	"mime/quotedprintable"
-	"net/http"
 	"net/mail"
 	"strings"
 	"time"
@@ -55,23 +52,6 @@ func parse(raw string) email {
 	return e
 }
 
-// call makes a request to the manager with an API key and returns the
-// status and the decoded JSON answer.
-func call(method, path, key, body string) (int, map[string]any) {
-	GinkgoHelper()
-	req, err := http.NewRequestWithContext(ctx, method, harness.BaseURL+path, bytes.NewBufferString(body))
-	Expect(err).NotTo(HaveOccurred())
-	if key != "" {
-		req.Header.Set("X-Api-Key", key)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	Expect(err).NotTo(HaveOccurred())
-	defer resp.Body.Close()
-	var m map[string]any
-	_ = json.NewDecoder(resp.Body).Decode(&m)
-	return resp.StatusCode, m
-}
-
 // stepTo moves the manager's clock to at.
 func stepTo(at time.Time) {
 	GinkgoHelper()
@@ -88,14 +68,14 @@ var _ = Describe("Weekly reports to an email Channel", func() {
 		// A check that runs hourly: a run of 90 s (within its grace, which
 		// also bounds a started run), a failure (down), a success (up),
 		// then silence, so it goes down for lack of a ping.
-		status, resp := call("POST", "/api/v3/checks/", p.ReadWrite, `{"name": "nightly backup", "timeout": 3600, "grace": 300}`)
-		Expect(status).To(Equal(201), "%v", resp)
-		_, ping, found := strings.Cut(resp["ping_url"].(string), "/ping/")
+		r := harness.Call("POST", "/api/v3/checks/", p.ReadWrite, `{"name": "nightly backup", "timeout": 3600, "grace": 300}`)
+		Expect(r.Status).To(Equal(201), r.String())
+		created := r.JSON()
+		_, ping, found := strings.Cut(created["ping_url"].(string), "/ping/")
 		Expect(found).To(BeTrue())
 		ping = "/ping/" + ping
 		for _, kind := range []string{"/start", "", "/fail", ""} {
-			status, _ := call("GET", ping+kind, "", "")
-			Expect(status).To(Equal(200))
+			Expect(harness.Call("GET", ping+kind, "", "").Status).To(Equal(200))
 			clk.Step(90 * time.Second) // the timed run took 90 s
 		}
 
@@ -123,8 +103,7 @@ var _ = Describe("Weekly reports to an email Channel", func() {
 		first, _ := report.Last(v1.ReportWeekly, clk.Now().AddDate(0, 0, 7))
 		stepTo(first.To.Add(30 * time.Second))
 		Eventually(func() any {
-			_, c := call("GET", "/api/v3/checks/"+resp["uuid"].(string), p.ReadWrite, "")
-			return c["status"]
+			return harness.Call("GET", "/api/v3/checks/"+created["uuid"].(string), p.ReadWrite, "").JSON()["status"]
 		}).Should(Equal("down"))
 		Consistently(mails.Received, "1s").Should(BeEmpty())
 		stepTo(first.To.Add(report.Settle))

@@ -7,7 +7,6 @@ package fullvolumetest
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -56,21 +55,6 @@ var _ = AfterSuite(func() {
 	Expect(err).NotTo(HaveOccurred(), "umount: %s", out)
 })
 
-// call makes a request and returns its status, Retry-After and body.
-func call(method, url, key, body string) (int, string, string) {
-	req, err := http.NewRequestWithContext(context.Background(), method, url, strings.NewReader(body))
-	Expect(err).NotTo(HaveOccurred())
-	if key != "" {
-		req.Header.Set("X-Api-Key", key)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	Expect(err).NotTo(HaveOccurred())
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	Expect(err).NotTo(HaveOccurred())
-	return resp.StatusCode, resp.Header.Get("Retry-After"), string(b)
-}
-
 // storeFull is the manager's vigil_store_full gauge.
 func storeFull() float64 {
 	families, err := ctrlmetrics.Registry.Gather()
@@ -86,19 +70,20 @@ func storeFull() float64 {
 var _ = Describe("A full store volume", func() {
 	It("refuses writes with 503 and Retry-After, keeps reads, and resumes once space is freed", func() {
 		p := harness.NewProject("full-")
-		status, _, body := call("POST", harness.BaseURL+"/api/v3/checks/", p.ReadWrite, `{"name": "backup", "timeout": 3600}`)
-		Expect(status).To(Equal(http.StatusCreated), body)
+		r := harness.Call("POST", "/api/v3/checks/", p.ReadWrite, `{"name": "backup", "timeout": 3600}`)
+		Expect(r.Status).To(Equal(http.StatusCreated), r.Text())
 		var check struct {
 			UUID    string `json:"uuid"`
 			PingURL string `json:"ping_url"`
 		}
-		Expect(json.Unmarshal([]byte(body), &check)).To(Succeed())
+		Expect(json.Unmarshal(r.Body, &check)).To(Succeed())
+		// The ping URL names the manager's own HTTP server.
+		ping, found := strings.CutPrefix(check.PingURL, harness.BaseURL)
+		Expect(found).To(BeTrue(), check.PingURL)
 		nPings := func() float64 {
-			status, _, body := call("GET", harness.BaseURL+"/api/v3/checks/"+check.UUID, p.ReadOnly, "")
-			Expect(status).To(Equal(http.StatusOK), body)
-			var c map[string]any
-			Expect(json.Unmarshal([]byte(body), &c)).To(Succeed())
-			return c["n_pings"].(float64)
+			r := harness.Call("GET", "/api/v3/checks/"+check.UUID, p.ReadOnly, "")
+			Expect(r.Status).To(Equal(http.StatusOK), r.Text())
+			return r.JSON()["n_pings"].(float64)
 		}
 
 		// A file takes all the room but 256 KiB.
@@ -109,11 +94,11 @@ var _ = Describe("A full store volume", func() {
 		logBody := strings.Repeat("backup log line\n", 512) // 8 KiB
 		acked := 0
 		for {
-			status, retry, body := call("POST", check.PingURL, "", logBody)
-			if status != http.StatusOK {
-				Expect(status).To(Equal(http.StatusServiceUnavailable), body)
-				Expect(retry).To(Equal("30"))
-				Expect(body).To(Equal("the ping store is full, try again later"))
+			r := harness.Call("POST", ping, "", logBody)
+			if r.Status != http.StatusOK {
+				Expect(r.Status).To(Equal(http.StatusServiceUnavailable), r.Text())
+				Expect(r.Header.Get("Retry-After")).To(Equal("30"))
+				Expect(r.Text()).To(Equal("the ping store is full, try again later"))
 				break
 			}
 			acked++
@@ -128,33 +113,33 @@ var _ = Describe("A full store volume", func() {
 		rest := filepath.Join(vol, "rest")
 		Expect(os.WriteFile(rest, make([]byte, int64(st.Bavail)*st.Bsize), 0o600)).To(Succeed())
 		for {
-			status, retry, body := call("POST", check.PingURL, "", "")
-			if status != http.StatusOK {
-				Expect(status).To(Equal(http.StatusServiceUnavailable), body)
-				Expect(retry).To(Equal("30"))
+			r := harness.Call("POST", ping, "", "")
+			if r.Status != http.StatusOK {
+				Expect(r.Status).To(Equal(http.StatusServiceUnavailable), r.Text())
+				Expect(r.Header.Get("Retry-After")).To(Equal("30"))
 				break
 			}
 			acked++
 			Expect(acked).To(BeNumerically("<", 2000), "the WAL never filled")
 		}
 		// An API write to the store is refused alike, or fits: never a 500.
-		status, retry, body := call("POST", harness.BaseURL+"/api/v3/checks/"+check.UUID+"/pause", p.ReadWrite, "")
-		GinkgoWriter.Printf("a pause on the full volume: %d %s\n", status, body)
-		if status != http.StatusOK {
-			Expect(status).To(Equal(http.StatusServiceUnavailable), body)
-			Expect(retry).To(Equal("30"))
-			Expect(body).To(ContainSubstring("the ping store is full"))
+		r = harness.Call("POST", "/api/v3/checks/"+check.UUID+"/pause", p.ReadWrite, "")
+		GinkgoWriter.Printf("a pause on the full volume: %s\n", r)
+		if r.Status != http.StatusOK {
+			Expect(r.Status).To(Equal(http.StatusServiceUnavailable), r.Text())
+			Expect(r.Header.Get("Retry-After")).To(Equal("30"))
+			Expect(r.Text()).To(ContainSubstring("the ping store is full"))
 		}
 		// Reads go on, and nothing of a refused ping was recorded.
 		Expect(nPings()).To(BeEquivalentTo(acked))
 
 		Expect(os.Remove(filler)).To(Succeed())
 		Expect(os.Remove(rest)).To(Succeed())
-		status, _, body = call("POST", check.PingURL, "", logBody)
-		Expect(status).To(Equal(http.StatusOK), body)
+		r = harness.Call("POST", ping, "", logBody)
+		Expect(r.Status).To(Equal(http.StatusOK), r.Text())
 		Expect(nPings()).To(BeEquivalentTo(acked + 1))
 		Expect(storeFull()).To(Equal(0.0))
-		status, _, body = call("POST", harness.BaseURL+"/api/v3/checks/"+check.UUID+"/resume", p.ReadWrite, "")
-		Expect(status).To(BeElementOf(http.StatusOK, http.StatusConflict), body) // conflict: the pause did not fit
+		r = harness.Call("POST", "/api/v3/checks/"+check.UUID+"/resume", p.ReadWrite, "")
+		Expect(r.Status).To(BeElementOf(http.StatusOK, http.StatusConflict), r.Text()) // conflict: the pause did not fit
 	})
 })

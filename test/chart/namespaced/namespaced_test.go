@@ -55,15 +55,15 @@ var _ = Describe("A manager limited to listed namespaces", func() {
 		// "*" is every channel the project shows when the check is made:
 		// wait until it shows this one (the manager's cache lags the
 		// API server by seconds under load).
-		Eventually(func() string { return string(call(http.MethodGet, "/api/v3/channels/", p.ReadWrite, "").body) }).
+		Eventually(func() string { return harness.Call(http.MethodGet, "/api/v3/channels/", p.ReadWrite, "").Text() }).
 			Should(ContainSubstring(string(ch.UID)))
 
 		// A check created through the API, on every channel, fails.
-		r := call(http.MethodPost, "/api/v3/checks/", p.ReadWrite, `{"name": "backup", "timeout": 3600, "grace": 60, "channels": "*"}`)
-		Expect(r.status).To(Equal(http.StatusCreated), string(r.body))
+		r := harness.Call(http.MethodPost, "/api/v3/checks/", p.ReadWrite, `{"name": "backup", "timeout": 3600, "grace": 60, "channels": "*"}`)
+		Expect(r.Status).To(Equal(http.StatusCreated), r.Text())
 		var created struct{ UUID string }
-		Expect(json.Unmarshal(r.body, &created)).To(Succeed())
-		Eventually(func() int { return call(http.MethodGet, "/ping/"+created.UUID+"/fail", "", "").status }).Should(Equal(http.StatusOK))
+		Expect(json.Unmarshal(r.Body, &created)).To(Succeed())
+		Eventually(func() int { return harness.Call(http.MethodGet, "/ping/"+created.UUID+"/fail", "", "").Status }).Should(Equal(http.StatusOK))
 
 		Eventually(requests).Should(ContainElement("/down/backup t0ken"))
 		Eventually(func(g Gomega) {
@@ -87,7 +87,7 @@ var _ = Describe("A manager limited to listed namespaces", func() {
 		}).Should(ContainElement(HaveField("Regarding.Name", check.Name)))
 
 		// A slug ping creates its check, through the API server.
-		Expect(call(http.MethodGet, "/ping/"+p.PingKey+"/nightly?create=1", "", "").status).To(Equal(http.StatusCreated))
+		Expect(harness.Call(http.MethodGet, "/ping/"+p.PingKey+"/nightly?create=1", "", "").Status).To(Equal(http.StatusCreated))
 		Eventually(func(g Gomega) []v1.Check {
 			var list v1.CheckList
 			g.Expect(harness.Client.List(ctx, &list, client.InNamespace(teamA))).To(Succeed())
@@ -146,10 +146,10 @@ var _ = Describe("A manager limited to listed namespaces", func() {
 		}).Should(Succeed())
 		p := harness.CreateProject(teamB)
 		Eventually(func() (bool, error) { return harness.Accepts(p.ReadWrite) }).Should(BeTrue())
-		r := call(http.MethodGet, fmt.Sprintf("/api/v3/checks/%s/pings/2/body", check.Status.UUID), p.ReadWrite, "")
-		Expect(r.status).To(Equal(http.StatusOK), string(r.body))
+		r := harness.Call(http.MethodGet, fmt.Sprintf("/api/v3/checks/%s/pings/2/body", check.Status.UUID), p.ReadWrite, "")
+		Expect(r.Status).To(Equal(http.StatusOK), r.Text())
 		// (envtest's API server answers an empty log for a pod on no node.)
-		Expect(string(r.body)).To(ContainSubstring("Pod report-1-x7k2p, container job exited with code 3 (Error).\n\nThe log of container job in pod report-1-x7k2p is empty."))
+		Expect(r.Text()).To(ContainSubstring("Pod report-1-x7k2p, container job exited with code 3 (Error).\n\nThe log of container job in pod report-1-x7k2p is empty."))
 	})
 
 	It("sees no project, check or Secret outside the list, and may not", func() {
@@ -163,12 +163,12 @@ var _ = Describe("A manager limited to listed namespaces", func() {
 		// time it is, the manager has had every chance to see the other.
 		listed := harness.CreateProject(teamA)
 		Eventually(func() (bool, error) { return harness.Accepts(listed.ReadOnly) }).Should(BeTrue())
-		Eventually(func() int { return call(http.MethodGet, "/api/v3/checks/", listed.ReadWrite, "").status }).Should(Equal(http.StatusOK))
+		Eventually(func() int { return harness.Call(http.MethodGet, "/api/v3/checks/", listed.ReadWrite, "").Status }).Should(Equal(http.StatusOK))
 
 		Expect(harness.Accepts(p.ReadWrite)).To(BeFalse(), "the API key of an unlisted namespace opens nothing")
-		Expect(call(http.MethodGet, "/ping/"+string(hidden.UID), "", "").status).To(Equal(http.StatusNotFound))
-		Expect(call(http.MethodGet, "/ping/"+p.PingKey+"/hidden", "", "").status).To(Equal(http.StatusNotFound))
-		Expect(call(http.MethodGet, "/ping/"+p.PingKey+"/new-one?create=1", "", "").status).To(Equal(http.StatusNotFound))
+		Expect(harness.Call(http.MethodGet, "/ping/"+string(hidden.UID), "", "").Status).To(Equal(http.StatusNotFound))
+		Expect(harness.Call(http.MethodGet, "/ping/"+p.PingKey+"/hidden", "", "").Status).To(Equal(http.StatusNotFound))
+		Expect(harness.Call(http.MethodGet, "/ping/"+p.PingKey+"/new-one?create=1", "", "").Status).To(Equal(http.StatusNotFound))
 		cur := &v1.Check{}
 		Expect(harness.Client.Get(ctx, client.ObjectKeyFromObject(hidden), cur)).To(Succeed())
 		Expect(cur.Status.UUID).To(BeEmpty(), "no controller reconciled a check outside the list")

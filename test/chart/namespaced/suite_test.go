@@ -7,10 +7,7 @@
 package namespaced
 
 import (
-	"bytes"
 	"context"
-	"io"
-	"net/http"
 	"testing"
 	"time"
 
@@ -62,25 +59,3 @@ var _ = BeforeSuite(func() {
 })
 
 var _ = AfterSuite(func() { harness.Stop() })
-
-// response is an HTTP answer.
-type response struct {
-	status int
-	body   []byte
-}
-
-// call makes a request to the manager's HTTP server, with an API key
-// unless key is empty.
-func call(method, path, key, body string) response {
-	req, err := http.NewRequestWithContext(ctx, method, harness.BaseURL+path, bytes.NewBufferString(body))
-	ExpectWithOffset(1, err).NotTo(HaveOccurred())
-	if key != "" {
-		req.Header.Set("X-Api-Key", key)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	ExpectWithOffset(1, err).NotTo(HaveOccurred())
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	ExpectWithOffset(1, err).NotTo(HaveOccurred())
-	return response{status: resp.StatusCode, body: b}
-}
