@@ -30,6 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
+	"github.com/vigil-operator/vigil/internal/controlplane"
 	"github.com/vigil-operator/vigil/internal/scheme"
 )
 
@@ -110,11 +111,11 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 		BinaryAssetsDirectory: opts.Assets,
 		Scheme:                scheme.New(),
 	}
-	etcd := &envtest.Etcd{DataDir: filepath.Join(opts.Dir, "etcd"), Out: etcdLog, Err: etcdLog, StartTimeout: time.Minute}
+	etcd := &envtest.Etcd{DataDir: filepath.Join(opts.Dir, "etcd"), Out: etcdLog, Err: etcdLog, StartTimeout: controlplane.DefaultStartTimeout}
 	// envtest turns fsync off for speed; dev data must survive a crash.
 	etcd.Configure().Set("unsafe-no-fsync", "false")
 	env.ControlPlane.Etcd = etcd
-	api := &envtest.APIServer{CertDir: filepath.Join(opts.Dir, "pki"), Out: apiLog, Err: apiLog, StartTimeout: 2 * time.Minute}
+	api := &envtest.APIServer{CertDir: filepath.Join(opts.Dir, "pki"), Out: apiLog, Err: apiLog, StartTimeout: controlplane.DefaultStartTimeout}
 	api.Address = "127.0.0.1"
 	api.Port = strconv.Itoa(opts.APIServerPort)
 	// The ServiceAccount admission plugin stays off as in envtest: nothing

@@ -40,10 +40,18 @@ func run(t *testing.T, ctx context.Context, dir string, name string, args ...str
 	return string(out)
 }
 
-// build builds the image into dir and returns its index's digest.
+// build builds the image into dir and returns its index's digest. It links
+// Vigil for both platforms (make test compiled them): a build, so it holds
+// a start slot, and no control plane starts beside it.
 func build(t *testing.T, ctx context.Context, root, dir string) string {
 	t.Helper()
-	out := run(t, ctx, root, "go", "run", "./hack/image", "-out", dir, "-version", "0.0.0-test")
+	var out string
+	if err := testenv.WithStartLock(ctx, func() error {
+		out = run(t, ctx, root, "go", "run", "./hack/image", "-out", dir, "-version", "0.0.0-test")
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	fields := strings.Fields(strings.TrimSpace(out[strings.LastIndex(strings.TrimSpace(out), "\n")+1:]))
 	if len(fields) != 2 || !strings.HasPrefix(fields[1], "sha256:") {
 		t.Fatalf("hack/image said %q", out)

@@ -80,8 +80,15 @@ func TestRelease(t *testing.T) {
 	// One platform: test/image checks that make image builds every platform,
 	// and a second cross-compilation of the tree would only make this test
 	// longer on a cold build cache.
-	run(t, ctx, root, []string{"HELM=" + helm, "KUSTOMIZE=" + kustomize, "IMAGE_REPOSITORY=registry.example.com/vigil",
-		"SIGNING_KEY=" + signingKey, "PLATFORMS=linux/amd64"}, "hack/release.sh", version, out)
+	// The release builds the image: a build, so it holds a start slot,
+	// and no control plane starts beside it.
+	if err := testenv.WithStartLock(ctx, func() error {
+		run(t, ctx, root, []string{"HELM=" + helm, "KUSTOMIZE=" + kustomize, "IMAGE_REPOSITORY=registry.example.com/vigil",
+			"SIGNING_KEY=" + signingKey, "PLATFORMS=linux/amd64"}, "hack/release.sh", version, out)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
 	digest, err := os.ReadFile(filepath.Join(out, "image", "digest"))
 	if err != nil {
 		t.Fatal(err)
