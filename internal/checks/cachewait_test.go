@@ -43,12 +43,26 @@ func waiting(t *testing.T, w *watcher, waiters func() int) {
 	}).WithTimeout(5*time.Second).WithPolling(time.Millisecond).Should(gomega.BeNumerically(">", 0), "the waiter never registered")
 }
 
+// returned waits for done, as long as a loaded machine may need: a wait
+// that is to end has ended.
 func returned(done <-chan struct{}) bool {
 	select {
 	case <-done:
 		return true
-	case <-time.After(200 * time.Millisecond):
+	case <-time.After(30 * time.Second):
 		return false
+	}
+}
+
+// stillWaiting says whether done is still open after a short while: a
+// wait that is not to end yet has not, so far. (A loaded machine only
+// makes this likelier to hold.)
+func stillWaiting(done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return false
+	case <-time.After(150 * time.Millisecond):
+		return true
 	}
 }
 
@@ -76,25 +90,26 @@ func TestWatcherVersion(t *testing.T) {
 			if tt.before != nil {
 				w.observe(tt.before, true)
 			}
-			done := waitAsync(func() { w.version(context.Background(), key, tt.uid, tt.want, 300*time.Millisecond) })
+			// A wait that is to wake has a timeout far beyond returned's
+			// bound, so that waking is not mistaken for timing out.
+			timeout := 300 * time.Millisecond
+			if tt.wakes {
+				timeout = time.Hour
+			}
+			done := waitAsync(func() { w.version(context.Background(), key, tt.uid, tt.want, timeout) })
 			if tt.during != nil {
 				if tt.before == nil || !tt.wakes || tt.before.ResourceVersion < tt.want {
 					registered(t, w)
 				}
 				w.observe(tt.during, true)
 			}
-			select {
-			case <-done:
-				if !tt.wakes {
-					t.Fatal("returned before its version arrived")
-				}
-			case <-time.After(150 * time.Millisecond):
-				if tt.wakes {
-					t.Fatal("did not return when its version arrived")
-				}
-				if !returned(done) {
-					t.Fatal("did not return at its timeout")
-				}
+			switch {
+			case tt.wakes && !returned(done):
+				t.Fatal("did not return when its version arrived")
+			case !tt.wakes && !stillWaiting(done):
+				t.Fatal("returned before its version arrived")
+			case !tt.wakes && !returned(done):
+				t.Fatal("did not return at its timeout")
 			}
 			w.mu.Lock()
 			defer w.mu.Unlock()
@@ -111,10 +126,8 @@ func TestWatcherGone(t *testing.T) {
 	done := waitAsync(func() { w.gone(context.Background(), key, time.Minute) })
 	registered(t, w)
 	w.observe(check("a", "6"), true)
-	select {
-	case <-done:
+	if !stillWaiting(done) {
 		t.Fatal("Gone returned while the check is still cached")
-	case <-time.After(50 * time.Millisecond):
 	}
 	w.observe(check("a", "6"), false)
 	if !returned(done) {
@@ -151,7 +164,7 @@ func TestWatcherCaught(t *testing.T) {
 	other := check("b", "11")
 	other.Namespace = "elsewhere"
 	w.observe(other, true)
-	if returned(done) {
+	if !stillWaiting(done) {
 		t.Fatal("caught up before the cache reached the version")
 	}
 	deleted := check("c", "12")
