@@ -77,7 +77,8 @@ func TestStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	stopped = true
-	if _, err := http.Get(cp.EtcdURL + "/health"); err == nil { //nolint:noctx // a refusal is expected at once
+	if resp, err := http.Get(cp.EtcdURL + "/health"); err == nil { //nolint:noctx // a refusal is expected at once
+		_ = resp.Body.Close()
 		t.Error("etcd still answers after Stop")
 	}
 	if _, err := cs.CoreV1().Namespaces().Get(ctx, corev1.NamespaceDefault, metav1.GetOptions{}); err == nil {

@@ -66,7 +66,7 @@ func (p *process) waitReady(ctx context.Context, timeout time.Duration, c *http.
 		case <-p.exited:
 			return p.exitError()
 		case <-ctx.Done():
-			return fmt.Errorf("%s was not ready within %s (%s: %v); its last lines of output:\n%s", p.name, timeout, url, last, p.out.Tail())
+			return fmt.Errorf("%s was not ready within %s (%s: %w); its last lines of output:\n%s", p.name, timeout, url, last, p.out.Tail())
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
@@ -92,7 +92,11 @@ func get(ctx context.Context, c *http.Client, url string) error {
 // once exited is closed.
 func (p *process) exitError() error {
 	output := p.out.Tail()
-	err := fmt.Errorf("%s exited before it was ready (%v); its last lines of output:\n%s", p.name, p.waitErr, output)
+	status := p.waitErr
+	if status == nil {
+		status = errors.New("exit status 0")
+	}
+	err := fmt.Errorf("%s exited before it was ready (%w); its last lines of output:\n%s", p.name, status, output)
 	if portTaken(output) {
 		return errors.Join(errPortTaken, err)
 	}
