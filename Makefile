@@ -149,10 +149,9 @@ test: test-tools manifests generate ## Run every test (unit, envtest, interop, t
 	@echo "== compiling every package and its tests, Vigil for arm64, and the binaries the tests run ($(NPROC) cores)"
 	@$(MAKE) --no-print-directory -j$(NPROC) compile-tests compile-arm64 compile-vigil compile-previous
 	@echo "== the installs end to end on $(E2E_PROCS) processes (marked [e2e]) beside every other package, $(TEST_PROCS) at a time, on $(TEST_STORES)"
-	@run=$${TMPDIR:-/tmp}/vigil-test-$$(date +%s%N) && mkdir -m 755 "$$run" && status=0 && \
-		TMPDIR=$$run VIGIL_TEST_BOOTS=$$run/boots $(MAKE) --no-print-directory -j2 test-e2e test-packages || status=$$?; \
-		hack/test-report.sh "$$run" || status=1; \
-		rm -rf "$$run"; exit $$status
+	@run=$${TMPDIR:-/tmp}/vigil-test-$$(date +%s%N) && mkdir -m 755 "$$run" && trap 'rm -rf "$$run"' EXIT && status=0 && \
+		{ TMPDIR=$$run VIGIL_TEST_BOOTS=$$run/boots $(MAKE) --no-print-directory -j2 test-e2e test-packages || status=$$?; } && \
+		{ hack/test-report.sh "$$run" || status=1; } && exit $$status
 
 .PHONY: compile-tests compile-arm64 compile-vigil compile-previous test-e2e test-packages
 compile-tests: # part of make test
