@@ -14,10 +14,10 @@ import (
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 )
 
-// A reset leaves the control plane as a new one would be: what a test
-// made is gone, finalizers or not, a namespace's name is free again, and
-// what the control plane held once started stays.
-func TestReset(t *testing.T) {
+// freshCluster boots a control plane of the test's own, with its snapshot
+// for a reset, and an administrator's client.
+func freshCluster(t *testing.T) (*Cluster, client.Client) {
+	t.Helper()
 	ctx := context.Background()
 	c, err := boot(ctx, startOptions{crds: true})
 	if err != nil {
@@ -31,6 +31,15 @@ func TestReset(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return c, cl
+}
+
+// A reset leaves the control plane as a new one would be: what a test
+// made is gone, finalizers or not, a namespace's name is free again, and
+// what the control plane held once started stays.
+func TestReset(t *testing.T) {
+	ctx := context.Background()
+	c, cl := freshCluster(t)
 
 	// What a suite makes: a namespace of a fixed name (the manager's) and
 	// one generated, objects in both, one held by a finalizer no
@@ -83,22 +92,11 @@ func TestReset(t *testing.T) {
 // would see them.
 func TestResetFailsOnObjectsInTheControlPlanesNamespaces(t *testing.T) {
 	ctx := context.Background()
-	c, err := boot(ctx, startOptions{crds: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = c.cp.Stop() })
-	if c.fresh, err = takeSnapshot(ctx, c.Config); err != nil {
-		t.Fatal(err)
-	}
-	cl, err := client.New(c.Config, client.Options{Scheme: c.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c, cl := freshCluster(t)
 	if err := cl.Create(ctx, &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: corev1.NamespaceDefault, Name: "stray"}}); err != nil {
 		t.Fatal(err)
 	}
-	err = c.reset(ctx)
+	err := c.reset(ctx)
 	if err == nil || !strings.Contains(err.Error(), "checks default/stray") {
 		t.Fatalf("reset = %v, want it to name checks default/stray", err)
 	}
