@@ -178,7 +178,7 @@ func (s *Server) writeFailed(w http.ResponseWriter, r *request, what string, err
 		writeError(w, http.StatusNotFound, "check not found")
 	case apierrors.IsInvalid(err):
 		writeError(w, http.StatusBadRequest, "the check was rejected: "+err.Error())
-	default:
+	default: // checks.ErrBusy among them: 503, try again
 		s.internalError(w, r, what, err)
 	}
 }

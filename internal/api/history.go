@@ -54,6 +54,12 @@ func (s *Server) internalError(w http.ResponseWriter, r *request, what string, e
 		writeError(w, http.StatusServiceUnavailable, "the ping store is unavailable; try again")
 		return
 	}
+	if errors.Is(err, checks.ErrBusy) {
+		logr.FromContextOrDiscard(r.Context()).Info(what+" was given up", "reason", err.Error())
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusServiceUnavailable, checks.ErrBusy.Error()+"; try again")
+		return
+	}
 	// The request's logger carries its ID, as its request line does with
 	// its route.
 	logr.FromContextOrDiscard(r.Context()).Error(err, what)

@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/keylock"
 	"github.com/vigil-operator/vigil/internal/metrics"
 	"github.com/vigil-operator/vigil/internal/store"
 )
@@ -90,6 +91,8 @@ type Door struct {
 	windows  windowIndex
 	watch    *watcher
 	pending  pending
+	// writes gives this manager's writes to one check turns (write.go).
+	writes keylock.Locks
 	// synced report whether the handlers have seen what the cache held
 	// when it synced; ready is closed once they all have.
 	synced []toolscache.InformerSynced

@@ -91,11 +91,22 @@ func (d *Door) Windows(c *v1.Check) maintenance.Set {
 // Snooze holds the check's notifications from now for dur: a one-off
 // MaintenanceWindow for the check alone, made or moved (one per check).
 // It returns the window as written.
+// It takes the check's turn, as Update does.
 func (d *Door) Snooze(ctx context.Context, c *v1.Check, dur time.Duration) (*v1.MaintenanceWindow, error) {
+	unlock, err := d.turn(ctx, client.ObjectKeyFromObject(c))
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	return maintenance.ApplySnooze(ctx, d.client, d.live, c, d.clock.Now(), dur)
 }
 
-// Unsnooze ends the check's snooze, if it has one.
+// Unsnooze ends the check's snooze, if it has one, in the check's turn.
 func (d *Door) Unsnooze(ctx context.Context, c *v1.Check) error {
+	unlock, err := d.turn(ctx, client.ObjectKeyFromObject(c))
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	return maintenance.EndSnooze(ctx, d.client, d.live, c)
 }
