@@ -43,25 +43,27 @@ var _ = Describe("Writing checks", func() {
 		ns := newProject()
 		read := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "contended"}, Spec: spec()}
 		Expect(door.CreateOwned(ctx, read)).To(Succeed())
-		// Someone else writes after our read (to the newest copy: the
-		// controller's status writes may already have moved it).
-		Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
-			other := &v1.Check{}
-			if err := harness.Client.Get(ctx, client.ObjectKeyFromObject(read), other); err != nil {
-				return err
-			}
-			other.Spec.Tags = "theirs"
-			return harness.Client.Update(ctx, other)
-		})).To(Succeed())
 		runs := 0
 		got, err := door.Update(ctx, read, func(c *v1.Check) error {
 			runs++
+			if runs == 1 {
+				// Someone else writes between the copy the Door started
+				// from and its write (to the newest copy: the
+				// controller's status writes may already have moved it).
+				Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+					other := &v1.Check{}
+					if err := harness.Client.Get(ctx, client.ObjectKeyFromObject(read), other); err != nil {
+						return err
+					}
+					other.Spec.Tags = "theirs"
+					return harness.Client.Update(ctx, other)
+				})).To(Succeed())
+			}
 			c.Spec.Desc = "ours"
 			return nil
 		})
 		Expect(err).NotTo(HaveOccurred())
-		// At least twice: the projector's status writes also move the
-		// resourceVersion a spec patch is sent with.
+		// At least twice: the first write lost to the other writer's.
 		Expect(runs).To(BeNumerically(">=", 2))
 		Expect(got.Spec.Tags).To(Equal("theirs"))
 		Expect(got.Spec.Desc).To(Equal("ours"))
