@@ -58,6 +58,7 @@ type WebhookRequest struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="self.startsWith('http://') || self.startsWith('https://')",message="url must start with http:// or https://"
+	// +kubebuilder:validation:XValidation:rule="size(self) - size(self.replace('$', '')) <= 1000",message="a template may hold at most 1000 $ signs"
 	URL string `json:"url,omitempty"`
 	// URLSecretRef reads the URL from a Secret, for URLs that carry a token.
 	// +optional
@@ -67,12 +68,15 @@ type WebhookRequest struct {
 	// +kubebuilder:default=POST
 	// +kubebuilder:validation:Enum=GET;POST;PUT
 	Method string `json:"method,omitempty"`
-	// Body is the request body template.
+	// Body is the request body template. Expanded, it may be at most 1
+	// MiB; past that the delivery fails and says so.
 	// +optional
 	// +kubebuilder:validation:MaxLength=65536
+	// +kubebuilder:validation:XValidation:rule="size(self) - size(self.replace('$', '')) <= 1000",message="a template may hold at most 1000 $ signs"
 	Body string `json:"body,omitempty"`
 	// Headers are extra request headers (templates): names of at most 256
-	// characters, values of at most 4096. Host is not one of them: the
+	// characters, values of at most 4096, which may expand to 8 KiB all
+	// together. Host is not one of them: the
 	// request goes to the URL's host, under its name.
 	// +optional
 	// +kubebuilder:validation:MaxProperties=32
@@ -206,6 +210,7 @@ type PagerDutyChannel struct {
 	// +kubebuilder:default="https://events.pagerduty.com/v2/enqueue"
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="self.startsWith('http://') || self.startsWith('https://')",message="url must start with http:// or https://"
+	// +kubebuilder:validation:XValidation:rule="size(self) - size(self.replace('$', '')) <= 1000",message="a template may hold at most 1000 $ signs"
 	URL string `json:"url,omitempty"`
 }
 
@@ -382,6 +387,7 @@ type MessageTemplate struct {
 	// 4,000 bytes once expanded).
 	// +optional
 	// +kubebuilder:validation:MaxLength=10000
+	// +kubebuilder:validation:XValidation:rule="size(self) - size(self.replace('$', '')) <= 1000",message="a template may hold at most 1000 $ signs"
 	Body string `json:"body,omitempty"`
 }
 

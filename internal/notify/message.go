@@ -236,12 +236,15 @@ func (m *Message) applyTemplate(t *v1.MessageTemplate) {
 	if t == nil {
 		return
 	}
+	// Past its bound, an expansion is cut, as the result is: the room for
+	// the spaces and line breaks that are dropped, then the cut.
 	if t.Subject != "" {
-		s := strings.Join(strings.Fields(m.expand(t.Subject, inBody)), " ")
-		m.Subject, _ = truncate(s, maxSubject)
+		s, _ := m.expand(t.Subject, inBody, 4*maxSubject)
+		m.Subject, _ = truncate(strings.Join(strings.Fields(s), " "), maxSubject)
 	}
 	if t.Body != "" {
-		m.Text, _ = truncate(strings.TrimSpace(m.expand(t.Body, inBody)), maxText)
+		s, _ := m.expand(t.Body, inBody, 2*maxText)
+		m.Text, _ = truncate(strings.TrimSpace(s), maxText)
 	}
 }
 

@@ -237,6 +237,14 @@ func TestTemplate(t *testing.T) {
 	if len(m.Subject) > maxSubject || len(m.Text) > maxText || !utf8.ValidString(m.Subject) {
 		t.Errorf("subject %d bytes, text %d bytes", len(m.Subject), len(m.Text))
 	}
+	// A hostile template (the body a ping sends, six times as long in
+	// JSON, a thousand times over: 60 MB) is cut as it expands.
+	m = base
+	m.Check.LastPingBody = []byte(strings.Repeat("\x01", 10_000))
+	m.applyTemplate(&v1.MessageTemplate{Subject: strings.Repeat("$BODY_JSON", 100), Body: strings.Repeat("$BODY_JSON", 1000)})
+	if len(m.Subject) != maxSubject || len(m.Text) != maxText {
+		t.Errorf("subject %d bytes, text %d bytes; want them cut at %d and %d", len(m.Subject), len(m.Text), maxSubject, maxText)
+	}
 }
 
 // mustJSONText is s as it appears inside a JSON string.

@@ -92,7 +92,11 @@ func (webhookKind) Send(ctx context.Context, d Delivery) error {
 		}
 		rawURL, secretURL = v, true
 	}
-	t, err := parseTarget(m.expand(rawURL, inURL), secretURL)
+	expanded, err := m.expand(rawURL, inURL, maxWebhookURL)
+	if err != nil {
+		return Permanent(fmt.Errorf("the webhook URL: %w", err))
+	}
+	t, err := parseTarget(expanded, secretURL)
 	if err != nil {
 		return err
 	}
@@ -103,15 +107,25 @@ func (webhookKind) Send(ctx context.Context, d Delivery) error {
 	}
 	var body []byte
 	if spec.Body != "" && (method == http.MethodPost || method == http.MethodPut) {
-		body = []byte(m.expand(spec.Body, inBody))
+		expanded, err := m.expand(spec.Body, inBody, maxWebhookBody)
+		if err != nil {
+			return Permanent(fmt.Errorf("the webhook body: %w", err))
+		}
+		body = []byte(expanded)
 	}
 
 	header := http.Header{}
+	budget := maxWebhookHeaders // the header values together
 	for _, k := range sortedKeys(spec.Headers) {
 		if err := checkHeaderName(k); err != nil {
 			return err
 		}
-		header.Set(k, m.expand(spec.Headers[k], inHeader))
+		v, err := m.expand(spec.Headers[k], inHeader, budget)
+		if err != nil {
+			return Permanent(fmt.Errorf("the webhook headers, at %s: %w (%d bytes for all header values)", k, err, maxWebhookHeaders))
+		}
+		budget -= len(v)
+		header.Set(k, v)
 	}
 	for _, k := range sortedKeys(spec.HeaderSecretRefs) {
 		if err := checkHeaderName(k); err != nil {
@@ -167,88 +181,95 @@ var fixedVars = func() []string {
 	return v
 }()
 
-// expand replaces the $-variables in tmpl. Values are never expanded again.
-func (m *Message) expand(tmpl string, where varContext) string {
-	parts := strings.Split(tmpl, "$")
+// What a template may expand to: a tenant writes the template and, for
+// $BODY, anyone with the ping URL writes a value, so without a bound one
+// delivery could build hundreds of megabytes (3,000 × $BODY_JSON of a 10 kB
+// body is 18 MB; a 64 KiB template of them, 393 MB).
+const (
+	// maxWebhookBody bounds a webhook's expanded body.
+	maxWebhookBody = 1 << 20
+	// maxWebhookURL bounds its expanded URL, and maxWebhookHeaders its
+	// expanded header values all together.
+	maxWebhookURL     = 8 << 10
+	maxWebhookHeaders = 8 << 10
+	// maxTemplateVariables bounds the $-variables one template expands;
+	// the CRD bounds the $ signs of a template as well.
+	maxTemplateVariables = 1000
+)
+
+// errExpansion marks a template that expands past its bound: a permanent
+// error of the Channel's, not the receiver's.
+var errExpansion = errors.New("the template expands past its bound")
+
+// expand replaces the $-variables in tmpl, writing at most limit bytes
+// (after the header encoding, in a header). Values are never expanded
+// again, and each is computed once however often the template names it.
+// Past limit, or past maxTemplateVariables variables, it returns what it
+// wrote so far, cut, with an error wrapping errExpansion.
+func (m *Message) expand(tmpl string, where varContext, limit int) (string, error) {
 	var b strings.Builder
-	b.WriteString(parts[0])
-	for _, part := range parts[1:] {
-		name, value, ok := m.variable(part, where)
-		if ok {
-			b.WriteString(value)
-			b.WriteString(part[len(name):])
-		} else {
-			b.WriteString("$")
-			b.WriteString(part)
+	var values map[string]string
+	variables := 0
+	// write writes s, or what fits of it, and says whether all of it fit.
+	write := func(s string) bool {
+		if where == inHeader {
+			s = latin1(s)
+		}
+		// Doubling, up to the bound: the builder's own growth is slower
+		// for large outputs, and allocates five times what it keeps.
+		if need := b.Len() + len(s); need > b.Cap() {
+			b.Grow(min(max(need, 2*b.Cap()), limit) - b.Len())
+		}
+		if b.Len()+len(s) <= limit {
+			b.WriteString(s)
+			return true
+		}
+		cut, _ := truncate(s, limit-b.Len())
+		b.WriteString(cut)
+		return false
+	}
+	tooLong := func() (string, error) {
+		return b.String(), fmt.Errorf("%w: it expands to more than %d bytes", errExpansion, limit)
+	}
+	before, rest, more := strings.Cut(tmpl, "$")
+	if !write(before) {
+		return tooLong()
+	}
+	for more {
+		var part string
+		part, rest, more = strings.Cut(rest, "$")
+		if name, ok := m.variableName(part, where); ok {
+			var value string
+			if variables++; variables > maxTemplateVariables {
+				return b.String(), fmt.Errorf("%w: it holds more than %d $-variables", errExpansion, maxTemplateVariables)
+			}
+			if value, ok = values[name]; !ok {
+				value = m.value(name, where)
+				if values == nil {
+					values = map[string]string{}
+				}
+				values[name] = value
+			}
+			if !write(value) || !write(part[len(name):]) {
+				return tooLong()
+			}
+		} else if !write("$" + part) {
+			return tooLong()
 		}
 	}
-	if where == inHeader {
-		return latin1(b.String())
-	}
-	return b.String()
+	return b.String(), nil
 }
 
-// variable finds the variable text starts with and its value.
-func (m *Message) variable(text string, where varContext) (name, value string, ok bool) {
-	c := &m.Check
-	enc := func(s string) string {
-		if where == inURL {
-			return pyQuote(s)
-		}
-		return s
-	}
+// variableName is the name of the variable text starts with: the longest
+// that matches, $BODY and $BODY_JSON only in a body, $TAG<n> only for a
+// tag the check has.
+func (m *Message) variableName(text string, where varContext) (string, bool) {
 	for _, name := range fixedVars {
-		if !strings.HasPrefix(text, name) {
-			continue
-		}
-		switch name {
-		case "CODE":
-			return name, c.UUID, true
-		case "STATUS":
-			return name, m.status(), true
-		case "NOW":
-			return name, enc(m.flipTime().Format("2006-01-02T15:04:05") + "+00:00"), true
-		case "NAME_JSON":
-			return name, enc(jsonString(c.name())), true
-		case "NAME":
-			return name, enc(c.name()), true
-		case "SLUG":
-			return name, c.Slug, true
-		case "DESC":
-			return name, enc(c.Desc), true
-		case "TAGS":
-			return name, enc(strings.Join(c.Tags, " ")), true
-		case "PING_URL":
-			return name, enc(c.PingURL), true
-		case "EXITSTATUS":
-			if c.ExitStatus == nil {
-				return name, "-1", true
+		if strings.HasPrefix(text, name) {
+			if (name == "BODY" || name == "BODY_JSON") && where != inBody {
+				return "", false
 			}
-			return name, strconv.Itoa(*c.ExitStatus), true
-		case "JSON":
-			return name, enc(string(m.checkJSON())), true
-		case "SUMMARY":
-			return name, enc(m.summary()), true
-		case "REASON_TEXT":
-			return name, enc(m.reasonText()), true
-		case "REASON":
-			if m.Up {
-				return name, "", true
-			}
-			return name, enc(m.Reason), true
-		case "NOTICE":
-			return name, enc(m.Notice), true
-		case "DETAILS_URL":
-			return name, enc(c.DetailsURL), true
-		case "BODY_JSON", "BODY":
-			if where != inBody {
-				return "", "", false
-			}
-			body, _ := truncate(strings.ToValidUTF8(string(c.LastPingBody), "\uFFFD"), webhookBodyLimit)
-			if name == "BODY_JSON" {
-				body = jsonString(body)
-			}
-			return name, body, true
+			return name, true
 		}
 	}
 	if rest, found := strings.CutPrefix(text, "TAG"); found {
@@ -256,11 +277,71 @@ func (m *Message) variable(text string, where varContext) (name, value string, o
 		for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
 			n++
 		}
-		if i, err := strconv.Atoi(rest[:n]); err == nil && i >= 1 && i <= len(c.Tags) {
-			return text[:3+n], enc(c.Tags[i-1]), true
+		if i, err := strconv.Atoi(rest[:n]); err == nil && i >= 1 && i <= len(m.Check.Tags) {
+			return text[:3+n], true
 		}
 	}
-	return "", "", false
+	return "", false
+}
+
+// value is the value of the variable name (one variableName found).
+func (m *Message) value(name string, where varContext) string {
+	c := &m.Check
+	enc := func(s string) string {
+		if where == inURL {
+			return pyQuote(s)
+		}
+		return s
+	}
+	switch name {
+	case "CODE":
+		return c.UUID
+	case "STATUS":
+		return m.status()
+	case "NOW":
+		return enc(m.flipTime().Format("2006-01-02T15:04:05") + "+00:00")
+	case "NAME_JSON":
+		return enc(jsonString(c.name()))
+	case "NAME":
+		return enc(c.name())
+	case "SLUG":
+		return c.Slug
+	case "DESC":
+		return enc(c.Desc)
+	case "TAGS":
+		return enc(strings.Join(c.Tags, " "))
+	case "PING_URL":
+		return enc(c.PingURL)
+	case "EXITSTATUS":
+		if c.ExitStatus == nil {
+			return "-1"
+		}
+		return strconv.Itoa(*c.ExitStatus)
+	case "JSON":
+		return enc(string(m.checkJSON()))
+	case "SUMMARY":
+		return enc(m.summary())
+	case "REASON_TEXT":
+		return enc(m.reasonText())
+	case "REASON":
+		if m.Up {
+			return ""
+		}
+		return enc(m.Reason)
+	case "NOTICE":
+		return enc(m.Notice)
+	case "DETAILS_URL":
+		return enc(c.DetailsURL)
+	case "BODY_JSON", "BODY":
+		body, _ := truncate(strings.ToValidUTF8(string(c.LastPingBody), "\uFFFD"), webhookBodyLimit)
+		if name == "BODY_JSON" {
+			body = jsonString(body)
+		}
+		return body
+	}
+	// $TAG<n>: variableName found n within the tags.
+	i, _ := strconv.Atoi(strings.TrimPrefix(name, "TAG"))
+	return enc(c.Tags[i-1])
 }
 
 // checkJSON is $JSON: CheckInfo.JSON when set, else a summary with the

@@ -2,6 +2,7 @@ package notify
 
 import (
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -208,9 +209,83 @@ func TestExpand(t *testing.T) {
 		{"$BODY_JSONx", `"backup done: 3 files\n"x`},
 		{"no variables", "no variables"},
 	} {
-		if got := m.expand(tc.tmpl, inBody); got != tc.want {
-			t.Errorf("expand(%q) = %q, want %q", tc.tmpl, got, tc.want)
+		if got, err := m.expand(tc.tmpl, inBody, maxWebhookBody); got != tc.want || err != nil {
+			t.Errorf("expand(%q) = %q, %v, want %q", tc.tmpl, got, err, tc.want)
 		}
+	}
+}
+
+// TestExpandBounds: an expansion stops at its bound, with what it wrote
+// so far and an error that says which bound.
+func TestExpandBounds(t *testing.T) {
+	m := downMessage()
+	m.Check.LastPingBody = []byte(strings.Repeat("\x01", 10_000)) // control bytes: $BODY_JSON six times as long
+	manyVars := strings.Repeat("$SLUG ", maxTemplateVariables+1)
+	for _, tc := range []struct {
+		name, tmpl string
+		where      varContext
+		limit      int
+		want       string // the output, or its prefix when cut
+		err        string // "" for none
+	}{
+		{"within the bound", "$SLUG/$STATUS", inBody, 100, "nightly-backup/down", ""},
+		{"exactly the bound", "$SLUG", inBody, len("nightly-backup"), "nightly-backup", ""},
+		{"a value past the bound is cut", "x $SLUG", inBody, 5, "x nig", "more than 5 bytes"},
+		{"the text after a value past the bound", "$STATUS and then some", inBody, 8, "down and", "more than 8 bytes"},
+		{"literal text past the bound", "0123456789", inBody, 4, "0123", "more than 4 bytes"},
+		{"the hostile body: $BODY_JSON a thousand times", strings.Repeat("$BODY_JSON", 1000), inBody, maxWebhookBody, `"\u0001`, "more than 1048576 bytes"},
+		{"more variables than allowed", manyVars, inBody, maxWebhookBody, "nightly-backup nightly-backup ", "more than 1000 $-variables"},
+		{"$ signs that are not variables are text", strings.Repeat("$x", maxTemplateVariables+1), inBody, maxWebhookBody, strings.Repeat("$x", maxTemplateVariables+1), ""},
+		{"a header's bound counts its encoding", "é $SLUG", inHeader, 3, "\xe9 n", "more than 3 bytes"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := m.expand(tc.tmpl, tc.where, tc.limit)
+			if len(got) > tc.limit {
+				t.Errorf("expanded to %d bytes, past the bound of %d", len(got), tc.limit)
+			}
+			if tc.err == "" {
+				if err != nil || got != tc.want {
+					t.Errorf("expand = %.80q, %v; want %.80q", got, err, tc.want)
+				}
+				return
+			}
+			if !errors.Is(err, errExpansion) || !strings.Contains(err.Error(), tc.err) {
+				t.Errorf("error %v, want one wrapping errExpansion that says %q", err, tc.err)
+			}
+			if !strings.HasPrefix(got, tc.want) {
+				t.Errorf("expand = %.80q, want it to start %.80q", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestWebhookExpansionBounds: a webhook whose URL, body or headers expand
+// past their bound fails for good, saying which and how much, and sends
+// nothing.
+func TestWebhookExpansionBounds(t *testing.T) {
+	srv := newRecorder(t, http.StatusOK, "")
+	m := downMessage()
+	m.Check.LastPingBody = []byte(strings.Repeat("\x01", 10_000))
+	for _, tc := range []struct {
+		name string
+		req  v1.WebhookRequest
+		want string
+	}{
+		{"body", v1.WebhookRequest{URL: srv.URL, Body: strings.Repeat("$BODY_JSON", 3000)}, "the webhook body: the template expands past its bound: it expands to more than 1048576 bytes"},
+		{"URL", v1.WebhookRequest{URL: srv.URL + "/" + strings.Repeat("$DESC", 400)}, "the webhook URL: the template expands past its bound: it expands to more than 8192 bytes"},
+		{"headers together", v1.WebhookRequest{URL: srv.URL, Headers: map[string]string{
+			"X-A": strings.Repeat("a", 4096), "X-B": strings.Repeat("b", 4096), "X-C": "c"}}, "the webhook headers, at X-C"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.req
+			err := send(t, testChannel(v1.ChannelSpec{Kind: v1.ChannelWebhook, Webhook: &v1.WebhookChannel{Down: &r}}), m, nil)
+			if err == nil || !IsPermanent(err) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Send = %v, want a permanent error that says %q", err, tc.want)
+			}
+		})
+	}
+	if n := len(srv.requests()); n != 0 {
+		t.Errorf("%d requests sent; want none", n)
 	}
 }
 
@@ -246,8 +321,24 @@ func TestExpandStory(t *testing.T) {
 		{up, inBody, "$SUMMARY|$REASON|$REASON_TEXT|$NOTICE", "backup is UP (was down for 1 h 30 min)|||"},
 		{realert, inURL, "/alert?s=$SUMMARY&r=$REASON", "/alert?s=backup%20is%20still%20DOWN%20%28for%202%20h%29&r=runtime"},
 	} {
-		if got := tc.m.expand(tc.tmpl, tc.where); got != tc.want {
-			t.Errorf("expand(%q) = %q, want %q", tc.tmpl, got, tc.want)
+		if got, err := tc.m.expand(tc.tmpl, tc.where, maxWebhookBody); got != tc.want || err != nil {
+			t.Errorf("expand(%q) = %q, %v, want %q", tc.tmpl, got, err, tc.want)
+		}
+	}
+}
+
+// BenchmarkHostileWebhookBody expands the body of #46's probe: 300 ×
+// $BODY_JSON of a fail ping's 10 kB of control bytes (18,000,600 bytes
+// before the bound). Its B/op is what one delivery of it builds.
+func BenchmarkHostileWebhookBody(b *testing.B) {
+	m := downMessage()
+	m.Check.LastPingBody = []byte(strings.Repeat("\x01", 10_000))
+	tmpl := strings.Repeat("$BODY_JSON", 300) // the 3,000 characters of the probe
+	b.ReportAllocs()
+	for b.Loop() {
+		out, err := m.expand(tmpl, inBody, maxWebhookBody)
+		if err == nil || len(out) > maxWebhookBody {
+			b.Fatalf("%d bytes, %v", len(out), err)
 		}
 	}
 }

@@ -1,0 +1,79 @@
+package notifytest
+
+import (
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+
+	. "github.com/onsi/ginkgo/v2"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/egress"
+	"github.com/vigil-operator/vigil/internal/store"
+)
+
+var _ = Describe("A webhook template that expands past its bound", func() {
+	// #46's probe: a body template of 300 × $BODY_JSON, and an anonymous
+	// fail ping of 10 kB of control bytes, made one request of 18 MB; a
+	// 64 KiB template of them would make 393 MB, past the manager's memory.
+	It("fails for good, saying so, builds no request, and another namespace's webhook is delivered", func() {
+		var mu sync.Mutex
+		got := map[string][]byte{}
+		receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			mu.Lock()
+			got[r.URL.Path] = b
+			mu.Unlock()
+		}))
+		DeferCleanup(receiver.Close)
+		received := func(path string) func() []byte {
+			return func() []byte {
+				mu.Lock()
+				defer mu.Unlock()
+				return got[path]
+			}
+		}
+
+		failing := func(prefix, body string) (string, *v1.Check) {
+			ns := harness.NewProject(prefix).Namespace
+			harness.AllowEgressNow(ns, egress.Loopback.String())
+			Expect(harness.Client.Create(ctx, &v1.Channel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hook"}, Spec: v1.ChannelSpec{
+				Kind: v1.ChannelWebhook, Webhook: &v1.WebhookChannel{Down: &v1.WebhookRequest{URL: receiver.URL + "/" + ns, Body: body}}}})).To(Succeed())
+			timeout := int64(3600)
+			check := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "backup"},
+				Spec: v1.CheckSpec{Timeout: &timeout, Grace: 60, Channels: []string{"hook"}}}
+			Expect(harness.Client.Create(ctx, check)).To(Succeed())
+			Eventually(func(g Gomega) string {
+				g.Expect(harness.Client.Get(ctx, client.ObjectKeyFromObject(check), check)).To(Succeed())
+				return check.Status.UUID
+			}).ShouldNot(BeEmpty())
+			resp, err := http.Post(harness.BaseURL+"/ping/"+check.Status.UUID+"/fail", "text/plain",
+				strings.NewReader(strings.Repeat("\x01", 10_000)))
+			Expect(err).NotTo(HaveOccurred())
+			Expect(resp.Body.Close()).To(Succeed())
+			Expect(resp.StatusCode).To(Equal(http.StatusOK))
+			return ns, check
+		}
+		hostileNS, hostile := failing("bounds-a-", strings.Repeat("$BODY_JSON", 300))
+		otherNS, _ := failing("bounds-b-", "$NAME is $STATUS")
+
+		Eventually(received("/" + otherNS)).Should(Equal([]byte("backup is down")))
+		Eventually(func(g Gomega) v1.ChannelStatus {
+			cur := &v1.Channel{}
+			g.Expect(harness.Client.Get(ctx, client.ObjectKey{Namespace: hostileNS, Name: "hook"}, cur)).To(Succeed())
+			return cur.Status
+		}).Should(HaveField("LastError", ContainSubstring("the webhook body: the template expands past its bound: it expands to more than 1048576 bytes")))
+		// Given up at once: a permanent error, one attempt, never retried.
+		Eventually(func(g Gomega) store.Delivery {
+			byChannel, err := harness.Manager.Store.Deliveries(ctx, hostile.UID, 1)
+			g.Expect(err).NotTo(HaveOccurred())
+			return byChannel["hook"]
+		}).Should(And(HaveField("State", store.DeliveryFailed), HaveField("Attempts", 1)))
+		Expect(received("/"+hostileNS)()).To(BeNil(), "no request was sent")
+	})
+})
