@@ -7,8 +7,10 @@
 // from the store, sends them through their channels, and records each
 // outcome back: delivered, pending with the next attempt after an
 // exponential backoff, or failed after the retry limit or an error retrying
-// cannot fix. A delivery is recorded after it is sent, so a crash in between
-// sends it again: at least once. A channel hears of a check's flips in
+// cannot fix. Each attempt is counted before it is sent and its outcome
+// recorded after, so a crash in between sends it again, after the backoff:
+// at least once, and no more often than the retry limit, even when it is
+// the send that kills the process. A channel hears of a check's flips in
 // order (down before the up that followed it).
 //
 // One namespace's Channels cannot delay another namespace's alerts. The
@@ -313,27 +315,65 @@ func (d *Dispatcher) forget(query uint64) {
 	}
 }
 
+// Errors a delivery shows for an attempt that began and did not end: while
+// it is sent (the dashboard's "retrying at"), after the process stopped or
+// was killed while sending it, and once those used up the retry limit.
+const (
+	unfinished = "the attempt has not finished: it is being sent, or the manager stopped while sending it"
+	neverEnded = "the last attempt did not finish: the manager stopped while sending it"
+)
+
 // deliver sends one notification and records the outcome.
+//
+// The attempt is recorded before the send: counted, and pending again
+// after the backoff, should it never end. A notification whose sending
+// kills the process (a template that expands past the memory limit, a
+// library that crashes on a reply) is then given up after MaxAttempts
+// restarts instead of being taken first by every one of them: a crash loop
+// the retry limit stops.
 func (d *Dispatcher) deliver(ctx context.Context, dl store.Delivery) {
 	now := d.Clock.Now()
 	oc := store.Outcome{CheckUID: dl.CheckUID, FlipN: dl.Flip.N, Channel: dl.Channel}
+	if dl.Attempts >= d.Options.MaxAttempts {
+		// Every attempt began and the last one did not end.
+		oc.State = store.DeliveryFailed
+		oc.LastError = neverEnded
+		d.record(ctx, dl, oc)
+		return
+	}
+	attempts := dl.Attempts + 1
+	begun := oc
+	begun.State, begun.Attempted, begun.LastError = store.DeliveryPending, true, unfinished
+	begun.NextAttempt = now.Add(d.backoff(attempts, nil, now))
+	if err := d.Store.RecordOutcomes(ctx, []store.Outcome{begun}); err != nil {
+		if ctx.Err() == nil {
+			log.FromContext(ctx).Error(err, "recording a delivery's attempt", "check", dl.Namespace+"/"+dl.Name, "channel", dl.Channel)
+		}
+		return // not sent: it is still due
+	}
 	err := d.send(ctx, dl)
+	now = d.Clock.Now()
 	if err == nil {
-		oc.State, oc.Attempted = store.DeliveryDelivered, true
+		oc.State = store.DeliveryDelivered
 	} else {
 		// An attempt the breaker refused counts like the timeout it stands
 		// for: the retries and the give-up come as they would have, only
 		// without holding a worker for the timeout.
-		oc.Attempted, oc.LastError = true, truncate(err.Error(), 512)
-		if notify.IsPermanent(err) || dl.Attempts+1 >= d.Options.MaxAttempts {
+		oc.LastError = truncate(err.Error(), 512)
+		if notify.IsPermanent(err) || attempts >= d.Options.MaxAttempts {
 			oc.State = store.DeliveryFailed
 		} else {
-			oc.State, oc.NextAttempt = store.DeliveryPending, now.Add(d.backoff(dl.Attempts+1, err, now))
+			oc.State, oc.NextAttempt = store.DeliveryPending, now.Add(d.backoff(attempts, err, now))
 		}
 	}
-	// The outcome is recorded before the delivery can be taken again: if
-	// the store refuses it (its database away), it is tried again, not the
-	// send.
+	d.record(ctx, dl, oc)
+}
+
+// record records a delivery's outcome, until the store takes it or ctx
+// ends. The outcome is recorded before the delivery can be taken again: if
+// the store refuses it (its database away), it is tried again, not the
+// send.
+func (d *Dispatcher) record(ctx context.Context, dl store.Delivery, oc store.Outcome) {
 	for {
 		err := d.Store.RecordOutcomes(ctx, []store.Outcome{oc})
 		if err == nil || ctx.Err() != nil {

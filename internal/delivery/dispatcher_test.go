@@ -357,6 +357,55 @@ var _ = Describe("Dispatcher", func() {
 		Expect(rec.all()).To(ContainElement(HavePrefix(v1.ReasonDeliveryFailed + ": Notifying about check backup failed")))
 	})
 
+	It("counts an attempt before sending it, so a notification whose sending kills the manager is given up after the retry limit", func() {
+		e := newEndpoint(200)
+		webhook("hook", e)
+		c := flipped("backup", []string{"hook"}, false)
+		opts := fast
+		opts.MaxAttempts = 3
+
+		// Each round, the manager dies while the request is out: what
+		// the store shows then is all a restarted manager knows. Closing
+		// the store before the answer comes is that death, seen from the
+		// store: the outcome is never recorded.
+		for round := 1; round <= opts.MaxAttempts; round++ {
+			hold := make(chan struct{})
+			e.mu.Lock()
+			e.hold = hold
+			e.mu.Unlock()
+			d := &delivery.Dispatcher{Client: managerClient, Reader: managerReader, Secrets: managerReader, Store: st,
+				Clock: clock.RealClock{}, Recorder: rec, Options: opts, Egress: loopbackEgress}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- d.Start(ctx) }()
+			release := sync.OnceFunc(func() { close(hold) })
+			DeferCleanup(func() { release(); cancel() }) // on a failure too: the server's Close waits for its requests
+
+			Eventually(deliveries(c)).Should(ConsistOf(And(
+				HaveField("State", store.DeliveryPending),
+				HaveField("Attempts", BeEquivalentTo(round)),
+				HaveField("NextAttempt", BeTemporally(">", time.Now())),
+				HaveField("LastError", ContainSubstring("has not finished")))), "round %d: the attempt is counted before it is sent", round)
+			Expect(st.Close()).To(Succeed())
+			release()
+			Eventually(e.received).Should(HaveLen(round))
+			cancel()
+			Eventually(done).WithTimeout(30 * time.Second).Should(Receive(BeNil()))
+			st = openStore(dbDSN)
+		}
+
+		e.mu.Lock()
+		e.hold = nil
+		e.mu.Unlock()
+		stop := run(opts)
+		defer stop()
+		Eventually(deliveries(c)).Should(ConsistOf(And(
+			HaveField("State", store.DeliveryFailed),
+			HaveField("Attempts", BeEquivalentTo(opts.MaxAttempts)),
+			HaveField("LastError", ContainSubstring("the last attempt did not finish")))))
+		Consistently(e.received).WithTimeout(time.Second).Should(HaveLen(opts.MaxAttempts), "not sent once more")
+	})
+
 	It("tells a channel about a down before the up that followed it", func() {
 		e := newEndpoint(500, 200)
 		webhook("hook", e)

@@ -289,8 +289,9 @@ type Outcome struct {
 	State       DeliveryState
 	NextAttempt time.Time
 	LastError   string
-	// Attempted is false when the attempt did not happen (the channel was
-	// busy): Attempts is not counted.
+	// Attempted counts one attempt more. The dispatcher sets it on the
+	// outcome it records as an attempt begins (pending again at the
+	// backoff, should the attempt never end), not on the attempt's result.
 	Attempted bool
 }
 
