@@ -113,6 +113,11 @@ func (d *Door) Flips(ctx context.Context, c *v1.Check) ([]store.Flip, error) {
 	return d.store.Flips(ctx, c.UID)
 }
 
+// RecentFlips are c's newest flips, at most limit, newest first.
+func (d *Door) RecentFlips(ctx context.Context, c *v1.Check, limit int) ([]store.Flip, error) {
+	return d.store.RecentFlips(ctx, c.UID, limit)
+}
+
 // Notifications are the check's last flips and notices, newest first, with
 // what became of each (store.Notifications).
 func (d *Door) Notifications(ctx context.Context, c *v1.Check, limit int) ([]store.Notification, error) {

@@ -276,7 +276,8 @@ func round1(v float64) float64 { return math.Round(v*10) / 10 }
 // much of its known time the check was up.
 type calendarDay struct {
 	X, Y  float64
-	Class string // up, mostly, some, down, unknown
+	Width float64 // days, on a status page's strip
+	Class string  // up, mostly, some, down, unknown
 	Title string
 }
 
@@ -307,29 +308,16 @@ func calendarOf(tl timeline, now time.Time, tz *time.Location) calendar {
 	for i := range calendarDays {
 		day := dayStart(ty, tm, td-(calendarDays-1)+i, tz)
 		next := dayStart(ty, tm, td-(calendarDays-1)+i+1, tz)
-		up, known := overlap(tl.Segments, day, min2(next, now))
 		col, rowN := (i+offset)/7, (i+offset)%7
-		d := calendarDay{X: float64(col) * (calCell + calGap), Y: 14 + float64(rowN)*(calCell+calGap)}
-		if known == 0 {
-			d.Class = "unknown"
-			d.Title = day.Format("Mon 2 Jan") + ": no data"
-		} else {
-			share := float64(up) / float64(known)
-			switch {
-			case share >= 1:
-				d.Class = "up"
-				full++
-			case share >= 0.99:
-				d.Class = "mostly"
-				some++
-			case share > 0:
-				d.Class = "some"
-				some++
-			default:
-				d.Class = "down"
-				down++
-			}
-			d.Title = fmt.Sprintf("%s: up %s%%", day.Format("Mon 2 Jan"), percent(share*100))
+		d := dayOf(tl, day, next, now)
+		d.X, d.Y = float64(col)*(calCell+calGap), 14+float64(rowN)*(calCell+calGap)
+		switch d.Class {
+		case "up":
+			full++
+		case "mostly", "some":
+			some++
+		case "down":
+			down++
 		}
 		// A month is named above the week its first day is in (or the
 		// first week), unless that crowds the previous name.
@@ -347,6 +335,54 @@ func calendarOf(tl timeline, now time.Time, tz *time.Location) calendar {
 	cal.Label = fmt.Sprintf("Uptime by day for the last %d days (%s): %d days fully up, %d partly down, %d down.",
 		calendarDays, tz.String(), full, some, down)
 	return cal
+}
+
+// dayOf is the day [day, next) of the timeline, up to now: coloured by the
+// share of its known time up, titled with that share.
+func dayOf(tl timeline, day, next, now time.Time) calendarDay {
+	up, known := overlap(tl.Segments, day, min2(next, now))
+	if known == 0 {
+		return calendarDay{Class: "unknown", Title: day.Format("Mon 2 Jan") + ": no data"}
+	}
+	d := calendarDay{Title: fmt.Sprintf("%s: up %s%%", day.Format("Mon 2 Jan"), percent(100*float64(up)/float64(known)))}
+	switch share := float64(up) / float64(known); {
+	case share >= 1:
+		d.Class = "up"
+	case share >= 0.99:
+		d.Class = "mostly"
+	case share > 0:
+		d.Class = "some"
+	default:
+		d.Class = "down"
+	}
+	return d
+}
+
+// dayStrip is the last calendarDays days (UTC) in a row, oldest first, X
+// their place and Width how many days a shape covers: what a public status
+// page draws. Whole days up, and days with no data, in a row are one shape
+// ("Mon 2 Nov – Sun 6 Dec: up 100%"); a day with a down is its own. So a
+// quiet check is a shape or two, and one that flapped all quarter at most
+// calendarDays, however often it flipped.
+func dayStrip(tl timeline, now time.Time) []calendarDay {
+	y, m, d := now.UTC().Date()
+	var strip []calendarDay
+	var runFrom time.Time
+	for i := range calendarDays {
+		day := time.Date(y, m, d-(calendarDays-1)+i, 0, 0, 0, 0, time.UTC)
+		cd := dayOf(tl, day, day.AddDate(0, 0, 1), now)
+		cd.X, cd.Width = float64(i), 1
+		if n := len(strip); n > 0 && (cd.Class == "up" || cd.Class == "unknown") && strip[n-1].Class == cd.Class {
+			last := &strip[n-1]
+			last.Width++
+			_, text, _ := strings.Cut(cd.Title, ": ")
+			last.Title = runFrom.Format("Mon 2 Jan") + " – " + day.Format("Mon 2 Jan") + ": " + text
+			continue
+		}
+		runFrom = day
+		strip = append(strip, cd)
+	}
+	return strip
 }
 
 // overlap is how long of [from, to) the segments show up, and known.

@@ -107,7 +107,7 @@ func (s *Server) checkPage(w http.ResponseWriter, r *http.Request) {
 	p.Maintenance, p.Snoozed = s.maintenance(c, obs, now)
 	p.Coverage = coverageLine(c.Status.Coverage)
 	s.explainSchedule(p, c, now)
-	flips, err := s.Checks.Flips(r.Context(), c)
+	flips, err := s.Checks.RecentFlips(r.Context(), c, timelineFlips)
 	if err != nil {
 		s.unavailable(w, r, "reading the flips", err)
 		return

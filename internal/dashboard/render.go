@@ -21,6 +21,10 @@ func parseTemplates(versions map[string]string) map[string]*template.Template {
 		"utc":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 		"in":    formatIn,
 		"pct":   percent,
+		"deref": func(f *float64) float64 { return *f },
+		"stripDays": func() int { return calendarDays },
+		// gap leaves a sliver between a strip's shapes.
+		"gap": func(w float64) float64 { return w - 0.2 },
 	}
 	pages := map[string]*template.Template{}
 	for _, name := range pageNames {
@@ -52,13 +56,12 @@ func assetVersions() map[string]string {
 // a clean 500 and not half a page. A live-update fetch gets the page's live
 // part alone.
 func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, page string, data any) {
-	t := s.pages[page]
 	name := "layout.html"
-	if isFragment(r) && t.Lookup("live") != nil {
+	if isFragment(r) && s.pages[page].Lookup("live") != nil {
 		name = "live"
 	}
-	var buf bytes.Buffer
-	if err := t.ExecuteTemplate(&buf, name, data); err != nil {
+	b, err := s.execute(page, name, data)
+	if err != nil {
 		s.Log.Error(err, "rendering a dashboard page", "page", page)
 		http.Error(w, "the page could not be rendered", http.StatusInternalServerError)
 		return
@@ -67,7 +70,16 @@ func (s *Server) render(w http.ResponseWriter, r *http.Request, status int, page
 	h.Set("Content-Type", "text/html; charset=utf-8")
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
+	_, _ = w.Write(b)
+}
+
+// execute renders the template name of page.
+func (s *Server) execute(page, name string, data any) ([]byte, error) {
+	var buf bytes.Buffer
+	if err := s.pages[page].ExecuteTemplate(&buf, name, data); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }
 
 // percent writes a share for people: "100", "99.95", "0".

@@ -1,19 +1,24 @@
 package dashboard
 
 import (
+	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"math"
 	"net/http"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/singleflight"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/checks"
@@ -52,11 +57,11 @@ type statusPageData struct {
 }
 
 type statusCheck struct {
-	Name     string      `json:"name"`
-	State    string      `json:"status"`
-	Uptime   *float64    `json:"uptime_90d"` // percent; null: no data
-	Label    statusLabel `json:"-"`
-	Timeline timeline    `json:"-"`
+	Name   string        `json:"name"`
+	State  string        `json:"status"`
+	Uptime *float64      `json:"uptime_90d"` // percent; null: no data
+	Label  statusLabel   `json:"-"`
+	Days   []calendarDay `json:"-"` // the last calendarDays, oldest first
 }
 
 type statusEvent struct {
@@ -98,23 +103,27 @@ func (s *Server) statusPage(w http.ResponseWriter, r *http.Request) {
 		s.errorPage(w, r, http.StatusNotFound, "No such status page.")
 		return
 	}
-	data, err := s.statusPages.of(sp, s.now(), func(now time.Time) (*statusPageData, error) { return s.statusData(r.Context(), sp, now) })
+	page, err := s.statusPages.of(r.Context(), sp, s.now(), s.renderStatus)
 	if err != nil {
 		s.unavailable(w, r, "reading the checks", err)
 		return
 	}
-	h.Set("Cache-Control", "public, max-age=30")
+	body := page.html
+	h.Set("Content-Type", "text/html; charset=utf-8")
 	switch format {
 	case "json":
+		body = page.json
 		h.Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(data)
 	case "rss":
+		body = page.rss
 		h.Set("Content-Type", "application/rss+xml; charset=utf-8")
-		_, _ = w.Write([]byte(xml.Header))
-		_ = xml.NewEncoder(w).Encode(rssOf(data))
-	default:
-		s.render(w, r, http.StatusOK, "status", data)
 	}
+	// Every visitor in the next statusFor gets these same bytes: written
+	// from the cache, so that a reader who never reads costs a
+	// connection, not a page (and a revalidation with the ETag, nothing).
+	h.Set("Cache-Control", "public, max-age=30")
+	h.Set("ETag", page.etag+"-"+format+`"`)
+	http.ServeContent(w, r, "", time.Time{}, bytes.NewReader(body))
 }
 
 var keyRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
@@ -144,15 +153,15 @@ func (s *Server) statusData(ctx context.Context, sp *v1.StatusPage, now time.Tim
 	}
 	for _, c := range selected {
 		view := s.Checks.View(c, observed.Of(c.UID), now)
-		flips, err := s.Checks.Flips(ctx, c)
+		flips, err := s.Checks.RecentFlips(ctx, c, timelineFlips)
 		if err != nil {
 			return nil, err
 		}
 		label := labelOf(view)
-		sc := statusCheck{Name: publicName(c), State: label.Word, Label: label,
-			Timeline: timelineOf(flips, view.Status, c.CreationTimestamp.Time, now)}
-		if sc.Timeline.Known {
-			up := math.Round(sc.Timeline.UpPercent*100) / 100
+		tl := timelineOf(flips, view.Status, c.CreationTimestamp.Time, now)
+		sc := statusCheck{Name: publicName(c), State: label.Word, Label: label, Days: dayStrip(tl, now)}
+		if tl.Known {
+			up := math.Round(tl.UpPercent*100) / 100
 			sc.Uptime = &up
 		}
 		if label.Class == "down" {
@@ -250,30 +259,88 @@ func rssOf(d *statusPageData) rss {
 	return feed
 }
 
-// statusCache shares each page's data between its visitors for statusFor.
+// renderedStatus is a status page as each of its formats, rendered once
+// for all the visitors of statusFor.
+type renderedStatus struct {
+	html, json, rss []byte
+	etag            string
+}
+
+// renderStatus looks at the page's checks now and renders what it saw.
+func (s *Server) renderStatus(ctx context.Context, sp *v1.StatusPage, now time.Time) (*renderedStatus, error) {
+	d, err := s.statusData(ctx, sp, now)
+	if err != nil {
+		return nil, err
+	}
+	page := &renderedStatus{}
+	if page.html, err = s.execute("status", "layout.html", d); err != nil {
+		return nil, fmt.Errorf("rendering: %w", err)
+	}
+	if page.json, err = json.Marshal(d); err != nil {
+		return nil, err
+	}
+	feed, err := xml.Marshal(rssOf(d))
+	if err != nil {
+		return nil, err
+	}
+	page.rss = append([]byte(xml.Header), feed...)
+	sum := sha256.Sum256(page.html)
+	page.etag = `"` + hex.EncodeToString(sum[:8])
+	return page, nil
+}
+
+// statusRenderTimeout bounds a page's rendering, which runs for every
+// visitor waiting on it, not on the first one's request.
+const statusRenderTimeout = 30 * time.Second
+
+// statusCache shares each page between its visitors for statusFor. A page
+// is rendered once however many ask for it at once (singleflight): the
+// first visitor's leaving does not cancel it for the others.
 type statusCache struct {
-	mu    sync.Mutex
-	byKey map[string]statusEntry
+	flight singleflight.Group
+	mu     sync.Mutex
+	byKey  map[string]statusEntry
 }
 
 type statusEntry struct {
 	generation int64
 	at, taken  time.Time
-	data       *statusPageData
+	page       *renderedStatus
 }
 
-func (sc *statusCache) of(sp *v1.StatusPage, now time.Time, take func(time.Time) (*statusPageData, error)) (*statusPageData, error) {
+type renderFunc func(context.Context, *v1.StatusPage, time.Time) (*renderedStatus, error)
+
+func (sc *statusCache) of(ctx context.Context, sp *v1.StatusPage, now time.Time, render renderFunc) (*renderedStatus, error) {
 	key := string(sp.UID)
 	sc.mu.Lock()
 	e, ok := sc.byKey[key]
 	sc.mu.Unlock()
 	if ok && e.generation == sp.Generation && time.Since(e.taken) < statusFor && !now.Before(e.at) && now.Sub(e.at) < statusFor {
-		return e.data, nil
+		return e.page, nil
 	}
-	data, err := take(now)
-	if err != nil {
-		return nil, err
+	ch := sc.flight.DoChan(key+"/"+strconv.FormatInt(sp.Generation, 10), func() (any, error) {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), statusRenderTimeout)
+		defer cancel()
+		page, err := render(rctx, sp, now)
+		if err != nil {
+			return nil, err
+		}
+		sc.keep(key, statusEntry{generation: sp.Generation, at: now, taken: time.Now(), page: page})
+		return page, nil
+	})
+	select {
+	case res := <-ch:
+		if res.Err != nil {
+			return nil, res.Err
+		}
+		return res.Val.(*renderedStatus), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
 	}
+}
+
+// keep stores a page, and forgets those nobody asked for in a minute.
+func (sc *statusCache) keep(key string, e statusEntry) {
 	sc.mu.Lock()
 	defer sc.mu.Unlock()
 	if sc.byKey == nil {
@@ -284,6 +351,5 @@ func (sc *statusCache) of(sp *v1.StatusPage, now time.Time, take func(time.Time)
 			delete(sc.byKey, k)
 		}
 	}
-	sc.byKey[key] = statusEntry{generation: sp.Generation, at: now, taken: time.Now(), data: data}
-	return data, nil
+	sc.byKey[key] = e
 }

@@ -10,6 +10,11 @@ import (
 // timelineSpan is how far back a check's page shows its flips.
 const timelineSpan = 90 * 24 * time.Hour
 
+// timelineFlips is how many of a check's flips, the newest, a page reads
+// for its timeline: what a page costs stays bounded however often a check
+// flipped (a flapping check's earlier part of the span shows no data).
+const timelineFlips = 1000
+
 // timeline is a check's up and down periods over the span, as a bar.
 type timeline struct {
 	Segments []segment

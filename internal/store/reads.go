@@ -130,6 +130,13 @@ func (s *Store) Flips(ctx context.Context, uid types.UID) ([]Flip, error) {
 	return s.flips(ctx, `SELECT `+flipColumns+` FROM flips WHERE check_uid = ? AND notice = '' ORDER BY n DESC`, string(uid))
 }
 
+// RecentFlips returns a check's newest flips, at most limit, newest first:
+// read from the primary key's end, so its cost is limit rows however many
+// the check has.
+func (s *Store) RecentFlips(ctx context.Context, uid types.UID, limit int) ([]Flip, error) {
+	return s.flips(ctx, `SELECT `+flipColumns+` FROM flips WHERE check_uid = ? AND notice = '' ORDER BY n DESC LIMIT ?`, string(uid), limit)
+}
+
 // Notification is a flip or a notice with what became of it: a delivery
 // per Channel it was queued for (none: held by a maintenance window, or no
 // Channel takes it).

@@ -170,4 +170,70 @@ var _ = Describe("A status page", func() {
 		Expect(harness.Client.Delete(bg, sp)).To(Succeed())
 		Eventually(func() int { s, _, _ := get(sp.Status.URL); return s }).WithTimeout(40 * time.Second).Should(Equal(http.StatusNotFound))
 	})
+
+	It("draws a flapping check as at most one shape a day, and gives every visitor the same bytes, cached for 30 s", func() {
+		bg := context.Background()
+		p := harness.NewProject("flaps-")
+		status, resp := apiCall("POST", "/api/v3/checks/", p.ReadWrite, `{"name": "Flappy", "tags": "public", "timeout": 3600, "grace": 300}`)
+		Expect(status).To(Equal(http.StatusCreated), "%v", resp)
+		pingURL := resp["ping_url"].(string)
+		ping := func(url string) {
+			GinkgoHelper()
+			r, err := http.Post(url, "text/plain", nil)
+			Expect(err).NotTo(HaveOccurred())
+			_ = r.Body.Close()
+			Expect(r.StatusCode).To(Equal(http.StatusOK))
+		}
+		const flaps = 100
+		for range flaps {
+			ping(pingURL + "/fail")
+			clk.Step(time.Second)
+			ping(pingURL)
+			clk.Step(time.Second)
+		}
+		Eventually(func(g Gomega) {
+			_, c := apiCall("GET", "/api/v3/checks/"+resp["uuid"].(string), p.ReadOnly, "")
+			g.Expect(c["n_pings"]).To(BeEquivalentTo(2 * flaps))
+		}).Should(Succeed())
+
+		sp := &v1.StatusPage{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: "flaps"},
+			Spec: v1.StatusPageSpec{Title: "Flaps", Tags: []string{"public"}}}
+		Expect(harness.Client.Create(bg, sp)).To(Succeed())
+		Eventually(func(g Gomega) {
+			g.Expect(harness.Client.Get(bg, client.ObjectKeyFromObject(sp), sp)).To(Succeed())
+			g.Expect(sp.Status.URL).NotTo(BeEmpty())
+		}).Should(Succeed())
+
+		status, header, page := get(sp.Status.URL)
+		Expect(status).To(Equal(http.StatusOK))
+		Expect(header.Get("Cache-Control")).To(Equal("public, max-age=30"))
+		// No data before today, and today (and yesterday, had the flaps
+		// crossed midnight): a shape a day, not one per flip.
+		Expect(strings.Count(page, "<rect")).To(BeNumerically("<=", 3), "%d flips", 2*flaps)
+		Expect(page).To(ContainSubstring("Flappy"))
+
+		By("50 visitors at once get the same page; one who has it already gets nothing again")
+		pages := make(chan string, 50)
+		for range 50 {
+			go func() {
+				defer GinkgoRecover()
+				_, _, body := get(sp.Status.URL)
+				pages <- body
+			}()
+		}
+		for range 50 {
+			Expect(<-pages).To(Equal(page))
+		}
+		etag := header.Get("ETag")
+		Expect(etag).NotTo(BeEmpty())
+		req, err := http.NewRequestWithContext(bg, http.MethodGet, sp.Status.URL, nil)
+		Expect(err).NotTo(HaveOccurred())
+		req.Header.Set("If-None-Match", etag)
+		r, err := http.DefaultClient.Do(req)
+		Expect(err).NotTo(HaveOccurred())
+		_ = r.Body.Close()
+		Expect(r.StatusCode).To(Equal(http.StatusNotModified))
+		_, jsonHeader, _ := get(sp.Status.URL + ".json")
+		Expect(jsonHeader.Get("ETag")).NotTo(Equal(etag), "each format is its own entity")
+	})
 })

@@ -1041,6 +1041,11 @@ func Run(t *testing.T, newDSN NewDSN) {
 			if len(flips) != 4 {
 				t.Fatalf("%d flips listed, want the 4 real ones (notices are not flips): %+v", len(flips), flips)
 			}
+			recent, err := s.RecentFlips(ctx, tg.UID, 3)
+			must(t, err)
+			if !slices.EqualFunc(recent, flips[:3], func(a, b store.Flip) bool { return a.N == b.N }) {
+				t.Fatalf("the 3 newest flips: %+v, want %+v", recent, flips[:3])
+			}
 		},
 		"an SLA's breach and its end are each told once, across a restart, and not inside a maintenance window": func(t *testing.T, dsn string) {
 			tg := simple("sla", "ops", "pager")
