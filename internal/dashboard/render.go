@@ -16,12 +16,12 @@ var pageNames = []string{"signin", "error", "board", "check", "bounce", "status"
 
 func parseTemplates(versions map[string]string) map[string]*template.Template {
 	funcs := template.FuncMap{
-		"asset": func(name string) string { return "/static/" + name + "?v=" + versions[name] },
-		"iso":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-		"utc":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
-		"in":    formatIn,
-		"pct":   percent,
-		"deref": func(f *float64) float64 { return *f },
+		"asset":     func(name string) string { return "/static/" + name + "?v=" + versions[name] },
+		"iso":       func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"utc":       func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+		"in":        formatIn,
+		"pct":       percent,
+		"deref":     func(f *float64) float64 { return *f },
 		"stripDays": func() int { return calendarDays },
 		// gap leaves a sliver between a strip's shapes.
 		"gap": func(w float64) float64 { return w - 0.2 },
