@@ -20,6 +20,7 @@ func newChannelsCmd(g *globals) *cobra.Command {
 		Short: "Work with a project's notification channels",
 	}
 	var namespace, egressAllow string
+	var allowRelays bool
 	test := &cobra.Command{
 		Use:   "test NAME",
 		Short: "Send a test notification through a Channel and report the result",
@@ -49,7 +50,7 @@ func newChannelsCmd(g *globals) *cobra.Command {
 				return err
 			}
 			err = notify.SendTest(ctx, c, ch, nil, notify.Delivery{Secret: notify.SecretsIn(c, namespace),
-				Egress: egress.New(egress.Options{Allow: allow})})
+				Egress: egress.New(egress.Options{Allow: allow, AllowRelays: allowRelays})})
 			if err != nil {
 				return fmt.Errorf("channel %s/%s: test notification failed: %w", namespace, ch.Name, err)
 			}
@@ -60,6 +61,8 @@ func newChannelsCmd(g *globals) *cobra.Command {
 	test.Flags().StringVarP(&namespace, "namespace", "n", "", "the Channel's namespace (project; default: the kubeconfig context's, as kubectl)")
 	test.Flags().StringVar(&egressAllow, "egress-allow", os.Getenv("VIGIL_EGRESS_ALLOW"),
 		"CIDRs, addresses and host names the test may reach although the egress guard refuses them, as the manager's --egress-allow (default $VIGIL_EGRESS_ALLOW, which make dev's env file sets to loopback)")
+	test.Flags().BoolVar(&allowRelays, "egress-allow-relays", false,
+		"let an Apprise Channel's URLs from a Secret go to its Apprise server, as the manager's --egress-allow-relays")
 	cmd.AddCommand(test)
 	return cmd
 }

@@ -118,6 +118,8 @@ func newManagerCmd(g *globals) *cobra.Command {
 		`let Channels use only Secrets labelled monitoring.vigil.dev/channel-secret: "true" (otherwise whoever may create a Channel may send any Secret of its namespace anywhere)`)
 	f.StringVar(&egressAllow, "egress-allow", "",
 		"CIDRs, addresses and host names every namespace's Channels may reach although the egress guard refuses them (loopback, link-local, private and other non-global ranges, and --egress-deny); a host name reaches private and --egress-deny addresses only, never loopback or link-local ones; the limits ConfigMap's <namespace>.egress-allow adds to it per namespace")
+	f.BoolVar(&opts.EgressAllowRelays, "egress-allow-relays", false,
+		"let Apprise Channels send Apprise URLs from a Secret to their Apprise server, which connects to each of them past the egress guard: to any address, loopback and cloud metadata included (off: only configurations saved on the Apprise server, named by key)")
 	f.StringVar(&egressDeny, "egress-deny", "",
 		"CIDRs Channels may not reach besides the non-global ranges: the cluster's Service and Pod ranges, such as 10.96.0.0/12,10.244.0.0/16, and public node addresses or global IPv6 ranges of the cluster, which the defaults do not refuse")
 	return cmd

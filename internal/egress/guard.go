@@ -39,6 +39,12 @@ type Options struct {
 	// Clock tells when a namespace's pool was last used; nil is the real
 	// clock.
 	Clock clock.PassiveClock
+	// AllowRelays lets a delivery hand addresses of the tenant's choosing
+	// to a server that connects to them on Vigil's behalf, where no guard
+	// looks: an Apprise server given Apprise URLs (--egress-allow-relays).
+	// Off, only what the relay itself holds is used (a configuration saved
+	// on the Apprise server).
+	AllowRelays bool
 }
 
 // Guard hands out dialers and HTTP transports that connect only where a
@@ -68,6 +74,14 @@ func New(opts Options) *Guard {
 	}
 	return &Guard{opts: opts, pools: map[string]*pool{}, swept: opts.Clock.Now()}
 }
+
+// ErrRelayRefused is the error of a delivery that would hand addresses
+// to a relay while the guard allows none.
+var ErrRelayRefused = errors.New("the egress guard allows no relays (the manager's --egress-allow-relays)")
+
+// AllowsRelays reports whether deliveries may hand addresses of the
+// tenant's choosing to a relay (Options.AllowRelays).
+func (g *Guard) AllowsRelays() bool { return g.opts.AllowRelays }
 
 // namespaceAllow is the namespace's own allowlist.
 func (g *Guard) namespaceAllow(namespace string) Allowlist {

@@ -176,6 +176,10 @@ type Options struct {
 	// EgressDeny are refused besides the guard's default ranges: the
 	// cluster's Service and Pod ranges.
 	EgressDeny []netip.Prefix
+	// EgressAllowRelays lets Apprise Channels send Apprise URLs from a
+	// Secret, which the Apprise server connects to past the guard
+	// (egress.Options.AllowRelays).
+	EgressAllowRelays bool
 }
 
 func (o *Options) defaults() {
@@ -345,7 +349,8 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 	dispatcher = &delivery.Dispatcher{
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Secrets: channelSecrets(mgr, opts), Store: st, Clock: opts.Clock,
 		Recorder: mgr.GetEventRecorder("vigil-delivery"), BaseURL: opts.BaseURL, Options: opts.Delivery,
-		Egress: egress.New(egress.Options{Allow: opts.EgressAllow, Deny: opts.EgressDeny, NamespaceAllow: limits.EgressAllow}),
+		Egress: egress.New(egress.Options{Allow: opts.EgressAllow, Deny: opts.EgressDeny, NamespaceAllow: limits.EgressAllow,
+			AllowRelays: opts.EgressAllowRelays}),
 	}
 	projector = &projection.Projector{
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Store: st, Checks: door, Clock: opts.Clock, Budget: opts.StatusBudget,

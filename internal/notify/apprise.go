@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/egress"
 )
 
 func init() { register(v1.ChannelApprise, appriseKind{}) }
@@ -20,7 +21,8 @@ func init() { register(v1.ChannelApprise, appriseKind{}) }
 // knows: to <url>/notify/<key> for a configuration saved on the server
 // (with the channel's tag, when set, choosing among its URLs), or to
 // <url>/notify/ with the Apprise URLs from the Secret (the tag is not sent:
-// it selects URLs of a saved configuration). The JSON body holds
+// it selects URLs of a saved configuration), which the egress guard allows
+// only with relays allowed. The JSON body holds
 // title ("“<name>” is DOWN.", or the Channel's template subject), body (the
 // reason, the facts, the last ping body and the link to the check, in
 // Markdown), format "markdown" and type: "failure" on a down, "success" on
@@ -87,6 +89,14 @@ func (appriseKind) Send(ctx context.Context, d Delivery) error {
 		t.u = t.u.JoinPath("notify", s.Key)
 		n.Tag = s.Tag
 	} else {
+		// The Apprise server connects to each URL itself, where the
+		// egress guard cannot look: a tenant's json://169.254.169.254/ or
+		// mailto://smtp.internal/ would reach what the guard refuses
+		// Vigil. Only an administrator who allows relays allows that.
+		if !d.Egress.AllowsRelays() {
+			return Permanent(fmt.Errorf("Apprise URLs from a Secret reach wherever they point through the Apprise server, past the egress guard: "+
+				"save them on the Apprise server and name them by key, or ask the administrator to allow relays: %w", egress.ErrRelayRefused))
+		}
 		if n.URLs, err = d.secret(ctx, *s.URLsSecretRef); err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package notify
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"strings"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/egress"
 )
 
 // appriseURLs are Apprise URLs, each holding a service's credentials.
@@ -83,6 +85,29 @@ func TestAppriseKey(t *testing.T) {
 	if n != want {
 		t.Errorf("notification\n%+v\nwant\n%+v", n, want)
 	}
+}
+
+// Apprise URLs name addresses the Apprise server connects to, past the
+// egress guard: unless the guard allows relays, none is sent, and the
+// Secret is not even read.
+func TestAppriseURLsNeedRelaysAllowed(t *testing.T) {
+	srv := newRecorder(t, http.StatusOK, appriseOK)
+	ch := appriseChannel(srv.URL, "", "")
+	read := false
+	secret := func(_ context.Context, _ v1.SecretKeyRef) (string, error) {
+		read = true
+		return "json://169.254.169.254/latest/meta-data", nil
+	}
+	err := Send(context.Background(), Delivery{Channel: ch, Message: downMessage(), Secret: secret,
+		Egress: egress.New(egress.Options{Allow: egress.Loopback})})
+	if !IsPermanent(err) || !errors.Is(err, egress.ErrRelayRefused) || !strings.Contains(err.Error(), "name them by key") {
+		t.Fatalf("Send = %v, want a permanent refusal of the relay", err)
+	}
+	if n := len(srv.requests()); n != 0 || read {
+		t.Errorf("%d requests reached the Apprise server; Secret read: %v", n, read)
+	}
+	// A saved configuration, named by key, still goes.
+	mustSend(t, appriseChannel(srv.URL, "ops", ""), downMessage(), nil)
 }
 
 func TestAppriseStatelessURLs(t *testing.T) {

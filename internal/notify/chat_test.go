@@ -246,6 +246,40 @@ func TestMSTeams(t *testing.T) {
 	}
 }
 
+// A check's name, description and reason are text on a Teams card, never
+// Markdown: a name that is a link does not become one.
+func TestMSTeamsEscapesMarkdown(t *testing.T) {
+	m := downMessage()
+	m.Check.Name = "[x](https://example.invalid/x)"
+	m.Check.Desc = "**urgent** see <https://example.invalid/y>"
+	srv := newRecorder(t, http.StatusAccepted, "")
+	mustSend(t, chatChannel(v1.ChannelMSTeams), m, chatSecrets(srv))
+	var msg teamsWireMessage
+	decodeStrict(t, srv.only(t).Body, &msg)
+	card := msg.Attachments[0].Content
+	heading, _ := card.Body[0]["text"].(string)
+	if !strings.Contains(heading, `\[x\](https://example.invalid/x)`) {
+		t.Errorf("heading %q: the name is not escaped", heading)
+	}
+	if card.FallbackText != "“[x](https://example.invalid/x)” is DOWN." {
+		t.Errorf("fallback text, plain: %q", card.FallbackText)
+	}
+	desc := ""
+	for _, el := range card.Body {
+		if el["type"] != "FactSet" {
+			continue
+		}
+		for _, f := range el["facts"].([]any) {
+			if fm := f.(map[string]any); fm["title"] == "Description:" {
+				desc, _ = fm["value"].(string)
+			}
+		}
+	}
+	if desc != `\*\*urgent\*\* see \<https://example.invalid/y\>` {
+		t.Errorf("description %q", desc)
+	}
+}
+
 // Discord's execute-webhook JSON.
 type discordWireMessage struct {
 	Username        string `json:"username"`

@@ -208,8 +208,11 @@ func TestTemplate(t *testing.T) {
 	}
 	for kind, p := range payloads {
 		subject, body := "[prod] Nightly backup is down", "Exit 3: pg_dump: connection refused"
-		if kind == "discord" { // Discord's markdown, escaped
+		switch kind { // markdown, escaped
+		case "discord":
 			subject, body = discordEscape(subject), discordEscape(body)
+		case "msteams":
+			subject, body = markdownEscape(subject), markdownEscape(body)
 		}
 		if kind != "ntfy" && !strings.Contains(p, mustJSONText(t, subject)) {
 			t.Errorf("%s does not carry the subject: %s", kind, p)

@@ -12,6 +12,9 @@ import (
 // “<name>” is DOWN. (coloured attention or good), the reason of a down flip,
 // a FactSet of the check's details, an excerpt of the last ping body in a
 // CodeBlock, and a "View in Vigil" action when CheckInfo.DetailsURL is set.
+// A TextBlock's text and a fact's value are Markdown to Teams: every text
+// of the message is escaped, so that a check named "[x](https://…)" reads
+// as that, not as a link to wherever its author chose.
 func init() {
 	register(v1.ChannelMSTeams, incomingWebhookKind{
 		settings: func(s *v1.ChannelSpec) *v1.IncomingWebhookChannel { return s.MSTeams },
@@ -51,20 +54,17 @@ func teamsPayload(m *Message) any {
 		color = "Good"
 	}
 	body := []map[string]any{{
-		"type": "TextBlock", "text": m.title(), "weight": "Bolder", "size": "Medium",
+		"type": "TextBlock", "text": markdownEscape(m.title()), "weight": "Bolder", "size": "Medium",
 		"wrap": true, "style": "heading", "color": color,
 	}}
 	if l := m.reasonLine(); l != "" {
-		body = append(body, map[string]any{"type": "TextBlock", "text": l, "wrap": true})
+		body = append(body, map[string]any{"type": "TextBlock", "text": markdownEscape(l), "wrap": true})
 	}
 	facts := []teamsFact{}
 	for _, f := range m.facts() {
-		v := f.Value
-		switch {
-		case f.Title == "Description":
+		v := markdownEscape(f.Value)
+		if f.Title == "Description" {
 			v = strings.ReplaceAll(v, "\n", "\n\n") // a single newline is not a break
-		case f.Code:
-			v = fixAsterisks(v)
 		}
 		facts = append(facts, teamsFact{Title: f.Title + ":", Value: v})
 	}

@@ -286,6 +286,7 @@ func TestDefaultValues(t *testing.T) {
 	noLeaderElectionRBAC(t, objs)
 	// Channels reach global addresses only: the egress guard's default.
 	noFlag(t, args(t, objs), "egress-allow")
+	noFlag(t, args(t, objs), "egress-allow-relays")
 	// Namespaced objects land in the release namespace.
 	for _, u := range objs {
 		if ns := u.GetNamespace(); ns != "" && ns != namespace {
@@ -938,6 +939,7 @@ func TestManagerSettings(t *testing.T) {
 		"notify.workers=64",
 		"notify.namespaceWorkers=6",
 		"notify.egressAllow={10.1.2.0/24,smtp.mail.svc}",
+		"notify.egressAllowRelays=true",
 		"notify.egressDeny={10.96.0.0/12,fd00:10:96::/112}",
 		"cronJobs.timeZone=Europe/Riga",
 		"logLevel=debug",
@@ -959,6 +961,7 @@ func TestManagerSettings(t *testing.T) {
 		"notify-namespace-workers":   "6",
 		"egress-allow":               "10.1.2.0/24,smtp.mail.svc",
 		"egress-deny":                "10.96.0.0/12,fd00:10:96::/112",
+		"egress-allow-relays":        "true",
 		"cronjob-time-zone":          "Europe/Riga",
 		"zap-log-level":              "debug",
 		"metrics-secure":             "false",

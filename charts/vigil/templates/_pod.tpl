@@ -102,6 +102,9 @@ spec:
         {{- with .Values.notify.egressAllow }}
         - {{ printf "--egress-allow=%s" (join "," .) | quote }}
         {{- end }}
+        {{- if .Values.notify.egressAllowRelays }}
+        - --egress-allow-relays=true
+        {{- end }}
         {{- with .Values.notify.egressDeny }}
         - {{ printf "--egress-deny=%s" (join "," .) | quote }}
         {{- end }}
