@@ -94,7 +94,7 @@ func (appriseKind) Send(ctx context.Context, d Delivery) error {
 		// mailto://smtp.internal/ would reach what the guard refuses
 		// Vigil. Only an administrator who allows relays allows that.
 		if !d.Egress.AllowsRelays() {
-			return Permanent(fmt.Errorf("Apprise URLs from a Secret reach wherever they point through the Apprise server, past the egress guard: "+
+			return Permanent(fmt.Errorf("the Apprise URLs of a Secret reach wherever they point through the Apprise server, past the egress guard: "+
 				"save them on the Apprise server and name them by key, or ask the administrator to allow relays: %w", egress.ErrRelayRefused))
 		}
 		if n.URLs, err = d.secret(ctx, *s.URLsSecretRef); err != nil {
