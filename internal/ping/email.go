@@ -20,6 +20,7 @@ import (
 
 	"github.com/emersion/go-smtp"
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
@@ -294,6 +295,10 @@ func (s *emailSession) Data(r io.Reader) error {
 	if len(body) > limit {
 		body = body[:limit]
 	}
+	// One message is one ping for each check it reaches, however many of
+	// its recipients name that check: 50 copies of one address in RCPT TO
+	// are one ping, not 50 (each a write of the check's row and its log).
+	reached := map[types.UID]bool{}
 	for _, to := range s.to {
 		check, err := s.l.resolve(ctx, to)
 		if errors.Is(err, errEmailNoCheck) {
@@ -304,6 +309,10 @@ func (s *emailSession) Data(r io.Reader) error {
 			s.l.Log.Error(err, "looking up an email ping's check", "to", addressTemplate(to))
 			return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "try again later"}
 		}
+		if reached[check.UID] {
+			continue
+		}
+		reached[check.UID] = true
 		p := store.Ping{
 			Kind: emailKind(&check.Spec, msg), At: s.l.Checks.Now(), Scheme: "email",
 			RemoteAddr: s.remote, UA: truncateRunes("Email from "+s.from, maxUA), Body: body,

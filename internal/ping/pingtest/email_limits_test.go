@@ -87,7 +87,7 @@ func command(tc *textproto.Conn, format string, args ...any) string {
 }
 
 var _ = Describe("Email ping bounds", func() {
-	It("answers RCPT alike whether or not the address names a check, and records only the checks", func() {
+	It("answers RCPT alike whether or not the address names a check, and records one ping per check it names", func() {
 		p := newProject()
 		uuid := p.create(`{"name": "mailed", "slug": "nightly-db"}`)
 		tc := dialText(smtpAddr)
@@ -116,7 +116,27 @@ var _ = Describe("Email ping bounds", func() {
 		Expect(w.Close()).To(Succeed())
 		_, _, err = tc.ReadResponse(250)
 		Expect(err).NotTo(HaveOccurred())
-		Expect(p.pings(uuid)).To(HaveLen(2))
+		Expect(p.pings(uuid)).To(HaveLen(1), "two addresses of one check: one ping")
+	})
+
+	It("records one ping for a message that names one address 50 times", func() {
+		p := newProject()
+		uuid := p.create(`{"name": "mailed-often"}`)
+		tc := dialText(smtpAddr)
+		Expect(command(tc, "EHLO client.example.com")).To(HavePrefix("250"))
+		Expect(command(tc, "MAIL FROM:<backup@db1.example.com>")).To(HavePrefix("250"))
+		for range 50 {
+			Expect(command(tc, "RCPT TO:<%s@pings.example.com>", uuid)).To(HavePrefix("250"))
+		}
+		Expect(command(tc, "DATA")).To(HavePrefix("354"))
+		w := tc.DotWriter()
+		_, err := w.Write([]byte("Subject: nightly\r\n\r\nall dumped\r\n"))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(w.Close()).To(Succeed())
+		_, _, err = tc.ReadResponse(250)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(p.pings(uuid)).To(HaveLen(1))
+		Consistently(func() []map[string]any { return p.pings(uuid) }).WithTimeout(time.Second).Should(HaveLen(1))
 	})
 
 	It("takes at most 50 recipients for a message", func() {
