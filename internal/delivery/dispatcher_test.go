@@ -48,12 +48,15 @@ type endpoint struct {
 	bodies []string
 	times  []time.Time   // when each request arrived
 	hold   chan struct{} // when set, requests wait for it to close
-	server *httptest.Server
+	// arrived counts the requests that arrived, held or not.
+	arrived atomic.Int64
+	server  *httptest.Server
 }
 
 func newEndpoint(script ...int) *endpoint {
 	e := &endpoint{script: script}
 	e.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		e.arrived.Add(1)
 		e.mu.Lock()
 		hold := e.hold
 		e.mu.Unlock()
@@ -386,6 +389,7 @@ var _ = Describe("Dispatcher", func() {
 				HaveField("Attempts", BeEquivalentTo(round)),
 				HaveField("NextAttempt", BeTemporally(">", time.Now())),
 				HaveField("LastError", ContainSubstring("has not finished")))), "round %d: the attempt is counted before it is sent", round)
+			Eventually(e.arrived.Load).Should(BeEquivalentTo(round), "round %d: the request is out", round)
 			Expect(st.Close()).To(Succeed())
 			release()
 			Eventually(e.received).Should(HaveLen(round))
