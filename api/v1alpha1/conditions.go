@@ -70,6 +70,9 @@ const (
 
 	// ReasonInvalidSpec: the spec is invalid in a way the schema could not catch.
 	ReasonInvalidSpec = "InvalidSpec"
+	// ReasonLimitExceeded: the namespace holds more objects of the kind
+	// than its limit allows, and this one, among the newest, is ignored.
+	ReasonLimitExceeded = "LimitExceeded"
 	// ReasonChannelReady: the channel's settings and Secrets are usable.
 	ReasonChannelReady = "ChannelReady"
 	// ReasonSecretNotFound: a referenced Secret does not exist.

@@ -6,10 +6,12 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/store"
 )
 
@@ -17,11 +19,22 @@ import (
 // events tell them: a flip, recorded inside the store's transaction, owes
 // a notification to each Channel its check assigns, and that list must
 // cost neither a list of the cache nor a call out of the transaction.
+//
+// A namespace's Channels past its limit (project.Channels) are left out:
+// no check is routed to them, so a flip queues no delivery for them, and
+// the Channel controller says so on each.
 type channelIndex struct {
 	mu sync.RWMutex
-	// names are each namespace's Channel names, sorted. A slice is never
-	// changed once stored (set stores a new one), so readers share it.
-	names map[string][]string
+	// limit is a namespace's Channel limit now (the administrator may
+	// change it at any time); nil: project.DefaultObjectLimits'.
+	limit func(namespace string) int
+	// aged are each namespace's Channels, oldest first (ties by name).
+	aged map[string][]agedName
+	// names are the names of each namespace's Channels within its limit,
+	// sorted, as counted under limited's limit. A slice is never changed
+	// once stored (count stores a new one), so readers share it.
+	names   map[string][]string
+	limited map[string]int
 	// routes are how the Channels that say so want to hear of checks; a
 	// Channel with the defaults has none.
 	routes map[client.ObjectKey]store.Route
@@ -35,7 +48,7 @@ type channelIndex struct {
 func (x *channelIndex) update(ch *v1.Channel, present bool) {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	x.set(ch.Namespace, ch.Name, present)
+	x.set(ch.Namespace, agedName{ch.CreationTimestamp.Time, ch.Name}, present)
 	x.setRoute(ch, present)
 	x.setGroup(ch, present)
 }
@@ -75,7 +88,7 @@ func (x *channelIndex) expand(namespace string, names []string) []string {
 		grouped = true
 		for _, m := range members {
 			_, memberIsGroup := x.groups[client.ObjectKey{Namespace: namespace, Name: m}]
-			if _, exists := slices.BinarySearch(x.names[namespace], m); exists && !memberIsGroup {
+			if _, counted := slices.BinarySearch(x.names[namespace], m); counted && !memberIsGroup {
 				out = append(out, m)
 			}
 		}
@@ -138,32 +151,89 @@ func routeOf(ch *v1.Channel) store.Route {
 	return rt
 }
 
-// set records a Channel's name; x.mu is held.
-func (x *channelIndex) set(namespace, name string, present bool) {
-	cur := x.names[namespace]
-	i, found := slices.BinarySearch(cur, name)
-	switch {
-	case present && !found:
-		next := make([]string, 0, len(cur)+1)
-		next = append(append(append(next, cur[:i]...), name), cur[i:]...)
-		if x.names == nil {
-			x.names = map[string][]string{}
-		}
-		x.names[namespace] = next
-	case !present && found:
-		if len(cur) == 1 {
-			delete(x.names, namespace)
-			return
-		}
-		x.names[namespace] = slices.Concat(cur[:i], cur[i+1:])
-	}
+// agedName is a Channel's name and creation time, by which its namespace's
+// Channels are counted against the limit.
+type agedName struct {
+	created time.Time
+	name    string
 }
 
-// all are the namespace's Channel names, sorted; shared, read only.
+func compareAge(a, b agedName) int {
+	return cmp.Or(a.created.Compare(b.created), strings.Compare(a.name, b.name))
+}
+
+// set records a Channel's name; x.mu is held.
+func (x *channelIndex) set(namespace string, ch agedName, present bool) {
+	cur := x.aged[namespace]
+	i := slices.IndexFunc(cur, func(a agedName) bool { return a.name == ch.name })
+	switch {
+	case present && i < 0:
+		j, _ := slices.BinarySearchFunc(cur, ch, compareAge)
+		if x.aged == nil {
+			x.aged = map[string][]agedName{}
+		}
+		x.aged[namespace] = slices.Insert(slices.Clip(cur), j, ch)
+	case !present && i >= 0:
+		if len(cur) == 1 {
+			delete(x.aged, namespace)
+		} else {
+			x.aged[namespace] = slices.Delete(slices.Clone(cur), i, i+1)
+		}
+	default:
+		return
+	}
+	x.count(namespace, x.limitOf(namespace))
+}
+
+func (x *channelIndex) limitOf(namespace string) int {
+	if x.limit == nil {
+		return project.DefaultObjectLimits[project.Channels]
+	}
+	return x.limit(namespace)
+}
+
+// count stores the names of the namespace's Channels within limit; x.mu is
+// held for writing.
+func (x *channelIndex) count(namespace string, limit int) {
+	aged := x.aged[namespace]
+	if len(aged) == 0 {
+		delete(x.names, namespace)
+		delete(x.limited, namespace)
+		return
+	}
+	names := make([]string, 0, min(len(aged), limit))
+	for _, a := range aged[:min(len(aged), limit)] {
+		names = append(names, a.name)
+	}
+	slices.Sort(names)
+	if x.names == nil {
+		x.names, x.limited = map[string][]string{}, map[string]int{}
+	}
+	x.names[namespace], x.limited[namespace] = names, limit
+}
+
+// all are the names of the namespace's Channels within its limit, sorted;
+// shared, read only. A limit changed since they were counted counts them
+// again.
 func (x *channelIndex) all(namespace string) []string {
+	limit := x.limitOf(namespace)
 	x.mu.RLock()
-	defer x.mu.RUnlock()
+	names, counted := x.names[namespace], x.limited[namespace] == limit || len(x.aged[namespace]) == 0
+	x.mu.RUnlock()
+	if counted {
+		return names
+	}
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.count(namespace, limit)
 	return x.names[namespace]
+}
+
+// counted reports whether the namespace's Channel name is within its
+// limit, and the limit.
+func (x *channelIndex) counted(namespace, name string) (bool, int) {
+	_, found := slices.BinarySearch(x.all(namespace), name)
+	return found, x.limitOf(namespace)
 }
 
 // Channels are the names of the existing Channels the check's spec assigns,
@@ -203,11 +273,19 @@ func (d *Door) escalationChannels(c *v1.Check) []string {
 	return d.channels.expand(c.Namespace, names)
 }
 
-// ChannelNames are the names of every Channel in the namespace, sorted; the
-// slice is shared: read it only.
+// ChannelNames are the names of the namespace's Channels within its limit
+// (every Channel, short of it), sorted; the slice is shared: read it only.
 func (d *Door) ChannelNames(namespace string) []string {
 	d.await()
 	return d.channels.all(namespace)
+}
+
+// ChannelCounted reports whether the namespace's Channel name counts
+// against the namespace's limit, which it returns too: a Channel past it is
+// ignored.
+func (d *Door) ChannelCounted(namespace, name string) (bool, int) {
+	d.await()
+	return d.channels.counted(namespace, name)
 }
 
 // ProjectChannels are a project's Channel objects, oldest first (then by

@@ -30,6 +30,7 @@ import (
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/keylock"
 	"github.com/vigil-operator/vigil/internal/metrics"
+	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/store"
 )
 
@@ -41,6 +42,8 @@ type Limits interface {
 	CheckLimit(namespace string) int
 	// PingLogLimit is how many pings each of a project's checks keeps.
 	PingLogLimit(namespace string) int
+	// ObjectLimit is how many objects of the kind a namespace may hold.
+	ObjectLimit(namespace string, kind project.ObjectKind) int
 }
 
 // Options are what a Door is built from.
@@ -114,6 +117,7 @@ func New(ctx context.Context, opts Options) (*Door, error) {
 		clock: opts.Clock, metrics: opts.Metrics, wait: opts.CacheWait, log: opts.Log,
 		watch: newWatcher(), ready: make(chan struct{}),
 	}
+	d.channels.limit = func(namespace string) int { return d.ObjectLimit(namespace, project.Channels) }
 	if err := setupIndexes(ctx, opts.Cache); err != nil {
 		return nil, err
 	}
@@ -217,6 +221,14 @@ const (
 	DefaultPingLogLimit = 100
 	MaxPingLogLimit     = 1000
 )
+
+// ObjectLimit is the namespace's limit of objects of the kind.
+func (d *Door) ObjectLimit(namespace string, kind project.ObjectKind) int {
+	if d.limits == nil {
+		return project.DefaultObjectLimits[kind]
+	}
+	return d.limits.ObjectLimit(namespace, kind)
+}
 
 // checkLimit is the project's check limit (20 without limits, as the
 // reference's free plan).

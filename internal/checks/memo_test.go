@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -65,23 +66,25 @@ func TestSpecsParseOncePerGeneration(t *testing.T) {
 func TestChannelIndex(t *testing.T) {
 	d := &Door{}
 	x := &d.channels
-	for _, name := range []string{"slack", "email", "pager", "email"} {
-		x.set("team-a", name, true)
+	t0 := time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC)
+	aged := func(name string, age int) agedName { return agedName{t0.Add(time.Duration(age) * time.Second), name} }
+	for i, name := range []string{"slack", "email", "pager", "email"} {
+		x.set("team-a", aged(name, i), true)
 	}
-	x.set("team-b", "hook", true)
+	x.set("team-b", aged("hook", 0), true)
 	before := x.all("team-a")
 	if want := []string{"email", "pager", "slack"}; !reflect.DeepEqual(before, want) {
 		t.Fatalf("all = %q, want %q", before, want)
 	}
-	x.set("team-a", "pager", false)
-	x.set("team-a", "nothing", false)
+	x.set("team-a", aged("pager", 2), false)
+	x.set("team-a", aged("nothing", 9), false)
 	if got, want := x.all("team-a"), []string{"email", "slack"}; !reflect.DeepEqual(got, want) {
 		t.Errorf("after a delete: %q, want %q", got, want)
 	}
 	if !reflect.DeepEqual(before, []string{"email", "pager", "slack"}) {
 		t.Errorf("a slice handed out changed: %q", before)
 	}
-	x.set("team-b", "hook", false)
+	x.set("team-b", aged("hook", 0), false)
 	if got := x.all("team-b"); got != nil {
 		t.Errorf("an emptied namespace: %q", got)
 	}
@@ -101,6 +104,37 @@ func TestChannelIndex(t *testing.T) {
 		if got := d.Channels(check(tc.spec...)); !slices.Equal(got, tc.want) {
 			t.Errorf("Channels(%q) = %q, want %q", tc.spec, got, tc.want)
 		}
+	}
+}
+
+// A namespace's Channels past its limit are left out, the newest first,
+// and come back when the limit is raised or an older one goes.
+func TestChannelIndexLimit(t *testing.T) {
+	d := &Door{}
+	x := &d.channels
+	limit := 2
+	x.limit = func(string) int { return limit }
+	t0 := time.Date(2026, 12, 6, 0, 0, 0, 0, time.UTC)
+	for i, name := range []string{"zulu", "alpha", "mike", "bravo"} { // oldest first
+		x.set("team-a", agedName{t0.Add(time.Duration(i) * time.Second), name}, true)
+	}
+	if got, want := x.all("team-a"), []string{"alpha", "zulu"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("within a limit of 2: %q, want %q", got, want)
+	}
+	check := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a"}, Spec: v1.CheckSpec{Channels: []string{"*"}}}
+	if got, want := d.Channels(check), []string{"alpha", "zulu"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("a check routed to all: %q, want %q", got, want)
+	}
+	if counted, n := x.counted("team-a", "bravo"); counted || n != 2 {
+		t.Errorf("bravo, the newest: counted %v, limit %d", counted, n)
+	}
+	x.set("team-a", agedName{t0, "zulu"}, false)
+	if got, want := x.all("team-a"), []string{"alpha", "mike"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("after the oldest went: %q, want %q", got, want)
+	}
+	limit = 10
+	if got, want := x.all("team-a"), []string{"alpha", "bravo", "mike"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("after the limit was raised: %q, want %q", got, want)
 	}
 }
 

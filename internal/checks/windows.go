@@ -13,6 +13,7 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/maintenance"
+	"github.com/vigil-operator/vigil/internal/project"
 )
 
 // windowIndex holds each namespace's MaintenanceWindows, compiled, so that
@@ -40,9 +41,13 @@ func (d *Door) RefreshWindows(ctx context.Context, namespace string) error {
 	if err := d.cache.List(ctx, &list, client.InNamespace(namespace)); err != nil {
 		return fmt.Errorf("listing the MaintenanceWindows of %s: %w", namespace, err)
 	}
+	// Windows past the namespace's limit hold nothing; their controller
+	// says so.
+	counted, snoozes := maintenance.Counted(list.Items)
+	counted = slices.Concat(project.Oldest(counted, d.ObjectLimit(namespace, project.MaintenanceWindows)), snoozes)
 	var ws []*maintenance.Window
-	for i := range list.Items {
-		if w, err := maintenance.Compile(&list.Items[i]); err == nil {
+	for i := range counted {
+		if w, err := maintenance.Compile(&counted[i]); err == nil {
 			ws = append(ws, w) // an invalid window holds nothing; its controller says why
 		}
 	}

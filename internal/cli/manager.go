@@ -26,6 +26,7 @@ func newManagerCmd(g *globals) *cobra.Command {
 	opts := manager.Options{}
 	var trustedProxies, limitsConfigMap, egressAllow, egressDeny string
 	var cronJobs bool
+	objectLimits := map[project.ObjectKind]*int{} // the flags of each kind's limit
 	cmd := &cobra.Command{
 		Use:   "manager",
 		Short: "Run the controllers and the HTTP server (what the Deployment runs)",
@@ -48,6 +49,10 @@ func newManagerCmd(g *globals) *cobra.Command {
 				return fmt.Errorf("--ipv6-source-prefix: %w", err)
 			}
 			opts.DisableCronJobs = !cronJobs
+			opts.ObjectLimits = map[project.ObjectKind]int{}
+			for kind, n := range objectLimits {
+				opts.ObjectLimits[kind] = *n
+			}
 			if opts.LimitsConfigMap, err = parseObjectKey(limitsConfigMap); err != nil {
 				return fmt.Errorf("--limits-configmap: %w", err)
 			}
@@ -87,8 +92,18 @@ func newManagerCmd(g *globals) *cobra.Command {
 		"project Secrets of a namespace that count, the oldest; the rest open nothing, with a Warning Event (the limits ConfigMap overrides it per namespace)")
 	f.IntVar(&opts.APIKeyLimit, "api-key-limit", project.DefaultKeyLimit,
 		"API keys a namespace's project Secrets may hold; later lines open nothing, with a Warning Event (the limits ConfigMap overrides it per namespace)")
+	for _, k := range []struct {
+		kind project.ObjectKind
+		what string
+	}{{project.Channels, "Channels"}, {project.MaintenanceWindows, "MaintenanceWindows (snoozes not counted)"},
+		{project.StatusPages, "StatusPages"}, {project.CronJobPolicies, "CronJobPolicies"}} {
+		n := new(int)
+		objectLimits[k.kind] = n
+		f.IntVar(n, string(k.kind), project.DefaultObjectLimits[k.kind], k.what+
+			" of a namespace that count, the oldest; the rest are ignored, not Ready (LimitExceeded), with a Warning Event (the limits ConfigMap overrides it per namespace)")
+	}
 	f.StringVar(&limitsConfigMap, "limits-configmap", defaultLimitsConfigMap(),
-		"per-namespace limits, <namespace>/<name> of a ConfigMap with keys <project namespace>.check-limit, .ping-log-limit, .project-secret-limit, .api-key-limit and .egress-allow; only cluster administrators should be able to write it (default: "+project.DefaultLimitsConfigMap+" in $POD_NAMESPACE; empty: none)")
+		"per-namespace limits, <namespace>/<name> of a ConfigMap with keys <project namespace>.check-limit, .ping-log-limit, .project-secret-limit, .api-key-limit, .channel-limit, .maintenance-window-limit, .status-page-limit, .cronjob-policy-limit and .egress-allow; only cluster administrators should be able to write it (default: "+project.DefaultLimitsConfigMap+" in $POD_NAMESPACE; empty: none)")
 	f.IntVar(&opts.PingBodyLimit, "ping-body-limit", ping.DefaultBodyLimit, "bytes of a ping's body that are stored; the rest is dropped")
 	f.IntVar(&opts.MaxConnections, "max-connections", httpserver.DefaultMaxConnections,
 		"open connections the HTTP server takes at once; more clients wait until one closes, and past seven eighths of it idle keep-alive connections are closed, the longest idle first, then new connections that sent no request within 2s")

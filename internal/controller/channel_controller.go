@@ -23,6 +23,7 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/notify"
+	"github.com/vigil-operator/vigil/internal/project"
 )
 
 // ChannelReconciler keeps each Channel's Ready condition true to whether the
@@ -40,6 +41,10 @@ type ChannelReconciler struct {
 	// changes do not trigger a reconcile; a channel that is not ready is
 	// rechecked sooner.
 	Recheck time.Duration
+	// Counted reports whether a Channel counts against its namespace's
+	// limit, and the limit (checks.Door.ChannelCounted): one past it is
+	// ignored. Nil counts every Channel.
+	Counted func(namespace, name string) (bool, int)
 }
 
 // Reconcile validates one Channel and records the result in its status.
@@ -83,6 +88,12 @@ func (r *ChannelReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 // validate returns the Ready reason and message, or an error when a Secret
 // could not be read for a reason other than its absence.
 func (r *ChannelReconciler) validate(ctx context.Context, ch *v1.Channel) (reason, message string, err error) {
+	if r.Counted != nil {
+		if counted, limit := r.Counted(ch.Namespace, ch.Name); !counted {
+			return v1.ReasonLimitExceeded, project.PastLimit(project.Channels, ch.Namespace, "Channels", limit) +
+				"; no check is routed to it", nil
+		}
+	}
 	kind, ok := notify.Lookup(ch.Spec.Kind)
 	if !ok {
 		return v1.ReasonInvalidSpec, fmt.Sprintf("unknown channel kind %q", ch.Spec.Kind), nil

@@ -31,6 +31,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/coverage"
 	"github.com/vigil-operator/vigil/internal/monitor"
+	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/store"
 )
 
@@ -177,7 +178,7 @@ func (r *CronJobReconciler) decide(ctx context.Context, cj *batchv1.CronJob) (co
 			return coverage.Decision{}, err
 		}
 	}
-	in, err := policiesFor(ctx, r.Client, cj.Namespace, cluster)
+	in, err := policiesFor(ctx, r.Client, cj.Namespace, r.Checks.ObjectLimit(cj.Namespace, project.CronJobPolicies), cluster)
 	if err != nil {
 		return coverage.Decision{}, err
 	}

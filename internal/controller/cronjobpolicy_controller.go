@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -21,9 +22,11 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/coverage"
+	"github.com/vigil-operator/vigil/internal/project"
 )
 
 // policyInputs are the policies that could cover the CronJobs of one
@@ -34,14 +37,15 @@ type policyInputs struct {
 	cluster         []coverage.Policy
 }
 
-// policiesFor reads the policies of a namespace and, when cluster
-// policies are given (read once by the caller), the namespace's labels.
-// A policy whose selector does not parse covers nothing (its Ready
-// condition says why).
-func policiesFor(ctx context.Context, c client.Reader, namespace string, cluster []coverage.Policy) (policyInputs, error) {
+// policiesFor reads the policies of a namespace, the first limit of them,
+// and, when cluster policies are given (read once by the caller), the
+// namespace's labels. A policy whose selector does not parse covers
+// nothing, nor one past the namespace's limit (its Ready condition says
+// why).
+func policiesFor(ctx context.Context, c client.Reader, namespace string, limit int, cluster []coverage.Policy) (policyInputs, error) {
 	in := policyInputs{cluster: cluster}
 	var err error
-	if in.namespaced, err = namespacedPolicies(ctx, c, namespace); err != nil || len(cluster) == 0 {
+	if in.namespaced, err = namespacedPolicies(ctx, c, namespace, limit); err != nil || len(cluster) == 0 {
 		return in, err
 	}
 	ns := namespaceMeta()
@@ -52,15 +56,17 @@ func policiesFor(ctx context.Context, c client.Reader, namespace string, cluster
 	return in, nil
 }
 
-// namespacedPolicies are the CronJobPolicies of a namespace that parse.
-func namespacedPolicies(ctx context.Context, c client.Reader, namespace string) ([]coverage.Policy, error) {
+// namespacedPolicies are the CronJobPolicies of a namespace that count
+// against its limit (the oldest limit of them) and parse.
+func namespacedPolicies(ctx context.Context, c client.Reader, namespace string, limit int) ([]coverage.Policy, error) {
 	var list v1.CronJobPolicyList
 	if err := c.List(ctx, &list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return nil, err
 	}
+	counted := project.Oldest(list.Items, limit)
 	var out []coverage.Policy
-	for i := range list.Items {
-		if p, err := coverage.Namespaced(&list.Items[i]); err == nil {
+	for i := range counted {
+		if p, err := coverage.Namespaced(&counted[i]); err == nil {
 			out = append(out, p)
 		}
 	}
@@ -105,6 +111,42 @@ type CronJobPolicyReconciler struct {
 	client.Client
 	// ClusterPolicies: ClusterCronJobPolicies apply.
 	ClusterPolicies bool
+	// Limit is a namespace's limit of objects of a kind (project.Limits);
+	// nil: project.DefaultObjectLimits'.
+	Limit func(namespace string, kind project.ObjectKind) int
+	// Recorder records a policy past its namespace's limit as an Event.
+	Recorder recorder.EventRecorder
+	// PastLimitRecheck is how soon a policy past the limit is looked at
+	// again (pastLimitRecheck when zero).
+	PastLimitRecheck time.Duration
+}
+
+// policyLimit is the namespace's CronJobPolicy limit.
+func (r *CronJobPolicyReconciler) policyLimit(namespace string) int {
+	if r.Limit == nil {
+		return project.DefaultObjectLimits[project.CronJobPolicies]
+	}
+	return r.Limit(namespace, project.CronJobPolicies)
+}
+
+// pastLimit writes the status of a policy past its namespace's limit: it
+// covers nothing, and says so, with an Event when it newly does.
+func (r *CronJobPolicyReconciler) pastLimit(ctx context.Context, before, p *v1.CronJobPolicy, limit int) (ctrl.Result, error) {
+	msg := project.PastLimit(project.CronJobPolicies, p.Namespace, "CronJobPolicies", limit) + "; the policy covers nothing"
+	st := &p.Status
+	st.ObservedGeneration, st.CronJobs, st.Conflicts = p.Generation, 0, nil
+	changed := meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: v1.ConditionReady, Status: metav1.ConditionFalse,
+		Reason: v1.ReasonLimitExceeded, Message: msg, ObservedGeneration: p.Generation})
+	meta.RemoveStatusCondition(&st.Conditions, v1.ConditionConflicting)
+	if !equality.Semantic.DeepEqual(before.Status, p.Status) {
+		if err := r.Status().Update(ctx, p); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+	}
+	if changed && r.Recorder != nil {
+		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, v1.ReasonLimitExceeded, "Count", "%s", msg)
+	}
+	return ctrl.Result{RequeueAfter: recheckPastLimit(r.PastLimitRecheck)}, nil
 }
 
 // maxConflicts bounds the conflicts a policy's status lists.
@@ -118,6 +160,13 @@ func (r *CronJobPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
 		before := p.DeepCopy()
+		var list v1.CronJobPolicyList
+		if err := r.List(ctx, &list, client.InNamespace(p.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+			return ctrl.Result{}, err
+		}
+		if limit := r.policyLimit(p.Namespace); !project.Counts(list.Items, p.Name, limit) {
+			return r.pastLimit(ctx, before, p, limit)
+		}
 		compiled, err := coverage.Namespaced(p)
 		if err := r.tally(ctx, &p.Status, p.Generation, compiled, err, []string{p.Namespace}); err != nil {
 			return ctrl.Result{}, err
@@ -176,7 +225,7 @@ func (r *CronJobPolicyReconciler) tally(ctx context.Context, st *v1.CronJobPolic
 	}
 	conflicts := 0
 	for _, ns := range namespaces {
-		in, err := policiesFor(ctx, r.Client, ns, cluster)
+		in, err := policiesFor(ctx, r.Client, ns, r.policyLimit(ns), cluster)
 		if err != nil {
 			return err
 		}

@@ -1,10 +1,12 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -13,10 +15,12 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/recorder"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/maintenance"
+	"github.com/vigil-operator/vigil/internal/project"
 )
 
 // MaintenanceWindowReconciler reads each MaintenanceWindow: its Ready
@@ -32,6 +36,26 @@ type MaintenanceWindowReconciler struct {
 	Checks *checks.Door
 	// Clock tells the time; a fake clock in tests.
 	Clock clock.PassiveClock
+	// Recorder records a window past its namespace's limit as an Event.
+	Recorder recorder.EventRecorder
+	// PastLimitRecheck is how soon a window past the limit is looked at
+	// again (pastLimitRecheck when zero).
+	PastLimitRecheck time.Duration
+}
+
+// pastLimitRecheck is how soon an object past its namespace's limit is
+// looked at again: it comes within the limit when an older one is deleted
+// or the limit raised, which no event of its own tells.
+const pastLimitRecheck = time.Minute
+
+// recheckPastLimit is d, or pastLimitRecheck when d is zero.
+func recheckPastLimit(d time.Duration) time.Duration { return cmp.Or(d, pastLimitRecheck) }
+
+// wasPastLimit reports whether the conditions said the object was past
+// its namespace's limit.
+func wasPastLimit(conditions []metav1.Condition) bool {
+	c := meta.FindStatusCondition(conditions, v1.ConditionReady)
+	return c != nil && c.Reason == v1.ReasonLimitExceeded
 }
 
 // windowRecount bounds how long a window's count of checks may lag behind
@@ -51,12 +75,29 @@ func (r *MaintenanceWindowReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		return ctrl.Result{}, r.observeNamespace(ctx, req.Namespace) // the window went
 	}
 	before := mw.DeepCopy()
+	if counted, limit, err := r.counted(ctx, mw); err != nil || !counted {
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		// RefreshWindows left it out: it holds nothing. The checks it held
+		// until now (the limit was lowered) are observed without it.
+		if !wasPastLimit(before.Status.Conditions) {
+			if err := r.observeNamespace(ctx, mw.Namespace); err != nil {
+				return ctrl.Result{}, err
+			}
+		}
+		msg := project.PastLimit(project.MaintenanceWindows, mw.Namespace, "MaintenanceWindows", limit) + "; it holds nothing"
+		mw.Status.Active, mw.Status.ActiveUntil, mw.Status.NextStart, mw.Status.Checks = false, nil, nil, 0
+		return ctrl.Result{RequeueAfter: recheckPastLimit(r.PastLimitRecheck)}, r.writePastLimit(ctx, before, mw, msg)
+	}
 	now := r.Clock.Now()
 	covered, err := r.namespaceChecks(ctx, mw.Namespace)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if mw.Status.ObservedGeneration != mw.Generation {
+	// Changed, or counted again after it was past the limit: its checks'
+	// rows are to hold it now.
+	if mw.Status.ObservedGeneration != mw.Generation || wasPastLimit(mw.Status.Conditions) {
 		if err := r.observe(ctx, covered); err != nil {
 			return ctrl.Result{}, err
 		}
@@ -108,6 +149,39 @@ func (r *MaintenanceWindowReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		after = min(after, wake.Sub(now)+time.Second)
 	}
 	return ctrl.Result{RequeueAfter: max(after, time.Second)}, nil
+}
+
+// counted reports whether the window counts against its namespace's
+// limit, and the limit.
+func (r *MaintenanceWindowReconciler) counted(ctx context.Context, mw *v1.MaintenanceWindow) (bool, int, error) {
+	var list v1.MaintenanceWindowList
+	if err := r.List(ctx, &list, client.InNamespace(mw.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return false, 0, err
+	}
+	limit := r.Checks.ObjectLimit(mw.Namespace, project.MaintenanceWindows)
+	if maintenance.IsSnooze(mw) {
+		return true, limit, nil
+	}
+	counted, _ := maintenance.Counted(list.Items)
+	return project.Counts(counted, mw.Name, limit), limit, nil
+}
+
+// writePastLimit writes the status of a window past its namespace's
+// limit, Ready False, and records an Event when it newly is.
+func (r *MaintenanceWindowReconciler) writePastLimit(ctx context.Context, before, mw *v1.MaintenanceWindow, msg string) error {
+	ready := metav1.Condition{Type: v1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1.ReasonLimitExceeded,
+		Message: msg, ObservedGeneration: mw.Generation}
+	changed := meta.SetStatusCondition(&mw.Status.Conditions, ready)
+	mw.Status.ObservedGeneration = mw.Generation
+	if !equality.Semantic.DeepEqual(before.Status, mw.Status) {
+		if err := r.Status().Update(ctx, mw); err != nil {
+			return fmt.Errorf("writing status of MaintenanceWindow %s/%s: %w", mw.Namespace, mw.Name, err)
+		}
+	}
+	if changed && r.Recorder != nil {
+		r.Recorder.Eventf(mw, nil, corev1.EventTypeWarning, v1.ReasonLimitExceeded, "Count", "%s", msg)
+	}
+	return nil
 }
 
 // windowWhen says when a window is active, in words for its Ready message.

@@ -47,7 +47,8 @@ var _ = BeforeSuite(func() {
 	ctx, cancel = context.WithCancel(context.Background())
 	harness = managertest.Start(manager.Options{
 		Clock: clk, StatusBudget: 1000, BaseURL: "http://vigil.test", CronJobTimeZone: "UTC", ChannelRecheck: time.Second,
-		SLAInterval: time.Minute,
+		PastLimitRecheck: time.Second,
+		SLAInterval:      time.Minute,
 		// envtest runs no kubelet: the test's pods "logged" this.
 		PodLogs: func(_ context.Context, _, pod, container string) ([]byte, error) {
 			return []byte("connecting to db\nERROR: " + pod + "/" + container + " could not connect\n"), nil

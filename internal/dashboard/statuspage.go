@@ -95,7 +95,7 @@ func (s *Server) statusPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if sp != nil {
-		if _, err := statuspage.Selection(sp); err != nil {
+		if _, err := statuspage.Selection(sp); err != nil || !statuspage.Served(sp) {
 			sp = nil // not served: its Ready condition says why
 		}
 	}

@@ -48,6 +48,29 @@ func Snooze(c *v1.Check, now time.Time, d time.Duration) *v1.MaintenanceWindow {
 	}
 }
 
+// IsSnooze reports whether mw is a check's snooze window, as Snooze makes
+// it: labelled, one-off, for the one check its name is made from. There is
+// at most one per check, so snoozes do not count against a namespace's
+// window limit (a window labelled a snooze that is not one does).
+func IsSnooze(mw *v1.MaintenanceWindow) bool {
+	s := &mw.Spec
+	return mw.Labels[v1.LabelSnooze] == "true" && len(s.Checks) == 1 && mw.Name == SnoozeName(s.Checks[0]) &&
+		s.Schedule == nil && s.Selector == nil && len(s.Tags) == 0
+}
+
+// Counted are the windows that count against a namespace's window limit:
+// those that are not snoozes. Items is reordered: the snoozes last.
+func Counted(items []v1.MaintenanceWindow) (counted, snoozes []v1.MaintenanceWindow) {
+	i := 0
+	for j := range items {
+		if !IsSnooze(&items[j]) {
+			items[i], items[j] = items[j], items[i]
+			i++
+		}
+	}
+	return items[:i], items[i:]
+}
+
 // ErrSnoozeTaken: the name of the check's snooze window belongs to a
 // window that is not a snooze.
 var ErrSnoozeTaken = errors.New("the snooze window's name is taken")

@@ -110,6 +110,10 @@ type Options struct {
 	// namespace.
 	ProjectSecretLimit int
 	APIKeyLimit        int
+	// ObjectLimits are each kind's limit per namespace (zero or missing:
+	// project.DefaultObjectLimits'); the limits ConfigMap overrides them
+	// per namespace.
+	ObjectLimits map[project.ObjectKind]int
 	// LimitsConfigMap names the ConfigMap of per-namespace limits (package
 	// project: "<namespace>.<limit>" for check-limit, ping-log-limit,
 	// project-secret-limit, api-key-limit and egress-allow),
@@ -159,6 +163,10 @@ type Options struct {
 	// ChannelRecheck is how often a Channel is validated again (10 minutes
 	// when 0; at most 30 s while it is not Ready).
 	ChannelRecheck time.Duration
+	// PastLimitRecheck is how soon an object past its namespace's limit
+	// is looked at again (a minute when zero): it comes within the limit
+	// when an older one goes or the limit is raised.
+	PastLimitRecheck time.Duration
 	// CronJobTimeZone is the zone of CronJobs without spec.timeZone, as
 	// kube-controller-manager evaluates them; default UTC.
 	CronJobTimeZone string
@@ -292,7 +300,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 		conflicts.Eventf(s, nil, corev1.EventTypeWarning, project.ReasonLimitExceeded, "Authenticate", "%s", message)
 	}
 	limits := &project.Limits{DefaultCheckLimit: opts.CheckLimit, DefaultPingLogLimit: opts.PingLogLimit,
-		DefaultSecretLimit: opts.ProjectSecretLimit, DefaultKeyLimit: opts.APIKeyLimit}
+		DefaultSecretLimit: opts.ProjectSecretLimit, DefaultKeyLimit: opts.APIKeyLimit, DefaultObjects: opts.ObjectLimits}
 	projects.Limits, limits.OnChange = limits, projects.Refresh
 	// Key holds start and pass on the manager's clock, as the deadline
 	// loop's pruning reads it.
@@ -395,16 +403,19 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o
 		Client:       mgr.GetClient(),
 		SecretReader: channelSecrets(mgr, opts),
 		Recorder:     mgr.GetEventRecorder("vigil-channel-controller"),
+		Counted:      door.ChannelCounted,
 		Recheck:      opts.ChannelRecheck,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the channel controller: %w", err)
 	}
 	if err := (&controller.MaintenanceWindowReconciler{
-		Client: mgr.GetClient(), Checks: door, Clock: opts.Clock,
+		Client: mgr.GetClient(), Checks: door, Clock: opts.Clock, Recorder: mgr.GetEventRecorder("vigil-maintenancewindow-controller"),
+		PastLimitRecheck: opts.PastLimitRecheck,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the maintenance window controller: %w", err)
 	}
-	if err := (&controller.StatusPageReconciler{Client: mgr.GetClient(), BaseURL: opts.BaseURL}).SetupWithManager(mgr); err != nil {
+	if err := (&controller.StatusPageReconciler{Client: mgr.GetClient(), BaseURL: opts.BaseURL, Limit: door.ObjectLimit,
+		Recorder: mgr.GetEventRecorder("vigil-statuspage-controller"), PastLimitRecheck: opts.PastLimitRecheck}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the status page controller: %w", err)
 	}
 	if opts.DisableCronJobs {
@@ -519,7 +530,8 @@ func setupCronJobs(mgr ctrl.Manager, cfg *rest.Config, opts Options, door *check
 		return fmt.Errorf("setting up the CronJob controller: %w", err)
 	}
 	if err := (&controller.CronJobPolicyReconciler{
-		Client: mgr.GetClient(), ClusterPolicies: clusterPolicies,
+		Client: mgr.GetClient(), ClusterPolicies: clusterPolicies, Limit: door.ObjectLimit,
+		Recorder: mgr.GetEventRecorder("vigil-cronjobpolicy-controller"), PastLimitRecheck: opts.PastLimitRecheck,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the CronJobPolicy controller: %w", err)
 	}

@@ -1,8 +1,10 @@
 package project
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -10,10 +12,12 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/egress"
 )
 
@@ -35,6 +39,66 @@ const (
 	// manager's namespace.
 	DefaultLimitsConfigMap = "vigil-limits"
 )
+
+// ObjectKind is a kind of object a namespace's tenants create with kubectl
+// whose number in a namespace has a limit, named by its limits key. Each
+// costs the shared manager: a Channel an outbox row per flip of every
+// check routed to it, a MaintenanceWindow work for every check it covers,
+// a StatusPage an anonymous page, a CronJobPolicy the CronJobs it selects.
+type ObjectKind string
+
+const (
+	Channels           ObjectKind = "channel-limit"
+	MaintenanceWindows ObjectKind = "maintenance-window-limit"
+	StatusPages        ObjectKind = "status-page-limit"
+	CronJobPolicies    ObjectKind = "cronjob-policy-limit"
+)
+
+// ObjectKinds are the kinds with a limit per namespace.
+var ObjectKinds = []ObjectKind{Channels, MaintenanceWindows, StatusPages, CronJobPolicies}
+
+// DefaultObjectLimits are each kind's limit when neither the manager's
+// flags nor the limits ConfigMap set one: far above what a team uses (a
+// handful of Channels, a few windows and pages), and still a bound on what
+// one namespace costs every other.
+var DefaultObjectLimits = map[ObjectKind]int{Channels: 100, MaintenanceWindows: 100, StatusPages: 20, CronJobPolicies: 100}
+
+// ReasonLimitExceeded is the reason of the Ready condition and the Event
+// of an object past its namespace's limit, and of the Event on a project
+// Secret the limits cut (some or all of its keys open nothing).
+const ReasonLimitExceeded = v1.ReasonLimitExceeded
+
+// Oldest sorts a namespace's objects of one kind oldest first (ties by
+// name) and returns the first limit of them: those that count. Objects
+// past the limit are ignored, always the same ones on every replica, and
+// one comes within the limit when an older one is deleted.
+func Oldest[T any, PT interface {
+	*T
+	metav1.Object
+}](items []T, limit int) []T {
+	slices.SortStableFunc(items, func(a, b T) int {
+		pa, pb := PT(&a), PT(&b)
+		ta, tb := pa.GetCreationTimestamp(), pb.GetCreationTimestamp()
+		return cmp.Or(ta.Compare(tb.Time), strings.Compare(pa.GetName(), pb.GetName()))
+	})
+	return items[:min(len(items), max(limit, 0))]
+}
+
+// Counts reports whether the object named name is among the first limit
+// of items, a namespace's objects of its kind (Oldest).
+func Counts[T any, PT interface {
+	*T
+	metav1.Object
+}](items []T, name string, limit int) bool {
+	return slices.ContainsFunc(Oldest[T, PT](items, limit), func(o T) bool { return PT(&o).GetName() == name })
+}
+
+// PastLimit is the message of an object past its namespace's limit.
+func PastLimit(kind ObjectKind, namespace, what string, limit int) string {
+	return fmt.Sprintf("namespace %s holds more than %d %s, the limit: this one, among the newest, is ignored. "+
+		"Delete others, or ask a cluster administrator to raise the limit (manager flag --%s, or %s.%s in the limits ConfigMap)",
+		namespace, limit, what, kind, namespace, kind)
+}
 
 // Defaults of the bounds on a namespace's project Secrets. Every labelled
 // Secret is tenant input that the manager indexes, and every key in it a
@@ -78,6 +142,9 @@ type Limits struct {
 	// may hold (DefaultKeyLimit when not positive); later lines are
 	// ignored.
 	DefaultKeyLimit int
+	// DefaultObjects are each kind's limit per namespace (the manager's
+	// flags); a kind missing, or not positive, has DefaultObjectLimits'.
+	DefaultObjects map[ObjectKind]int
 	// OnChange, when set, is called after the overrides changed the
 	// project Secret or API key limit of namespaces, with those
 	// namespaces, sorted (the registry then re-reads their Secrets under
@@ -92,6 +159,7 @@ type Limits struct {
 
 type limitOverride struct {
 	checks, pingLog, secrets, keys int
+	objects                        map[ObjectKind]int
 	egressAllow                    egress.Allowlist
 }
 
@@ -142,6 +210,20 @@ func (l *Limits) KeyLimit(namespace string) int {
 		return o.keys
 	}
 	return positiveOr(l.DefaultKeyLimit, DefaultKeyLimit)
+}
+
+// ObjectLimit is how many objects of the kind the namespace may hold. A
+// nil Limits gives the defaults.
+func (l *Limits) ObjectLimit(namespace string, kind ObjectKind) int {
+	if l == nil {
+		return DefaultObjectLimits[kind]
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if n := l.overrides[namespace].objects[kind]; n > 0 {
+		return n
+	}
+	return positiveOr(l.DefaultObjects[kind], DefaultObjectLimits[kind])
 }
 
 // positiveOr is n, or def when n is not positive (a flag left at 0).
@@ -202,6 +284,12 @@ func (l *Limits) SetOverrides(data map[string]string) []string {
 			o.secrets = n
 		case LimitsKeyKeyLimit:
 			o.keys = n
+		default:
+			o.objects = maps.Clone(o.objects)
+			if o.objects == nil {
+				o.objects = map[ObjectKind]int{}
+			}
+			o.objects[ObjectKind(limit)] = n
 		}
 		overrides[ns] = o
 	}
@@ -235,7 +323,8 @@ func secretBoundsChanged(before, after map[string]limitOverride) []string {
 }
 
 // limitsKeys are the limits a namespace's entry may set.
-var limitsKeys = []string{LimitsKeyCheckLimit, LimitsKeyPingLogLimit, LimitsKeySecretLimit, LimitsKeyKeyLimit, LimitsKeyEgressAllow}
+var limitsKeys = []string{LimitsKeyCheckLimit, LimitsKeyPingLogLimit, LimitsKeySecretLimit, LimitsKeyKeyLimit, LimitsKeyEgressAllow,
+	string(Channels), string(MaintenanceWindows), string(StatusPages), string(CronJobPolicies)}
 
 // Watch follows the limits ConfigMap key names through the cache (which the
 // manager restricts to that one ConfigMap); report receives what could not

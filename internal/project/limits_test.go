@@ -3,6 +3,10 @@ package project
 import (
 	"reflect"
 	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/vigil-operator/vigil/internal/egress"
 )
@@ -27,13 +31,13 @@ func TestLimits(t *testing.T) {
 		"egress-allow":             "127.0.0.0/8",
 	})
 	want := []string{
-		`key "egress-allow": want <namespace>.<check-limit|ping-log-limit|project-secret-limit|api-key-limit|egress-allow>`,
+		`key "egress-allow": want <namespace>.<check-limit|ping-log-limit|project-secret-limit|api-key-limit|egress-allow|channel-limit|maintenance-window-limit|status-page-limit|cronjob-policy-limit>`,
 		`key "junk.api-key-limit": "0" is not a positive integer`,
 		`key "junk.check-limit": "lots" is not a positive integer`,
 		`key "junk.egress-allow": "http://smtp": want CIDRs, IP addresses or host names`,
 		`key "junk.ping-log-limit": "-5" is not a positive integer`,
-		`key "nodot": want <namespace>.<check-limit|ping-log-limit|project-secret-limit|api-key-limit|egress-allow>`,
-		`key "x.max-checks": want <namespace>.<check-limit|ping-log-limit|project-secret-limit|api-key-limit|egress-allow>`,
+		`key "nodot": want <namespace>.<check-limit|ping-log-limit|project-secret-limit|api-key-limit|egress-allow|channel-limit|maintenance-window-limit|status-page-limit|cronjob-policy-limit>`,
+		`key "x.max-checks": want <namespace>.<check-limit|ping-log-limit|project-secret-limit|api-key-limit|egress-allow|channel-limit|maintenance-window-limit|status-page-limit|cronjob-policy-limit>`,
 	}
 	if !reflect.DeepEqual(problems, want) {
 		t.Errorf("problems = %q, want %q", problems, want)
@@ -132,5 +136,62 @@ func TestLimitsOnChangeOnlyWhenSecretBoundsChange(t *testing.T) {
 		if !reflect.DeepEqual(heard, want) {
 			t.Errorf("%s: OnChange heard %q, want %q", tc.name, heard, want)
 		}
+	}
+}
+
+func TestObjectLimits(t *testing.T) {
+	l := &Limits{DefaultObjects: map[ObjectKind]int{Channels: 30}}
+	problems := l.SetOverrides(map[string]string{
+		"team-a.channel-limit":            "5",
+		"team-a.status-page-limit":        "2",
+		"team-b.maintenance-window-limit": "0",
+		"team-b.cronjob-policy-limit":     "7",
+	})
+	if want := []string{`key "team-b.maintenance-window-limit": "0" is not a positive integer`}; !reflect.DeepEqual(problems, want) {
+		t.Errorf("problems = %q, want %q", problems, want)
+	}
+	for _, tc := range []struct {
+		ns   string
+		kind ObjectKind
+		want int
+	}{
+		{"team-a", Channels, 5},
+		{"team-a", StatusPages, 2},
+		{"team-a", MaintenanceWindows, DefaultObjectLimits[MaintenanceWindows]},
+		{"team-b", Channels, 30}, // the flag's
+		{"team-b", MaintenanceWindows, DefaultObjectLimits[MaintenanceWindows]},
+		{"team-b", CronJobPolicies, 7},
+		{"team-c", StatusPages, DefaultObjectLimits[StatusPages]},
+	} {
+		if got := l.ObjectLimit(tc.ns, tc.kind); got != tc.want {
+			t.Errorf("ObjectLimit(%s, %s) = %d, want %d", tc.ns, tc.kind, got, tc.want)
+		}
+	}
+	var none *Limits
+	if got := none.ObjectLimit("x", Channels); got != DefaultObjectLimits[Channels] {
+		t.Errorf("nil limits: %d", got)
+	}
+}
+
+func TestOldestCountFirst(t *testing.T) {
+	at := func(sec int64) metav1.Time { return metav1.NewTime(time.Unix(1_700_000_000+sec, 0)) }
+	items := []corev1.ConfigMap{
+		{ObjectMeta: metav1.ObjectMeta{Name: "newest", CreationTimestamp: at(30)}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "b-same-second", CreationTimestamp: at(10)}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "oldest", CreationTimestamp: at(0)}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "a-same-second", CreationTimestamp: at(10)}},
+	}
+	var names []string
+	for _, o := range Oldest(items, 3) {
+		names = append(names, o.Name)
+	}
+	if want := []string{"oldest", "a-same-second", "b-same-second"}; !reflect.DeepEqual(names, want) {
+		t.Errorf("counted %q, want %q", names, want)
+	}
+	if n := len(Oldest(items, 10)); n != 4 {
+		t.Errorf("a limit above the count: %d", n)
+	}
+	if n := len(Oldest(items, 0)); n != 0 {
+		t.Errorf("a limit of 0: %d", n)
 	}
 }

@@ -321,10 +321,6 @@ func (r *Registry) rebuild(now time.Time, all bool) (next time.Duration) {
 // holds a key another project's older Secret holds too.
 const ReasonKeyConflict = "KeyConflict"
 
-// ReasonLimitExceeded is the reason of the Event on a project Secret that
-// the limits cut (some or all of its keys open nothing).
-const ReasonLimitExceeded = "LimitExceeded"
-
 // Conflict is a key a project Secret holds that another project owns: it
 // opens nothing here.
 type Conflict struct {

@@ -10,6 +10,7 @@ import (
 	"encoding/hex"
 	"fmt"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -59,4 +60,11 @@ func Find(ctx context.Context, r client.Reader, key string) (*v1.StatusPage, err
 // Selection is the page's choice of checks.
 func Selection(sp *v1.StatusPage) (selection.Selection, error) {
 	return selection.New(sp.Spec.Selector, sp.Spec.Tags, sp.Spec.Checks)
+}
+
+// Served reports whether the page is served: not when its controller found
+// it past its namespace's limit of StatusPages.
+func Served(sp *v1.StatusPage) bool {
+	c := meta.FindStatusCondition(sp.Status.Conditions, v1.ConditionReady)
+	return c == nil || c.Reason != v1.ReasonLimitExceeded
 }

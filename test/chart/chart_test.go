@@ -318,6 +318,10 @@ func TestDefaultValues(t *testing.T) {
 	wantFlag(t, c.Args, "ping-log-limit", "100")
 	wantFlag(t, c.Args, "project-secret-limit", "20")
 	wantFlag(t, c.Args, "api-key-limit", "1000")
+	wantFlag(t, c.Args, "channel-limit", "100")
+	wantFlag(t, c.Args, "maintenance-window-limit", "100")
+	wantFlag(t, c.Args, "status-page-limit", "20")
+	wantFlag(t, c.Args, "cronjob-policy-limit", "100")
 	wantFlag(t, c.Args, "ping-body-limit", "100000")
 	wantFlag(t, c.Args, "max-connections", "4096")
 	wantFlag(t, c.Args, "max-connections-per-source", "256")
@@ -975,12 +979,16 @@ func TestManagerSettings(t *testing.T) {
 // and the manager may read that one ConfigMap only.
 func TestProjectLimits(t *testing.T) {
 	objs := helmTemplate(t, "--set", "projectLimits.team-a.checkLimit=200,projectLimits.team-a.pingLogLimit=1000,projectLimits.team-b.checkLimit=5,"+
-		"projectLimits.team-c.projectSecretLimit=40,projectLimits.team-c.apiKeyLimit=5000",
+		"projectLimits.team-c.projectSecretLimit=40,projectLimits.team-c.apiKeyLimit=5000,"+
+		"projectLimits.team-d.channelLimit=300,projectLimits.team-d.maintenanceWindowLimit=301,projectLimits.team-d.statusPageLimit=50,"+
+		"projectLimits.team-d.cronJobPolicyLimit=302",
 		"--set", "projectLimits.team-c.egressAllow={10.1.2.0/24,smtp.mail.svc}")
 	cm := objs.must(t, "ConfigMap", "vigil-limits")
 	data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
 	want := map[string]string{"team-a.check-limit": "200", "team-a.ping-log-limit": "1000", "team-b.check-limit": "5",
-		"team-c.project-secret-limit": "40", "team-c.api-key-limit": "5000", "team-c.egress-allow": "10.1.2.0/24, smtp.mail.svc"}
+		"team-c.project-secret-limit": "40", "team-c.api-key-limit": "5000", "team-c.egress-allow": "10.1.2.0/24, smtp.mail.svc",
+		"team-d.channel-limit": "300", "team-d.maintenance-window-limit": "301", "team-d.status-page-limit": "50",
+		"team-d.cronjob-policy-limit": "302"}
 	if !reflect.DeepEqual(data, want) {
 		t.Errorf("limits ConfigMap data = %v, want %v", data, want)
 	}

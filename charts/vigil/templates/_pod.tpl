@@ -70,6 +70,10 @@ spec:
         - --ping-log-limit={{ .Values.pingLogLimit | int64 }}
         - --project-secret-limit={{ .Values.projectSecretLimit | int64 }}
         - --api-key-limit={{ .Values.apiKeyLimit | int64 }}
+        - --channel-limit={{ .Values.channelLimit | int64 }}
+        - --maintenance-window-limit={{ .Values.maintenanceWindowLimit | int64 }}
+        - --status-page-limit={{ .Values.statusPageLimit | int64 }}
+        - --cronjob-policy-limit={{ .Values.cronJobPolicyLimit | int64 }}
         - --limits-configmap={{ .Release.Namespace }}/{{ include "vigil.fullname" . }}-limits
         - --ping-body-limit={{ .Values.pingBodyLimit | int64 }}
         - --max-connections={{ .Values.maxConnections | int64 }}

@@ -2,18 +2,22 @@ package notifytest
 
 import (
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"time"
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	eventsv1 "k8s.io/api/events/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/egress"
+	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/store"
 )
 
@@ -75,5 +79,81 @@ var _ = Describe("A webhook template that expands past its bound", func() {
 			return byChannel["hook"]
 		}).Should(And(HaveField("State", store.DeliveryFailed), HaveField("Attempts", 1)))
 		Expect(received("/"+hostileNS)()).To(BeNil(), "no request was sent")
+	})
+})
+
+var _ = Describe("Channels past their namespace's limit", func() {
+	// #46's probe: 100 Channels and one check routed to "*" queued 100
+	// outbox rows a flip. Past the limit, the newest Channels get none.
+	It("get no notification and say why, while another namespace's Channels all do", func() {
+		var mu sync.Mutex
+		got := map[string]int{}
+		receiver := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			mu.Lock()
+			got[r.URL.Path]++
+			mu.Unlock()
+		}))
+		DeferCleanup(receiver.Close)
+		received := func() map[string]int {
+			mu.Lock()
+			defer mu.Unlock()
+			return maps.Clone(got)
+		}
+		hooks := []string{"hook-1", "hook-2", "hook-3"}
+		flipping := func(prefix string, limit int) (string, *v1.Check) {
+			ns := harness.NewProject(prefix).Namespace
+			harness.AllowEgressNow(ns, egress.Loopback.String())
+			if limit > 0 {
+				harness.SetObjectLimit(ns, project.Channels, limit)
+			}
+			for _, name := range hooks { // created in this order: the ties of a second go by name
+				Expect(harness.Client.Create(ctx, &v1.Channel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: v1.ChannelSpec{
+					Kind: v1.ChannelWebhook, Webhook: &v1.WebhookChannel{Down: &v1.WebhookRequest{URL: receiver.URL + "/" + ns + "/" + name}}}})).To(Succeed())
+			}
+			timeout := int64(3600)
+			check := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "backup"},
+				Spec: v1.CheckSpec{Timeout: &timeout, Grace: 60, Channels: []string{"*"}}}
+			Expect(harness.Client.Create(ctx, check)).To(Succeed())
+			Eventually(func(g Gomega) string {
+				g.Expect(harness.Client.Get(ctx, client.ObjectKeyFromObject(check), check)).To(Succeed())
+				return check.Status.UUID
+			}).ShouldNot(BeEmpty())
+			return ns, check
+		}
+		hostileNS, hostile := flipping("chlimit-a-", 2)
+		otherNS, other := flipping("chlimit-b-", 0)
+
+		By("the newest Channel is not Ready, with a Warning Event, before anything flips")
+		Eventually(func(g Gomega) {
+			ch := &v1.Channel{}
+			g.Expect(harness.Client.Get(ctx, client.ObjectKey{Namespace: hostileNS, Name: "hook-3"}, ch)).To(Succeed())
+			g.Expect(ch.Status.Conditions).To(ContainElement(And(HaveField("Type", v1.ConditionReady),
+				HaveField("Status", metav1.ConditionFalse), HaveField("Reason", v1.ReasonLimitExceeded),
+				HaveField("Message", ContainSubstring("more than 2 Channels")))))
+			var events eventsv1.EventList
+			g.Expect(harness.Client.List(ctx, &events, client.InNamespace(hostileNS))).To(Succeed())
+			g.Expect(events.Items).To(ContainElement(And(HaveField("Reason", v1.ReasonLimitExceeded),
+				HaveField("Regarding.Name", "hook-3"), HaveField("Note", ContainSubstring("--channel-limit")))))
+		}).Should(Succeed())
+		for _, name := range hooks[:2] {
+			ch := &v1.Channel{}
+			Expect(harness.Client.Get(ctx, client.ObjectKey{Namespace: hostileNS, Name: name}, ch)).To(Succeed())
+			Expect(ch.Status.Conditions).NotTo(ContainElement(HaveField("Reason", v1.ReasonLimitExceeded)), name)
+		}
+
+		for _, c := range []*v1.Check{hostile, other} {
+			resp, err := http.Post(harness.BaseURL+"/ping/"+c.Status.UUID+"/fail", "text/plain", nil)
+			Expect(err).NotTo(HaveOccurred())
+			Expect(resp.Body.Close()).To(Succeed())
+		}
+		want := map[string]int{"/" + hostileNS + "/hook-1": 1, "/" + hostileNS + "/hook-2": 1,
+			"/" + otherNS + "/hook-1": 1, "/" + otherNS + "/hook-2": 1, "/" + otherNS + "/hook-3": 1}
+		Eventually(received).Should(Equal(want))
+		// The flip queued no delivery for the Channel past the limit.
+		deliveries, err := harness.Manager.Store.Deliveries(ctx, hostile.UID, 1)
+		Expect(err).NotTo(HaveOccurred())
+		Expect(deliveries).To(HaveLen(2))
+		Expect(deliveries).NotTo(HaveKey("hook-3"))
+		Consistently(received).WithTimeout(time.Second).Should(Equal(want))
 	})
 })

@@ -284,6 +284,14 @@ func (h *Harness) SetCheckLimit(namespace string, limit int) {
 	h.setLimit(namespace+"."+project.LimitsKeyCheckLimit, fmt.Sprint(limit))
 }
 
+// SetObjectLimit sets the namespace's limit of objects of the kind in the
+// limits ConfigMap, as a cluster administrator would, and returns once the
+// manager applies it.
+func (h *Harness) SetObjectLimit(namespace string, kind project.ObjectKind, limit int) {
+	h.setLimit(namespace+"."+string(kind), fmt.Sprint(limit))
+	gomega.Eventually(func() int { return h.Manager.Limits.ObjectLimit(namespace, kind) }).Should(gomega.Equal(limit))
+}
+
 // AllowEgress lets the project's Channels reach allow (CIDRs, addresses,
 // host names; egress.Loopback.String() for the tests' loopback receivers),
 // through the limits ConfigMap, as a cluster administrator would. The
