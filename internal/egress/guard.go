@@ -201,5 +201,48 @@ func (d dialer) DialContext(ctx context.Context, network, address string) (net.C
 		// Without the net.OpError around it, which repeats the address.
 		return nil, denied
 	}
-	return conn, err
+	if err != nil {
+		return nil, scrub(network, address, err)
+	}
+	return conn, nil
+}
+
+// dialError is a failed dial as the Channel named its endpoint: a
+// net.OpError names the address the name resolved to ("dial tcp
+// 10.1.2.3:25: connect: connection refused"), and a DNS error the
+// resolver's; a tenant who reads its Channel's status would learn through
+// them what the manager's resolver says of names it chooses.
+type dialError struct {
+	network, address string
+	err              error
+}
+
+func (e *dialError) Error() string { return "dial " + e.network + " " + e.address + ": " + e.err.Error() }
+func (e *dialError) Unwrap() error { return e.err }
+
+// Timeout reports whether the dial timed out, as net.Error's do (the
+// delivery breaker counts timeouts).
+func (e *dialError) Timeout() bool {
+	var ne net.Error
+	return errors.As(e.err, &ne) && ne.Timeout()
+}
+
+// Temporary is net.Error's, deprecated there; false.
+func (e *dialError) Temporary() bool { return false }
+
+// scrub is err without the addresses a name resolved to, nor the
+// resolver's: the cause of a net.OpError, a DNS error without its server,
+// under the address as it was asked for.
+func scrub(network, address string, err error) error {
+	var op *net.OpError
+	if !errors.As(err, &op) {
+		return err
+	}
+	cause := op.Err
+	if dns := (*net.DNSError)(nil); errors.As(cause, &dns) {
+		d := *dns
+		d.Server = ""
+		cause = &d
+	}
+	return &dialError{network: network, address: address, err: cause}
 }

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -186,6 +187,33 @@ func TestRefusalSaysNothingOfTheAddress(t *testing.T) {
 		t.Errorf("a listening address answers %q, a closed one %q", a, b)
 	}
 	open.nothingAccepted(t)
+}
+
+// TestFailedDialsNameNoResolvedAddress: a name allowed to reach an address
+// where nothing listens, or one that does not resolve, fails saying the
+// name as it was written, never the address it resolved to or the
+// resolver's.
+func TestFailedDialsNameNoResolvedAddress(t *testing.T) {
+	closed := listen(t)
+	_, port, _ := net.SplitHostPort(closed.Addr().String())
+	_ = closed.Close()
+	g := New(Options{Allow: mustAllow(t, "localhost, 127.0.0.0/8, ::1")})
+	_, err := g.DialContext(t.Context(), "team-a", "tcp", net.JoinHostPort("localhost", port))
+	if err == nil || IsDenied(err) {
+		t.Fatalf("dial = %v, want a refused connection", err)
+	}
+	if msg := err.Error(); !strings.HasPrefix(msg, "dial tcp localhost:"+port+": ") || strings.Contains(msg, "127.0.0.1") || strings.Contains(msg, "::1") {
+		t.Errorf("error %q names more than localhost:%s", msg, port)
+	}
+	if !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("error %v does not unwrap to ECONNREFUSED", err)
+	}
+
+	_, err = g.DialContext(t.Context(), "team-a", "tcp", "vigil-no-such-name.invalid:25")
+	var dns *net.DNSError
+	if !errors.As(err, &dns) || dns.Server != "" || !strings.HasPrefix(err.Error(), "dial tcp vigil-no-such-name.invalid:25: ") {
+		t.Errorf("dial of a name that does not resolve = %v, want a DNS error naming no server", err)
+	}
 }
 
 // TestAllowedByNameOrRange: an allowed range connects, and only in its
