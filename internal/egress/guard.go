@@ -217,7 +217,9 @@ type dialError struct {
 	err              error
 }
 
-func (e *dialError) Error() string { return "dial " + e.network + " " + e.address + ": " + e.err.Error() }
+func (e *dialError) Error() string {
+	return "dial " + e.network + " " + e.address + ": " + e.err.Error()
+}
 func (e *dialError) Unwrap() error { return e.err }
 
 // Timeout reports whether the dial timed out, as net.Error's do (the
