@@ -229,13 +229,6 @@ func (x *channelIndex) all(namespace string) []string {
 	return x.names[namespace]
 }
 
-// counted reports whether the namespace's Channel name is within its
-// limit, and the limit.
-func (x *channelIndex) counted(namespace, name string) (bool, int) {
-	_, found := slices.BinarySearch(x.all(namespace), name)
-	return found, x.limitOf(namespace)
-}
-
 // Channels are the names of the existing Channels the check's spec assigns,
 // sorted: those it lists, or every Channel of its namespace for "*", with
 // each group replaced by its members. The slice may be shared: read it
@@ -278,14 +271,6 @@ func (d *Door) escalationChannels(c *v1.Check) []string {
 func (d *Door) ChannelNames(namespace string) []string {
 	d.await()
 	return d.channels.all(namespace)
-}
-
-// ChannelCounted reports whether the namespace's Channel name counts
-// against the namespace's limit, which it returns too: a Channel past it is
-// ignored.
-func (d *Door) ChannelCounted(namespace, name string) (bool, int) {
-	d.await()
-	return d.channels.counted(namespace, name)
 }
 
 // ProjectChannels are a project's Channel objects, oldest first (then by

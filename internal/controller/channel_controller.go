@@ -41,10 +41,10 @@ type ChannelReconciler struct {
 	// changes do not trigger a reconcile; a channel that is not ready is
 	// rechecked sooner.
 	Recheck time.Duration
-	// Counted reports whether a Channel counts against its namespace's
-	// limit, and the limit (checks.Door.ChannelCounted): one past it is
-	// ignored. Nil counts every Channel.
-	Counted func(namespace, name string) (bool, int)
+	// Limit is a namespace's limit of objects of a kind (project.Limits);
+	// nil: project.DefaultObjectLimits'. A Channel past it is ignored: the
+	// Door routes no check to it, by the same count (the oldest first).
+	Limit func(namespace string, kind project.ObjectKind) int
 }
 
 // Reconcile validates one Channel and records the result in its status.
@@ -88,11 +88,17 @@ func (r *ChannelReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 // validate returns the Ready reason and message, or an error when a Secret
 // could not be read for a reason other than its absence.
 func (r *ChannelReconciler) validate(ctx context.Context, ch *v1.Channel) (reason, message string, err error) {
-	if r.Counted != nil {
-		if counted, limit := r.Counted(ch.Namespace, ch.Name); !counted {
-			return v1.ReasonLimitExceeded, project.PastLimit(project.Channels, ch.Namespace, "Channels", limit) +
-				"; no check is routed to it", nil
-		}
+	limit := project.DefaultObjectLimits[project.Channels]
+	if r.Limit != nil {
+		limit = r.Limit(ch.Namespace, project.Channels)
+	}
+	var list v1.ChannelList
+	if err := r.List(ctx, &list, client.InNamespace(ch.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return "", "", err
+	}
+	if !project.Counts(list.Items, ch.Name, limit) {
+		return v1.ReasonLimitExceeded, project.PastLimit(project.Channels, ch.Namespace, "Channels", limit) +
+			"; no check is routed to it", nil
 	}
 	kind, ok := notify.Lookup(ch.Spec.Kind)
 	if !ok {

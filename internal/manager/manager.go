@@ -403,7 +403,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o
 		Client:       mgr.GetClient(),
 		SecretReader: channelSecrets(mgr, opts),
 		Recorder:     mgr.GetEventRecorder("vigil-channel-controller"),
-		Counted:      door.ChannelCounted,
+		Limit:        door.ObjectLimit,
 		Recheck:      opts.ChannelRecheck,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the channel controller: %w", err)
