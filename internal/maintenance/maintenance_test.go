@@ -254,3 +254,43 @@ func BenchmarkHold(b *testing.B) {
 		set.Hold(at.Add(time.Duration(i) * time.Second))
 	}
 }
+
+// TestAtRemembersOnlyWhatHolds: a window that keeps its last answer gives,
+// at every instant, whether it is active, and when its span ends (active)
+// or starts (not), as one that works each answer out: with the clock going
+// forward by uneven steps across starts and ends, and back.
+func TestAtRemembersOnlyWhatHolds(t *testing.T) {
+	for _, mw := range []*v1.MaintenanceWindow{
+		recurring("nightly", "0 2 * * *", "2h", "Europe/Berlin"),
+		recurring("often", "*/10 * * * *", "15m", "UTC"), // instances overlap: merged spans
+		recurring("rare", "Mon *-02-29 00:00:00", "1h", "Europe/Riga"),
+		oneOff("upgrade", "2026-12-01T02:00:00Z", "2026-12-01T04:00:00Z"),
+	} {
+		remembering, err := Compile(mw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh := func(at time.Time) (Span, bool) {
+			w, _ := Compile(mw)
+			return w.at(at)
+		}
+		at := ts("2026-11-30T23:00:00Z")
+		for i := range 400 {
+			step := time.Duration(7*i%53) * time.Minute
+			if i%50 == 49 {
+				step = -3 * time.Hour // the clock goes back (a ping's own time)
+			}
+			at = at.Add(step)
+			got, gotActive := remembering.At(at)
+			want, wantActive := fresh(at)
+			// A span merged from more than maxMerge instances ends where
+			// the count stopped, which depends on the instance it was
+			// counted from: a remembered one may end sooner (and is
+			// continued from there), never later.
+			endOK := got.End.Equal(want.End) || (mw.Name == "often" && got.End.After(at) && got.End.Before(want.End))
+			if gotActive != wantActive || (wantActive && !endOK) || (!wantActive && got != want) {
+				t.Fatalf("%s at %s: remembered %v %v, worked out %v %v", mw.Name, at, got, gotActive, want, wantActive)
+			}
+		}
+	}
+}
