@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/keylock"
 	"github.com/vigil-operator/vigil/internal/maintenance"
 	"github.com/vigil-operator/vigil/internal/project"
 )
@@ -22,9 +23,11 @@ import (
 // from one event: whoever rebuilds last has read the newest windows, so an
 // event handled late cannot bring an old window back.
 type windowIndex struct {
-	// refresh serialises rebuilds, list to store: a rebuild that listed
-	// earlier never stores after one that listed later.
-	refresh sync.Mutex
+	// refresh serialises a namespace's rebuilds, list to store: a rebuild
+	// that listed earlier never stores after one that listed later. One
+	// namespace's rebuilds (a tenant editing 300 windows) never wait on
+	// another's.
+	refresh keylock.Locks
 	mu      sync.RWMutex
 	// byNS are each namespace's valid windows, by name; a slice is never
 	// changed once stored, so readers share it.
@@ -35,8 +38,11 @@ type windowIndex struct {
 // again: the window controller calls it before it has the namespace's
 // checks observed, so their rows see the window it reconciles.
 func (d *Door) RefreshWindows(ctx context.Context, namespace string) error {
-	d.windows.refresh.Lock()
-	defer d.windows.refresh.Unlock()
+	unlock, err := d.windows.refresh.Lock(ctx, namespace)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	var list v1.MaintenanceWindowList
 	if err := d.cache.List(ctx, &list, client.InNamespace(namespace)); err != nil {
 		return fmt.Errorf("listing the MaintenanceWindows of %s: %w", namespace, err)
