@@ -86,6 +86,18 @@ func command(tc *textproto.Conn, format string, args ...any) string {
 	return fmt.Sprintf("%d %s", code, msg)
 }
 
+// sendData sends a message's DATA and expects it taken (250).
+func sendData(tc *textproto.Conn, message string) {
+	GinkgoHelper()
+	Expect(command(tc, "DATA")).To(HavePrefix("354"))
+	w := tc.DotWriter()
+	_, err := w.Write([]byte(message))
+	Expect(err).NotTo(HaveOccurred())
+	Expect(w.Close()).To(Succeed())
+	_, _, err = tc.ReadResponse(250)
+	Expect(err).NotTo(HaveOccurred())
+}
+
 var _ = Describe("Email ping bounds", func() {
 	It("answers RCPT alike whether or not the address names a check, and records one ping per check it names", func() {
 		p := newProject()
@@ -109,13 +121,7 @@ var _ = Describe("Email ping bounds", func() {
 		Expect(replies).To(HaveEach(Equal(replies[0])))
 		Expect(command(tc, "RCPT TO:<%s@elsewhere.example.com>", uuid)).To(HavePrefix("550 5.1.2"))
 
-		Expect(command(tc, "DATA")).To(HavePrefix("354"))
-		w := tc.DotWriter()
-		_, err := w.Write([]byte("Subject: nightly\r\n\r\nall dumped\r\n"))
-		Expect(err).NotTo(HaveOccurred())
-		Expect(w.Close()).To(Succeed())
-		_, _, err = tc.ReadResponse(250)
-		Expect(err).NotTo(HaveOccurred())
+		sendData(tc, "Subject: nightly\r\n\r\nall dumped\r\n")
 		Expect(p.pings(uuid)).To(HaveLen(1), "two addresses of one check: one ping")
 	})
 
@@ -128,13 +134,7 @@ var _ = Describe("Email ping bounds", func() {
 		for range 50 {
 			Expect(command(tc, "RCPT TO:<%s@pings.example.com>", uuid)).To(HavePrefix("250"))
 		}
-		Expect(command(tc, "DATA")).To(HavePrefix("354"))
-		w := tc.DotWriter()
-		_, err := w.Write([]byte("Subject: nightly\r\n\r\nall dumped\r\n"))
-		Expect(err).NotTo(HaveOccurred())
-		Expect(w.Close()).To(Succeed())
-		_, _, err = tc.ReadResponse(250)
-		Expect(err).NotTo(HaveOccurred())
+		sendData(tc, "Subject: nightly\r\n\r\nall dumped\r\n")
 		Expect(p.pings(uuid)).To(HaveLen(1))
 		Consistently(func() []map[string]any { return p.pings(uuid) }).WithTimeout(time.Second).Should(HaveLen(1))
 	})
