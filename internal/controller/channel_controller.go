@@ -88,10 +88,7 @@ func (r *ChannelReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 // validate returns the Ready reason and message, or an error when a Secret
 // could not be read for a reason other than its absence.
 func (r *ChannelReconciler) validate(ctx context.Context, ch *v1.Channel) (reason, message string, err error) {
-	limit := project.DefaultObjectLimits[project.Channels]
-	if r.Limit != nil {
-		limit = r.Limit(ch.Namespace, project.Channels)
-	}
+	limit := objectLimit(r.Limit, ch.Namespace, project.Channels)
 	var list v1.ChannelList
 	if err := r.List(ctx, &list, client.InNamespace(ch.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return "", "", err

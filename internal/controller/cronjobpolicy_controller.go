@@ -123,10 +123,7 @@ type CronJobPolicyReconciler struct {
 
 // policyLimit is the namespace's CronJobPolicy limit.
 func (r *CronJobPolicyReconciler) policyLimit(namespace string) int {
-	if r.Limit == nil {
-		return project.DefaultObjectLimits[project.CronJobPolicies]
-	}
-	return r.Limit(namespace, project.CronJobPolicies)
+	return objectLimit(r.Limit, namespace, project.CronJobPolicies)
 }
 
 // pastLimit writes the status of a policy past its namespace's limit: it
@@ -135,16 +132,15 @@ func (r *CronJobPolicyReconciler) pastLimit(ctx context.Context, before, p *v1.C
 	msg := project.PastLimit(project.CronJobPolicies, p.Namespace, "CronJobPolicies", limit) + "; the policy covers nothing"
 	st := &p.Status
 	st.ObservedGeneration, st.CronJobs, st.Conflicts = p.Generation, 0, nil
-	changed := meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: v1.ConditionReady, Status: metav1.ConditionFalse,
-		Reason: v1.ReasonLimitExceeded, Message: msg, ObservedGeneration: p.Generation})
+	changed := meta.SetStatusCondition(&st.Conditions, pastLimitReady(p.Generation, msg))
 	meta.RemoveStatusCondition(&st.Conditions, v1.ConditionConflicting)
 	if !equality.Semantic.DeepEqual(before.Status, p.Status) {
 		if err := r.Status().Update(ctx, p); err != nil {
 			return ctrl.Result{}, client.IgnoreNotFound(err)
 		}
 	}
-	if changed && r.Recorder != nil {
-		r.Recorder.Eventf(p, nil, corev1.EventTypeWarning, v1.ReasonLimitExceeded, "Count", "%s", msg)
+	if changed {
+		recordPastLimit(r.Recorder, p, msg)
 	}
 	return ctrl.Result{RequeueAfter: recheckPastLimit(r.PastLimitRecheck)}, nil
 }

@@ -1,12 +1,10 @@
 package controller
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,21 +39,6 @@ type MaintenanceWindowReconciler struct {
 	// PastLimitRecheck is how soon a window past the limit is looked at
 	// again (pastLimitRecheck when zero).
 	PastLimitRecheck time.Duration
-}
-
-// pastLimitRecheck is how soon an object past its namespace's limit is
-// looked at again: it comes within the limit when an older one is deleted
-// or the limit raised, which no event of its own tells.
-const pastLimitRecheck = time.Minute
-
-// recheckPastLimit is d, or pastLimitRecheck when d is zero.
-func recheckPastLimit(d time.Duration) time.Duration { return cmp.Or(d, pastLimitRecheck) }
-
-// wasPastLimit reports whether the conditions said the object was past
-// its namespace's limit.
-func wasPastLimit(conditions []metav1.Condition) bool {
-	c := meta.FindStatusCondition(conditions, v1.ConditionReady)
-	return c != nil && c.Reason == v1.ReasonLimitExceeded
 }
 
 // windowRecount bounds how long a window's count of checks may lag behind
@@ -154,13 +137,13 @@ func (r *MaintenanceWindowReconciler) Reconcile(ctx context.Context, req ctrl.Re
 // counted reports whether the window counts against its namespace's
 // limit, and the limit.
 func (r *MaintenanceWindowReconciler) counted(ctx context.Context, mw *v1.MaintenanceWindow) (bool, int, error) {
+	limit := r.Checks.ObjectLimit(mw.Namespace, project.MaintenanceWindows)
+	if maintenance.IsSnooze(mw) {
+		return true, limit, nil // nothing to list
+	}
 	var list v1.MaintenanceWindowList
 	if err := r.List(ctx, &list, client.InNamespace(mw.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return false, 0, err
-	}
-	limit := r.Checks.ObjectLimit(mw.Namespace, project.MaintenanceWindows)
-	if maintenance.IsSnooze(mw) {
-		return true, limit, nil
 	}
 	counted, _ := maintenance.Counted(list.Items)
 	return project.Counts(counted, mw.Name, limit), limit, nil
@@ -169,17 +152,15 @@ func (r *MaintenanceWindowReconciler) counted(ctx context.Context, mw *v1.Mainte
 // writePastLimit writes the status of a window past its namespace's
 // limit, Ready False, and records an Event when it newly is.
 func (r *MaintenanceWindowReconciler) writePastLimit(ctx context.Context, before, mw *v1.MaintenanceWindow, msg string) error {
-	ready := metav1.Condition{Type: v1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1.ReasonLimitExceeded,
-		Message: msg, ObservedGeneration: mw.Generation}
-	changed := meta.SetStatusCondition(&mw.Status.Conditions, ready)
+	changed := meta.SetStatusCondition(&mw.Status.Conditions, pastLimitReady(mw.Generation, msg))
 	mw.Status.ObservedGeneration = mw.Generation
 	if !equality.Semantic.DeepEqual(before.Status, mw.Status) {
 		if err := r.Status().Update(ctx, mw); err != nil {
 			return fmt.Errorf("writing status of MaintenanceWindow %s/%s: %w", mw.Namespace, mw.Name, err)
 		}
 	}
-	if changed && r.Recorder != nil {
-		r.Recorder.Eventf(mw, nil, corev1.EventTypeWarning, v1.ReasonLimitExceeded, "Count", "%s", msg)
+	if changed {
+		recordPastLimit(r.Recorder, mw, msg)
 	}
 	return nil
 }

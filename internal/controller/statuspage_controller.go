@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -58,8 +57,7 @@ func (r *StatusPageReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		return ctrl.Result{}, countErr
 	case !counted:
 		st.URL = ""
-		ready.Status, ready.Reason = metav1.ConditionFalse, v1.ReasonLimitExceeded
-		ready.Message = project.PastLimit(project.StatusPages, sp.Namespace, "StatusPages", limit) + "; the page is not served"
+		ready = pastLimitReady(sp.Generation, project.PastLimit(project.StatusPages, sp.Namespace, "StatusPages", limit)+"; the page is not served")
 	case err != nil:
 		st.URL = ""
 		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, v1.ReasonInvalidSpec, err.Error()+"; the page is not served"
@@ -85,8 +83,8 @@ func (r *StatusPageReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 		}
 	}
 	if !counted {
-		if changed && r.Recorder != nil {
-			r.Recorder.Eventf(sp, nil, corev1.EventTypeWarning, v1.ReasonLimitExceeded, "Count", "%s", ready.Message)
+		if changed {
+			recordPastLimit(r.Recorder, sp, ready.Message)
 		}
 		return ctrl.Result{RequeueAfter: recheckPastLimit(r.PastLimitRecheck)}, nil
 	}
@@ -96,10 +94,7 @@ func (r *StatusPageReconciler) Reconcile(ctx context.Context, req ctrl.Request) 
 // counted reports whether the page counts against its namespace's limit,
 // and the limit.
 func (r *StatusPageReconciler) counted(ctx context.Context, sp *v1.StatusPage) (bool, int, error) {
-	limit := project.DefaultObjectLimits[project.StatusPages]
-	if r.Limit != nil {
-		limit = r.Limit(sp.Namespace, project.StatusPages)
-	}
+	limit := objectLimit(r.Limit, sp.Namespace, project.StatusPages)
 	var list v1.StatusPageList
 	if err := r.List(ctx, &list, client.InNamespace(sp.Namespace), client.UnsafeDisableDeepCopy); err != nil {
 		return false, 0, err
