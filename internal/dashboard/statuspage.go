@@ -312,13 +312,15 @@ type renderFunc func(context.Context, *v1.StatusPage, time.Time) (*renderedStatu
 
 func (sc *statusCache) of(ctx context.Context, sp *v1.StatusPage, now time.Time, render renderFunc) (*renderedStatus, error) {
 	key := string(sp.UID)
-	sc.mu.Lock()
-	e, ok := sc.byKey[key]
-	sc.mu.Unlock()
-	if ok && e.generation == sp.Generation && time.Since(e.taken) < statusFor && !now.Before(e.at) && now.Sub(e.at) < statusFor {
-		return e.page, nil
+	if page := sc.fresh(key, sp.Generation, now); page != nil {
+		return page, nil
 	}
 	ch := sc.flight.DoChan(key+"/"+strconv.FormatInt(sp.Generation, 10), func() (any, error) {
+		// A visitor who missed the cache while the last rendering ran may
+		// start this flight after that one ended and kept its page.
+		if page := sc.fresh(key, sp.Generation, now); page != nil {
+			return page, nil
+		}
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), statusRenderTimeout)
 		defer cancel()
 		page, err := render(rctx, sp, now)
@@ -337,6 +339,17 @@ func (sc *statusCache) of(ctx context.Context, sp *v1.StatusPage, now time.Time,
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
+}
+
+// fresh is the kept page of key at generation if it still holds at now.
+func (sc *statusCache) fresh(key string, generation int64, now time.Time) *renderedStatus {
+	sc.mu.Lock()
+	e, ok := sc.byKey[key]
+	sc.mu.Unlock()
+	if ok && e.generation == generation && time.Since(e.taken) < statusFor && !now.Before(e.at) && now.Sub(e.at) < statusFor {
+		return e.page
+	}
+	return nil
 }
 
 // keep stores a page, and forgets those nobody asked for in a minute.

@@ -67,8 +67,9 @@ func TestStatusCacheRendersOncePerPage(t *testing.T) {
 	var renders atomic.Int32
 	release, started := make(chan struct{}), make(chan struct{}, 1)
 	render := func(ctx context.Context, _ *v1.StatusPage, _ time.Time) (*renderedStatus, error) {
-		renders.Add(1)
-		started <- struct{}{}
+		if renders.Add(1) == 1 {
+			started <- struct{}{}
+		}
 		<-release
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
