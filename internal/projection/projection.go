@@ -8,9 +8,13 @@
 // Budget a second, cluster-wide. Changes that tools act on go first: a new
 // verdict, or a state change (up, grace, down, paused, new), which Argo CD's
 // health check, kstatus and `kubectl wait` read. Ping statistics (lastPing,
-// nPings, nextPing) follow within what is left, oldest first, so under load
-// they lag the store; status.lastSyncTime says when they were taken from
-// it. The Management API reads the store and is always exact.
+// nPings, nextPing) follow within what is left, so under load they lag the
+// store; status.lastSyncTime says when they were taken from it. The
+// Management API reads the store and is always exact.
+//
+// Namespaces take turns in each lane (package turns): a namespace with a
+// thousand flapping checks delays another's state change by one write of
+// its own, not a thousand.
 //
 // The projector runs in the leader only. It learns of store changes from
 // the store's changes feed (written by any replica) and of verdicts from the
@@ -42,6 +46,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/metrics"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/store"
+	"github.com/vigil-operator/vigil/internal/turns"
 )
 
 // DefaultBudget is how many status writes a second the projector makes at
@@ -95,8 +100,8 @@ type Projector struct {
 	// byName is the object each name had when its verdict was set.
 	byName map[types.NamespacedName]types.UID
 	dirty  map[types.UID]*entry
-	urgent []types.UID // FIFO
-	stats  []types.UID // FIFO: oldest first
+	urgent turns.Queue[types.UID] // in turns by namespace, each one's oldest first
+	stats  turns.Queue[types.UID]
 	wake   chan struct{}
 	once   sync.Once
 	cursor store.Cursor // the last store change read
@@ -211,9 +216,9 @@ func (p *Projector) markLocked(uid types.UID, key types.NamespacedName, urgent b
 		e = &entry{key: key, since: p.Clock.Now()}
 		p.dirty[uid] = e
 		if urgent {
-			p.urgent = append(p.urgent, uid)
+			p.urgent.Push(key.Namespace, uid)
 		} else {
-			p.stats = append(p.stats, uid)
+			p.stats.Push(key.Namespace, uid)
 		}
 		e.urgent = urgent
 		return
@@ -221,26 +226,22 @@ func (p *Projector) markLocked(uid types.UID, key types.NamespacedName, urgent b
 	e.key = key
 	if urgent && !e.urgent {
 		e.urgent = true
-		p.urgent = append(p.urgent, uid) // its place in stats is skipped
+		p.urgent.Push(key.Namespace, uid) // its place in stats is skipped
 	}
 }
 
-// next takes the check to project next: urgent ones first, then the one
-// that has waited longest.
+// next takes the check to project next: urgent ones first, then the
+// others; in each lane, namespaces in turns and each one's oldest first.
 func (p *Projector) next() (types.UID, *entry, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for len(p.urgent) > 0 {
-		uid := p.urgent[0]
-		p.urgent = p.urgent[1:]
+	for _, uid, ok := p.urgent.Pop(); ok; _, uid, ok = p.urgent.Pop() {
 		if e, ok := p.dirty[uid]; ok && e.urgent {
 			delete(p.dirty, uid)
 			return uid, e, true
 		}
 	}
-	for len(p.stats) > 0 {
-		uid := p.stats[0]
-		p.stats = p.stats[1:]
+	for _, uid, ok := p.stats.Pop(); ok; _, uid, ok = p.stats.Pop() {
 		if e, ok := p.dirty[uid]; ok && !e.urgent {
 			delete(p.dirty, uid)
 			return uid, e, true

@@ -1,6 +1,8 @@
 package projection
 
 import (
+	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -70,5 +72,40 @@ func TestLag(t *testing.T) {
 	p.next() // a
 	if d := p.lag(clk.Now()); d != 0 {
 		t.Fatalf("lag after draining = %v", d)
+	}
+}
+
+// TestNamespacesTakeTurns: a namespace with hundreds of state changes
+// queued delays another's by one write of its own, in each lane.
+func TestNamespacesTakeTurns(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Now())
+	p := &Projector{Clock: clk}
+	p.init()
+	mark := func(ns, name string, urgent bool) {
+		p.mu.Lock()
+		p.markLocked(types.UID(ns+"/"+name), types.NamespacedName{Namespace: ns, Name: name}, urgent)
+		p.mu.Unlock()
+	}
+	for i := range 400 {
+		mark("flapping", fmt.Sprint("state-", i), true)
+		mark("flapping", fmt.Sprint("stats-", i), false)
+	}
+	mark("quiet", "state", true)
+	mark("quiet", "stats", false)
+
+	var got []types.UID
+	for uid, _, ok := p.next(); ok; uid, _, ok = p.next() {
+		got = append(got, uid)
+	}
+	if len(got) != 802 {
+		t.Fatalf("%d projected, want 802", len(got))
+	}
+	if i := slices.Index(got, "quiet/state"); i != 1 {
+		t.Errorf("the quiet namespace's state change came %d-th, after %v", i+1, got[:i])
+	}
+	// After the 401 state changes, the flapping namespace's first
+	// statistics, then the quiet one's.
+	if i := slices.Index(got, "quiet/stats"); i != 402 {
+		t.Errorf("its statistics came %d-th, want 403rd", i+1)
 	}
 }
