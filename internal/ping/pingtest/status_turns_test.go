@@ -75,4 +75,3 @@ var _ = Describe("Status writes shared between namespaces", func() {
 			Should(Equal(map[v1.CheckState]int{v1.CheckStateDown: crowd}))
 	}, SpecTimeout(3*time.Minute))
 })
-
