@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
@@ -20,6 +21,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/projection"
 	"github.com/vigil-operator/vigil/internal/runner"
+	"github.com/vigil-operator/vigil/internal/store"
 )
 
 func newManagerCmd(g *globals) *cobra.Command {
@@ -38,6 +40,9 @@ func newManagerCmd(g *globals) *cobra.Command {
 			}
 			if opts.TrustedProxies, err = ping.ParseTrustedProxies(trustedProxies); err != nil {
 				return fmt.Errorf("--trusted-proxies: %w", err)
+			}
+			if f := opts.Flapping; f.Limit < -1 || f.Limit == 0 || f.Window <= 0 || f.Steady <= 0 {
+				return fmt.Errorf("--flap-limit must be -1 (notify every state change) or at least 1, and --flap-window and --flap-steady positive")
 			}
 			if opts.EgressAllow, err = egress.ParseAllowlist(egressAllow); err != nil {
 				return fmt.Errorf("--egress-allow: %w", err)
@@ -126,6 +131,11 @@ func newManagerCmd(g *globals) *cobra.Command {
 	f.StringVar(&opts.CronJobTimeZone, "cronjob-time-zone", "UTC", "time zone of CronJobs without spec.timeZone (kube-controller-manager's zone)")
 	f.DurationVar(&opts.CronJobStartTimeout, "cronjob-start-timeout", controller.NotStartedAfter, "how long a CronJob's run may wait for its pods to run (no node, an image that cannot be pulled) before it is a failure")
 	f.IntVar(&opts.Delivery.MaxAttempts, "notify-max-attempts", 10, "attempts per notification before it is given up")
+	f.IntVar(&opts.Flapping.Limit, "flap-limit", store.DefaultFlapLimit,
+		"state changes of one check within --flap-window that are notified one by one; the next is held and one \"flapping\" notice is sent, until the check keeps one state for --flap-steady (-1: notify every change)")
+	f.DurationVar(&opts.Flapping.Window, "flap-window", time.Hour, "how long a check's state changes are counted against --flap-limit from the first")
+	f.DurationVar(&opts.Flapping.Steady, "flap-steady", 10*time.Minute,
+		"how long a flapping check keeps one state before its flapping ends and its Channels are told the state they have not heard")
 	f.IntVar(&opts.Delivery.Workers, "notify-workers", delivery.DefaultWorkers, "notifications sent at once, cluster-wide")
 	f.IntVar(&opts.Delivery.PerNamespace, "notify-namespace-workers", 0,
 		"notifications of one namespace sent at once, its share of --notify-workers, so that one namespace's slow Channels cannot delay another's alerts (0: a quarter of --notify-workers)")

@@ -433,7 +433,7 @@ func (s *Server) maintenance(c *v1.Check, obs store.Check, now time.Time) (lines
 			lines = append(lines, "Maintenance window "+w.Name+": next from "+at(span.Start)+" to "+at(span.End)+".")
 		}
 	}
-	if f := obs.LastFlip; f != nil && f.Held != "" && obs.Maintenance != "" {
+	if f := obs.LastFlip; f != nil && f.HeldBy() != "" && obs.Maintenance != "" {
 		lines = append(lines, fmt.Sprintf("The %s at %s was not announced: window %s held it. When the window ends, the Channels are told if it still stands.",
 			map[bool]string{true: "up", false: "down"}[f.Up], at(f.At), f.Held))
 	}

@@ -47,20 +47,30 @@ func notificationRows(list []store.Notification, obs store.Check, hasChannels bo
 		for _, d := range n.Deliveries {
 			r.Outcomes = append(r.Outcomes, d.Channel+": "+deliveryWords(d, at))
 		}
-		held := "Held by maintenance window " + n.Held
+		window := n.HeldBy()
+		held := "Held by maintenance window " + window
+		flapped := n.Held == store.HeldFlapping
 		switch {
 		case n.Notice == store.NoticeMaintenanceStart || n.Notice == store.NoticeMaintenanceEnd:
 			// About a window, not held by it.
-		case n.Held != "" && len(n.Deliveries) > 0:
+		case window != "" && len(n.Deliveries) > 0:
 			r.Outcomes = append([]string{held + "; sent when it ended."}, r.Outcomes...)
-		case n.Held != "" && !newerFlip && obs.Maintenance != "":
+		case window != "" && !newerFlip && obs.Maintenance != "":
 			r.Outcomes = []string{held + " until " + at(obs.MaintenanceUntil) + "."}
-		case n.Held != "" && !hasChannels:
+		case window != "" && !hasChannels:
 			r.Outcomes = []string{held + "; no Channel of this check takes it anyway."}
-		case n.Held != "" && newerFlip:
+		case window != "" && newerFlip:
 			r.Outcomes = []string{held + "; not sent: the check changed again before the Channels were told."}
-		case n.Held != "":
+		case window != "":
 			r.Outcomes = []string{held + "; not sent: when it ended, the Channels already knew the check's state."}
+		case flapped && len(n.Deliveries) > 0:
+			r.Outcomes = append([]string{"Held while the check was flapping; sent when it kept one state."}, r.Outcomes...)
+		case flapped && !hasChannels:
+			r.Outcomes = []string{"Held while the check was flapping; no Channel of this check takes it anyway."}
+		case flapped && newerFlip:
+			r.Outcomes = []string{"Held while the check was flapping; not sent: the check changed again."}
+		case flapped:
+			r.Outcomes = []string{"Held while the check was flapping: once it keeps one state, the Channels are told it if they believe another."}
 		case len(n.Deliveries) == 0:
 			r.Outcomes = []string{"Not sent: no Channel of this check takes it."}
 		}
@@ -87,6 +97,8 @@ func notificationWhat(f store.Flip) string {
 		return "Maintenance window " + f.Held + " started"
 	case store.NoticeMaintenanceEnd:
 		return "Maintenance window " + f.Held + " ended"
+	case store.NoticeFlapping:
+		return "Flapping (" + f.Detail + ")"
 	}
 	if f.Up {
 		return "Up"

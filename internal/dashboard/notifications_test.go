@@ -42,6 +42,17 @@ func TestNotificationRows(t *testing.T) {
 				"04:00 Up | Held by maintenance window nightly; not sent: when it ended, the Channels already knew the check's state."},
 		{"a window's notices", []store.Notification{{Flip: store.Flip{At: t0, Notice: store.NoticeMaintenanceStart, Held: "nightly"}, Deliveries: []store.Delivery{delivered}}}, store.Check{}, true,
 			"03:00 Maintenance window nightly started | ops: sent"},
+		{"a flapping check: the notice, the changes it held, and the state told when it was steady", []store.Notification{
+			{Flip: store.Flip{At: t0.Add(40 * time.Minute), Reason: monitor.ReasonFail, Held: store.HeldFlapping}, Deliveries: []store.Delivery{delivered}},
+			{Flip: store.Flip{At: t0.Add(30 * time.Minute), Up: true, Held: store.HeldFlapping}},
+			{Flip: store.Flip{At: t0.Add(20 * time.Minute), Notice: store.NoticeFlapping, Detail: "11 state changes within 1 h"}, Deliveries: []store.Delivery{delivered}},
+			{Flip: store.Flip{At: t0.Add(20 * time.Minute), Reason: monitor.ReasonFail, Held: store.HeldFlapping}}}, store.Check{}, true,
+			"03:40 Down: a failure ping | Held while the check was flapping; sent when it kept one state. | ops: sent\n" +
+				"03:30 Up | Held while the check was flapping; not sent: the check changed again.\n" +
+				"03:20 Flapping (11 state changes within 1 h) | ops: sent\n" +
+				"03:20 Down: a failure ping | Held while the check was flapping; not sent: the check changed again."},
+		{"the last flip its flapping held", []store.Notification{{Flip: store.Flip{At: t0, Up: true, Held: store.HeldFlapping}}}, store.Check{}, true,
+			"03:00 Up | Held while the check was flapping: once it keeps one state, the Channels are told it if they believe another."},
 		{"a re-alert and an overrun's words", []store.Notification{{Flip: store.Flip{At: t0, Notice: store.NoticeRealert}, Deliveries: []store.Delivery{delivered}},
 			{Flip: store.Flip{At: t0, Reason: monitor.ReasonRuntime, Detail: "ran longer than 2 h"}, Deliveries: []store.Delivery{delivered}}}, store.Check{}, true,
 			"03:00 Still down (re-alert) | ops: sent\n03:00 Down: the run ran longer than 2 h | ops: sent"},

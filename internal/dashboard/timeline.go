@@ -108,7 +108,7 @@ func timelineOf(flips []store.Flip, status monitor.Status, created, now time.Tim
 			break
 		}
 		endMaintenance(f.At)
-		held := !f.Up && f.Held != "" && f.HeldUntil.After(f.At)
+		held := !f.Up && f.HeldBy() != "" && f.HeldUntil.After(f.At)
 		if f.At.After(start) {
 			add(f.At)
 			from = f.At

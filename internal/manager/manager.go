@@ -140,6 +140,9 @@ type Options struct {
 	IPv6SourcePrefix int
 	// Delivery tunes notification retries.
 	Delivery delivery.Options
+	// Flapping is when a check's flips stop being notified one by one
+	// (store.FlapPolicy; its defaults when zero).
+	Flapping store.FlapPolicy
 	// SMTPAddr, when set, serves email pings there (off by default).
 	SMTPAddr string
 	// SMTPDomain is the domain of ping addresses (<uuid>@<domain>); default
@@ -326,7 +329,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 	// for them; they also poll the store, for commits of other replicas.
 	var dispatcher *delivery.Dispatcher
 	var projector *projection.Projector
-	st, err := store.Open(ctx, opts.Store, store.Options{OnCommit: func(c store.Committed) {
+	st, err := store.Open(ctx, opts.Store, store.Options{Flapping: opts.Flapping, OnCommit: func(c store.Committed) {
 		for _, f := range c.Flips {
 			m.Flip(f.Namespace, f.Up, f.Reason, c.At.Sub(f.At))
 		}

@@ -345,6 +345,8 @@ func emailSubject(m *Message) string {
 		word = "SLA BREACHED"
 	case "sla-met":
 		word = "SLA MET"
+	case "flapping":
+		word = "FLAPPING"
 	}
 	return m.testPrefix() + word + " | " + m.Check.name()
 }

@@ -37,7 +37,8 @@ type Message struct {
 	// maintenance window Held started holding the check's notifications
 	// (until Until), or ended; or "sla-breach" and "sla-met": the check's
 	// runs breached its SLA (Reason the rule, Detail the figures), or meet
-	// it again.
+	// it again; or "flapping": the check changes state too often to be
+	// told of each change (Detail says how often, and until when).
 	Notice string
 	// Since is when the down began: for an up flip, how long it was down;
 	// for a re-alert or an escalation, how long it has been. Zero: unknown.
@@ -48,6 +49,9 @@ type Message struct {
 	Held string
 	// Until is when the window of a maintenance-start notice ends.
 	Until time.Time
+	// Flapped: the check's flapping held this notification; it is sent now
+	// because the check has kept one state since.
+	Flapped bool
 	// Subject and Text, when set, are the Channel's own wording
 	// (spec.template, rendered with the message's variables): Subject takes
 	// the place of the headline (a title, an email's subject), Text that of
@@ -137,6 +141,8 @@ func (m *Message) status() string {
 		return "maintenance"
 	case m.sla():
 		return "sla"
+	case m.Notice == "flapping":
+		return "flapping"
 	}
 	return "down"
 }
@@ -146,9 +152,11 @@ func (m *Message) sla() bool { return m.Notice == "sla-breach" || m.Notice == "s
 
 // aside reports whether the message tells of something beside the
 // check's state, for people to read: a failed run below the threshold, a
-// maintenance window, the SLA. The check is not down for it, so an
-// incident tracker opens no incident and a pager is not woken.
-func (m *Message) aside() bool { return m.Notice == "failure" || m.maintenance() || m.sla() }
+// maintenance window, the SLA, flapping. The check is not down for it, so
+// an incident tracker opens no incident and a pager is not woken.
+func (m *Message) aside() bool {
+	return m.Notice == "failure" || m.maintenance() || m.sla() || m.Notice == "flapping"
+}
 
 // maintenance reports whether the message is about a maintenance window
 // starting or ending.
@@ -272,6 +280,8 @@ func (m *Message) state() string {
 		return "breached its SLA (" + m.Detail + ")"
 	case m.Notice == "sla-met":
 		return "meets its SLA again (" + m.Detail + ")"
+	case m.Notice == "flapping":
+		return "is flapping (" + m.Detail + ")"
 	case m.Notice != "" && lasted != "":
 		return "is still DOWN (for " + lasted + ")"
 	case m.Notice != "":
@@ -346,6 +356,10 @@ func (m *Message) facts() []fact {
 	if m.Held != "" && !m.maintenance() {
 		out = append(out, fact{Title: "Maintenance", Long: true,
 			Value: "Held by maintenance window " + m.Held + "; sent when it ended, since the check is still " + m.status() + "."})
+	}
+	if m.Flapped {
+		out = append(out, fact{Title: "Flapping", Long: true,
+			Value: "Held while the check was flapping; sent now that it has kept one state, since it is still " + m.status() + "."})
 	}
 	return out
 }

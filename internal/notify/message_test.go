@@ -129,6 +129,10 @@ func TestStory(t *testing.T) {
 			"“backup” breached its SLA (success rate 80% over 7 days, below 95%).", "SLA BREACHED | backup", ""},
 		{"an SLA met again", Message{Time: down, Notice: "sla-met", Detail: "success rate 96% over 7 days"},
 			"“backup” meets its SLA again (success rate 96% over 7 days).", "SLA MET | backup", ""},
+		{"flapping", Message{Time: down, Notice: "flapping",
+			Detail: "11 state changes within 1 h; its notifications are held until it keeps one state for 10 min"},
+			"“backup” is flapping (11 state changes within 1 h; its notifications are held until it keeps one state for 10 min).",
+			"FLAPPING | backup", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -151,7 +155,7 @@ func TestStory(t *testing.T) {
 func TestFailureNoticeOpensNoIncident(t *testing.T) {
 	for _, kind := range []v1.ChannelKind{v1.ChannelPagerDuty, v1.ChannelAlertmanager} {
 		ch := &v1.Channel{Spec: v1.ChannelSpec{Kind: kind}} // no settings: sending would fail
-		for _, notice := range []string{"failure", "maintenance-start", "maintenance-end", "sla-breach", "sla-met"} {
+		for _, notice := range []string{"failure", "maintenance-start", "maintenance-end", "sla-breach", "sla-met", "flapping"} {
 			err := Send(context.Background(), Delivery{Channel: ch, Message: Message{Notice: notice, Check: CheckInfo{Object: "backup"}}})
 			if err != nil {
 				t.Errorf("%s, %s: %v, want nothing sent", kind, notice, err)
@@ -174,9 +178,14 @@ func TestHeldSays(t *testing.T) {
 	}
 	m.Held = ""
 	for _, f := range m.facts() {
-		if f.Title == "Maintenance" {
+		if f.Title == "Maintenance" || f.Title == "Flapping" {
 			t.Errorf("a notification nothing held says %+v", f)
 		}
+	}
+	m.Flapped = true
+	last = m.facts()[len(m.facts())-1]
+	if last.Title != "Flapping" || last.Value != "Held while the check was flapping; sent now that it has kept one state, since it is still down." {
+		t.Errorf("held by flapping, the facts end with %+v", last)
 	}
 }
 

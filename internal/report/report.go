@@ -91,7 +91,7 @@ func Uptime(flips []store.Flip, before Before, created, from, to time.Time) (c C
 			down = false
 		case !f.Up && !down:
 			down, since = true, f.At
-			if f.Held != "" && f.HeldUntil.After(f.At) {
+			if f.HeldBy() != "" && f.HeldUntil.After(f.At) {
 				since = f.HeldUntil
 			}
 		}

@@ -41,8 +41,9 @@ const maxWindowName = 253
 
 // maintenance records the window that holds the check's notifications at
 // at, tells the Channels that take maintenance events when one starts or
-// ends, and when one has ended with a notification held, tells the
-// Channels now what changed while it was held.
+// ends, and when nothing holds the check's notifications any more (no
+// window, no flapping) but one was held, tells the Channels now what
+// changed while it was held.
 func (t *txn) maintenance(r *row, tg *Target, h hold, at time.Time) error {
 	if r.Maintenance != h.window || !r.MaintenanceUntil.Equal(h.until) {
 		var notice *Flip
@@ -60,8 +61,8 @@ func (t *txn) maintenance(r *row, tg *Target, h hold, at time.Time) error {
 			}
 		}
 	}
-	if h.window != "" || !r.held {
-		return nil
+	if h.window != "" || !r.held || t.s.opts.Flapping.flapping(r) {
+		return nil // still held, by the window or by flapping (flapping.go)
 	}
 	r.held, r.dirty = false, true
 	return t.tellHeld(r, tg, at)

@@ -28,10 +28,11 @@ import (
 // the schedule.
 
 // notices records the notices due by at. A maintenance window holds them
-// all: what the Channels believe stays as it was (maintenance.go).
+// all, as flapping does: what the Channels believe stays as it was
+// (maintenance.go, flapping.go).
 func (t *txn) notices(r *row, tg *Target, at time.Time, h hold) error {
 	at = Truncate(at)
-	if h.window != "" {
+	if h.window != "" || t.s.opts.Flapping.flapping(r) {
 		r.failuresSeen = r.Facts.Failures
 		return nil
 	}

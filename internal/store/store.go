@@ -53,6 +53,9 @@ type Options struct {
 	// RunLimit is how many of its last pings a check keeps the runs of,
 	// for its statistics (default DefaultRunLimit).
 	RunLimit int
+	// Flapping is when a check's flips stop being notified one by one
+	// (flapping.go).
+	Flapping FlapPolicy
 	// OnCommit, when set, is called after each commit with what it did.
 	OnCommit func(Committed)
 	// OnFull, when set, is called when writes start failing because the
@@ -83,6 +86,7 @@ func (o *Options) defaults() {
 	if o.RunLimit <= 0 {
 		o.RunLimit = DefaultRunLimit
 	}
+	o.Flapping.defaults()
 }
 
 // Committed is what one transaction did, for those who act on it (the

@@ -146,6 +146,10 @@ const (
 	// SLA (Reason says which rule, Detail the figures), or meet it again.
 	NoticeSLABreach Notice = "sla-breach"
 	NoticeSLAMet    Notice = "sla-met"
+	// NoticeFlapping: the check changes state too often to be told of
+	// each change; Detail says how often, and until when its
+	// notifications are held (flapping.go).
+	NoticeFlapping Notice = "flapping"
 )
 
 // Ping is one ping to record.
@@ -251,11 +255,24 @@ type Flip struct {
 	// Since is when the down began, for an up flip (how long it was down)
 	// and a notice about a down; zero otherwise.
 	Since time.Time
-	// Held names the MaintenanceWindow that held the flip's notification
-	// (told when the window ended, if the state had not changed back), and
-	// HeldUntil is when that window ended.
+	// Held names what held the flip's notification (told when the hold
+	// ended, if the state had not changed back): a MaintenanceWindow, and
+	// HeldUntil is when that window ended; or HeldFlapping.
 	Held      string
 	HeldUntil time.Time
+}
+
+// HeldFlapping is Flip.Held for a flip its check's flapping held
+// (flapping.go). It is no Kubernetes name, so no window's.
+const HeldFlapping = "(flapping)"
+
+// HeldBy is the MaintenanceWindow that held the flip's notification, or ""
+// (none held it, or its check's flapping did).
+func (f *Flip) HeldBy() string {
+	if f.Held == HeldFlapping {
+		return ""
+	}
+	return f.Held
 }
 
 // DeliveryState is where one notification stands.

@@ -491,7 +491,7 @@ const (
 	// transaction, read by the statement itself: the writer need not wait
 	// for it (pipeline.go).
 	sqlUpsertCheck = `INSERT INTO checks (` + checkColumns + `)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT value FROM changes WHERE id = 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT value FROM changes WHERE id = 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (uid) DO UPDATE SET namespace = excluded.namespace, name = excluded.name,
 			n_pings = excluded.n_pings, n_flips = excluded.n_flips, last_ping = excluded.last_ping,
 			last_ping_failed = excluded.last_ping_failed, last_start = excluded.last_start,
@@ -503,7 +503,8 @@ const (
 			alert_since = excluded.alert_since, last_notice = excluded.last_notice, escalated = excluded.escalated,
 			maintenance = excluded.maintenance, maintenance_until = excluded.maintenance_until, held = excluded.held,
 			runs_succeeded = excluded.runs_succeeded, runs_failed = excluded.runs_failed, runs_missed = excluded.runs_missed,
-			last_success = excluded.last_success, runs_dropped = excluded.runs_dropped`
+			last_success = excluded.last_success, runs_dropped = excluded.runs_dropped,
+			flap_since = excluded.flap_since, flap_count = excluded.flap_count`
 	sqlInsertPing = `INSERT INTO pings (check_uid, n, kind, created, scheme, remote_addr, method, ua, rid, exit_status, duration, body)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlInsertFlip = `INSERT INTO flips (check_uid, n, created, up, from_state, to_state, reason, detail, notice, since, held, held_until)
@@ -559,8 +560,12 @@ type row struct {
 	held bool
 	// failuresSeen is the failure count last looked at for notices.
 	failuresSeen int
-	stored       bool // the row exists in the database
-	dirty        bool // changed in this transaction
+	// flapCount notified flips since flapSince; while the check flaps,
+	// flapSince is its last flip (flapping.go).
+	flapSince time.Time
+	flapCount int
+	stored    bool // the row exists in the database
+	dirty     bool // changed in this transaction
 	// The trims the transaction's pings asked for (ops.go): the pings
 	// and runs numbered up to these go at its end (0: none).
 	trimPings, keepRuns, trimRuns int64
@@ -569,20 +574,20 @@ type row struct {
 const checkColumns = `uid, namespace, name, n_pings, n_flips, last_ping, last_ping_failed, last_start, last_start_rid,
 	last_duration, paused_at, resumed_at, state, state_since, next_change, body_bytes, version, failures, fail_reason,
 	successes, missed_at, alert_since, last_notice, escalated, maintenance, maintenance_until, held, runs_succeeded,
-	runs_failed, runs_missed, last_success, runs_dropped`
+	runs_failed, runs_missed, last_success, runs_dropped, flap_since, flap_count`
 
 // scanCheck reads a checks row selected with checkColumns.
 func scanCheck(sc interface{ Scan(...any) error }) (*row, error) {
 	r := &row{stored: true}
 	var lastPing, lastStart, pausedAt, resumedAt, stateSince, nextChange, missedAt, alertSince, lastNotice, maintUntil,
-		lastSuccess, runsDropped sql.NullInt64
+		lastSuccess, runsDropped, flapSince sql.NullInt64
 	var lastDuration, failures, successes int64
 	var state, failReason string
 	err := sc.Scan(&r.UID, &r.Namespace, &r.Name, &r.NPings, &r.nFlips, &lastPing, &r.Facts.LastPingFailed, &lastStart,
 		&r.Facts.LastStartRID, &lastDuration, &pausedAt, &resumedAt, &state, &stateSince, &nextChange, &r.bodyBytes, &r.Version,
 		&failures, &failReason, &successes, &missedAt, &alertSince, &lastNotice, &r.escalated,
 		&r.Maintenance, &maintUntil, &r.held, &r.RunCounts.Succeeded, &r.RunCounts.Failed, &r.RunCounts.Missed, &lastSuccess,
-		&runsDropped)
+		&runsDropped, &flapSince, &r.flapCount)
 	if err != nil {
 		return nil, err
 	}
@@ -596,6 +601,7 @@ func scanCheck(sc interface{ Scan(...any) error }) (*row, error) {
 	r.alertSince, r.lastNotice = fromMicros(alertSince), fromMicros(lastNotice)
 	r.MaintenanceUntil = fromMicros(maintUntil)
 	r.RunCounts.LastSuccess, r.RunCounts.Dropped = fromMicros(lastSuccess), fromMicros(runsDropped)
+	r.flapSince = fromMicros(flapSince)
 	r.failuresSeen = r.Facts.Failures
 	return r, nil
 }
@@ -752,7 +758,7 @@ func (t *txn) flush() error {
 	for len(dirty) > 0 {
 		chunk := dirty[:shape(min(len(dirty), chunkRows))]
 		dirty = dirty[len(chunk):]
-		args := make([]any, 0, len(chunk)*31)
+		args := make([]any, 0, len(chunk)*33)
 		for _, r := range chunk {
 			f := r.Facts
 			args = append(args, string(r.UID), r.Namespace, r.Name, r.NPings, r.nFlips, micros(f.LastPing), f.LastPingFailed,
@@ -760,7 +766,7 @@ func (t *txn) flush() error {
 				string(f.State), micros(f.StateSince), micros(r.NextChange), r.bodyBytes,
 				f.Failures, string(f.FailReason), f.Successes, micros(f.MissedAt), micros(r.alertSince), micros(r.lastNotice), r.escalated,
 				r.Maintenance, micros(r.MaintenanceUntil), r.held, r.RunCounts.Succeeded, r.RunCounts.Failed, r.RunCounts.Missed,
-				micros(r.RunCounts.LastSuccess), micros(r.RunCounts.Dropped))
+				micros(r.RunCounts.LastSuccess), micros(r.RunCounts.Dropped), micros(r.flapSince), r.flapCount)
 		}
 		if err := t.exec(checkUpserts[len(chunk)], args...); err != nil {
 			return fmt.Errorf("writing %d checks to the store: %w", len(chunk), err)
@@ -778,6 +784,7 @@ func (t *txn) flush() error {
 // whether a maintenance window holds what it owes is decided as of now.
 func (t *txn) observe(r *row, tg *Target, at, now time.Time) (*Flip, error) {
 	h := tg.holdAt(now)
+	t.s.opts.Flapping.steady(r, now)
 	if err := t.maintenance(r, tg, h, now); err != nil {
 		return nil, err
 	}
@@ -816,9 +823,13 @@ func (t *txn) setNextChange(r *row, tg *Target, at time.Time, h hold) {
 			next = n
 		}
 	}
-	if h.window != "" {
+	earlier(t.s.opts.Flapping.steadyAt(r))
+	switch {
+	case h.window != "":
 		earlier(h.until)
-	} else {
+	case t.s.opts.Flapping.flapping(r):
+		earlier(h.next)
+	default:
 		earlier(nextNotice(r, tg))
 		earlier(h.next)
 	}
@@ -837,9 +848,18 @@ func (t *txn) setNextChange(r *row, tg *Target, at time.Time, h hold) {
 func (t *txn) addFlip(r *row, tg *Target, f *monitor.Flip, at, downSince time.Time, h hold) (*Flip, error) {
 	fl := &Flip{At: Truncate(f.At), Up: f.Up(), From: f.From, To: f.To, Reason: f.Reason, Detail: bound(f.Detail, maxDetail)}
 	var channels []string
+	flapHeld, flapStarted := false, false
+	if h.window == "" {
+		flapHeld, flapStarted = t.s.opts.Flapping.countFlip(r, fl.At)
+	}
 	switch {
 	case h.window != "":
 		fl.Held, fl.HeldUntil, r.held = h.window, h.until, true
+		if fl.Up {
+			fl.Since = downSince
+		}
+	case flapHeld: // flapping.go
+		fl.Held, r.held = HeldFlapping, true
 		if fl.Up {
 			fl.Since = downSince
 		}
@@ -858,6 +878,11 @@ func (t *txn) addFlip(r *row, tg *Target, f *monitor.Flip, at, downSince time.Ti
 		return nil, err
 	}
 	r.LastFlip = fl
+	if flapStarted {
+		if err := t.flappingNotice(r, tg, fl.At); err != nil {
+			return nil, err
+		}
+	}
 	return fl, nil
 }
 
@@ -869,7 +894,7 @@ func (t *txn) insertFlip(r *row, fl *Flip, channels []string) error {
 	fl.N = r.nFlips
 	// A miss held by a maintenance window is not counted: the statistics
 	// (History) leave those out too.
-	if fl.Notice == "" && !fl.Up && fl.Reason == monitor.ReasonTimeout && fl.Held == "" {
+	if fl.Notice == "" && !fl.Up && fl.Reason == monitor.ReasonTimeout && fl.HeldBy() == "" {
 		r.RunCounts.Missed++
 	}
 	if err := t.exec(sqlInsertFlip, string(r.UID), fl.N, fl.At.UnixMicro(), fl.Up, string(fl.From), string(fl.To),

@@ -329,6 +329,9 @@ func TestDefaultValues(t *testing.T) {
 	wantFlag(t, c.Args, "limits-configmap", "vigil-system/vigil-limits")
 	wantFlag(t, c.Args, "notify-max-attempts", "10")
 	wantFlag(t, c.Args, "notify-workers", "32")
+	wantFlag(t, c.Args, "flap-limit", "10")
+	wantFlag(t, c.Args, "flap-window", "1h")
+	wantFlag(t, c.Args, "flap-steady", "10m")
 	wantFlag(t, c.Args, "cronjob-time-zone", "UTC")
 	wantFlag(t, c.Args, "zap-log-level", "info")
 	wantFlag(t, c.Args, "store", "sqlite:/var/lib/vigil/vigil.db")
@@ -942,6 +945,9 @@ func TestManagerSettings(t *testing.T) {
 		"notify.maxAttempts=3",
 		"notify.workers=64",
 		"notify.namespaceWorkers=6",
+		"notify.flapLimit=-1",
+		"notify.flapWindow=30m",
+		"notify.flapSteady=5m",
 		"notify.egressAllow={10.1.2.0/24,smtp.mail.svc}",
 		"notify.egressAllowRelays=true",
 		"notify.egressDeny={10.96.0.0/12,fd00:10:96::/112}",
@@ -963,6 +969,9 @@ func TestManagerSettings(t *testing.T) {
 		"notify-max-attempts":        "3",
 		"notify-workers":             "64",
 		"notify-namespace-workers":   "6",
+		"flap-limit":                 "-1",
+		"flap-window":                "30m",
+		"flap-steady":                "5m",
 		"egress-allow":               "10.1.2.0/24,smtp.mail.svc",
 		"egress-deny":                "10.96.0.0/12,fd00:10:96::/112",
 		"egress-allow-relays":        "true",

@@ -97,6 +97,9 @@ spec:
         {{- end }}
         - --notify-max-attempts={{ .Values.notify.maxAttempts | int64 }}
         - --notify-workers={{ .Values.notify.workers | int64 }}
+        - --flap-limit={{ .Values.notify.flapLimit | int64 }}
+        - {{ printf "--flap-window=%s" .Values.notify.flapWindow | quote }}
+        - {{ printf "--flap-steady=%s" .Values.notify.flapSteady | quote }}
         {{- with .Values.notify.namespaceWorkers }}
         - --notify-namespace-workers={{ . | int64 }}
         {{- end }}

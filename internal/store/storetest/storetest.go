@@ -1184,6 +1184,82 @@ func Run(t *testing.T, newDSN NewDSN) {
 				t.Fatalf("flips held by %q, want the three flips inside windows named", held)
 			}
 		},
+		"a flapping check is told once that it flaps, and its state once it is steady, across a restart": func(t *testing.T, dsn string) {
+			tg := simple("flap", "ops")
+			tg.Config.Timeout, tg.Config.Grace = 24*time.Hour, time.Hour
+			tg.Realert = 20 * time.Minute
+			opts := store.Options{Flapping: store.FlapPolicy{Limit: 4, Window: time.Hour, Steady: 10 * time.Minute}}
+			s := open(t, dsn, opts)
+			flip := func(minute int) {
+				t.Helper()
+				kind := monitor.PingSuccess
+				if minute%2 == 1 {
+					kind = monitor.PingFail
+				}
+				rec, err := s.RecordPing(ctx, tg, ping(kind, t0.Add(time.Duration(minute)*time.Minute)))
+				must(t, err)
+				if rec.Flip == nil {
+					t.Fatalf("minute %d: no flip", minute)
+				}
+			}
+			_, err := s.RecordPing(ctx, tg, ping(monitor.PingSuccess, t0))
+			must(t, err)
+			drain(t, s) // new to up: nobody is told
+			for m := 1; m <= 4; m++ {
+				flip(m)
+			}
+			if got := drain(t, s); !slices.Equal(got, []string{"down to ops", "up to ops", "down to ops", "up to ops"}) {
+				t.Fatalf("the first 4 flips of the hour: %v", got)
+			}
+			flip(5) // the 5th starts the flapping: held, and told once
+			if got := drain(t, s); !slices.Equal(got, []string{"flapping to ops"}) {
+				t.Fatalf("the 5th flip: %v", got)
+			}
+			for m := 6; m <= 9; m++ {
+				flip(m)
+			}
+			// Held: no flip told, no re-alert; it ends down at minute 9.
+			_, err = s.Observe(ctx, []store.Target{tg}, t0.Add(18*time.Minute))
+			must(t, err)
+			if got := drain(t, s); len(got) != 0 {
+				t.Fatalf("while it flaps: %v", got)
+			}
+			c, _, err := s.Check(ctx, tg.UID)
+			must(t, err)
+			if !c.NextChange.Equal(t0.Add(19 * time.Minute)) {
+				t.Fatalf("next change %s, want when it has been down for the steady 10 min", c.NextChange)
+			}
+			must(t, s.Close())
+			s = open(t, dsn, opts)
+			_, err = s.Observe(ctx, []store.Target{tg}, t0.Add(19*time.Minute))
+			must(t, err)
+			if got := drain(t, s); !slices.Equal(got, []string{"down to ops"}) {
+				t.Fatalf("steady: %v, want the down the Channels were not told", got)
+			}
+			// Re-alerts run from then; a flip after it is told again.
+			_, err = s.Observe(ctx, []store.Target{tg}, t0.Add(39*time.Minute))
+			must(t, err)
+			if got := drain(t, s); !slices.Equal(got, []string{"realert to ops"}) {
+				t.Fatalf("20 min after: %v", got)
+			}
+			flip(40)
+			if got := drain(t, s); !slices.Equal(got, []string{"up to ops"}) {
+				t.Fatalf("after the flapping: %v", got)
+			}
+			flips, err := s.Flips(ctx, tg.UID)
+			must(t, err)
+			var held []string
+			for _, f := range flips {
+				if f.Notice == "" {
+					held = append(held, f.Held)
+				}
+			}
+			// Newest first: minute 40, 9 to 5 held, 4 to 1.
+			f := store.HeldFlapping
+			if want := []string{"", f, f, f, f, f, "", "", "", ""}; !slices.Equal(held, want) {
+				t.Fatalf("flips held %q, want %q", held, want)
+			}
+		},
 		"a ping dated before it was noted is held or told as of when it was noted": func(t *testing.T, dsn string) {
 			tg := simple("noted", "ops")
 			tg.Config.Timeout, tg.Config.Grace = 24*time.Hour, time.Hour
