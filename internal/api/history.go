@@ -54,6 +54,11 @@ func (s *Server) internalError(w http.ResponseWriter, r *request, what string, e
 		writeError(w, http.StatusServiceUnavailable, "the ping store is unavailable; try again")
 		return
 	}
+	if errors.Is(err, checks.ErrOverShare) {
+		w.Header().Set("Retry-After", "1")
+		writeError(w, http.StatusTooManyRequests, err.Error())
+		return
+	}
 	if errors.Is(err, checks.ErrBusy) {
 		logr.FromContextOrDiscard(r.Context()).Info(what+" was given up", "reason", err.Error())
 		w.Header().Set("Retry-After", "1")

@@ -65,6 +65,11 @@ func (e *TurnError) Unwrap() error { return e.Err }
 // store, the turn lasts until its check exists, so the next one, on any
 // replica, can count it.
 func (d *Door) Create(ctx context.Context, cr Creation) (*v1.Check, bool, error) {
+	leave, err := d.share(ctx, cr.Namespace)
+	if err != nil {
+		return nil, false, err
+	}
+	defer leave()
 	for {
 		c, created, wait, err := d.createInTurn(ctx, cr)
 		if wait != nil {

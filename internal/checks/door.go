@@ -32,6 +32,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/metrics"
 	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/store"
+	"github.com/vigil-operator/vigil/internal/turns"
 )
 
 // Limits are a project's limits, as the administrator set them (package
@@ -69,6 +70,8 @@ type Options struct {
 	CacheWait time.Duration
 	// Log receives what an operator may need to know.
 	Log logr.Logger
+	// WriteShare is how writes share the Kubernetes client (share.go).
+	WriteShare WriteShare
 }
 
 // DefaultCacheWait bounds a write's wait for the cache: after it the answer
@@ -96,6 +99,8 @@ type Door struct {
 	pending  pending
 	// writes gives this manager's writes to one check turns (write.go).
 	writes keylock.Locks
+	// writeShare gives namespaces turns for the Kubernetes client (share.go).
+	writeShare turns.Gate
 	// synced report whether the handlers have seen what the cache held
 	// when it synced; ready is closed once they all have.
 	synced []toolscache.InformerSynced
@@ -116,6 +121,13 @@ func New(ctx context.Context, opts Options) (*Door, error) {
 		cache: opts.Cache, client: opts.Client, live: opts.Live, store: opts.Store, limits: opts.Limits,
 		clock: opts.Clock, metrics: opts.Metrics, wait: opts.CacheWait, log: opts.Log,
 		watch: newWatcher(), ready: make(chan struct{}),
+	}
+	d.writeShare.Slots, d.writeShare.MaxWaiting = opts.WriteShare.Slots, opts.WriteShare.Waiting
+	if d.writeShare.Slots <= 0 {
+		d.writeShare.Slots = DefaultWriteSlots
+	}
+	if d.writeShare.MaxWaiting <= 0 {
+		d.writeShare.MaxWaiting = DefaultWritesWaiting
 	}
 	d.channels.limit = func(namespace string) int { return d.ObjectLimit(namespace, project.Channels) }
 	if err := setupIndexes(ctx, opts.Cache); err != nil {

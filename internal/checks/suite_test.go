@@ -38,7 +38,8 @@ func TestDoor(t *testing.T) {
 
 var _ = BeforeSuite(func() {
 	ctrl.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
-	harness = managertest.Start(manager.Options{CheckLimit: 7})
+	// One write slot, so that namespaces' writes wait for it (share_test.go).
+	harness = managertest.Start(manager.Options{CheckLimit: 7, CheckWrites: checks.WriteShare{Slots: 1, Waiting: waitingShare}})
 	door = harness.Manager.Checks
 })
 

@@ -49,7 +49,8 @@ var conflictPause = wait.Backoff{Duration: 10 * time.Millisecond, Factor: 2, Jit
 // happen, and may be sent again.
 var ErrBusy = errors.New("the check is being changed by other writers")
 
-// turn waits for this manager's turn to write the check named by key.
+// turn waits for this manager's turn to write the check named by key,
+// then for its namespace's write slot (share.go).
 func (d *Door) turn(ctx context.Context, key client.ObjectKey) (func(), error) {
 	ctx, cancel := context.WithTimeout(ctx, turnWait)
 	defer cancel()
@@ -57,7 +58,15 @@ func (d *Door) turn(ctx context.Context, key client.ObjectKey) (func(), error) {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return nil, fmt.Errorf("%w: its turn did not come within %s", ErrBusy, turnWait)
 	}
-	return unlock, err
+	if err != nil {
+		return nil, err
+	}
+	leave, err := d.share(ctx, key.Namespace)
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	return func() { leave(); unlock() }, nil
 }
 
 // CreateOwned creates c as it is, outside any project's check limit: a
@@ -127,6 +136,11 @@ func (d *Door) Update(ctx context.Context, c *v1.Check, change func(*v1.Check) e
 // name. A check already gone is not an error. Its rows in the ping store go
 // when the controller sees the deletion.
 func (d *Door) Delete(ctx context.Context, c *v1.Check) error {
+	leave, err := d.share(ctx, c.Namespace)
+	if err != nil {
+		return err
+	}
+	defer leave()
 	uid := c.UID
 	if err := d.client.Delete(ctx, c, client.Preconditions{UID: &uid}); err != nil && !apierrors.IsNotFound(err) {
 		return err

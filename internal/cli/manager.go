@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/connlimit"
 	"github.com/vigil-operator/vigil/internal/controller"
 	"github.com/vigil-operator/vigil/internal/delivery"
@@ -40,6 +41,9 @@ func newManagerCmd(g *globals) *cobra.Command {
 			}
 			if opts.TrustedProxies, err = ping.ParseTrustedProxies(trustedProxies); err != nil {
 				return fmt.Errorf("--trusted-proxies: %w", err)
+			}
+			if w := opts.CheckWrites; w.Slots < 1 || w.Waiting < 1 {
+				return fmt.Errorf("--check-write-slots and --check-writes-waiting must be at least 1")
 			}
 			if f := opts.Flapping; f.Limit < -1 || f.Limit == 0 || f.Window <= 0 || f.Steady <= 0 {
 				return fmt.Errorf("--flap-limit must be -1 (notify every state change) or at least 1, and --flap-window and --flap-steady positive")
@@ -131,6 +135,10 @@ func newManagerCmd(g *globals) *cobra.Command {
 	f.StringVar(&opts.CronJobTimeZone, "cronjob-time-zone", "UTC", "time zone of CronJobs without spec.timeZone (kube-controller-manager's zone)")
 	f.DurationVar(&opts.CronJobStartTimeout, "cronjob-start-timeout", controller.NotStartedAfter, "how long a CronJob's run may wait for its pods to run (no node, an image that cannot be pulled) before it is a failure")
 	f.IntVar(&opts.Delivery.MaxAttempts, "notify-max-attempts", 10, "attempts per notification before it is given up")
+	f.IntVar(&opts.CheckWrites.Slots, "check-write-slots", checks.DefaultWriteSlots,
+		"writes of Check objects (the API's and the dashboard's creates, updates, deletes and snoozes) in flight at once; the namespaces waiting for one take turns")
+	f.IntVar(&opts.CheckWrites.Waiting, "check-writes-waiting", checks.DefaultWritesWaiting,
+		"writes of one namespace's Check objects that may wait for a slot; one more is answered 429 with Retry-After")
 	f.IntVar(&opts.Flapping.Limit, "flap-limit", store.DefaultFlapLimit,
 		"state changes of one check within --flap-window that are notified one by one; the next is held and one \"flapping\" notice is sent, until the check keeps one state for --flap-steady (-1: notify every change)")
 	f.DurationVar(&opts.Flapping.Window, "flap-window", time.Hour, "how long a check's state changes are counted against --flap-limit from the first")

@@ -381,6 +381,11 @@ func (s *Server) unavailable(w http.ResponseWriter, r *http.Request, what string
 		s.errorPage(w, r, http.StatusServiceUnavailable, "The ping store is unavailable; try again in a moment.")
 		return
 	}
+	if errors.Is(err, checks.ErrOverShare) {
+		w.Header().Set("Retry-After", "1")
+		s.errorPage(w, r, http.StatusTooManyRequests, "This project has too many changes waiting; try again in a moment.")
+		return
+	}
 	// The route's pattern, not the path, which holds a check's UUID.
 	s.Log.Error(err, what, "route", r.Pattern)
 	s.errorPage(w, r, http.StatusInternalServerError, what+" failed; try again.")

@@ -140,6 +140,9 @@ type Options struct {
 	IPv6SourcePrefix int
 	// Delivery tunes notification retries.
 	Delivery delivery.Options
+	// CheckWrites is how namespaces share the Kubernetes client for their
+	// checks' writes (checks.WriteShare; its defaults when zero).
+	CheckWrites checks.WriteShare
 	// Flapping is when a check's flips stop being notified one by one
 	// (store.FlapPolicy; its defaults when zero).
 	Flapping store.FlapPolicy
@@ -352,7 +355,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 	// re-creates of its Secret (every replica records what it sees).
 	projects.RecordClaims(ctx, st)
 	door, err := checks.New(ctx, checks.Options{Cache: mgr.GetCache(), Client: mgr.GetClient(), Live: mgr.GetAPIReader(),
-		Store: st, Limits: limits, Clock: opts.Clock, Metrics: m, Log: ctrl.Log.WithName("checks")})
+		Store: st, Limits: limits, Clock: opts.Clock, Metrics: m, Log: ctrl.Log.WithName("checks"), WriteShare: opts.CheckWrites})
 	if err != nil {
 		_ = st.Close()
 		return nil, err

@@ -52,7 +52,7 @@ const msgStoreUnavailable = "the ping store is unavailable, try again"
 // operator must free space, so clients are asked to wait longer still.
 const msgStoreFull = "the ping store is full, try again later"
 
-// retryAfter is the Retry-After of a 503 with this message.
+// retryAfter is the Retry-After of a 503 or a 429 with this message.
 func retryAfter(msg string) string {
 	if msg == msgStoreUnavailable {
 		return "5"
@@ -92,7 +92,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	check, created, status, msg := h.resolve(r, target)
 	if check == nil {
-		if status == http.StatusServiceUnavailable {
+		if status == http.StatusServiceUnavailable || status == http.StatusTooManyRequests {
 			w.Header().Set("Retry-After", retryAfter(msg))
 		}
 		respond(w, status, msg, uuidForm)
@@ -202,6 +202,8 @@ func (h *Handler) resolve(r *http.Request, t Target) (check *v1.Check, created b
 	switch {
 	case errors.As(err, &limit):
 		return nil, false, http.StatusNotFound, msgNotFound
+	case errors.Is(err, checks.ErrOverShare):
+		return nil, false, http.StatusTooManyRequests, "too many checks being created in this project, try again"
 	case err != nil:
 		// The API server is slow, unreachable or refused: the client may
 		// try again.

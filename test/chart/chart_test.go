@@ -326,6 +326,8 @@ func TestDefaultValues(t *testing.T) {
 	wantFlag(t, c.Args, "max-connections", "4096")
 	wantFlag(t, c.Args, "max-connections-per-source", "256")
 	wantFlag(t, c.Args, "request-body-budget", "67108864")
+	wantFlag(t, c.Args, "check-write-slots", "8")
+	wantFlag(t, c.Args, "check-writes-waiting", "32")
 	wantFlag(t, c.Args, "limits-configmap", "vigil-system/vigil-limits")
 	wantFlag(t, c.Args, "notify-max-attempts", "10")
 	wantFlag(t, c.Args, "notify-workers", "32")
@@ -941,6 +943,8 @@ func TestManagerSettings(t *testing.T) {
 		"maxConnectionsPerSource=20",
 		"ipv6SourcePrefix=56",
 		"requestBodyBudget=1048576",
+		"checkWriteSlots=2",
+		"checkWritesWaiting=5",
 		"trustedProxies={10.0.0.0/8,192.168.0.1}",
 		"notify.maxAttempts=3",
 		"notify.workers=64",
@@ -965,6 +969,8 @@ func TestManagerSettings(t *testing.T) {
 		"max-connections-per-source": "20",
 		"ipv6-source-prefix":         "56",
 		"request-body-budget":        "1048576",
+		"check-write-slots":          "2",
+		"check-writes-waiting":       "5",
 		"trusted-proxies":            "10.0.0.0/8,192.168.0.1",
 		"notify-max-attempts":        "3",
 		"notify-workers":             "64",

@@ -80,6 +80,8 @@ spec:
         - --max-connections-per-source={{ .Values.maxConnectionsPerSource | int64 }}
         - --ipv6-source-prefix={{ .Values.ipv6SourcePrefix | int64 }}
         - --request-body-budget={{ .Values.requestBodyBudget | int64 }}
+        - --check-write-slots={{ .Values.checkWriteSlots | int64 }}
+        - --check-writes-waiting={{ .Values.checkWritesWaiting | int64 }}
         {{- with .Values.trustedProxies }}
         - {{ printf "--trusted-proxies=%s" (join "," .) | quote }}
         {{- end }}
