@@ -12,13 +12,14 @@ import (
 // client-go's rate limiter (50 requests a second by default) serves
 // requests in the order they come. So the Door's writes for a namespace
 // (the API's and the dashboard's creates, updates, deletes and snoozes, a
-// ping's ?create=1, and the CronJob controller's updates) first take one
-// of a few slots, and the namespaces waiting for one take turns (package
-// turns): a namespace that sends hundreds of writes at once delays
-// another namespace's next write by about one write, not by hundreds. A
-// namespace may have WriteShare.Waiting writes waiting; one more is
-// refused at once with ErrOverShare (the API answers 429 with
-// Retry-After), so what one tenant queues is bounded too.
+// ping's ?create=1, and the CronJob controller's creates and updates: a
+// CronJob policy's fan-out) first take one of a few slots, and the
+// namespaces waiting for one take turns (package turns): a namespace that
+// sends hundreds of writes at once delays another namespace's next write
+// by about one write, not by hundreds. A namespace may have
+// WriteShare.Waiting writes waiting; one more is refused at once with
+// ErrOverShare (the API answers 429 with Retry-After), so what one tenant
+// queues is bounded too.
 
 // WriteShare is how the Door's writes share the Kubernetes client.
 type WriteShare struct {

@@ -42,6 +42,9 @@ func newManagerCmd(g *globals) *cobra.Command {
 			if opts.TrustedProxies, err = ping.ParseTrustedProxies(trustedProxies); err != nil {
 				return fmt.Errorf("--trusted-proxies: %w", err)
 			}
+			if opts.FlipLimit < 1 {
+				return fmt.Errorf("--flip-limit must be at least 1")
+			}
 			if w := opts.CheckWrites; w.Slots < 1 || w.Waiting < 1 {
 				return fmt.Errorf("--check-write-slots and --check-writes-waiting must be at least 1")
 			}
@@ -97,6 +100,8 @@ func newManagerCmd(g *globals) *cobra.Command {
 		"namespace of the leader-election lease (default: $POD_NAMESPACE, which the install sets to the manager's own)")
 	f.IntVar(&opts.CheckLimit, "check-limit", 20, "checks a project may hold (the limits ConfigMap overrides it per namespace)")
 	f.IntVar(&opts.PingLogLimit, "ping-log-limit", 100, "pings each check keeps (the limits ConfigMap overrides it per namespace)")
+	f.Int64Var(&opts.FlipLimit, "flip-limit", store.DefaultFlipLimit,
+		"state changes and notices each check keeps, besides the 90 days they are kept at most; past it the oldest go")
 	f.IntVar(&opts.ProjectSecretLimit, "project-secret-limit", project.DefaultSecretLimit,
 		"project Secrets of a namespace that count, the oldest; the rest open nothing, with a Warning Event (the limits ConfigMap overrides it per namespace)")
 	f.IntVar(&opts.APIKeyLimit, "api-key-limit", project.DefaultKeyLimit,

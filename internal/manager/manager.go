@@ -140,6 +140,9 @@ type Options struct {
 	IPv6SourcePrefix int
 	// Delivery tunes notification retries.
 	Delivery delivery.Options
+	// FlipLimit bounds the flips and notices one check keeps
+	// (store.DefaultFlipLimit when 0).
+	FlipLimit int64
 	// CheckWrites is how namespaces share the Kubernetes client for their
 	// checks' writes (checks.WriteShare; its defaults when zero).
 	CheckWrites checks.WriteShare
@@ -332,7 +335,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 	// for them; they also poll the store, for commits of other replicas.
 	var dispatcher *delivery.Dispatcher
 	var projector *projection.Projector
-	st, err := store.Open(ctx, opts.Store, store.Options{Flapping: opts.Flapping, OnCommit: func(c store.Committed) {
+	st, err := store.Open(ctx, opts.Store, store.Options{Flapping: opts.Flapping, FlipLimit: opts.FlipLimit, OnCommit: func(c store.Committed) {
 		for _, f := range c.Flips {
 			m.Flip(f.Namespace, f.Up, f.Reason, c.At.Sub(f.At))
 		}

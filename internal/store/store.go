@@ -53,6 +53,10 @@ type Options struct {
 	// RunLimit is how many of its last pings a check keeps the runs of,
 	// for its statistics (default DefaultRunLimit).
 	RunLimit int
+	// FlipLimit bounds the flips and notices one check keeps: past it, the
+	// oldest go (those with a notification still pending stay until it is
+	// sent). Default DefaultFlipLimit.
+	FlipLimit int64
 	// Flapping is when a check's flips stop being notified one by one
 	// (flapping.go).
 	Flapping FlapPolicy
@@ -87,6 +91,9 @@ func (o *Options) defaults() {
 		o.RunLimit = DefaultRunLimit
 	}
 	o.Flapping.defaults()
+	if o.FlipLimit <= 0 {
+		o.FlipLimit = DefaultFlipLimit
+	}
 }
 
 // Committed is what one transaction did, for those who act on it (the

@@ -904,10 +904,42 @@ func (t *txn) insertFlip(r *row, fl *Flip, channels []string) error {
 	if err := t.queue(r, fl.N, fl.At, channels); err != nil {
 		return err
 	}
+	if err := t.trimFlips(r); err != nil {
+		return err
+	}
 	if fl.Notice == "" {
 		t.flips = append(t.flips, CommittedFlip{Namespace: r.Namespace, Flip: *fl})
 	} else {
 		t.nNotices++
+	}
+	return nil
+}
+
+// DefaultFlipLimit is how many flips and notices a check keeps by default:
+// 90 days of a few flips a day, while a check that flips every second
+// keeps hours of them rather than millions of rows.
+const DefaultFlipLimit = 10_000
+
+// trimFlips deletes the check's oldest flips past FlipLimit, and their
+// deliveries; a flip with a notification still pending stays until it is
+// sent (the minute's prune takes it then). It runs once every sixteenth of
+// the limit, so that a check keeps between the limit and a sixteenth more,
+// and each flip does not pay for a delete.
+func (t *txn) trimFlips(r *row) error {
+	limit := t.s.opts.FlipLimit
+	step := max(limit/16, 1)
+	if r.nFlips <= limit || (r.nFlips-limit)%step != 0 {
+		return nil
+	}
+	upto := r.nFlips - limit
+	if err := t.exec(`DELETE FROM deliveries WHERE check_uid = ? AND flip_n <= ? AND state <> ?`,
+		string(r.UID), upto, string(DeliveryPending)); err != nil {
+		return fmt.Errorf("trimming the flips of %s/%s: %w", r.Namespace, r.Name, err)
+	}
+	if err := t.exec(`DELETE FROM flips WHERE check_uid = ? AND n <= ? AND NOT EXISTS (
+		SELECT 1 FROM deliveries d WHERE d.check_uid = flips.check_uid AND d.flip_n = flips.n)`,
+		string(r.UID), upto); err != nil {
+		return fmt.Errorf("trimming the flips of %s/%s: %w", r.Namespace, r.Name, err)
 	}
 	return nil
 }

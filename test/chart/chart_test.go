@@ -316,6 +316,7 @@ func TestDefaultValues(t *testing.T) {
 	wantFlag(t, c.Args, "leader-elect", "false")
 	wantFlag(t, c.Args, "check-limit", "20")
 	wantFlag(t, c.Args, "ping-log-limit", "100")
+	wantFlag(t, c.Args, "flip-limit", "10000")
 	wantFlag(t, c.Args, "project-secret-limit", "20")
 	wantFlag(t, c.Args, "api-key-limit", "1000")
 	wantFlag(t, c.Args, "channel-limit", "100")
@@ -936,6 +937,7 @@ func TestManagerSettings(t *testing.T) {
 		"baseURL=https://hc.example.com/",
 		"checkLimit=500",
 		"pingLogLimit=1000",
+		"flipLimit=500",
 		"projectSecretLimit=40",
 		"apiKeyLimit=5000",
 		"pingBodyLimit=2000000",
@@ -962,6 +964,7 @@ func TestManagerSettings(t *testing.T) {
 		"base-url":                   "https://hc.example.com",
 		"check-limit":                "500",
 		"ping-log-limit":             "1000",
+		"flip-limit":                 "500",
 		"project-secret-limit":       "40",
 		"api-key-limit":              "5000",
 		"ping-body-limit":            "2000000",

@@ -68,6 +68,7 @@ spec:
         {{- end }}
         - --check-limit={{ .Values.checkLimit | int64 }}
         - --ping-log-limit={{ .Values.pingLogLimit | int64 }}
+        - --flip-limit={{ .Values.flipLimit | int64 }}
         - --project-secret-limit={{ .Values.projectSecretLimit | int64 }}
         - --api-key-limit={{ .Values.apiKeyLimit | int64 }}
         - --channel-limit={{ .Values.channelLimit | int64 }}

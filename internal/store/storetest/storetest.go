@@ -1260,6 +1260,50 @@ func Run(t *testing.T, newDSN NewDSN) {
 				t.Fatalf("flips held %q, want %q", held, want)
 			}
 		},
+		"a check keeps at most its flip limit, and a flip whose notification is pending until it is sent": func(t *testing.T, dsn string) {
+			tg := simple("many-flips", "ops")
+			tg.Config.Timeout, tg.Config.Grace = 24*time.Hour, time.Hour
+			s := open(t, dsn, store.Options{FlipLimit: 16, Flapping: store.FlapPolicy{Limit: -1}})
+			flipAt := func(i int) {
+				t.Helper()
+				kind := monitor.PingSuccess
+				if i%2 == 1 {
+					kind = monitor.PingFail
+				}
+				rec, err := s.RecordPing(ctx, tg, ping(kind, t0.Add(time.Duration(i)*time.Second)))
+				must(t, err)
+				if i > 0 && rec.Flip == nil {
+					t.Fatalf("ping %d flipped nothing", i)
+				}
+			}
+			kept := func() []int64 {
+				t.Helper()
+				flips, err := s.Flips(ctx, tg.UID)
+				must(t, err)
+				var ns []int64
+				for _, f := range flips {
+					ns = append(ns, f.N)
+				}
+				return ns
+			}
+			flipAt(0)
+			for i := 1; i <= 20; i++ { // nothing sent yet: all 20 pending
+				flipAt(i)
+			}
+			if got := kept(); len(got) != 20 {
+				t.Fatalf("with their notifications pending, %d of 20 flips kept: %v", len(got), got)
+			}
+			if got := drain(t, s); len(got) != 20 {
+				t.Fatalf("%d notifications, want the 20 flips'", len(got))
+			}
+			for i := 21; i <= 40; i++ {
+				flipAt(i)
+				drain(t, s)
+			}
+			if got := kept(); !slices.Equal(got, descending(40, 25)) {
+				t.Fatalf("flips kept %v, want the newest 16, 40 to 25", got)
+			}
+		},
 		"a ping dated before it was noted is held or told as of when it was noted": func(t *testing.T, dsn string) {
 			tg := simple("noted", "ops")
 			tg.Config.Timeout, tg.Config.Grace = 24*time.Hour, time.Hour
@@ -1734,4 +1778,13 @@ func must(t *testing.T, err error) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// descending is hi, hi-1, …, lo.
+func descending(hi, lo int64) []int64 {
+	var out []int64
+	for n := hi; n >= lo; n-- {
+		out = append(out, n)
+	}
+	return out
 }
