@@ -52,8 +52,13 @@ func (d *Door) RecordPing(ctx context.Context, c *v1.Check, p store.Ping) (store
 // rows. It returns the flips it recorded, by check.
 func (d *Door) Observe(ctx context.Context, checks []*v1.Check, now time.Time) (map[types.UID]*store.Flip, error) {
 	targets := make([]store.Target, len(checks))
+	run := 0 // checks of one namespace in a row, counted at its end
 	for i, c := range checks {
 		targets[i] = d.target(c)
+		if run++; i == len(checks)-1 || c.Namespace != checks[i+1].Namespace {
+			d.metrics.Observed(c.Namespace, run)
+			run = 0
+		}
 	}
 	return d.store.Observe(ctx, targets, now)
 }

@@ -24,11 +24,15 @@ import (
 // MaintenanceWindowReconciler reads each MaintenanceWindow: its Ready
 // condition says whether the window is understood, its status when it is
 // active and next starts and how many checks it covers. When a window
-// appears, changes or goes, the checks of its namespace are observed
-// again, so that their rows in the ping store (the window that holds
-// them, and when it starts or ends) follow at once; from then on the
-// starts and ends are the deadline loop's, as any change of a check is.
-// A snooze's window is deleted once it has ended.
+// appears, changes or goes, the checks it concerns are observed again (those
+// it selects, and those whose rows say it holds them), so that their rows in
+// the ping store (the window that holds them, and when it starts or ends)
+// follow at once; from then on the starts and ends are the deadline loop's,
+// as any change of a check is. Only those: a snooze is a window, and a
+// tenant's hundred snoozes must not have the store's one writer read every
+// row of its namespace a hundred times. A check the window no longer
+// selects and did not hold may wake once at the window's old start, and
+// find nothing to do. A snooze's window is deleted once it has ended.
 type MaintenanceWindowReconciler struct {
 	client.Client
 	Checks *checks.Door
@@ -55,7 +59,7 @@ func (r *MaintenanceWindowReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		if client.IgnoreNotFound(err) != nil {
 			return ctrl.Result{}, err
 		}
-		return ctrl.Result{}, r.observeNamespace(ctx, req.Namespace) // the window went
+		return ctrl.Result{}, r.observeConcerned(ctx, req.Namespace, req.Name, nil) // the window went
 	}
 	before := mw.DeepCopy()
 	if counted, limit, err := r.counted(ctx, mw); err != nil || !counted {
@@ -65,7 +69,7 @@ func (r *MaintenanceWindowReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		// RefreshWindows left it out: it holds nothing. The checks it held
 		// until now (the limit was lowered) are observed without it.
 		if !wasPastLimit(before.Status.Conditions) {
-			if err := r.observeNamespace(ctx, mw.Namespace); err != nil {
+			if err := r.observeConcerned(ctx, mw.Namespace, mw.Name, nil); err != nil {
 				return ctrl.Result{}, err
 			}
 		}
@@ -78,15 +82,18 @@ func (r *MaintenanceWindowReconciler) Reconcile(ctx context.Context, req ctrl.Re
 	if err != nil {
 		return ctrl.Result{}, err
 	}
+	w, err := maintenance.Compile(mw)
 	// Changed, or counted again after it was past the limit: its checks'
 	// rows are to hold it now.
 	if mw.Status.ObservedGeneration != mw.Generation || wasPastLimit(mw.Status.Conditions) {
-		if err := r.observe(ctx, covered); err != nil {
+		var selects func(*v1.Check) bool
+		if err == nil {
+			selects = w.Selects
+		}
+		if err := r.observeConcerned(ctx, mw.Namespace, mw.Name, selects); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
-
-	w, err := maintenance.Compile(mw)
 	ready := metav1.Condition{Type: v1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1.ReasonScheduled, ObservedGeneration: mw.Generation}
 	st := &mw.Status
 	st.Active, st.ActiveUntil, st.NextStart, st.Checks = false, nil, nil, 0
@@ -189,13 +196,25 @@ func (r *MaintenanceWindowReconciler) namespaceChecks(ctx context.Context, names
 	return out, nil
 }
 
-// observeNamespace has the namespace's checks observed now.
-func (r *MaintenanceWindowReconciler) observeNamespace(ctx context.Context, namespace string) error {
+// observeConcerned has the checks a change of the window name concerns
+// observed now: those it selects (selects, when not nil) and those whose
+// rows say it holds them.
+func (r *MaintenanceWindowReconciler) observeConcerned(ctx context.Context, namespace, name string, selects func(*v1.Check) bool) error {
 	all, err := r.namespaceChecks(ctx, namespace)
 	if err != nil {
 		return err
 	}
-	return r.observe(ctx, all)
+	rows, err := r.Checks.ObservedIn(ctx, namespace)
+	if err != nil {
+		return err
+	}
+	var concerned []*v1.Check
+	for _, c := range all {
+		if (selects != nil && selects(c)) || rows.Of(c.UID).Maintenance == name {
+			concerned = append(concerned, c)
+		}
+	}
+	return r.observe(ctx, concerned)
 }
 
 // observeChunk bounds the checks of one store transaction.

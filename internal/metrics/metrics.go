@@ -23,6 +23,7 @@ type Metrics struct {
 	volume       *prometheus.GaugeVec
 	statusLag    prometheus.Gauge
 	statusWrites *prometheus.CounterVec
+	observed     *prometheus.CounterVec
 }
 
 // New creates the metrics and registers them with reg (the
@@ -69,6 +70,10 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "vigil_status_writes_total",
 			Help: "Check status writes, by why (state: a state or spec verdict changed; stats: ping statistics only).",
 		}, []string{"why"}),
+		observed: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vigil_checks_observed_total",
+			Help: "Checks the ping store's writer looked at outside their pings (the deadline loop, spec and maintenance window changes), by namespace.",
+		}, []string{"namespace"}),
 	}
 	m.pings = register(reg, m.pings)
 	m.flips = register(reg, m.flips)
@@ -79,6 +84,7 @@ func New(reg prometheus.Registerer) *Metrics {
 	m.volume = register(reg, m.volume)
 	m.statusLag = register(reg, m.statusLag)
 	m.statusWrites = register(reg, m.statusWrites)
+	m.observed = register(reg, m.observed)
 	return m
 }
 
@@ -165,6 +171,14 @@ func (m *Metrics) SetStoreVolume(available, size int64) {
 func (m *Metrics) SetStatusLag(d time.Duration) {
 	if m != nil {
 		m.statusLag.Set(d.Seconds())
+	}
+}
+
+// Observed counts checks of a namespace the store's writer looked at
+// outside their pings.
+func (m *Metrics) Observed(namespace string, n int) {
+	if m != nil && n > 0 {
+		m.observed.WithLabelValues(namespace).Add(float64(n))
 	}
 }
 
