@@ -48,14 +48,7 @@ var _ = Describe("A webhook template that expands past its bound", func() {
 			harness.AllowEgressNow(ns, egress.Loopback.String())
 			Expect(harness.Client.Create(ctx, &v1.Channel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "hook"}, Spec: v1.ChannelSpec{
 				Kind: v1.ChannelWebhook, Webhook: &v1.WebhookChannel{Down: &v1.WebhookRequest{URL: receiver.URL + "/" + ns, Body: body}}}})).To(Succeed())
-			timeout := int64(3600)
-			check := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "backup"},
-				Spec: v1.CheckSpec{Timeout: &timeout, Grace: 60, Channels: []string{"hook"}}}
-			Expect(harness.Client.Create(ctx, check)).To(Succeed())
-			Eventually(func(g Gomega) string {
-				g.Expect(harness.Client.Get(ctx, client.ObjectKeyFromObject(check), check)).To(Succeed())
-				return check.Status.UUID
-			}).ShouldNot(BeEmpty())
+			check := backup(ns, "hook")
 			resp, err := http.Post(harness.BaseURL+"/ping/"+check.Status.UUID+"/fail", "text/plain",
 				strings.NewReader(strings.Repeat("\x01", 10_000)))
 			Expect(err).NotTo(HaveOccurred())
@@ -110,14 +103,7 @@ var _ = Describe("Channels past their namespace's limit", func() {
 				Expect(harness.Client.Create(ctx, &v1.Channel{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: v1.ChannelSpec{
 					Kind: v1.ChannelWebhook, Webhook: &v1.WebhookChannel{Down: &v1.WebhookRequest{URL: receiver.URL + "/" + ns + "/" + name}}}})).To(Succeed())
 			}
-			timeout := int64(3600)
-			check := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "backup"},
-				Spec: v1.CheckSpec{Timeout: &timeout, Grace: 60, Channels: []string{"*"}}}
-			Expect(harness.Client.Create(ctx, check)).To(Succeed())
-			Eventually(func(g Gomega) string {
-				g.Expect(harness.Client.Get(ctx, client.ObjectKeyFromObject(check), check)).To(Succeed())
-				return check.Status.UUID
-			}).ShouldNot(BeEmpty())
+			check := backup(ns, "*")
 			return ns, check
 		}
 		hostileNS, hostile := flipping("chlimit-a-", 2)

@@ -12,7 +12,6 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/egress"
@@ -52,14 +51,7 @@ var _ = Describe("A flapping check", func() {
 					Kind: v1.ChannelWebhook, Webhook: &v1.WebhookChannel{
 						Down: &v1.WebhookRequest{URL: url, Body: "$STATUS"}, Up: &v1.WebhookRequest{URL: url, Body: "$STATUS"}}}})).To(Succeed())
 			}
-			timeout := int64(3600)
-			check := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "backup"},
-				Spec: v1.CheckSpec{Timeout: &timeout, Grace: 60, Channels: []string{"*"}}}
-			Expect(harness.Client.Create(ctx, check)).To(Succeed())
-			Eventually(func(g Gomega) string {
-				g.Expect(harness.Client.Get(ctx, client.ObjectKeyFromObject(check), check)).To(Succeed())
-				return check.Status.UUID
-			}).ShouldNot(BeEmpty())
+			check := backup(ns, "*")
 			// The Channels are in the manager's index before anything flips.
 			Eventually(func() []string { return harness.Manager.Checks.ChannelNames(ns) }).Should(HaveLen(len(hooks)))
 			return ns, check

@@ -14,9 +14,12 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/delivery"
 	"github.com/vigil-operator/vigil/internal/manager"
 	"github.com/vigil-operator/vigil/internal/testenv"
@@ -49,3 +52,19 @@ var _ = BeforeSuite(func() {
 })
 
 var _ = AfterSuite(func() { harness.Stop() })
+
+// backup creates the Check "backup" in ns (a period of an hour, grace a
+// minute) notifying channels, and returns it once it has its ping URL's
+// UUID.
+func backup(ns string, channels ...string) *v1.Check {
+	GinkgoHelper()
+	timeout := int64(3600)
+	check := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "backup"},
+		Spec: v1.CheckSpec{Timeout: &timeout, Grace: 60, Channels: channels}}
+	Expect(harness.Client.Create(ctx, check)).To(Succeed())
+	Eventually(func(g Gomega) string {
+		g.Expect(harness.Client.Get(ctx, client.ObjectKeyFromObject(check), check)).To(Succeed())
+		return check.Status.UUID
+	}).ShouldNot(BeEmpty())
+	return check
+}
