@@ -54,6 +54,7 @@ func (d *Door) share(ctx context.Context, namespace string) (func(), error) {
 	leave, err := d.writeShare.Enter(ctx, namespace)
 	switch {
 	case errors.Is(err, turns.ErrQueueFull):
+		d.metrics.WriteRefused(namespace)
 		return nil, fmt.Errorf("%w (%d); try again in a moment", ErrOverShare, d.writeShare.MaxWaiting)
 	case errors.Is(err, context.DeadlineExceeded):
 		return nil, fmt.Errorf("%w: no write slot came within %s", ErrBusy, turnWait)

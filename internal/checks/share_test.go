@@ -12,6 +12,7 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/checks"
+	"github.com/vigil-operator/vigil/internal/testenv/managertest"
 )
 
 // waitingShare is this suite's bound of one namespace's writes waiting for
@@ -69,9 +70,11 @@ var _ = Describe("Sharing the Kubernetes client between namespaces", func() {
 		}
 		Eventually(func() int { return door.WritesWaiting(busy) }).Should(Equal(waitingShare))
 
-		By("one more of the busy namespace is refused at once")
+		By("one more of the busy namespace is refused at once, and counted")
 		_, err := door.Update(ctx, crowd[waitingShare+1], func(c *v1.Check) error { c.Spec.Desc = "refused"; return nil })
 		Expect(errors.Is(err, checks.ErrOverShare)).To(BeTrue(), "%v", err)
+		Expect(managertest.NamespaceCounter("vigil_check_writes_refused_total", busy)).To(Equal(1.0))
+		Expect(managertest.NamespaceCounter("vigil_check_writes_refused_total", quiet)).To(Equal(0.0))
 
 		By("the quiet namespace's write comes in after one of the busy one's, not after 64")
 		update(other, func() {})

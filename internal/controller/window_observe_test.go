@@ -8,29 +8,15 @@ import (
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/testenv/managertest"
 )
 
 // observedIn is vigil_checks_observed_total of the namespace: the checks
 // the ping store's writer looked at outside their pings.
 func observedIn(ns string) float64 {
-	families, err := ctrlmetrics.Registry.Gather()
-	Expect(err).NotTo(HaveOccurred())
-	for _, f := range families {
-		if f.GetName() != "vigil_checks_observed_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "namespace" && l.GetValue() == ns {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
+	return managertest.NamespaceCounter("vigil_checks_observed_total", ns)
 }
 
 var _ = Describe("A maintenance window's change", func() {

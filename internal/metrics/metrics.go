@@ -24,6 +24,7 @@ type Metrics struct {
 	statusLag    prometheus.Gauge
 	statusWrites *prometheus.CounterVec
 	observed     *prometheus.CounterVec
+	overShare    *prometheus.CounterVec
 }
 
 // New creates the metrics and registers them with reg (the
@@ -74,6 +75,10 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "vigil_checks_observed_total",
 			Help: "Checks the ping store's writer looked at outside their pings (the deadline loop, spec and maintenance window changes), by namespace.",
 		}, []string{"namespace"}),
+		overShare: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vigil_check_writes_refused_total",
+			Help: "Writes of Check objects refused because their namespace already had --check-writes-waiting waiting (answered 429), by namespace.",
+		}, []string{"namespace"}),
 	}
 	m.pings = register(reg, m.pings)
 	m.flips = register(reg, m.flips)
@@ -85,6 +90,7 @@ func New(reg prometheus.Registerer) *Metrics {
 	m.statusLag = register(reg, m.statusLag)
 	m.statusWrites = register(reg, m.statusWrites)
 	m.observed = register(reg, m.observed)
+	m.overShare = register(reg, m.overShare)
 	return m
 }
 
@@ -179,6 +185,14 @@ func (m *Metrics) SetStatusLag(d time.Duration) {
 func (m *Metrics) Observed(namespace string, n int) {
 	if m != nil && n > 0 {
 		m.observed.WithLabelValues(namespace).Add(float64(n))
+	}
+}
+
+// WriteRefused counts a write of the namespace's checks refused past its
+// share.
+func (m *Metrics) WriteRefused(namespace string) {
+	if m != nil {
+		m.overShare.WithLabelValues(namespace).Inc()
 	}
 }
 

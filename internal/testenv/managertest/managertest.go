@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/vigil-operator/vigil/internal/manager"
 	"github.com/vigil-operator/vigil/internal/project"
@@ -321,4 +322,25 @@ func (h *Harness) setLimit(key, value string) {
 		return nil
 	})
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+}
+
+// NamespaceCounter is the value of the manager's counter name for the
+// namespace (its "namespace" label): 0 when it has not counted any.
+// Managers of one process share the registry, as they share the series.
+func NamespaceCounter(name, namespace string) float64 {
+	families, err := ctrlmetrics.Registry.Gather()
+	gomega.ExpectWithOffset(1, err).NotTo(gomega.HaveOccurred())
+	for _, f := range families {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "namespace" && l.GetValue() == namespace {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }
