@@ -90,7 +90,7 @@ func (r *MaintenanceWindowReconciler) Reconcile(ctx context.Context, req ctrl.Re
 		if err == nil {
 			selects = w.Selects
 		}
-		if err := r.observeConcerned(ctx, mw.Namespace, mw.Name, selects); err != nil {
+		if err := r.observeAmong(ctx, covered, mw.Namespace, mw.Name, selects); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -204,6 +204,12 @@ func (r *MaintenanceWindowReconciler) observeConcerned(ctx context.Context, name
 	if err != nil {
 		return err
 	}
+	return r.observeAmong(ctx, all, namespace, name, selects)
+}
+
+// observeAmong is observeConcerned of the namespace's checks all, already
+// listed.
+func (r *MaintenanceWindowReconciler) observeAmong(ctx context.Context, all []*v1.Check, namespace, name string, selects func(*v1.Check) bool) error {
 	rows, err := r.Checks.ObservedIn(ctx, namespace)
 	if err != nil {
 		return err
