@@ -43,6 +43,9 @@ type Limits interface {
 	CheckLimit(namespace string) int
 	// PingLogLimit is how many pings each of a project's checks keeps.
 	PingLogLimit(namespace string) int
+	// BodyBytesLimit bounds the ping body bytes a project's checks keep
+	// together.
+	BodyBytesLimit(namespace string) int64
 	// ObjectLimit is how many objects of the kind a namespace may hold.
 	ObjectLimit(namespace string, kind project.ObjectKind) int
 }
@@ -226,6 +229,14 @@ func (d *Door) PingLogLimit(namespace string) int {
 		limit = d.limits.PingLogLimit(namespace)
 	}
 	return min(max(limit, 1), MaxPingLogLimit)
+}
+
+// BodyBytesLimit is the ping body bytes a project's checks keep together.
+func (d *Door) BodyBytesLimit(namespace string) int64 {
+	if d.limits == nil {
+		return project.DefaultBodyBytesLimit
+	}
+	return d.limits.BodyBytesLimit(namespace)
 }
 
 // The ping log's bounds: the reference's default and its largest plan's.

@@ -13,12 +13,12 @@ import (
 // target is the check as the store's writes need it: its identity, how it
 // is monitored (a broken spec is monitored as a Simple check; the
 // controller reports it), the Channels a flip notifies, the windows that
-// hold its notifications and its project's ping-log limit.
+// hold its notifications and its project's ping-log and ping body limits.
 func (d *Door) target(c *v1.Check) store.Target {
 	cfg, _ := d.Config(c)
 	tg := store.Target{
 		UID: c.UID, Namespace: c.Namespace, Name: c.Name, Config: cfg,
-		Channels: d.Channels(c), PingLogLimit: d.PingLogLimit(c.Namespace),
+		Channels: d.Channels(c), PingLogLimit: d.PingLogLimit(c.Namespace), BodyLimit: d.BodyBytesLimit(c.Namespace),
 		Routes: &d.channels,
 	}
 	if p := c.Spec.RealertInterval; p != nil {
@@ -42,6 +42,9 @@ func (d *Door) RecordPing(ctx context.Context, c *v1.Check, p store.Ping) (store
 	rec, err := d.store.RecordPing(ctx, d.target(c), p)
 	if err == nil {
 		d.metrics.Ping(c.Namespace, rec.Kind)
+		if rec.BodyRefused {
+			d.metrics.BodyRefused(c.Namespace)
+		}
 	}
 	return rec, err
 }

@@ -100,6 +100,8 @@ func newManagerCmd(g *globals) *cobra.Command {
 		"namespace of the leader-election lease (default: $POD_NAMESPACE, which the install sets to the manager's own)")
 	f.IntVar(&opts.CheckLimit, "check-limit", 20, "checks a project may hold (the limits ConfigMap overrides it per namespace)")
 	f.IntVar(&opts.PingLogLimit, "ping-log-limit", 100, "pings each check keeps (the limits ConfigMap overrides it per namespace)")
+	f.Int64Var(&opts.BodyBytesLimit, "body-bytes-limit", project.DefaultBodyBytesLimit,
+		"ping body bytes the checks of a namespace keep together; past it a check keeps a new body only by dropping its own oldest, and one with none to drop has it refused (the ping is recorded) (the limits ConfigMap overrides it per namespace)")
 	f.Int64Var(&opts.FlipLimit, "flip-limit", store.DefaultFlipLimit,
 		"state changes and notices each check keeps, besides the 90 days they are kept at most; past it the oldest go")
 	f.IntVar(&opts.ProjectSecretLimit, "project-secret-limit", project.DefaultSecretLimit,
@@ -117,7 +119,7 @@ func newManagerCmd(g *globals) *cobra.Command {
 			" of a namespace that count, the oldest; the rest are ignored, not Ready (LimitExceeded), with a Warning Event (the limits ConfigMap overrides it per namespace)")
 	}
 	f.StringVar(&limitsConfigMap, "limits-configmap", defaultLimitsConfigMap(),
-		"per-namespace limits, <namespace>/<name> of a ConfigMap with keys <project namespace>.check-limit, .ping-log-limit, .project-secret-limit, .api-key-limit, .channel-limit, .maintenance-window-limit, .status-page-limit, .cronjob-policy-limit and .egress-allow; only cluster administrators should be able to write it (default: "+project.DefaultLimitsConfigMap+" in $POD_NAMESPACE; empty: none)")
+		"per-namespace limits, <namespace>/<name> of a ConfigMap with keys <project namespace>.check-limit, .ping-log-limit, .body-bytes-limit, .project-secret-limit, .api-key-limit, .channel-limit, .maintenance-window-limit, .status-page-limit, .cronjob-policy-limit and .egress-allow; only cluster administrators should be able to write it (default: "+project.DefaultLimitsConfigMap+" in $POD_NAMESPACE; empty: none)")
 	f.IntVar(&opts.PingBodyLimit, "ping-body-limit", ping.DefaultBodyLimit, "bytes of a ping's body that are stored; the rest is dropped")
 	f.IntVar(&opts.MaxConnections, "max-connections", httpserver.DefaultMaxConnections,
 		"open connections the HTTP server takes at once; more clients wait until one closes, and past seven eighths of it idle keep-alive connections are closed, the longest idle first, then new connections that sent no request within 2s")

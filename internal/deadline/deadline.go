@@ -201,6 +201,7 @@ func (l *Loop) measure(ctx context.Context) {
 	if size, err := l.Store.Size(ctx); err == nil {
 		l.Metrics.SetStoreBytes(size)
 	}
+	l.Metrics.SetBodyBytes(l.Store.BodyBytes())
 	if available, size, ok := l.Store.Volume(); ok {
 		l.Metrics.SetStoreVolume(available, size)
 	}

@@ -104,6 +104,9 @@ type Options struct {
 	CheckLimit int
 	// PingLogLimit is a project's default ping-log length; default 100.
 	PingLogLimit int
+	// BodyBytesLimit is the ping body bytes a project's checks keep
+	// together by default (project.DefaultBodyBytesLimit when 0).
+	BodyBytesLimit int64
 	// ProjectSecretLimit and APIKeyLimit bound what a namespace's project
 	// Secrets cost; defaults project.DefaultSecretLimit and
 	// project.DefaultKeyLimit. The limits ConfigMap overrides them per
@@ -116,7 +119,8 @@ type Options struct {
 	ObjectLimits map[project.ObjectKind]int
 	// LimitsConfigMap names the ConfigMap of per-namespace limits (package
 	// project: "<namespace>.<limit>" for check-limit, ping-log-limit,
-	// project-secret-limit, api-key-limit and egress-allow),
+	// body-bytes-limit, project-secret-limit, api-key-limit, each kind's
+	// object limit and egress-allow),
 	// in the manager's own namespace, where only the cluster administrator
 	// writes; no Name: none, the defaults apply everywhere.
 	LimitsConfigMap types.NamespacedName
@@ -309,7 +313,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 		conflicts.Eventf(s, nil, corev1.EventTypeWarning, project.ReasonLimitExceeded, "Authenticate", "%s", message)
 	}
 	limits := &project.Limits{DefaultCheckLimit: opts.CheckLimit, DefaultPingLogLimit: opts.PingLogLimit,
-		DefaultSecretLimit: opts.ProjectSecretLimit, DefaultKeyLimit: opts.APIKeyLimit, DefaultObjects: opts.ObjectLimits}
+		DefaultBodyBytesLimit: opts.BodyBytesLimit, DefaultSecretLimit: opts.ProjectSecretLimit, DefaultKeyLimit: opts.APIKeyLimit, DefaultObjects: opts.ObjectLimits}
 	projects.Limits, limits.OnChange = limits, projects.Refresh
 	// Key holds start and pass on the manager's clock, as the deadline
 	// loop's pruning reads it.

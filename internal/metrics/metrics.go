@@ -25,6 +25,8 @@ type Metrics struct {
 	statusWrites *prometheus.CounterVec
 	observed     *prometheus.CounterVec
 	overShare    *prometheus.CounterVec
+	bodyBytes    *prometheus.GaugeVec
+	bodyRefused  *prometheus.CounterVec
 }
 
 // New creates the metrics and registers them with reg (the
@@ -79,6 +81,14 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "vigil_check_writes_refused_total",
 			Help: "Writes of Check objects refused because their namespace already had --check-writes-waiting waiting (answered 429), by namespace.",
 		}, []string{"namespace"}),
+		bodyBytes: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "vigil_store_ping_body_bytes",
+			Help: "Ping body bytes the store keeps for the namespace's checks together, bounded by its body-bytes-limit.",
+		}, []string{"namespace"}),
+		bodyRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vigil_ping_bodies_refused_total",
+			Help: "Pings recorded without their body because their namespace's checks held its body-bytes-limit of bodies, by namespace.",
+		}, []string{"namespace"}),
 	}
 	m.pings = register(reg, m.pings)
 	m.flips = register(reg, m.flips)
@@ -91,6 +101,8 @@ func New(reg prometheus.Registerer) *Metrics {
 	m.statusWrites = register(reg, m.statusWrites)
 	m.observed = register(reg, m.observed)
 	m.overShare = register(reg, m.overShare)
+	m.bodyBytes = register(reg, m.bodyBytes)
+	m.bodyRefused = register(reg, m.bodyRefused)
 	return m
 }
 
@@ -142,6 +154,25 @@ func (m *Metrics) SetChecks(counts map[[2]string]int) {
 	m.checks.Reset()
 	for k, n := range counts {
 		m.checks.WithLabelValues(k[0], k[1]).Set(float64(n))
+	}
+}
+
+// SetBodyBytes replaces the ping body bytes kept, by namespace.
+func (m *Metrics) SetBodyBytes(byNamespace map[string]int64) {
+	if m == nil {
+		return
+	}
+	m.bodyBytes.Reset()
+	for ns, n := range byNamespace {
+		m.bodyBytes.WithLabelValues(ns).Set(float64(n))
+	}
+}
+
+// BodyRefused counts a ping recorded without its body, past its
+// namespace's ping body limit.
+func (m *Metrics) BodyRefused(namespace string) {
+	if m != nil {
+		m.bodyRefused.WithLabelValues(namespace).Inc()
 	}
 }
 

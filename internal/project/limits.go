@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -27,6 +28,10 @@ import (
 const (
 	LimitsKeyCheckLimit   = "check-limit"
 	LimitsKeyPingLogLimit = "ping-log-limit"
+	// LimitsKeyBodyBytesLimit bounds the ping body bytes the store keeps
+	// for the namespace's checks together, in bytes or as a quantity
+	// ("256Mi").
+	LimitsKeyBodyBytesLimit = "body-bytes-limit"
 	// LimitsKeySecretLimit and LimitsKeyKeyLimit bound what the registry
 	// reads of a namespace's project Secrets.
 	LimitsKeySecretLimit = "project-secret-limit"
@@ -114,6 +119,13 @@ const (
 	DefaultKeyLimit    = 1000
 )
 
+// DefaultBodyBytesLimit is the ping body bytes a namespace's checks keep
+// together when neither the manager's flag nor the limits ConfigMap set
+// it: 256 checks at the store's per-check body budget (256 KiB), and a
+// sixteenth of the chart's default 1 GiB volume, so that one namespace's
+// anonymous pings cannot fill the store every project writes to.
+const DefaultBodyBytesLimit = 64 << 20
+
 // MaxPingLogLimit caps the ping log so a history stays small: readers
 // return at most this many pings.
 const MaxPingLogLimit = 1000
@@ -142,6 +154,9 @@ type Limits struct {
 	// may hold (DefaultKeyLimit when not positive); later lines are
 	// ignored.
 	DefaultKeyLimit int
+	// DefaultBodyBytesLimit is the ping body bytes a namespace's checks
+	// keep together (DefaultBodyBytesLimit when not positive).
+	DefaultBodyBytesLimit int64
 	// DefaultObjects are each kind's limit per namespace (the manager's
 	// flags); a kind missing, or not positive, has DefaultObjectLimits'.
 	DefaultObjects map[ObjectKind]int
@@ -159,6 +174,7 @@ type Limits struct {
 
 type limitOverride struct {
 	checks, pingLog, secrets, keys int
+	pingBodies                     int64
 	objects                        map[ObjectKind]int
 	egressAllow                    egress.Allowlist
 }
@@ -182,6 +198,23 @@ func (l *Limits) PingLogLimit(namespace string) int {
 		n = o.pingLog
 	}
 	return min(n, MaxPingLogLimit)
+}
+
+// BodyBytesLimit is the ping body bytes the namespace's checks keep
+// together. A nil Limits gives the default.
+func (l *Limits) BodyBytesLimit(namespace string) int64 {
+	if l == nil {
+		return DefaultBodyBytesLimit
+	}
+	l.mu.RLock()
+	defer l.mu.RUnlock()
+	if o := l.overrides[namespace]; o.pingBodies > 0 {
+		return o.pingBodies
+	}
+	if l.DefaultBodyBytesLimit > 0 {
+		return l.DefaultBodyBytesLimit
+	}
+	return DefaultBodyBytesLimit
 }
 
 // SecretLimit is how many of the namespace's project Secrets count. A nil
@@ -265,6 +298,17 @@ func (l *Limits) SetOverrides(data map[string]string) []string {
 			overrides[ns] = o
 			continue
 		}
+		if ok && ns != "" && limit == LimitsKeyBodyBytesLimit {
+			q, err := resource.ParseQuantity(strings.TrimSpace(value))
+			if err != nil || q.Sign() <= 0 {
+				problems = append(problems, fmt.Sprintf("key %q: %q is not a positive number of bytes (such as 268435456 or 256Mi)", key, value))
+				continue
+			}
+			o := overrides[ns]
+			o.pingBodies = q.Value()
+			overrides[ns] = o
+			continue
+		}
 		n, err := strconv.Atoi(strings.TrimSpace(value))
 		switch {
 		case !ok || ns == "" || !slices.Contains(limitsKeys, limit):
@@ -323,7 +367,7 @@ func secretBoundsChanged(before, after map[string]limitOverride) []string {
 }
 
 // limitsKeys are the limits a namespace's entry may set.
-var limitsKeys = []string{LimitsKeyCheckLimit, LimitsKeyPingLogLimit, LimitsKeySecretLimit, LimitsKeyKeyLimit, LimitsKeyEgressAllow,
+var limitsKeys = []string{LimitsKeyCheckLimit, LimitsKeyPingLogLimit, LimitsKeyBodyBytesLimit, LimitsKeySecretLimit, LimitsKeyKeyLimit, LimitsKeyEgressAllow,
 	string(Channels), string(MaintenanceWindows), string(StatusPages), string(CronJobPolicies)}
 
 // Watch follows the limits ConfigMap key names through the cache (which the

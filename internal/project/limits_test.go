@@ -31,13 +31,13 @@ func TestLimits(t *testing.T) {
 		"egress-allow":             "127.0.0.0/8",
 	})
 	want := []string{
-		`key "egress-allow": want <namespace>.<check-limit|ping-log-limit|project-secret-limit|api-key-limit|egress-allow|channel-limit|maintenance-window-limit|status-page-limit|cronjob-policy-limit>`,
+		`key "egress-allow": want <namespace>.<check-limit|ping-log-limit|body-bytes-limit|project-secret-limit|api-key-limit|egress-allow|channel-limit|maintenance-window-limit|status-page-limit|cronjob-policy-limit>`,
 		`key "junk.api-key-limit": "0" is not a positive integer`,
 		`key "junk.check-limit": "lots" is not a positive integer`,
 		`key "junk.egress-allow": "http://smtp": want CIDRs, IP addresses or host names`,
 		`key "junk.ping-log-limit": "-5" is not a positive integer`,
-		`key "nodot": want <namespace>.<check-limit|ping-log-limit|project-secret-limit|api-key-limit|egress-allow|channel-limit|maintenance-window-limit|status-page-limit|cronjob-policy-limit>`,
-		`key "x.max-checks": want <namespace>.<check-limit|ping-log-limit|project-secret-limit|api-key-limit|egress-allow|channel-limit|maintenance-window-limit|status-page-limit|cronjob-policy-limit>`,
+		`key "nodot": want <namespace>.<check-limit|ping-log-limit|body-bytes-limit|project-secret-limit|api-key-limit|egress-allow|channel-limit|maintenance-window-limit|status-page-limit|cronjob-policy-limit>`,
+		`key "x.max-checks": want <namespace>.<check-limit|ping-log-limit|body-bytes-limit|project-secret-limit|api-key-limit|egress-allow|channel-limit|maintenance-window-limit|status-page-limit|cronjob-policy-limit>`,
 	}
 	if !reflect.DeepEqual(problems, want) {
 		t.Errorf("problems = %q, want %q", problems, want)
@@ -102,6 +102,40 @@ func TestLimits(t *testing.T) {
 	}
 	if got := l.KeyLimit("big"); got != DefaultKeyLimit {
 		t.Errorf("after clearing, KeyLimit(big) = %d, want %d", got, DefaultKeyLimit)
+	}
+}
+
+// A namespace's ping body limit is bytes, written as a number or a
+// quantity; anything else leaves the manager's default.
+func TestBodyBytesLimit(t *testing.T) {
+	l := &Limits{DefaultBodyBytesLimit: 1 << 20}
+	problems := l.SetOverrides(map[string]string{
+		"bytes.body-bytes-limit": "5000",
+		"mi.body-bytes-limit":    " 256Mi ",
+		"g.body-bytes-limit":     "2G",
+		"zero.body-bytes-limit":  "0",
+		"neg.body-bytes-limit":   "-1Ki",
+		"junk.body-bytes-limit":  "lots",
+	})
+	want := []string{
+		`key "junk.body-bytes-limit": "lots" is not a positive number of bytes (such as 268435456 or 256Mi)`,
+		`key "neg.body-bytes-limit": "-1Ki" is not a positive number of bytes (such as 268435456 or 256Mi)`,
+		`key "zero.body-bytes-limit": "0" is not a positive number of bytes (such as 268435456 or 256Mi)`,
+	}
+	if !reflect.DeepEqual(problems, want) {
+		t.Errorf("problems = %q, want %q", problems, want)
+	}
+	for ns, want := range map[string]int64{"bytes": 5000, "mi": 256 << 20, "g": 2e9, "zero": 1 << 20, "junk": 1 << 20, "other": 1 << 20} {
+		if got := l.BodyBytesLimit(ns); got != want {
+			t.Errorf("BodyBytesLimit(%q) = %d, want %d", ns, got, want)
+		}
+	}
+	var none *Limits
+	if got := none.BodyBytesLimit("a"); got != DefaultBodyBytesLimit {
+		t.Errorf("a nil Limits gives %d, want %d", got, DefaultBodyBytesLimit)
+	}
+	if got := (&Limits{}).BodyBytesLimit("a"); got != DefaultBodyBytesLimit {
+		t.Errorf("no flag gives %d, want %d", got, DefaultBodyBytesLimit)
 	}
 }
 

@@ -69,9 +69,14 @@ func (o *pingOp) apply(t *txn) error {
 		exit = *p.ExitStatus
 	}
 	var body any
+	dropped := false
 	if len(p.Body) > 0 {
-		body = p.Body
-		r.bodyBytes += int64(len(p.Body))
+		if t.admitBody(r, tg.BodyLimit, int64(len(p.Body))) {
+			body = p.Body
+			r.bodyBytes += int64(len(p.Body))
+		} else {
+			dropped, o.rec.BodyRefused = true, true
+		}
 	}
 	// A run's duration is kept with the ping that ended it: the ping is the
 	// run while the log holds it (runs.go).
@@ -80,7 +85,7 @@ func (o *pingOp) apply(t *txn) error {
 		duration = res.Duration.Microseconds()
 	}
 	t.insertPing(string(r.UID), r.NPings, string(res.Kind), Truncate(res.At).UnixMicro(), p.Scheme, p.RemoteAddr, p.Method, p.UA, p.RID,
-		exit, duration, body)
+		exit, duration, dropped, body)
 	if resAt := Truncate(res.At); resAt.After(now) {
 		now = resAt
 	}
@@ -120,7 +125,7 @@ func (o *pingOp) apply(t *txn) error {
 func (t *txn) trim() error {
 	var trimmed []*row
 	for _, r := range t.rows {
-		if r.trimPings > 0 || r.trimRuns > 0 || (r.dirty && r.bodyBytes > t.s.opts.BodyBudget) {
+		if r.trimPings > 0 || r.trimRuns > 0 || (r.dirty && r.bodyBytes > t.bodyBudget(r)) {
 			trimmed = append(trimmed, r)
 		}
 	}
@@ -145,7 +150,7 @@ func (t *txn) trim() error {
 		return fmt.Errorf("trimming ping logs and runs: %w", err)
 	}
 	for _, r := range trimmed {
-		if r.bodyBytes > t.s.opts.BodyBudget {
+		if r.bodyBytes > t.bodyBudget(r) {
 			if err := t.dropBodies(r); err != nil {
 				return err
 			}
@@ -186,14 +191,15 @@ func (t *txn) prunePings(r *row, upto, keepRuns int64) error {
 }
 
 // dropBodies drops the oldest bodies of the check's pings until the rest
-// fit its body budget; the pings stay, marked as having had one.
+// fit its body budget (bodyBudget); the pings stay, marked as having had
+// one.
 func (t *txn) dropBodies(r *row) error {
 	rows, err := t.query(`SELECT n, length(body) FROM pings WHERE check_uid = ? AND body IS NOT NULL ORDER BY n`, string(r.UID))
 	if err != nil {
 		return err
 	}
 	var drop []int64
-	excess := r.bodyBytes - t.s.opts.BodyBudget
+	excess := r.bodyBytes - t.bodyBudget(r)
 	for rows.Next() && excess > 0 {
 		var n, size int64
 		if err := rows.Scan(&n, &size); err != nil {
@@ -346,12 +352,27 @@ func (o *forgetOp) apply(t *txn) error {
 		// The check's row first: on PostgreSQL that waits for a ping
 		// another transaction is writing to it, so the deletes below see
 		// that ping's rows too.
-		for _, table := range []string{"checks", "pings", "runs", "flips", "deliveries", "sla_verdicts"} {
-			key := "check_uid"
-			if table == "checks" {
-				key = "uid"
+		err := t.ask(`DELETE FROM checks WHERE uid = ? RETURNING namespace, body_bytes`, func(rows rows) error {
+			for rows.Next() {
+				var (
+					ns    string
+					bytes int64
+				)
+				if err := rows.Scan(&ns, &bytes); err != nil {
+					return err
+				}
+				if t.bodyForgotten == nil {
+					t.bodyForgotten = map[string]int64{}
+				}
+				t.bodyForgotten[ns] += bytes
 			}
-			if err := t.exec(`DELETE FROM `+table+` WHERE `+key+` = ?`, string(uid)); err != nil {
+			return rows.Err()
+		}, string(uid))
+		if err != nil {
+			return fmt.Errorf("forgetting check %s: %w", uid, err)
+		}
+		for _, table := range []string{"pings", "runs", "flips", "deliveries", "sla_verdicts"} {
+			if err := t.exec(`DELETE FROM `+table+` WHERE check_uid = ?`, string(uid)); err != nil {
 				return fmt.Errorf("forgetting check %s: %w", uid, err)
 			}
 		}

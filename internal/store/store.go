@@ -152,6 +152,7 @@ type Store struct {
 	queuedBytes atomic.Int64
 	owners      ownerCache    // UUIDOwner's memory
 	mirror      mirror        // ChecksIn's copy of the checks table
+	bodies      bodyTotals    // each namespace's body bytes (bodies.go)
 	projects    projectLocks  // LockProject's turns in this process
 	rowLocks    chan struct{} // LockProject's connections (PostgreSQL)
 	stop        chan struct{}
@@ -189,6 +190,13 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err := s.prepare(ctx); err != nil {
 		_ = s.closeDBs()
 		return nil, err
+	}
+	if err := s.countBodies(ctx); err != nil {
+		_ = s.closeDBs()
+		return nil, fmt.Errorf("reading what each namespace's ping bodies hold: %w", err)
+	}
+	if s.d.lockRows { // other replicas write too
+		go s.recountBodies()
 	}
 	var writers sync.WaitGroup
 	for range s.d.writers {

@@ -21,6 +21,10 @@ type Target struct {
 	// PingLogLimit is how many pings the check keeps (the project's limit;
 	// 100 when not positive).
 	PingLogLimit int
+	// BodyLimit bounds the ping body bytes the checks of the namespace
+	// keep together (bodies.go); not positive: no bound but each check's
+	// BodyBudget.
+	BodyLimit int64
 
 	// Realert, when positive, announces a check that stays down again at
 	// this interval, to each Channel that takes re-alerts (see Route).
@@ -179,6 +183,9 @@ type Recorded struct {
 	Kind monitor.PingKind
 	// Flip is the flip the ping caused, if any.
 	Flip *Flip
+	// BodyRefused: the ping's body was not kept, its namespace's checks
+	// holding their BodyLimit of bodies already (bodies.go).
+	BodyRefused bool
 }
 
 // Check is what the store knows of a check. The zero Check (a check never

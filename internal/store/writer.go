@@ -272,6 +272,7 @@ func (t *txn) run(batch []op) error {
 func (s *Store) committed(t *txn, batch []op) Committed {
 	s.commits.Add(1)
 	s.writes.Add(int64(len(batch)))
+	s.bodies.add(t.bodyChanges())
 	return Committed{At: time.Now(), Writes: len(batch), Flips: t.flips, Notices: t.nNotices}
 }
 
@@ -286,6 +287,10 @@ type txn struct {
 	rows     map[types.UID]*row
 	flips    []CommittedFlip
 	nNotices int // notices queued
+	// bodyAdded are the body bytes the transaction's pings added within
+	// their namespaces' limits, and bodyForgotten those of the checks it
+	// forgot, by namespace (bodies.go).
+	bodyAdded, bodyForgotten map[string]int64
 	// pings are the ping rows not yet inserted: they go in multi-row
 	// inserts, before any other statement of the transaction runs (so
 	// every statement sees them) and at its end.
@@ -505,8 +510,9 @@ const (
 			runs_succeeded = excluded.runs_succeeded, runs_failed = excluded.runs_failed, runs_missed = excluded.runs_missed,
 			last_success = excluded.last_success, runs_dropped = excluded.runs_dropped,
 			flap_since = excluded.flap_since, flap_count = excluded.flap_count`
-	sqlInsertPing = `INSERT INTO pings (check_uid, n, kind, created, scheme, remote_addr, method, ua, rid, exit_status, duration, body)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+	// body is the last column: flushPings sizes statements by it.
+	sqlInsertPing = `INSERT INTO pings (check_uid, n, kind, created, scheme, remote_addr, method, ua, rid, exit_status, duration,
+		body_dropped, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlInsertFlip = `INSERT INTO flips (check_uid, n, created, up, from_state, to_state, reason, detail, notice, since, held, held_until)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlInsertDelivery = `INSERT INTO deliveries (check_uid, flip_n, channel, state, next_attempt, namespace)
@@ -550,6 +556,10 @@ type row struct {
 	Check
 	nFlips    int64
 	bodyBytes int64
+	// bodyRead is bodyBytes as the transaction read it; bodyCap, when
+	// positive, the lower budget the check pays a body past its
+	// namespace's limit with (bodies.go).
+	bodyRead, bodyCap int64
 	// The current down's announcements (notices.go): when it was
 	// announced (zero: not down), the last re-alert, and whether it has
 	// been escalated.
@@ -603,6 +613,7 @@ func scanCheck(sc interface{ Scan(...any) error }) (*row, error) {
 	r.RunCounts.LastSuccess, r.RunCounts.Dropped = fromMicros(lastSuccess), fromMicros(runsDropped)
 	r.flapSince = fromMicros(flapSince)
 	r.failuresSeen = r.Facts.Failures
+	r.bodyRead = r.bodyBytes
 	return r, nil
 }
 

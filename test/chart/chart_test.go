@@ -938,6 +938,7 @@ func TestManagerSettings(t *testing.T) {
 		"checkLimit=500",
 		"pingLogLimit=1000",
 		"flipLimit=500",
+		"bodyBytesLimit=1048576",
 		"projectSecretLimit=40",
 		"apiKeyLimit=5000",
 		"pingBodyLimit=2000000",
@@ -965,6 +966,7 @@ func TestManagerSettings(t *testing.T) {
 		"check-limit":                "500",
 		"ping-log-limit":             "1000",
 		"flip-limit":                 "500",
+		"body-bytes-limit":           "1048576",
 		"project-secret-limit":       "40",
 		"api-key-limit":              "5000",
 		"ping-body-limit":            "2000000",
@@ -999,11 +1001,13 @@ func TestProjectLimits(t *testing.T) {
 	objs := helmTemplate(t, "--set", "projectLimits.team-a.checkLimit=200,projectLimits.team-a.pingLogLimit=1000,projectLimits.team-b.checkLimit=5,"+
 		"projectLimits.team-c.projectSecretLimit=40,projectLimits.team-c.apiKeyLimit=5000,"+
 		"projectLimits.team-d.channelLimit=300,projectLimits.team-d.maintenanceWindowLimit=301,projectLimits.team-d.statusPageLimit=50,"+
-		"projectLimits.team-d.cronJobPolicyLimit=302",
+		"projectLimits.team-d.cronJobPolicyLimit=302,projectLimits.team-a.bodyBytesLimit=5000000",
+		"--set-string", "projectLimits.team-b.bodyBytesLimit=256Mi",
 		"--set", "projectLimits.team-c.egressAllow={10.1.2.0/24,smtp.mail.svc}")
 	cm := objs.must(t, "ConfigMap", "vigil-limits")
 	data, _, _ := unstructured.NestedStringMap(cm.Object, "data")
 	want := map[string]string{"team-a.check-limit": "200", "team-a.ping-log-limit": "1000", "team-b.check-limit": "5",
+		"team-a.body-bytes-limit": "5000000", "team-b.body-bytes-limit": "256Mi",
 		"team-c.project-secret-limit": "40", "team-c.api-key-limit": "5000", "team-c.egress-allow": "10.1.2.0/24, smtp.mail.svc",
 		"team-d.channel-limit": "300", "team-d.maintenance-window-limit": "301", "team-d.status-page-limit": "50",
 		"team-d.cronjob-policy-limit": "302"}

@@ -69,6 +69,7 @@ spec:
         - --check-limit={{ .Values.checkLimit | int64 }}
         - --ping-log-limit={{ .Values.pingLogLimit | int64 }}
         - --flip-limit={{ .Values.flipLimit | int64 }}
+        - --body-bytes-limit={{ .Values.bodyBytesLimit | int64 }}
         - --project-secret-limit={{ .Values.projectSecretLimit | int64 }}
         - --api-key-limit={{ .Values.apiKeyLimit | int64 }}
         - --channel-limit={{ .Values.channelLimit | int64 }}

@@ -903,6 +903,9 @@ func Run(t *testing.T, newDSN NewDSN) {
 	// database left by an older version, with data, migrated by Open; a
 	// backlog too large to build ping by ping.
 	withDSN := map[string]func(t *testing.T, dsn string){
+		"a namespace past its ping body limit keeps a body only for an older one of the same check": func(t *testing.T, dsn string) {
+			bodyLimitTest(ctx, t, dsn)
+		},
 		"the alert policy's counts and reasons survive a restart": func(t *testing.T, dsn string) {
 			tg := simple("policy", "ops")
 			tg.Config.FailureThreshold = 3

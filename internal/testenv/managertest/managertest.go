@@ -285,6 +285,14 @@ func (h *Harness) SetCheckLimit(namespace string, limit int) {
 	h.setLimit(namespace+"."+project.LimitsKeyCheckLimit, fmt.Sprint(limit))
 }
 
+// SetBodyBytesLimit sets the ping body bytes the namespace's checks keep
+// together in the limits ConfigMap, as a cluster administrator would, and
+// returns once the manager applies it.
+func (h *Harness) SetBodyBytesLimit(namespace string, limit int64) {
+	h.setLimit(namespace+"."+project.LimitsKeyBodyBytesLimit, fmt.Sprint(limit))
+	gomega.Eventually(func() int64 { return h.Manager.Limits.BodyBytesLimit(namespace) }).Should(gomega.Equal(limit))
+}
+
 // SetObjectLimit sets the namespace's limit of objects of the kind in the
 // limits ConfigMap, as a cluster administrator would, and returns once the
 // manager applies it.
