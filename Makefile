@@ -183,6 +183,10 @@ bench-lateness: test-assets ## Measure how late checks are recorded down (and st
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./hack/bench/lateness -checks 1000
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./hack/bench/lateness -checks 10000
 
+.PHONY: bench-scale
+bench-scale: test-assets ## Measure what a fleet costs: manager heap and RSS, kube-apiserver and etcd RSS per check at CHECKS/10 and CHECKS (10,000) over NAMESPACES (100), and a restart to the first acknowledged ping.
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./hack/bench/scale -checks $(or $(CHECKS),10000) -namespaces $(or $(NAMESPACES),100)
+
 .PHONY: bench-api
 bench-api: test-assets ## Measure API create, update and list, the Prometheus scrape and the dashboard with 10,000 checks against the raw API-server write rate.
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./hack/bench/api -checks 10000

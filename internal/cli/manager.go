@@ -2,13 +2,16 @@ package cli
 
 import (
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/spf13/cobra"
+	ctrl "sigs.k8s.io/controller-runtime"
 
 	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/connlimit"
@@ -79,6 +82,12 @@ func newManagerCmd(g *globals) *cobra.Command {
 					return fmt.Errorf("--heartbeat-url: %w", err)
 				}
 			}
+			log := ctrl.Log.WithName("setup")
+			if limit, err := setMemoryLimit(memlimit.FromCgroup); err != nil {
+				log.Error(err, "setting the Go runtime's memory limit from the container's; running without one")
+			} else if limit < math.MaxInt64 {
+				log.Info("the Go runtime's memory limit", "GOMEMLIMIT", limit)
+			}
 			return manager.Run(cmd.Context(), cfg, opts)
 		},
 	}
@@ -90,6 +99,8 @@ func newManagerCmd(g *globals) *cobra.Command {
 		"the ping store, where pings, flips and notifications are kept: sqlite:<path>, or PostgreSQL for several replicas: a postgres:// URL or libpq key=value pairs (TLS with sslmode, sslrootcert, sslcert, sslkey) (default $VIGIL_STORE, else sqlite:/var/lib/vigil/vigil.db)")
 	f.Float64Var(&opts.StatusBudget, "status-writes-per-second", projection.DefaultBudget,
 		"Check status writes per second, cluster-wide: state changes first, then ping statistics, oldest first")
+	f.DurationVar(&opts.CacheSyncTimeout, "cache-sync-timeout", manager.DefaultCacheSyncTimeout,
+		"how long the controllers wait for the first lists of what they watch before the manager gives up and exits")
 	f.StringVar(&opts.BaseURL, "base-url", "http://localhost:8000", "URL clients reach the HTTP server at, used in returned ping, API and badge URLs")
 	f.StringSliceVar(&opts.Namespaces, "namespaces", nil, "namespaces (projects) to serve and monitor; default all")
 	f.StringVar(&opts.MetricsAddr, "metrics-bind-address", ":8443", `address of the metrics endpoint ("0" disables it)`)

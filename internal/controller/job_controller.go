@@ -220,19 +220,6 @@ func cronJobOf(job metav1.Object) *metav1.OwnerReference {
 	return owner
 }
 
-// TrimJob is the cache transform for Jobs. The manager watches every Job
-// in the cluster, and the Job controller, their only reader, needs no more
-// than a Job's identity, owner and status: the spec, with its pod template,
-// and the managed fields are most of a Job's size, so the cache drops them.
-// Anything else that reads Jobs through the manager's cache sees them so.
-func TrimJob(obj any) (any, error) {
-	if job, ok := obj.(*batchv1.Job); ok {
-		job.Spec = batchv1.JobSpec{}
-		job.ManagedFields = nil
-	}
-	return obj, nil
-}
-
 // SetupWithManager registers the reconciler for Jobs.
 func (r *JobReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	// Only Jobs a CronJob controls can be owed pings: the rest, however

@@ -102,6 +102,10 @@ type Options struct {
 	// CheckLimit is a project's default check limit; default 20, as the
 	// reference. The limits ConfigMap overrides it per namespace.
 	CheckLimit int
+	// CacheSyncTimeout bounds how long each controller waits for the
+	// cache to list what it watches before the manager gives up and exits
+	// (default DefaultCacheSyncTimeout).
+	CacheSyncTimeout time.Duration
 	// PingLogLimit is a project's default ping-log length; default 100.
 	PingLogLimit int
 	// BodyBytesLimit is the ping body bytes a project's checks keep
@@ -211,6 +215,9 @@ func (o *Options) defaults() {
 	if o.CheckLimit <= 0 {
 		o.CheckLimit = 20
 	}
+	if o.CacheSyncTimeout <= 0 {
+		o.CacheSyncTimeout = DefaultCacheSyncTimeout
+	}
 	if o.PingLogLimit <= 0 {
 		o.PingLogLimit = 100
 	}
@@ -224,6 +231,13 @@ func (o *Options) defaults() {
 	}
 }
 
+// DefaultCacheSyncTimeout is how long the controllers wait for the cache's
+// first lists by default: controller-runtime's 2 minutes would have a
+// fleet's manager (100,000 Checks, every Job of the cluster) behind a busy
+// API server exit before it ever serves, and start again from nothing, in
+// a crash loop.
+const DefaultCacheSyncTimeout = 10 * time.Minute
+
 // CacheOptions says what the manager caches, and how much of it: the
 // controller tests run under the same options.
 func CacheOptions(namespaces []string) cache.Options {
@@ -232,9 +246,12 @@ func CacheOptions(namespaces []string) cache.Options {
 			// Only project Secrets: the cache must not hold every Secret in
 			// the cluster. Secrets that Channels reference are read uncached.
 			&corev1.Secret{}: {Label: labels.SelectorFromSet(labels.Set{project.SecretLabel: "true"})},
-			// Every Job in the cluster is watched; the cache keeps only
-			// what the Job controller reads of them.
-			&batchv1.Job{}: {Transform: controller.TrimJob},
+			// Every Job and CronJob in the cluster is watched, and a
+			// fleet has thousands of Checks: the cache keeps only what
+			// Vigil reads of them (controller/cachetrim.go).
+			&batchv1.Job{}:     {Transform: controller.TrimJob},
+			&batchv1.CronJob{}: {Transform: controller.TrimCronJob},
+			&v1.Check{}:        {Transform: controller.TrimCheck},
 		},
 		// Nothing reads managed fields, and they are often half an
 		// object's size.
@@ -297,7 +314,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 		LeaderElectionID:              "vigil.monitoring.vigil.dev",
 		LeaderElectionNamespace:       opts.LeaderElectionNamespace,
 		LeaderElectionReleaseOnCancel: true,
-		Controller:                    config.Controller{SkipNameValidation: ptr.To(opts.SharedProcess)},
+		Controller:                    config.Controller{SkipNameValidation: ptr.To(opts.SharedProcess), CacheSyncTimeout: opts.CacheSyncTimeout},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating manager: %w", err)

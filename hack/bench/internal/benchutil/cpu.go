@@ -63,3 +63,38 @@ func statCPU(s string) (time.Duration, bool) {
 	}
 	return time.Duration(u+st) * time.Second / clockTicks, true
 }
+
+// RSS returns the resident memory, in bytes, of every process whose
+// command name is in names, summed per name, read from /proc/<pid>/status
+// (VmRSS).
+func RSS(names ...string) map[string]int64 {
+	out := map[string]int64{}
+	want := map[string]bool{}
+	for _, n := range names {
+		want[n] = true
+	}
+	stats, _ := filepath.Glob("/proc/[0-9]*/status")
+	for _, path := range stats {
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		var name string
+		var rss int64
+		for line := range strings.SplitSeq(string(raw), "\n") {
+			if v, ok := strings.CutPrefix(line, "Name:"); ok {
+				name = strings.TrimSpace(v)
+			}
+			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+				if err == nil {
+					rss = kb << 10
+				}
+			}
+		}
+		if want[name] {
+			out[name] += rss
+		}
+	}
+	return out
+}

@@ -1,0 +1,262 @@
+// Command scale measures what a fleet of checks costs: N Checks over M
+// namespaces, made as users make them (a description, tags, labels, and
+// the kubectl.kubernetes.io/last-applied-configuration annotation that
+// `kubectl apply` writes), against a real kube-apiserver and etcd
+// (envtest), with the manager in this process. Each check gets one ping
+// through the HTTP server, so that its status is written as in use. It
+// prints, at N/10 and at N checks, the manager's heap and this process's
+// RSS per check, kube-apiserver's and etcd's RSS per check, and then the
+// time from a manager restart to its first acknowledged ping.
+//
+// Run: go run ./hack/bench/scale -checks 10000 -namespaces 100 (make bench-scale).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"net/http"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/hack/bench/internal/benchutil"
+	"github.com/vigil-operator/vigil/internal/checks"
+	"github.com/vigil-operator/vigil/internal/manager"
+	"github.com/vigil-operator/vigil/internal/testenv"
+)
+
+func main() {
+	n := flag.Int("checks", 10000, "checks")
+	m := flag.Int("namespaces", 100, "namespaces the checks are spread over")
+	budget := flag.Float64("status-budget", 1000, "status writes per second, so that statuses settle within the run")
+	flag.Parse()
+	ctrllog.SetLogger(logr.Discard())
+	if err := run(*n, *m, *budget); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+}
+
+// sample is what the fleet costs at one size.
+type sample struct {
+	checks                int
+	heap, self, api, etcd float64 // bytes
+	createRate, pingRate  float64 // a second
+	settled               time.Duration
+}
+
+func measure(checks int) sample {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	rss := benchutil.RSS("kube-apiserver", "etcd")
+	self := benchutil.RSS(selfName())
+	return sample{checks: checks, heap: float64(ms.HeapInuse), self: float64(self[selfName()]),
+		api: float64(rss["kube-apiserver"]), etcd: float64(rss["etcd"])}
+}
+
+// selfName is this process's command name, as /proc shows it (cut to 15
+// bytes).
+func selfName() string {
+	raw, err := os.ReadFile("/proc/self/comm")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(raw))
+}
+
+func run(n, m int, budget float64) error {
+	env, err := testenv.Start(context.Background())
+	if err != nil {
+		return err
+	}
+	defer func() { _ = env.Stop() }()
+	cfg := rest.CopyConfig(env.Config)
+	cfg.QPS, cfg.Burst = 2000, 4000
+	c, err := client.New(cfg, client.Options{Scheme: env.Scheme})
+	if err != nil {
+		return err
+	}
+	ctx := context.Background()
+	namespaces := make([]string, m)
+	for i := range namespaces {
+		namespaces[i] = fmt.Sprintf("team-%03d", i)
+		if err := c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespaces[i]}}); err != nil {
+			return err
+		}
+	}
+	addr, err := testenv.FreeAddr(ctx)
+	if err != nil {
+		return err
+	}
+	dsn := benchutil.TempStore()
+	opts := manager.Options{Store: dsn, HTTPAddr: addr, BaseURL: "http://" + addr, MetricsAddr: "0", ProbeAddr: "0",
+		StatusBudget: budget, CheckLimit: n, SharedProcess: true} // two managers, one after the other
+	stop, err := startManager(ctx, cfg, opts)
+	if err != nil {
+		return err
+	}
+	base := measure(0)
+
+	httpClient := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}, Timeout: 30 * time.Second}
+	var uuids []string
+	var samples []sample
+	for _, target := range []int{n / 10, n} {
+		from := len(uuids)
+		fmt.Printf("creating checks %d..%d over %d namespaces...\n", from, target-1, m)
+		made := make([]string, target-from)
+		began := time.Now()
+		err := benchutil.Parallel(target-from, 64, func(i int) error {
+			o := realistic(namespaces[(from+i)%m], from+i)
+			if err := c.Create(ctx, o); err != nil {
+				return err
+			}
+			made[i] = checks.UUIDOf(o)
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		createRate := float64(target-from) / time.Since(began).Seconds()
+		uuids = append(uuids, made...)
+		fmt.Println("waiting for the manager to have reconciled each...")
+		for _, ns := range namespaces {
+			if err := benchutil.WaitAll(ctx, c, ns, 15*time.Minute, benchutil.Reconciled); err != nil {
+				return fmt.Errorf("namespace %s: %w", ns, err)
+			}
+		}
+		fmt.Println("one ping each...")
+		began = time.Now()
+		err = benchutil.Parallel(len(made), 32, func(i int) error { return ping(httpClient, "http://"+addr+"/ping/"+made[i]) })
+		if err != nil {
+			return err
+		}
+		pingRate := float64(len(made)) / time.Since(began).Seconds()
+		fmt.Println("waiting for every status to show the ping...")
+		began = time.Now()
+		for _, ns := range namespaces {
+			err := benchutil.WaitAll(ctx, c, ns, 15*time.Minute, func(o *v1.Check) bool {
+				return benchutil.Reconciled(o) && o.Status.State == v1.CheckStateUp
+			})
+			if err != nil {
+				return fmt.Errorf("namespace %s: %w", ns, err)
+			}
+		}
+		s := measure(target)
+		s.createRate, s.pingRate, s.settled = createRate, pingRate, time.Since(began)
+		samples = append(samples, s)
+	}
+
+	fmt.Printf("\n%d checks over %d namespaces, GOMAXPROCS=%d, status budget %.0f/s\n", n, m, runtime.GOMAXPROCS(0), budget)
+	fmt.Printf("before any check: manager heap %s, this process %s, kube-apiserver %s, etcd %s\n",
+		mib(base.heap), mib(base.self), mib(base.api), mib(base.etcd))
+	fmt.Println("| checks | manager heap | per check | process RSS per check | kube-apiserver RSS per check | etcd RSS per check | creates/s | pings/s | statuses settled |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
+	for _, s := range samples {
+		per := func(v, b float64) string { return kib((v - b) / float64(s.checks)) }
+		fmt.Printf("| %d | %s | %s | %s | %s | %s | %.0f | %.0f | %v |\n", s.checks, mib(s.heap), per(s.heap, base.heap),
+			per(s.self, base.self), per(s.api, base.api), per(s.etcd, base.etcd), s.createRate, s.pingRate, s.settled.Round(100*time.Millisecond))
+	}
+	fmt.Println("restarting the manager...")
+	stop()
+	began := time.Now()
+	stop, err = startManager(ctx, cfg, opts)
+	if err != nil {
+		return err
+	}
+	defer stop()
+	probe := uuids[len(uuids)-1]
+	var firstPing time.Duration
+	for time.Since(began) < 5*time.Minute {
+		if ping(httpClient, "http://"+addr+"/ping/"+probe) == nil {
+			firstPing = time.Since(began)
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+
+	if firstPing > 0 {
+		fmt.Printf("restart to the first acknowledged ping, with %d checks: %v\n", n, firstPing.Round(time.Millisecond))
+	} else {
+		fmt.Printf("no ping acknowledged within 5 minutes of the restart\n")
+	}
+	return nil
+}
+
+// startManager starts a manager and returns once its cache has synced;
+// stop stops it and waits until its store is closed.
+func startManager(ctx context.Context, cfg *rest.Config, opts manager.Options) (stop func(), err error) {
+	ctx, cancel := context.WithCancel(ctx)
+	mgr, err := manager.New(ctx, cfg, opts)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = mgr.Start(ctx)
+	}()
+	stop = func() {
+		cancel()
+		<-done
+	}
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		stop()
+		return nil, errors.New("the manager's cache did not sync")
+	}
+	return stop, nil
+}
+
+func ping(c *http.Client, url string) error {
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodGet, url, nil)
+	if err != nil {
+		return err
+	}
+	r, err := c.Do(req)
+	if err != nil {
+		return err
+	}
+	_ = r.Body.Close()
+	if r.StatusCode != http.StatusOK {
+		return fmt.Errorf("%s: %s", url, r.Status)
+	}
+	return nil
+}
+
+// realistic is a Check as a team writes one and applies it with kubectl:
+// labels, a description, tags, a schedule in a time zone, and the
+// last-applied annotation holding the object as applied.
+func realistic(ns string, i int) *v1.Check {
+	schedule := "0 3 * * *"
+	o := &v1.Check{
+		TypeMeta: metav1.TypeMeta{APIVersion: v1.GroupVersion.String(), Kind: "Check"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("nightly-backup-%05d", i),
+			Labels: map[string]string{"app.kubernetes.io/name": "backup", "app.kubernetes.io/part-of": "billing", "team": ns, "tier": "batch"}},
+		Spec: v1.CheckSpec{
+			Desc: fmt.Sprintf("Nightly dump of the billing database %d to object storage, encrypted with the team's key; "+
+				"page the on-call engineer when it does not finish by 04:00.", i),
+			Tags:     "prod backup nightly billing",
+			Schedule: &schedule, TZ: "Europe/Riga", Grace: 3600,
+		},
+	}
+	applied, _ := json.Marshal(o)
+	o.Annotations = map[string]string{"kubectl.kubernetes.io/last-applied-configuration": string(applied) + "\n"}
+	return o
+}
+
+func mib(b float64) string { return fmt.Sprintf("%.0f MiB", b/(1<<20)) }
+func kib(b float64) string { return fmt.Sprintf("%.1f KiB", b/1024) }
