@@ -20,6 +20,7 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/pprof"
 	"strings"
 	"time"
 
@@ -41,6 +42,7 @@ func main() {
 	n := flag.Int("checks", 10000, "checks")
 	m := flag.Int("namespaces", 100, "namespaces the checks are spread over")
 	budget := flag.Float64("status-budget", 1000, "status writes per second, so that statuses settle within the run")
+	flag.StringVar(&heapProfile, "heap-profile", "", "write a heap profile with all the checks to this file (go tool pprof -sample_index=inuse_space)")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
 	if err := run(*n, *m, *budget); err != nil {
@@ -48,6 +50,9 @@ func main() {
 		os.Exit(1)
 	}
 }
+
+// heapProfile is where the heap profile at N checks goes ("": none).
+var heapProfile string
 
 // sample is what the fleet costs at one size.
 type sample struct {
@@ -156,6 +161,11 @@ func run(n, m int, budget float64) error {
 			}
 		}
 		s := measure(target)
+		if heapProfile != "" && target == n {
+			if err := writeHeapProfile(heapProfile); err != nil {
+				return err
+			}
+		}
 		s.createRate, s.pingRate, s.settled = createRate, pingRate, time.Since(began)
 		samples = append(samples, s)
 	}
@@ -256,6 +266,18 @@ func realistic(ns string, i int) *v1.Check {
 	applied, _ := json.Marshal(o)
 	o.Annotations = map[string]string{"kubectl.kubernetes.io/last-applied-configuration": string(applied) + "\n"}
 	return o
+}
+
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func mib(b float64) string { return fmt.Sprintf("%.0f MiB", b/(1<<20)) }
