@@ -349,10 +349,79 @@ func goMigrations(d dialect) []*goose.Migration {
 			return err
 		}}
 	}
+	sqliteOnly := func(stmts ...string) *goose.GoFunc {
+		return &goose.GoFunc{RunTx: func(ctx context.Context, tx *sql.Tx) error {
+			if d.name != sqliteDialect.name {
+				return nil
+			}
+			for _, stmt := range stmts {
+				if _, err := tx.ExecContext(ctx, stmt); err != nil {
+					return err
+				}
+			}
+			return nil
+		}}
+	}
 	return []*goose.Migration{
 		goose.NewGoMigration(8,
 			pgOnly(`ALTER TABLE deliveries ALTER COLUMN namespace TYPE TEXT COLLATE "C"`),
 			pgOnly(`ALTER TABLE deliveries ALTER COLUMN namespace TYPE TEXT COLLATE "default"`)),
+		goose.NewGoMigration(17, sqliteOnly(withoutRowid...), sqliteOnly(withRowid...)),
+	}
+}
+
+// 17: on SQLite, the outbox (deliveries) and the flips are kept in their
+// primary key's order (WITHOUT ROWID) rather than in a rowid table beside
+// an index of the key: a row then holds its check's UID, its number and
+// its Channel's name once, not twice. Their rows are small (a tenth of a
+// page at most), which is where SQLite recommends it; the pings, whose
+// bodies make rows large, stay as they are. PostgreSQL keeps a table and
+// its indexes apart whatever the declaration, so it has nothing to do.
+// SQLite cannot change a table's kind in place: each is copied into a new
+// table of the same columns.
+var withoutRowid = rebuildTables("WITHOUT ROWID")
+
+var withRowid = rebuildTables("")
+
+func rebuildTables(kind string) []string {
+	return []string{
+		`CREATE TABLE deliveries_new (
+			check_uid    TEXT NOT NULL,
+			flip_n       BIGINT NOT NULL,
+			channel      TEXT NOT NULL,
+			state        TEXT NOT NULL,
+			attempts     INTEGER NOT NULL DEFAULT 0,
+			next_attempt BIGINT NOT NULL,
+			last_error   TEXT NOT NULL DEFAULT '',
+			namespace    TEXT NOT NULL DEFAULT '',
+			PRIMARY KEY (check_uid, flip_n, channel)
+		) ` + kind,
+		`INSERT INTO deliveries_new (check_uid, flip_n, channel, state, attempts, next_attempt, last_error, namespace)
+			SELECT check_uid, flip_n, channel, state, attempts, next_attempt, last_error, namespace FROM deliveries`,
+		`DROP TABLE deliveries`,
+		`ALTER TABLE deliveries_new RENAME TO deliveries`,
+		`CREATE INDEX deliveries_pending ON deliveries (next_attempt) WHERE state = 'pending'`,
+		`CREATE INDEX deliveries_due ON deliveries (namespace, next_attempt, check_uid, flip_n, channel) WHERE state = 'pending'`,
+		`CREATE TABLE flips_new (
+			check_uid  TEXT NOT NULL,
+			n          BIGINT NOT NULL,
+			created    BIGINT NOT NULL,
+			up         BOOLEAN NOT NULL,
+			from_state TEXT NOT NULL,
+			to_state   TEXT NOT NULL,
+			reason     TEXT NOT NULL DEFAULT '',
+			detail     TEXT NOT NULL DEFAULT '',
+			notice     TEXT NOT NULL DEFAULT '',
+			since      BIGINT,
+			held       TEXT NOT NULL DEFAULT '',
+			held_until BIGINT,
+			PRIMARY KEY (check_uid, n)
+		) ` + kind,
+		`INSERT INTO flips_new (check_uid, n, created, up, from_state, to_state, reason, detail, notice, since, held, held_until)
+			SELECT check_uid, n, created, up, from_state, to_state, reason, detail, notice, since, held, held_until FROM flips`,
+		`DROP TABLE flips`,
+		`ALTER TABLE flips_new RENAME TO flips`,
+		`CREATE INDEX flips_created ON flips (created)`,
 	}
 }
 
