@@ -1503,6 +1503,51 @@ func Run(t *testing.T, newDSN NewDSN) {
 				t.Fatalf("%v", got)
 			}
 		},
+		"a prune of more old flips than one chunk takes them all, with their deliveries, and keeps what is owed or recent": func(t *testing.T, dsn string) {
+			db, err := store.MigrateTo(ctx, dsn, 0)
+			must(t, err)
+			defer func() { _ = db.Close() }()
+			const old = 1_200 // more than the writer prunes in one transaction
+			oldAt, recent := t0.Add(-100*24*time.Hour).UnixMicro(), t0.UnixMicro()
+			series := fmt.Sprintf(`WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < %d)`, old)
+			for _, stmt := range []string{
+				`INSERT INTO flips (check_uid, n, created, up, from_state, to_state) ` + series +
+					fmt.Sprintf(` SELECT 'old-' || (n %% 7), n, %d, FALSE, 'up', 'down' FROM i`, oldAt),
+				`INSERT INTO deliveries (check_uid, flip_n, channel, state, next_attempt, namespace) ` + series +
+					fmt.Sprintf(` SELECT 'old-' || (n %% 7), n, 'hook', 'delivered', %d, 'team-a' FROM i`, oldAt),
+				`INSERT INTO deliveries (check_uid, flip_n, channel, state, next_attempt, namespace) ` + series +
+					fmt.Sprintf(` SELECT 'old-' || (n %% 7), n, 'mail', 'failed', %d, 'team-a' FROM i`, oldAt),
+				// An old flip that still owes a notification, and a recent one.
+				fmt.Sprintf(`INSERT INTO flips (check_uid, n, created, up, from_state, to_state) VALUES ('owed', 1, %d, FALSE, 'up', 'down'), ('new', 1, %d, FALSE, 'up', 'down')`, oldAt, recent),
+				fmt.Sprintf(`INSERT INTO deliveries (check_uid, flip_n, channel, state, next_attempt, namespace) VALUES
+					('owed', 1, 'hook', 'delivered', %d, 'team-a'), ('owed', 1, 'mail', 'pending', %d, 'team-a'), ('new', 1, 'hook', 'delivered', %d, 'team-a')`,
+					oldAt, oldAt, recent),
+			} {
+				if _, err := db.ExecContext(ctx, stmt); err != nil {
+					t.Fatalf("%s: %v", stmt, err)
+				}
+			}
+			s := open(t, dsn, store.Options{})
+			must(t, s.Prune(ctx, t0.Add(-90*24*time.Hour)))
+			count := func(query string) int {
+				t.Helper()
+				var n int
+				must(t, db.QueryRowContext(ctx, query).Scan(&n))
+				return n
+			}
+			if n := count(`SELECT COUNT(*) FROM flips WHERE check_uid LIKE 'old-%'`); n != 0 {
+				t.Errorf("%d of %d old flips left", n, old)
+			}
+			if n := count(`SELECT COUNT(*) FROM deliveries WHERE check_uid LIKE 'old-%'`); n != 0 {
+				t.Errorf("%d of %d deliveries of old flips left", n, 2*old)
+			}
+			if n := count(`SELECT COUNT(*) FROM flips WHERE check_uid IN ('owed', 'new')`); n != 2 {
+				t.Errorf("%d of the owed and the recent flip left, want both", n)
+			}
+			if n := count(`SELECT COUNT(*) FROM deliveries WHERE check_uid IN ('owed', 'new')`); n != 3 {
+				t.Errorf("%d of their 3 deliveries left, want all", n)
+			}
+		},
 		"finding the namespaces that owe due deliveries does not read one namespace's whole backlog": func(t *testing.T, dsn string) {
 			db, err := store.MigrateTo(ctx, dsn, 0)
 			must(t, err)
