@@ -454,13 +454,14 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o
 	return setupCronJobs(mgr, cfg, opts, door)
 }
 
-// channelSecrets reads the Secrets Channels reference, uncached (the cache
-// holds project Secrets only): every one of them, or only the labelled ones.
+// channelSecrets reads the Secrets Channels reference from the API server
+// (the cache holds project Secrets only), each kept for notify.SecretTTL:
+// every one of them, or only the labelled ones.
 func channelSecrets(mgr ctrl.Manager, opts Options) client.Reader {
 	if opts.ChannelSecretsRequireLabel {
-		return notify.LabelledSecrets(mgr.GetAPIReader())
+		return notify.RecentSecrets(notify.LabelledSecrets(mgr.GetAPIReader()), notify.SecretTTL)
 	}
-	return mgr.GetAPIReader()
+	return notify.RecentSecrets(mgr.GetAPIReader(), notify.SecretTTL)
 }
 
 // setupHTTP adds the HTTP server (the Management API, pings, badges, the
