@@ -2,7 +2,6 @@ package notify
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	"golang.org/x/sync/singleflight"
@@ -80,9 +79,6 @@ func (c *recentSecrets) Get(ctx context.Context, key client.ObjectKey, obj clien
 }
 
 func (c *recentSecrets) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
-	if _, ok := list.(*corev1.SecretList); !ok {
-		return fmt.Errorf("listing %T: the Channel Secret reader reads only Secrets", list)
-	}
 	return c.r.List(ctx, list, opts...)
 }
 
@@ -90,9 +86,6 @@ func (c *recentSecrets) List(ctx context.Context, list client.ObjectList, opts .
 func size(s *corev1.Secret) int {
 	n := 0
 	for k, v := range s.Data {
-		n += len(k) + len(v)
-	}
-	for k, v := range s.StringData {
 		n += len(k) + len(v)
 	}
 	return n

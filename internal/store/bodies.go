@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"maps"
 	"sync"
 	"time"
 )
@@ -65,11 +66,7 @@ func (b *bodyTotals) add(changes map[string]int64) {
 func (s *Store) BodyBytes() map[string]int64 {
 	s.bodies.mu.Lock()
 	defer s.bodies.mu.Unlock()
-	out := make(map[string]int64, len(s.bodies.ns))
-	for ns, n := range s.bodies.ns {
-		out[ns] = n
-	}
-	return out
+	return maps.Clone(s.bodies.ns)
 }
 
 // countBodies reads every namespace's total from the checks table: one

@@ -67,9 +67,9 @@ func measure(checks int) sample {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	rss := benchutil.RSS("kube-apiserver", "etcd")
-	self := benchutil.RSS(selfName())
-	return sample{checks: checks, heap: float64(ms.HeapInuse), self: float64(self[selfName()]),
+	self := selfName()
+	rss := benchutil.RSS("kube-apiserver", "etcd", self)
+	return sample{checks: checks, heap: float64(ms.HeapInuse), self: float64(rss[self]),
 		api: float64(rss["kube-apiserver"]), etcd: float64(rss["etcd"])}
 }
 

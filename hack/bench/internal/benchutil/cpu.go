@@ -22,25 +22,11 @@ func CPUTimes(names ...string) map[string]time.Duration {
 			out["bench"] = d
 		}
 	}
-	want := map[string]bool{}
-	for _, n := range names {
-		want[n] = true
-	}
-	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
-	for _, path := range stats {
-		raw, err := os.ReadFile(path)
-		if err != nil {
-			continue
+	eachProcess(names, "stat", func(name, text string) {
+		if d, ok := statCPU(text); ok {
+			out[name] += d
 		}
-		s := string(raw)
-		open, closing := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || closing < open || !want[s[open+1:closing]] {
-			continue
-		}
-		if d, ok := statCPU(s); ok {
-			out[s[open+1:closing]] += d
-		}
-	}
+	})
 	return out
 }
 
@@ -69,32 +55,36 @@ func statCPU(s string) (time.Duration, bool) {
 // (VmRSS).
 func RSS(names ...string) map[string]int64 {
 	out := map[string]int64{}
+	eachProcess(names, "status", func(name, text string) {
+		for line := range strings.SplitSeq(text, "\n") {
+			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				if kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64); err == nil {
+					out[name] += kb << 10
+				}
+			}
+		}
+	})
+	return out
+}
+
+// eachProcess calls fn with the command name and the text of
+// /proc/<pid>/<file> of every process whose command name (/proc/<pid>/comm)
+// is in names.
+func eachProcess(names []string, file string, fn func(name, text string)) {
 	want := map[string]bool{}
 	for _, n := range names {
 		want[n] = true
 	}
-	stats, _ := filepath.Glob("/proc/[0-9]*/status")
-	for _, path := range stats {
-		raw, err := os.ReadFile(path)
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, dir := range dirs {
+		comm, err := os.ReadFile(filepath.Join(dir, "comm"))
+		if err != nil || !want[strings.TrimSpace(string(comm))] {
+			continue
+		}
+		raw, err := os.ReadFile(filepath.Join(dir, file))
 		if err != nil {
 			continue
 		}
-		var name string
-		var rss int64
-		for line := range strings.SplitSeq(string(raw), "\n") {
-			if v, ok := strings.CutPrefix(line, "Name:"); ok {
-				name = strings.TrimSpace(v)
-			}
-			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-				kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-				if err == nil {
-					rss = kb << 10
-				}
-			}
-		}
-		if want[name] {
-			out[name] += rss
-		}
+		fn(strings.TrimSpace(string(comm)), string(raw))
 	}
-	return out
 }
