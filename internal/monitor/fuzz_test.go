@@ -28,6 +28,7 @@ func FuzzEvents(f *testing.F) {
 	f.Add([]byte{3, 10, 1, 0, 5, 0, 9, 200, 2, 1, 0, 0, 5, 30, 1})
 	f.Add([]byte{0x81, 5, 2, 1, 7, 0, 3, 20, 2, 4, 1, 0, 5, 255, 0, 6, 1, 0, 0, 0, 1})
 	f.Add([]byte{0x40, 3, 2, 0, 0, 1, 1, 4, 0, 2, 255, 2, 8, 2, 0, 3, 2, 1})
+	f.Add([]byte{0x01, 5, 1, 0, 0, 0, 0x70, 90, 61, 0x70, 5, 0, 0x70, 60, 0})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) < 3 {
 			return
@@ -73,13 +74,21 @@ func FuzzEvents(f *testing.F) {
 				ev = monitor.Event{Kind: monitor.EventPause, At: now}
 			case 6:
 				ev = monitor.Event{Kind: monitor.EventResume, At: now}
-			default:
-				ev = monitor.Event{Kind: monitor.EventTick, At: now}
+			case 7:
+				if data[2]&1 == 0 {
+					ev = monitor.Event{Kind: monitor.EventTick, At: now}
+					break
+				}
+				// Vigil back from an absence of up to 2 h 7 min.
+				ev = monitor.Event{Kind: monitor.EventReturn, At: now, AwayFrom: now.Add(-time.Duration(data[2]>>1) * m)}
 			}
 			// As the store does, time is observed before the event: a
-			// deadline missed before a ping is the down it was.
+			// deadline missed before a ping is the down it was. A return
+			// is told before anything is observed.
 			var early *monitor.Flip
-			fs, early = cfg.Observe(fs, now)
+			if ev.Kind != monitor.EventReturn {
+				fs, early = cfg.Observe(fs, now)
+			}
 			seen := func(flip *monitor.Flip) {
 				if flip == nil {
 					return
@@ -137,7 +146,9 @@ func checkCounts(t *testing.T, cfg monitor.Config, f monitor.Facts, ev monitor.E
 	if cfg.Status(f, now) != monitor.StatusDown && count >= threshold {
 		t.Fatalf("%d of %d failures and not down; facts %+v", count, threshold, f)
 	}
-	ends := ev.Kind == monitor.EventPause || ev.Kind == monitor.EventResume ||
+	// A return forgives the runs missed while Vigil was away that nobody
+	// had counted yet.
+	ends := ev.Kind == monitor.EventPause || ev.Kind == monitor.EventResume || ev.Kind == monitor.EventReturn ||
 		(ev.Kind == monitor.EventPing && ev.Ping == monitor.PingSuccess) ||
 		(ev.Kind == monitor.EventExitStatus && ev.ExitStatus == 0)
 	if count < before && !ends {
@@ -168,6 +179,11 @@ func checkWriters(t *testing.T, cfg monitor.Config, f monitor.Facts, ev monitor.
 	counts(&got)
 	if got != f {
 		t.Fatalf("Resume changed other fields")
+	}
+	got = cfg.Absent(f, ev.AwayFrom, ev.At)
+	got.Reprieve = f.Reprieve
+	if got != f {
+		t.Fatalf("Absent changed other fields")
 	}
 	got, _ = cfg.Observe(f, ev.At)
 	got.State, got.StateSince = f.State, f.StateSince

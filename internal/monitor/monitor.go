@@ -115,6 +115,14 @@ type Facts struct {
 	// the instant a run was counted as overrun: the next run is expected
 	// after it (zero: none since the last ping).
 	MissedAt time.Time
+
+	// Written by the deadline loop after Vigil's own absence (Absent).
+
+	// Reprieve is when Vigil came back from an absence during which the
+	// check's next failed run fell: that run is expected by Reprieve plus
+	// Grace instead (zero: none). A later ping, pause or resume makes it
+	// moot.
+	Reprieve time.Time
 }
 
 // epoch is the latest pause or resume; pings and starts at or before it no
@@ -248,7 +256,7 @@ func (c Config) NextPing(f Facts) (time.Time, bool) {
 	case phaseDown:
 		return time.Time{}, false
 	case phaseUp:
-		next, ok = c.expected(b.anchor)
+		next, _, _, ok = c.due(f, b.anchor)
 	}
 	if f.running() && (!ok || f.LastStart.Before(next)) {
 		next, ok = f.LastStart, true

@@ -76,6 +76,9 @@ func (c Config) Observe(f Facts, now time.Time) (Facts, *Flip) {
 	switch {
 	case st == StatusDown && prev != StatusDown:
 		flip = &Flip{At: d.since, From: prev, To: StatusDown, Reason: d.reason, Detail: c.Explain(d.reason, f)}
+		if d.reprieved {
+			flip.Detail = c.explainAbsent(f)
+		}
 	case prev == StatusDown && (st == StatusUp || st == StatusGrace):
 		flip = &Flip{At: f.LastPing, From: StatusDown, To: st}
 	}
@@ -101,6 +104,9 @@ const (
 	// EventTick is time passing: the reconciler observing at Event.At (for
 	// example at a deadline).
 	EventTick EventKind = "tick"
+	// EventReturn is Vigil coming back at Event.At from an absence that
+	// began at Event.AwayFrom (Absent), then observing.
+	EventReturn EventKind = "return"
 )
 
 // Event is one thing that happens to a check, for Apply.
@@ -115,13 +121,15 @@ type Event struct {
 	ExitStatus int
 	// RID is the run id, for EventPing and EventExitStatus.
 	RID string
+	// AwayFrom is when Vigil's absence began, for EventReturn.
+	AwayFrom time.Time
 }
 
 // ErrInvalidExitStatus is returned by Apply for an exit status outside 0..255.
 var ErrInvalidExitStatus = errors.New("exit status out of range 0..255")
 
-// Apply applies one event with the writer that owns it (RecordPing, Pause or
-// Resume; nothing for a tick) and then observes at the event's instant, as
+// Apply applies one event with the writer that owns it (RecordPing, Pause,
+// Resume or Absent; nothing for a tick) and then observes at the event's instant, as
 // the reconciler would. It returns the new facts and the flip, if any. On an
 // error (ErrNotPaused, ErrInvalidExitStatus, an unknown event kind) the
 // facts are returned unchanged and nothing is observed. Apply describes the
@@ -143,6 +151,8 @@ func (c Config) Apply(f Facts, ev Event) (Facts, *Flip, error) {
 		if f, err = c.Resume(f, ev.At); err != nil {
 			return f, nil, err
 		}
+	case EventReturn:
+		f = c.Absent(f, ev.AwayFrom, ev.At)
 	case EventTick:
 	default:
 		return f, nil, fmt.Errorf("monitor: unknown event kind %q", ev.Kind)

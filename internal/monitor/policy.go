@@ -68,6 +68,9 @@ type derived struct {
 	// next is the first instant after the one derived at when time alone
 	// changes the status or the count (zero: none).
 	next time.Time
+	// reprieved: the status is a down at the end of, or the grace of, a
+	// fresh grace a return of Vigil gave (absence.go).
+	reprieved bool
 }
 
 // derive returns the status at now, when it began, for down why, and the
@@ -92,19 +95,19 @@ func (c Config) derive(f Facts, now time.Time) derived {
 		return d
 	}
 	if f.running() {
-		bound, reason := c.runBound(f, b)
+		bound, reason, reprieved := c.runBound(f, b)
 		if now.Before(bound) {
 			d.status, d.since = c.calm(f, b, now)
-			d.next = bound
+			d.next, d.reprieved = bound, reprieved
 			if b.phase == phaseUp && c.MaxRuntime <= 0 {
-				if e, ok := c.expected(anchor); ok && e.After(now) && e.Before(bound) {
+				if e, _, _, ok := c.due(f, anchor); ok && e.After(now) && e.Before(bound) {
 					d.next = e
 				}
 			}
 			return d
 		}
 		if d.failures++; d.failures >= n {
-			d.status, d.since, d.reason, d.failures = StatusDown, bound, reason, max(f.Failures, n)
+			d.status, d.since, d.reason, d.failures, d.reprieved = StatusDown, bound, reason, max(f.Failures, n), reprieved
 			return d
 		}
 		// The next run is expected after the overrun, or after a ping
@@ -112,21 +115,20 @@ func (c Config) derive(f Facts, now time.Time) derived {
 		d.missedAt, anchor = bound, latest(anchor, bound)
 	}
 	for walk && d.failures < n {
-		e, ok := c.expected(anchor)
+		e, dl, reprieved, ok := c.due(f, anchor)
 		if !ok {
 			break
 		}
-		dl := e.Add(c.Grace)
 		if now.Before(dl) {
 			if now.Before(e) {
 				d.status, d.since, d.next = StatusUp, f.LastPing, e
 			} else {
-				d.status, d.since, d.next = StatusGrace, e, dl
+				d.status, d.since, d.next, d.reprieved = StatusGrace, e, dl, reprieved
 			}
 			return d
 		}
 		if d.failures++; d.failures >= n {
-			d.status, d.since, d.reason, d.failures = StatusDown, dl, ReasonTimeout, max(f.Failures, n)
+			d.status, d.since, d.reason, d.failures, d.reprieved = StatusDown, dl, ReasonTimeout, max(f.Failures, n), reprieved
 			return d
 		}
 		d.missedAt, anchor = e, e
@@ -138,17 +140,23 @@ func (c Config) derive(f Facts, now time.Time) derived {
 // runBound is the instant a run in progress overruns, and the reason it is
 // then down: its start plus MaxRuntime; without MaxRuntime, as the
 // reference has it, the earlier of the start and the due time, plus Grace.
-func (c Config) runBound(f Facts, b basis) (time.Time, Reason) {
-	if c.MaxRuntime > 0 {
-		return f.LastStart.Add(c.MaxRuntime), ReasonRuntime
-	}
-	start := f.LastStart
-	if b.phase == phaseUp {
-		if e, ok := c.expected(b.anchor); ok && e.Before(start) {
-			start = e
+// A bound that fell while Vigil was away is a fresh grace from its return
+// (reprieved, a timeout: the run may have ended unheard).
+func (c Config) runBound(f Facts, b basis) (bound time.Time, reason Reason, reprieved bool) {
+	bound, reason = f.LastStart.Add(c.MaxRuntime), ReasonRuntime
+	if c.MaxRuntime <= 0 {
+		start := f.LastStart
+		if b.phase == phaseUp {
+			if e, ok := c.expected(b.anchor); ok && e.Before(start) {
+				start = e
+			}
 		}
+		bound, reason = start.Add(c.Grace), ReasonTimeout
 	}
-	return start.Add(c.Grace), ReasonTimeout
+	if f.reprieves(bound, f.LastStart) {
+		return f.Reprieve.Add(c.Grace), ReasonTimeout, true
+	}
+	return bound, reason, false
 }
 
 // calm is the status of a check that time has not brought down by now.
@@ -165,7 +173,7 @@ func (c Config) calm(f Facts, b basis, now time.Time) (Status, time.Time) {
 	// Without MaxRuntime a run in progress does not hold off the grace
 	// period (the reference); with it, a run in progress is on time.
 	if !f.running() || c.MaxRuntime <= 0 {
-		if e, ok := c.expected(b.anchor); ok && !now.Before(e) {
+		if e, _, _, ok := c.due(f, b.anchor); ok && !now.Before(e) {
 			return StatusGrace, e
 		}
 	}

@@ -16,7 +16,9 @@ func observed(t testing.TB, c monitor.Config, events ...monitor.Event) (monitor.
 	var flips []monitor.Flip
 	for _, ev := range events {
 		var early, flip *monitor.Flip
-		f, early = c.Observe(f, ev.At)
+		if ev.Kind != monitor.EventReturn { // a return is told before anything is observed
+			f, early = c.Observe(f, ev.At)
+		}
 		var err error
 		if f, flip, err = c.Apply(f, ev); err != nil {
 			t.Fatalf("Apply(%+v): %v", ev, err)
