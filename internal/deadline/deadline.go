@@ -54,6 +54,8 @@ type Loop struct {
 	OnDeleted func(types.UID)
 	Metrics   *metrics.Metrics
 	Log       logr.Logger
+
+	reported store.Absence // the last absence logged
 }
 
 // NeedLeaderElection: the leader owns time.
@@ -99,9 +101,24 @@ func (l *Loop) Start(ctx context.Context) error {
 	}
 }
 
-// tick records what is due now, logging what failed.
+// tick records what is due now, logging what failed. The heartbeat comes
+// first: a pass after Vigil's absence applies it (store.Alive), and once a
+// pass has observed everything due the absence is done with.
 func (l *Loop) tick(ctx context.Context) {
-	if err := l.Tick(ctx, l.Clock.Now()); err != nil && ctx.Err() == nil {
+	now := l.Clock.Now()
+	err := l.Store.Alive(ctx, now)
+	if err == nil {
+		if a, ok := l.Store.Away(); ok && l.reported != a {
+			l.reported = a
+			l.Log.Info("Vigil was away: checks that fell due meanwhile get a fresh grace from its return",
+				"from", a.From, "until", a.Until)
+		}
+		err = l.Tick(ctx, now)
+	}
+	if err == nil {
+		err = l.Store.Swept(ctx, now)
+	}
+	if err != nil && ctx.Err() == nil {
 		l.Log.Error(err, "recording deadlines")
 	}
 }

@@ -356,7 +356,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 	// for them; they also poll the store, for commits of other replicas.
 	var dispatcher *delivery.Dispatcher
 	var projector *projection.Projector
-	st, err := store.Open(ctx, opts.Store, store.Options{Flapping: opts.Flapping, FlipLimit: opts.FlipLimit, OnCommit: func(c store.Committed) {
+	st, err := store.Open(ctx, opts.Store, store.Options{Flapping: opts.Flapping, FlipLimit: opts.FlipLimit, Now: opts.Clock.Now, OnCommit: func(c store.Committed) {
 		for _, f := range c.Flips {
 			m.Flip(f.Namespace, f.Up, f.Reason, c.At.Sub(f.At))
 		}

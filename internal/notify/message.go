@@ -300,6 +300,11 @@ func (m *Message) reasonText() string {
 	}
 	switch m.Reason {
 	case "timeout":
+		// Vigil's own absence adds why the grace began late: "it fell
+		// due while Vigil was away; no ping came in …".
+		if m.Detail != "" {
+			return "success signal did not arrive on time, grace time passed (" + m.Detail + ")"
+		}
 		return "success signal did not arrive on time, grace time passed"
 	case "fail":
 		return "received a failure signal"

@@ -111,6 +111,10 @@ func TestStory(t *testing.T) {
 	}{
 		{"a down", Message{Time: down, Reason: "timeout"},
 			"“backup” is DOWN.", "DOWN | backup", "success signal did not arrive on time, grace time passed"},
+		{"a down after Vigil's absence says why the grace began late", Message{Time: down, Reason: "timeout",
+			Detail: "it fell due while Vigil was away; no ping came in the 1 min of grace after Vigil was back at 2026-11-28 02:59:00 UTC"},
+			"“backup” is DOWN.", "DOWN | backup", "success signal did not arrive on time, grace time passed (it fell due while Vigil was away; " +
+				"no ping came in the 1 min of grace after Vigil was back at 2026-11-28 02:59:00 UTC)"},
 		{"an up says how long it was down", Message{Up: true, Time: down.Add(2*time.Hour + 5*time.Minute), Since: down},
 			"“backup” is UP (was down for 2 h 5 min).", "UP | backup", ""},
 		{"a re-alert says for how long", Message{Time: down.Add(time.Hour), Since: down, Notice: "realert", Reason: "fail"},

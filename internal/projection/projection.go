@@ -491,6 +491,9 @@ func applyObserved(st *v1.CheckStatus, obs store.Check, cfg monitor.Config, vali
 	if valid {
 		pc.failures, pc.threshold = cfg.Failures(f, now)
 		pc.streak, pc.need = cfg.Recovery(f)
+		if cfg.Reprieved(f, now) {
+			pc.back = f.Reprieve
+		}
 	}
 	st.Failures, st.Successes = int32(pc.failures), int32(pc.streak)
 	setCondition(st, upCondition(st, gen, obs.LastFlip, pc), now)
@@ -508,6 +511,9 @@ func applyObserved(st *v1.CheckStatus, obs store.Check, cfg monitor.Config, vali
 type policyCounts struct {
 	failures, threshold int // failed runs in a row, and how many make it down
 	streak, need        int // a down check's successes in a row, and how many bring it up
+	// back is when Vigil came back from an absence, while the check has
+	// the fresh grace that gave it (monitor.Config.Absent).
+	back time.Time
 }
 
 // upCondition is the monitoring result as a condition: for a down check,
@@ -525,6 +531,10 @@ func upCondition(st *v1.CheckStatus, gen int64, flip *store.Flip, pc policyCount
 	case v1.CheckStateGrace:
 		c.Status, c.Reason, c.Message = metav1.ConditionTrue, v1.ReasonCheckGrace,
 			"The next ping is due; the check is in its grace period"+tolerated
+		if !pc.back.IsZero() {
+			c.Message = "The next ping fell due while Vigil was away; the check has a fresh grace period from Vigil's return at " +
+				pc.back.UTC().Format(time.RFC3339) + tolerated
+		}
 	case v1.CheckStateDown:
 		c.Status, c.Reason, c.Message = metav1.ConditionFalse, v1.ReasonCheckDown, "The check is down"
 		if pc.streak > 0 {
@@ -537,6 +547,9 @@ func upCondition(st *v1.CheckStatus, gen int64, flip *store.Flip, pc policyCount
 				c.Reason, c.Message = v1.ReasonPingFailed, "The check is down: a failure ping arrived at "+at
 			case monitor.ReasonTimeout:
 				c.Reason, c.Message = v1.ReasonDeadlineMissed, "The check is down: no ping arrived by its deadline at "+at
+				if f.Detail != "" {
+					c.Message += " (" + f.Detail + ")"
+				}
 			case monitor.ReasonRuntime:
 				c.Reason, c.Message = v1.ReasonRanTooLong, "The check is down: a run "+f.Detail+", at "+at
 			case monitor.ReasonShort:

@@ -26,7 +26,7 @@ var copiedTables = []copiedTable{
 		"last_ping_failed", "last_start", "last_start_rid", "last_duration", "paused_at", "resumed_at", "state",
 		"state_since", "next_change", "body_bytes", "version", "failures", "fail_reason", "successes", "missed_at", "alert_since", "last_notice", "escalated",
 		"maintenance", "maintenance_until", "held", "runs_succeeded", "runs_failed", "runs_missed", "last_success", "runs_dropped",
-		"flap_since", "flap_count"}},
+		"flap_since", "flap_count", "reprieve"}},
 	{name: "pings", key: "check_uid, n", columns: []string{"check_uid", "n", "kind", "created", "scheme", "remote_addr",
 		"method", "ua", "rid", "exit_status", "body", "body_dropped", "duration"}},
 	{name: "runs", key: "check_uid, n", columns: []string{"check_uid", "n", "ended", "failed", "duration"}},
@@ -40,6 +40,7 @@ var copiedTables = []copiedTable{
 	{name: "reports", key: "namespace, channel, period", columns: []string{"namespace", "channel", "period", "sent",
 		"attempts", "next_attempt", "error", "created"}},
 	{name: "sla_verdicts", key: "check_uid", columns: []string{"check_uid", "reason", "detail", "since"}},
+	{name: "clock", key: "id", columns: []string{"id", "alive", "away_from"}},
 }
 
 // counterTable is the change counter, one row that every store has from

@@ -66,6 +66,9 @@ type Options struct {
 	// store's volume is full (full true, with the error), and when they
 	// succeed again (full.go).
 	OnFull func(full bool, err error)
+	// Now is the clock Open reads an absence by (clock.go): the deadline
+	// loop's. Default time.Now.
+	Now func() time.Time
 	// Exclusive opens an embedded store for this process alone: Open fails
 	// with ErrInUse while another process (a running manager) has the file
 	// open, and the file stays locked until Close, so that none can open it
@@ -94,7 +97,12 @@ func (o *Options) defaults() {
 	if o.FlipLimit <= 0 {
 		o.FlipLimit = DefaultFlipLimit
 	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
 }
+
+func (s *Store) now() time.Time { return s.opts.Now() }
 
 // Committed is what one transaction did, for those who act on it (the
 // notifier wakes for new flips, the projection for changed checks, the
@@ -153,6 +161,7 @@ type Store struct {
 	owners      ownerCache    // UUIDOwner's memory
 	mirror      mirror        // ChecksIn's copy of the checks table
 	bodies      bodyTotals    // each namespace's body bytes (bodies.go)
+	clock       clock         // Vigil's absences (clock.go)
 	projects    projectLocks  // LockProject's turns in this process
 	rowLocks    chan struct{} // LockProject's connections (PostgreSQL)
 	stop        chan struct{}
@@ -194,6 +203,10 @@ func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	if err := s.countBodies(ctx); err != nil {
 		_ = s.closeDBs()
 		return nil, fmt.Errorf("reading what each namespace's ping bodies hold: %w", err)
+	}
+	if err := s.openClock(ctx); err != nil {
+		_ = s.closeDBs()
+		return nil, err
 	}
 	if s.d.lockRows { // other replicas write too
 		go s.recountBodies()
