@@ -74,6 +74,11 @@ func (s *Server) match(rest string) (*route, params, bool) {
 		return &route{methods: map[string]handlerFunc{http.MethodPost: s.write(s.pauseCheck)}}, p, true
 	case len(sub) == 1 && sub[0] == "resume":
 		return &route{methods: map[string]handlerFunc{http.MethodPost: s.write(s.resumeCheck)}}, p, true
+	case len(sub) == 1 && sub[0] == "ack":
+		return &route{methods: map[string]handlerFunc{
+			http.MethodGet:  s.read(s.getAck),
+			http.MethodPost: s.write(s.ackCheck),
+		}}, p, true
 	case len(sub) == 1 && sub[0] == "snooze":
 		return &route{methods: map[string]handlerFunc{
 			http.MethodPost:   s.write(s.snoozeCheck),

@@ -51,7 +51,10 @@ type request struct {
 	version   int
 	namespace string
 	access    project.Access
-	body      checkinput.Object
+	// keyLabel names the key presented (project.KeyLabel), for who did
+	// what.
+	keyLabel string
+	body     checkinput.Object
 }
 
 // readOnly reports whether responses must omit what read-only keys may
@@ -231,6 +234,6 @@ func (s *Server) authenticate(w http.ResponseWriter, r *request, key string) boo
 		writeError(w, http.StatusUnauthorized, "wrong api key")
 		return false
 	}
-	r.namespace, r.access = ns, access
+	r.namespace, r.access, r.keyLabel = ns, access, project.KeyLabel(key)
 	return true
 }

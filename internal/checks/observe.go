@@ -77,6 +77,13 @@ func (d *Door) Resume(ctx context.Context, c *v1.Check) (store.Check, error) {
 	return d.store.Resume(ctx, d.target(c), d.clock.Now())
 }
 
+// Acknowledge acknowledges c's current down, by who: its re-alerts and
+// escalation stop until it ends (store.Acknowledge; store.ErrNotDown
+// unless it is down).
+func (d *Door) Acknowledge(ctx context.Context, c *v1.Check, by string) (store.Check, error) {
+	return d.store.Acknowledge(ctx, d.target(c), by, d.clock.Now())
+}
+
 // JudgeSLA records a verdict on c's runs against its SLA, made now, and
 // tells its Channels when it is news (store.JudgeSLA).
 func (d *Door) JudgeSLA(ctx context.Context, c *v1.Check, v store.SLAVerdict) (bool, error) {

@@ -56,7 +56,7 @@ func newRoot() *cobra.Command {
 	root.PersistentFlags().AddGoFlagSet(zfs)
 
 	root.AddCommand(newManagerCmd(g), newDevCmd(), newKeysCmd(g))
-	root.AddCommand(newPingCmd(), newRunCmd(), newChannelsCmd(g), newSnoozeCmd(g), newInstallCmd(), newStoreCmd())
+	root.AddCommand(newPingCmd(), newRunCmd(), newChannelsCmd(g), newSnoozeCmd(g), newAckCmd(g), newInstallCmd(), newStoreCmd())
 	return root
 }
 

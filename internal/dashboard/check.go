@@ -37,17 +37,21 @@ type checkPage struct {
 	Maintenance                                    []string
 	Coverage                                       string
 	Snoozed                                        bool
-	Tags                                           []string
-	Period, Grace, TZ, Schedule, ScheduleWords     string
-	Upcoming                                       []time.Time
-	NPings                                         int64
-	Timeline                                       timeline
-	Calendar                                       calendar
-	Runs                                           runsView
-	Badges                                         []badgeLink
-	Kubectl                                        string
-	Paused                                         bool
-	Now                                            time.Time
+	// Ack says who acknowledged the down and when; Acknowledgeable: it is
+	// down and nobody has.
+	Ack                                        string
+	Acknowledgeable                            bool
+	Tags                                       []string
+	Period, Grace, TZ, Schedule, ScheduleWords string
+	Upcoming                                   []time.Time
+	NPings                                     int64
+	Timeline                                   timeline
+	Calendar                                   calendar
+	Runs                                       runsView
+	Badges                                     []badgeLink
+	Kubectl                                    string
+	Paused                                     bool
+	Now                                        time.Time
 
 	// Read-write keys only.
 	PingURL, SlugURL string
@@ -105,6 +109,11 @@ func (s *Server) checkPage(w http.ResponseWriter, r *http.Request) {
 	p.Why = s.why(c, obs, view)
 	p.Policy = s.policy(c, obs, now)
 	p.Maintenance, p.Snoozed = s.maintenance(c, obs, now)
+	if ack, ok := obs.Acknowledged(); ok {
+		p.Ack = "Acknowledged by " + ack.By + ", " + relative(ack.At, now) + ": its re-alerts and escalation stop until it recovers."
+	} else {
+		p.Acknowledgeable = obs.Facts.State == monitor.StatusDown
+	}
 	p.Coverage = coverageLine(c.Status.Coverage)
 	s.explainSchedule(p, c, now)
 	flips, err := s.Checks.RecentFlips(r.Context(), c, timelineFlips)
@@ -464,6 +473,22 @@ func (s *Server) snooze(w http.ResponseWriter, r *http.Request) {
 		return
 	case err != nil:
 		s.unavailable(w, r, "snoozing", err)
+		return
+	}
+	http.Redirect(w, r, "/checks/"+checks.UUIDOf(c), http.StatusSeeOther)
+}
+
+// ack acknowledges the check's down, as the API's ack does, in the
+// visitor's name.
+func (s *Server) ack(w http.ResponseWriter, r *http.Request) {
+	c := checkOf(r)
+	_, err := s.Checks.Acknowledge(r.Context(), c, visitorOf(r).Who)
+	switch {
+	case errors.Is(err, store.ErrNotDown):
+		s.errorPage(w, r, http.StatusConflict, "The check is not down: only a down can be acknowledged.")
+		return
+	case err != nil:
+		s.unavailable(w, r, "acknowledging", err)
 		return
 	}
 	http.Redirect(w, r, "/checks/"+checks.UUIDOf(c), http.StatusSeeOther)

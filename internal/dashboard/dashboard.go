@@ -105,6 +105,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /checks/{id}/pause", s.signedIn(s.readWrite(s.checkCSRF(s.withCheck(s.pause)))))
 	mux.HandleFunc("POST /checks/{id}/resume", s.signedIn(s.readWrite(s.checkCSRF(s.withCheck(s.resume)))))
 	mux.HandleFunc("POST /checks/{id}/snooze", s.signedIn(s.readWrite(s.checkCSRF(s.withCheck(s.snooze)))))
+	mux.HandleFunc("POST /checks/{id}/ack", s.signedIn(s.readWrite(s.checkCSRF(s.withCheck(s.ack)))))
 	mux.HandleFunc("POST /checks/{id}/channels/{name}/test", s.signedIn(s.readWrite(s.checkCSRF(s.withCheck(s.testChannel)))))
 	return securityHeaders(s.secure(), mux)
 }
@@ -150,6 +151,9 @@ type visitor struct {
 	Namespace string
 	ReadWrite bool
 	CSRF      string
+	// Who names the visitor in what they do (an acknowledgement): the
+	// label of the key they signed in with.
+	Who string
 }
 
 type visitorKey struct{}
@@ -258,7 +262,8 @@ func (s *Server) visitor(r *http.Request) (v visitor, ok bool, problem string) {
 	if access == project.NoAccess || keyNS != ns {
 		return visitor{}, false, "The API key of your session no longer exists. Sign in with a current key."
 	}
-	return visitor{Namespace: ns, ReadWrite: access == project.ReadWrite, CSRF: sess.CSRF}, true, ""
+	return visitor{Namespace: ns, ReadWrite: access == project.ReadWrite, CSRF: sess.CSRF,
+		Who: "dashboard, key " + project.KeyLabel(sess.Key)}, true, ""
 }
 
 // login signs in with an API key from the sign-in form.

@@ -53,6 +53,8 @@ func notificationRows(list []store.Notification, obs store.Check, hasChannels bo
 		switch {
 		case n.Notice == store.NoticeMaintenanceStart || n.Notice == store.NoticeMaintenanceEnd:
 			// About a window, not held by it.
+		case n.Notice == store.NoticeAck:
+			r.Outcomes = []string{"Re-alerts and escalation of this down stopped; nothing is sent for an acknowledgement."}
 		case window != "" && len(n.Deliveries) > 0:
 			r.Outcomes = append([]string{held + "; sent when it ended."}, r.Outcomes...)
 		case window != "" && !newerFlip && obs.Maintenance != "":
@@ -99,11 +101,15 @@ func notificationWhat(f store.Flip) string {
 		return "Maintenance window " + f.Held + " ended"
 	case store.NoticeFlapping:
 		return "Flapping (" + f.Detail + ")"
+	case store.NoticeAck:
+		return "Acknowledged by " + f.Detail
 	}
 	if f.Up {
 		return "Up"
 	}
 	switch {
+	case f.Reason == monitor.ReasonTimeout && f.Detail != "": // Vigil's own absence
+		return "Down: no ping by the deadline (" + f.Detail + ")"
 	case f.Detail != "":
 		return "Down: the run " + f.Detail
 	case f.Reason == monitor.ReasonFail:

@@ -56,6 +56,12 @@ func TestNotificationRows(t *testing.T) {
 		{"a re-alert and an overrun's words", []store.Notification{{Flip: store.Flip{At: t0, Notice: store.NoticeRealert}, Deliveries: []store.Delivery{delivered}},
 			{Flip: store.Flip{At: t0, Reason: monitor.ReasonRuntime, Detail: "ran longer than 2 h"}, Deliveries: []store.Delivery{delivered}}}, store.Check{}, true,
 			"03:00 Still down (re-alert) | ops: sent\n03:00 Down: the run ran longer than 2 h | ops: sent"},
+		{"an acknowledgement, and a down after Vigil's absence", []store.Notification{
+			{Flip: store.Flip{At: t0.Add(time.Minute), Notice: store.NoticeAck, Detail: "API key hcw_aaaaaaaa"}},
+			{Flip: store.Flip{At: t0, Reason: monitor.ReasonTimeout, Detail: "it fell due while Vigil was away"}, Deliveries: []store.Delivery{delivered}}},
+			store.Check{}, true,
+			"03:01 Acknowledged by API key hcw_aaaaaaaa | Re-alerts and escalation of this down stopped; nothing is sent for an acknowledgement.\n" +
+				"03:00 Down: no ping by the deadline (it fell due while Vigil was away) | ops: sent"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var lines []string

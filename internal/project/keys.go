@@ -115,6 +115,10 @@ func randomToken(n int) (string, error) {
 	}
 }
 
+// KeyLabel names an API key without giving it away, as listings and
+// Events do: its first 12 characters, such as "hcw_1234abcd".
+func KeyLabel(key string) string { return label(key) }
+
 func label(key string) string {
 	if len(key) > labelLen {
 		return key[:labelLen]

@@ -25,7 +25,7 @@ import (
 // re-alert (lastNotice); one notice tells every Channel due then, and
 // after an outage one notice catches up, not one per interval missed. An
 // up flip, a pause or a resume (the recorded state leaving down) ends
-// the schedule.
+// the schedule; an acknowledgement of the down stops it (ack.go).
 
 // notices records the notices due by at. A maintenance window holds them
 // all, as flapping does: what the Channels believe stays as it was
@@ -45,6 +45,9 @@ func (t *txn) notices(r *row, tg *Target, at time.Time, h hold) error {
 	r.failuresSeen = r.Facts.Failures
 	if r.alertSince.IsZero() {
 		return nil // down since before notices existed: nothing scheduled
+	}
+	if _, ok := r.Acknowledged(); ok {
+		return nil // someone has seen it (ack.go)
 	}
 	if esc := tg.Escalation; !r.escalated && esc.After > 0 && len(esc.Channels) > 0 && !at.Before(r.alertSince.Add(esc.After)) {
 		if err := t.notice(r, NoticeEscalation, at, esc.Channels); err != nil {
@@ -80,6 +83,9 @@ func realertsBy(r *row, interval time.Duration, at time.Time) int64 {
 // none).
 func nextNotice(r *row, tg *Target) time.Time {
 	if r.Facts.State != monitor.StatusDown || r.alertSince.IsZero() {
+		return time.Time{}
+	}
+	if _, ok := r.Acknowledged(); ok {
 		return time.Time{}
 	}
 	var next time.Time

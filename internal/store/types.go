@@ -154,6 +154,9 @@ const (
 	// each change; Detail says how often, and until when its
 	// notifications are held (flapping.go).
 	NoticeFlapping Notice = "flapping"
+	// NoticeAck: someone (Detail) acknowledged the down; its re-alerts
+	// and escalation stop until it ends (ack.go).
+	NoticeAck Notice = "ack"
 )
 
 // Ping is one ping to record.
@@ -211,6 +214,27 @@ type Check struct {
 	// RunCounts are its runs since it was created (or since Vigil counts
 	// them), by how they ended.
 	RunCounts RunCounts
+	// Ack is the last acknowledgement of a down; it holds only while the
+	// check is still in that down (Acknowledged).
+	Ack Ack
+}
+
+// Ack is an acknowledgement of a check's down: who saw it, and when.
+type Ack struct {
+	At time.Time
+	// By says who: "API key hcw_1234abcd", a signed-in user.
+	By string
+}
+
+// Acknowledged returns the acknowledgement of the check's current down,
+// if it has one: the check is down, and was acknowledged since the down
+// began. A check that came up and went down again is a new down, not
+// acknowledged.
+func (c Check) Acknowledged() (Ack, bool) {
+	if c.Facts.State != monitor.StatusDown || c.Ack.At.IsZero() || c.Ack.At.Before(c.Facts.StateSince) {
+		return Ack{}, false
+	}
+	return c.Ack, true
 }
 
 // RunCounts count a check's runs by how they ended, and keep its last

@@ -496,7 +496,7 @@ const (
 	// transaction, read by the statement itself: the writer need not wait
 	// for it (pipeline.go).
 	sqlUpsertCheck = `INSERT INTO checks (` + checkColumns + `)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT value FROM changes WHERE id = 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT value FROM changes WHERE id = 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (uid) DO UPDATE SET namespace = excluded.namespace, name = excluded.name,
 			n_pings = excluded.n_pings, n_flips = excluded.n_flips, last_ping = excluded.last_ping,
 			last_ping_failed = excluded.last_ping_failed, last_start = excluded.last_start,
@@ -509,7 +509,8 @@ const (
 			maintenance = excluded.maintenance, maintenance_until = excluded.maintenance_until, held = excluded.held,
 			runs_succeeded = excluded.runs_succeeded, runs_failed = excluded.runs_failed, runs_missed = excluded.runs_missed,
 			last_success = excluded.last_success, runs_dropped = excluded.runs_dropped,
-			flap_since = excluded.flap_since, flap_count = excluded.flap_count, reprieve = excluded.reprieve`
+			flap_since = excluded.flap_since, flap_count = excluded.flap_count, reprieve = excluded.reprieve,
+			acked_at = excluded.acked_at, acked_by = excluded.acked_by`
 	// body is the last column: flushPings sizes statements by it.
 	sqlInsertPing = `INSERT INTO pings (check_uid, n, kind, created, scheme, remote_addr, method, ua, rid, exit_status, duration,
 		body_dropped, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
@@ -584,20 +585,20 @@ type row struct {
 const checkColumns = `uid, namespace, name, n_pings, n_flips, last_ping, last_ping_failed, last_start, last_start_rid,
 	last_duration, paused_at, resumed_at, state, state_since, next_change, body_bytes, version, failures, fail_reason,
 	successes, missed_at, alert_since, last_notice, escalated, maintenance, maintenance_until, held, runs_succeeded,
-	runs_failed, runs_missed, last_success, runs_dropped, flap_since, flap_count, reprieve`
+	runs_failed, runs_missed, last_success, runs_dropped, flap_since, flap_count, reprieve, acked_at, acked_by`
 
 // scanCheck reads a checks row selected with checkColumns.
 func scanCheck(sc interface{ Scan(...any) error }) (*row, error) {
 	r := &row{stored: true}
 	var lastPing, lastStart, pausedAt, resumedAt, stateSince, nextChange, missedAt, alertSince, lastNotice, maintUntil,
-		lastSuccess, runsDropped, flapSince, reprieve sql.NullInt64
+		lastSuccess, runsDropped, flapSince, reprieve, ackedAt sql.NullInt64
 	var lastDuration, failures, successes int64
 	var state, failReason string
 	err := sc.Scan(&r.UID, &r.Namespace, &r.Name, &r.NPings, &r.nFlips, &lastPing, &r.Facts.LastPingFailed, &lastStart,
 		&r.Facts.LastStartRID, &lastDuration, &pausedAt, &resumedAt, &state, &stateSince, &nextChange, &r.bodyBytes, &r.Version,
 		&failures, &failReason, &successes, &missedAt, &alertSince, &lastNotice, &r.escalated,
 		&r.Maintenance, &maintUntil, &r.held, &r.RunCounts.Succeeded, &r.RunCounts.Failed, &r.RunCounts.Missed, &lastSuccess,
-		&runsDropped, &flapSince, &r.flapCount, &reprieve)
+		&runsDropped, &flapSince, &r.flapCount, &reprieve, &ackedAt, &r.Ack.By)
 	if err != nil {
 		return nil, err
 	}
@@ -609,6 +610,7 @@ func scanCheck(sc interface{ Scan(...any) error }) (*row, error) {
 	r.Facts.Failures, r.Facts.FailReason = int(failures), monitor.Reason(failReason)
 	r.Facts.Successes, r.Facts.MissedAt = int(successes), fromMicros(missedAt)
 	r.Facts.Reprieve = fromMicros(reprieve)
+	r.Ack.At = fromMicros(ackedAt)
 	r.alertSince, r.lastNotice = fromMicros(alertSince), fromMicros(lastNotice)
 	r.MaintenanceUntil = fromMicros(maintUntil)
 	r.RunCounts.LastSuccess, r.RunCounts.Dropped = fromMicros(lastSuccess), fromMicros(runsDropped)
@@ -770,7 +772,7 @@ func (t *txn) flush() error {
 	for len(dirty) > 0 {
 		chunk := dirty[:shape(min(len(dirty), chunkRows))]
 		dirty = dirty[len(chunk):]
-		args := make([]any, 0, len(chunk)*34)
+		args := make([]any, 0, len(chunk)*36)
 		for _, r := range chunk {
 			f := r.Facts
 			args = append(args, string(r.UID), r.Namespace, r.Name, r.NPings, r.nFlips, micros(f.LastPing), f.LastPingFailed,
@@ -778,7 +780,8 @@ func (t *txn) flush() error {
 				string(f.State), micros(f.StateSince), micros(r.NextChange), r.bodyBytes,
 				f.Failures, string(f.FailReason), f.Successes, micros(f.MissedAt), micros(r.alertSince), micros(r.lastNotice), r.escalated,
 				r.Maintenance, micros(r.MaintenanceUntil), r.held, r.RunCounts.Succeeded, r.RunCounts.Failed, r.RunCounts.Missed,
-				micros(r.RunCounts.LastSuccess), micros(r.RunCounts.Dropped), micros(r.flapSince), r.flapCount, micros(f.Reprieve))
+				micros(r.RunCounts.LastSuccess), micros(r.RunCounts.Dropped), micros(r.flapSince), r.flapCount, micros(f.Reprieve),
+				micros(r.Ack.At), r.Ack.By)
 		}
 		if err := t.exec(checkUpserts[len(chunk)], args...); err != nil {
 			return fmt.Errorf("writing %d checks to the store: %w", len(chunk), err)

@@ -280,6 +280,31 @@ var _ = Describe("Management API", func() {
 		Expect(call("POST", "/api/v3/checks/"+uuid+"/snooze", other.rw, `{"duration": 600}`).Status).To(Equal(http.StatusForbidden), "another project's check")
 	})
 
+	It("acknowledges a down with a read-write key (409 when not down), shows who and when, and forgets it at the up", func() {
+		uuid := create(`{"name": "paged", "timeout": 3600}`)["uuid"].(string)
+		ack := "/api/v3/checks/" + uuid + "/ack"
+		Expect(call("POST", ack, p.rw, "").JSON()).To(HaveKeyWithValue("error", "check is not down"))
+		Expect(call("POST", ack, p.rw, "").Status).To(Equal(http.StatusConflict))
+		Expect(call("GET", "/ping/"+uuid+"/fail", "", "").Status).To(Equal(http.StatusOK))
+		Expect(call("POST", ack, p.ro, "").Status).To(Equal(http.StatusForbidden), "a read-only key")
+		Expect(call("POST", ack, newProject().rw, "").Status).To(Equal(http.StatusForbidden), "another project's key")
+		Expect(call("GET", ack, p.rw, "").JSON()).To(HaveKeyWithValue("ack", BeNil()))
+
+		r := call("POST", ack, p.rw, "")
+		Expect(r.Status).To(Equal(http.StatusOK), r.String())
+		got := r.JSON()["ack"].(map[string]any)
+		Expect(got["by"]).To(Equal("API key " + p.rw[:12]))
+		at, err := time.Parse(time.RFC3339, got["at"].(string))
+		Expect(err).NotTo(HaveOccurred())
+		Expect(at).To(BeTemporally("~", time.Now(), time.Minute))
+		Expect(call("GET", ack, p.rw, "").JSON()).To(HaveKeyWithValue("ack", Equal(got)))
+		Expect(call("GET", "/api/v3/checks/"+uuid, p.rw, "").JSON()).To(HaveKeyWithValue("status", "down"), "monitoring goes on")
+
+		Expect(call("GET", "/ping/"+uuid, "", "").Status).To(Equal(http.StatusOK))
+		Expect(call("GET", ack, p.rw, "").JSON()).To(HaveKeyWithValue("ack", BeNil()), "the down it belonged to ended")
+		Expect(call("POST", ack, p.rw, "").Status).To(Equal(http.StatusConflict))
+	})
+
 	It("lists pings newest first with bodies and durations, and flips as a bare array with validated parameters", func() {
 		uuid := create(`{"name": "pinged"}`)["uuid"].(string)
 		Expect(call("GET", "/ping/"+uuid+"/start?rid=0f5dbe2d-0e43-4b3e-a8ba-9d44f9d1b0c4", "", "").Status).To(Equal(http.StatusOK))

@@ -557,6 +557,39 @@ var _ = Describe("The dashboard", Ordered, func() {
 		Expect(text(ctx, fmt.Sprintf(`tr[data-id=%q] .run-figures`, uuid))).To(MatchRegexp(`^\d+(\.\d+)?% · p95 \d`))
 		screenshot(ctx, "board-runs")
 	})
+
+	It("acknowledges a down from its page, in the key's name, and forgets it when the check recovers", func() {
+		status, resp := apiCall("POST", "/api/v3/checks/", p.ReadWrite, `{"name": "Paged job", "timeout": 3600}`)
+		Expect(status).To(Equal(http.StatusCreated), "%v", resp)
+		uuid, pingURL := resp["uuid"].(string), resp["ping_url"].(string)
+		DeferCleanup(func() { apiCall("DELETE", "/api/v3/checks/"+uuid, p.ReadWrite, "") })
+		ctx := newSession()
+		signIn(ctx, p.ReadWrite)
+		do(ctx, chromedp.Navigate(harness.BaseURL+"/checks/"+uuid), chromedp.WaitVisible(chromedp.CSS(".pause-form")))
+		Expect(js[bool](ctx, `document.querySelector(".ack-form") === null`)).To(BeTrue(), "a check that is not down")
+
+		curl(pingURL+"/fail", "")
+		do(ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(".ack-form button")))
+		Expect(text(ctx, ".ack-form button")).To(Equal("Acknowledge"))
+		do(ctx, chromedp.Click(chromedp.CSS(".ack-form button")), chromedp.WaitVisible(chromedp.CSS(".policy.ack")))
+		Expect(text(ctx, ".policy.ack")).To(Equal("Acknowledged by dashboard, key " + p.ReadWrite[:12] +
+			", just now: its re-alerts and escalation stop until it recovers."))
+		Expect(js[bool](ctx, `document.querySelector(".ack-form") === null`)).To(BeTrue(), "acknowledged once")
+		Expect(text(ctx, ".notifications")).To(ContainSubstring("Acknowledged by dashboard, key " + p.ReadWrite[:12]))
+		screenshot(ctx, "check-acknowledged")
+		_, resp = apiCall("GET", "/api/v3/checks/"+uuid+"/ack", p.ReadWrite, "")
+		Expect(resp["ack"]).To(HaveKeyWithValue("by", "dashboard, key "+p.ReadWrite[:12]))
+
+		// A read-only session sees who acknowledged it, and no button.
+		ro := newSession()
+		signIn(ro, p.ReadOnly)
+		do(ro, chromedp.Navigate(harness.BaseURL+"/checks/"+checks.UniqueKey(uuid)), chromedp.WaitVisible(chromedp.CSS(".policy.ack")))
+		Expect(js[bool](ro, `document.querySelector(".ack-form") === null`)).To(BeTrue())
+
+		curl(pingURL, "")
+		do(ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(".status.big.up")))
+		Expect(js[bool](ctx, `document.querySelector(".policy.ack") === null && document.querySelector(".ack-form") === null`)).To(BeTrue())
+	})
 })
 
 // screenshotAfter opens path in the session and saves a screenshot of it.
