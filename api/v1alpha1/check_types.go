@@ -149,6 +149,34 @@ type CheckSpec struct {
 	AlertPolicy `json:",inline"`
 }
 
+// AnomalyPolicy is how a check's usual run duration is learned and how
+// far from it a run may be (see AlertPolicy.Anomaly).
+// +kubebuilder:validation:XValidation:rule="!has(self.minRuns) || !has(self.runs) || self.minRuns <= self.runs",message="anomaly.minRuns must not exceed anomaly.runs"
+type AnomalyPolicy struct {
+	// Runs is how many of the check's last successful timed runs the
+	// usual range is learned from. Default 30.
+	// +optional
+	// +kubebuilder:validation:Minimum=5
+	// +kubebuilder:validation:Maximum=100
+	Runs int32 `json:"runs,omitempty"`
+
+	// MinRuns is how many such runs the check needs before any run is
+	// judged. Default 10 (runs, when that is fewer).
+	// +optional
+	// +kubebuilder:validation:Minimum=5
+	// +kubebuilder:validation:Maximum=100
+	MinRuns int32 `json:"minRuns,omitempty"`
+
+	// Tolerance is how many robust deviations (the median absolute
+	// deviation, scaled as a standard deviation, and at least a tenth of
+	// the median) a run may be from the median and still be usual.
+	// Default 5.
+	// +optional
+	// +kubebuilder:validation:Minimum=2
+	// +kubebuilder:validation:Maximum=50
+	Tolerance int32 `json:"tolerance,omitempty"`
+}
+
 // AlertPolicy says when a check's failures become an alert. Unset, a check
 // behaves as Healthchecks' do: down at the first failure or missed
 // deadline, up at the next success, and a started run bounded by grace.
@@ -192,6 +220,15 @@ type AlertPolicy struct {
 	// +kubebuilder:validation:Pattern=`^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`
 	// +kubebuilder:validation:XValidation:rule="duration(self) >= duration('1s') && duration(self) <= duration('8784h')",message="minRuntime must be between 1s and 8784h (366 days)"
 	MinRuntime *metav1.Duration `json:"minRuntime,omitempty"`
+
+	// Anomaly learns the check's usual run duration from its own last
+	// successful timed runs (the median, give or take a tolerance of
+	// robust deviations), and makes a run far outside it a failure: "ran
+	// 4 s; usually 38 min to 45 min over its last 30 runs". Like
+	// minRuntime, it applies to runs with a start signal. `anomaly: {}`
+	// turns it on with the defaults.
+	// +optional
+	Anomaly *AnomalyPolicy `json:"anomaly,omitempty"`
 
 	// RealertInterval announces a check that stays down again at this
 	// interval ("1h"), until it is up or paused. Unset: once. A Channel's

@@ -58,6 +58,9 @@ const (
 	// ReasonRanTooShort: a run succeeded sooner than spec.minRuntime (Up
 	// condition).
 	ReasonRanTooShort = "RanTooShort"
+	// ReasonRunAnomalous: a run took far more or far less time than the
+	// check's own runs usually do (spec.anomaly; Up condition).
+	ReasonRunAnomalous = "RunAnomalous"
 	// ReasonRecovering: the check is down and has some, not all, of the
 	// successes in a row spec.recoveryThreshold asks for (Up condition).
 	ReasonRecovering = "Recovering"

@@ -31,6 +31,9 @@ func Config(spec *v1.CheckSpec) (monitor.Config, error) {
 	if spec.MinRuntime != nil {
 		cfg.MinRuntime = spec.MinRuntime.Duration
 	}
+	if a := spec.Anomaly; a != nil {
+		cfg.Anomaly = anomalyConfig(a)
+	}
 	if spec.Schedule != nil {
 		s, err := schedule.Parse(*spec.Schedule, string(spec.Zone()))
 		if err != nil {
@@ -39,6 +42,21 @@ func Config(spec *v1.CheckSpec) (monitor.Config, error) {
 		cfg.Schedule = s
 	}
 	return cfg, nil
+}
+
+// anomalyConfig is the anomaly setting with its defaults.
+func anomalyConfig(a *v1.AnomalyPolicy) *monitor.Anomaly {
+	out := &monitor.Anomaly{Runs: int(a.Runs), MinRuns: int(a.MinRuns), Tolerance: float64(a.Tolerance)}
+	if out.Runs <= 0 {
+		out.Runs = monitor.DefaultAnomalyRuns
+	}
+	if out.MinRuns <= 0 {
+		out.MinRuns = min(monitor.DefaultAnomalyMinRuns, out.Runs)
+	}
+	if out.Tolerance <= 0 {
+		out.Tolerance = monitor.DefaultAnomalyTolerance
+	}
+	return out
 }
 
 // Config is Config(&c.Spec), parsed once per spec generation: every ping,

@@ -45,6 +45,10 @@ type Ping struct {
 	At time.Time
 	// RID is the run id ("" when the ping had none), lowercase.
 	RID string
+	// Usual is the check's usual range of run durations, learned by the
+	// store from its last runs when Config.Anomaly is set (anomaly.go);
+	// the zero Usual judges nothing.
+	Usual Usual
 }
 
 // PingResult is what RecordPing did with a ping, for the ping log.
@@ -132,15 +136,21 @@ func (c Config) RecordPing(f Facts, p Ping) (Facts, PingResult) {
 		f.LastStart, f.LastStartRID = time.Time{}, ""
 	}
 	var reason Reason // a fail ping's own; failReason reads "" as ReasonFail
-	if !failed && res.HasDuration && c.MinRuntime > 0 && res.Duration < c.MinRuntime {
+	detail := ""
+	switch {
+	case failed || !res.HasDuration:
+	case c.MinRuntime > 0 && res.Duration < c.MinRuntime:
 		failed, reason, res.Kind = true, ReasonShort, PingFail
+	case c.Anomaly != nil && !p.Usual.Contains(res.Duration):
+		failed, reason, res.Kind = true, ReasonAnomaly, PingFail
+		detail = anomalyDetail(res.Duration, p.Usual)
 	}
 	f.LastPing, f.LastPingFailed = at, failed
 	switch {
 	case !wasDown && counted:
 		// The overrun was this run's failure; its end changes no count.
 	case failed:
-		f.FailReason, f.Successes = reason, 0
+		f.FailReason, f.FailDetail, f.Successes = reason, detail, 0
 		f.Failures = min(f.Failures+1, MaxThreshold)
 		if wasDown {
 			f.Failures = max(f.Failures, c.failureThreshold())
@@ -167,7 +177,7 @@ func (c Config) RecordPing(f Facts, p Ping) (Facts, PingResult) {
 
 // clearCounts forgets the alert policy's counts.
 func (f Facts) clearCounts() Facts {
-	f.Failures, f.FailReason, f.Successes, f.MissedAt = 0, "", 0, time.Time{}
+	f.Failures, f.FailReason, f.FailDetail, f.Successes, f.MissedAt = 0, "", "", 0, time.Time{}
 	return f
 }
 

@@ -160,7 +160,7 @@ func checkCounts(t *testing.T, cfg monitor.Config, f monitor.Facts, ev monitor.E
 func checkWriters(t *testing.T, cfg monitor.Config, f monitor.Facts, ev monitor.Event) {
 	t.Helper()
 	counts := func(g *monitor.Facts) {
-		g.Failures, g.FailReason, g.Successes, g.MissedAt = f.Failures, f.FailReason, f.Successes, f.MissedAt
+		g.Failures, g.FailReason, g.FailDetail, g.Successes, g.MissedAt = f.Failures, f.FailReason, f.FailDetail, f.Successes, f.MissedAt
 	}
 	got, _ := cfg.RecordPing(f, monitor.Ping{Kind: ev.Ping, At: ev.At, RID: ev.RID})
 	got.LastPing, got.LastPingFailed, got.LastStart, got.LastStartRID, got.LastDuration = f.LastPing, f.LastPingFailed, f.LastStart, f.LastStartRID, f.LastDuration

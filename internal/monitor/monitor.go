@@ -61,6 +61,10 @@ type Config struct {
 	// MinRuntime, when positive, makes a success that ends a run sooner a
 	// failure.
 	MinRuntime time.Duration
+	// Anomaly, when set, makes a success that ends a run far outside the
+	// check's usual range of durations (Ping.Usual) a failure
+	// (anomaly.go).
+	Anomaly *Anomaly
 }
 
 // Facts is what has happened to a check, as stored in its status. Each group
@@ -106,8 +110,13 @@ type Facts struct {
 	Failures int
 	// FailReason is why the last fail ping counts as a failure when it was
 	// not a fail signal: ReasonShort for a success that ended a run under
-	// MinRuntime ("" for a fail signal).
+	// MinRuntime, ReasonAnomaly for one outside its usual range ("" for a
+	// fail signal).
 	FailReason Reason
+	// FailDetail words an anomalous run ("ran 4 s; usually 38 min to
+	// 45 min over its last 30 runs"): the range it was judged by, as it
+	// was then.
+	FailDetail string
 	// Successes is a down check's recovery streak: the successes in a row
 	// since it went down, while fewer than RecoveryThreshold (0 otherwise).
 	Successes int

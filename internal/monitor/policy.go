@@ -205,6 +205,8 @@ func (c Config) Explain(reason Reason, f Facts) string {
 		return "ran longer than " + HumanDuration(c.MaxRuntime)
 	case ReasonShort:
 		return fmt.Sprintf("finished in %s, expected at least %s", HumanDuration(f.LastDuration), HumanDuration(c.MinRuntime))
+	case ReasonAnomaly:
+		return f.FailDetail
 	}
 	return ""
 }

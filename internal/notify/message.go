@@ -308,7 +308,7 @@ func (m *Message) reasonText() string {
 		return "success signal did not arrive on time, grace time passed"
 	case "fail":
 		return "received a failure signal"
-	case "runtime", "short":
+	case "runtime", "short", "anomaly":
 		if m.Notice == "failure" {
 			return ""
 		}

@@ -554,6 +554,8 @@ func upCondition(st *v1.CheckStatus, gen int64, flip *store.Flip, pc policyCount
 				c.Reason, c.Message = v1.ReasonRanTooLong, "The check is down: a run "+f.Detail+", at "+at
 			case monitor.ReasonShort:
 				c.Reason, c.Message = v1.ReasonRanTooShort, "The check is down: a run "+f.Detail+", at "+at
+			case monitor.ReasonAnomaly:
+				c.Reason, c.Message = v1.ReasonRunAnomalous, "The check is down: a run "+f.Detail+", at "+at
 			}
 		}
 	case v1.CheckStatePaused:

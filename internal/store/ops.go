@@ -59,7 +59,11 @@ func (o *pingOp) apply(t *txn) error {
 	if _, err := t.observe(r, tg, at, now); err != nil {
 		return err
 	}
-	facts, res := tg.Config.RecordPing(r.Facts, monitor.Ping{Kind: p.Kind, At: at, RID: p.RID})
+	usual, err := t.usual(r, tg.Config, p)
+	if err != nil {
+		return err
+	}
+	facts, res := tg.Config.RecordPing(r.Facts, monitor.Ping{Kind: p.Kind, At: at, RID: p.RID, Usual: usual})
 	r.Facts = facts
 	r.NPings++
 	r.dirty = true

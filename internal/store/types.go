@@ -98,6 +98,8 @@ func failedRunEvents(ev Event, reason monitor.Reason) Event {
 		ev |= EventTooLong
 	case monitor.ReasonShort:
 		ev |= EventTooShort
+	case monitor.ReasonAnomaly: // too short or too long for this check
+		ev |= EventTooShort | EventTooLong
 	}
 	return ev
 }

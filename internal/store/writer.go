@@ -496,7 +496,7 @@ const (
 	// transaction, read by the statement itself: the writer need not wait
 	// for it (pipeline.go).
 	sqlUpsertCheck = `INSERT INTO checks (` + checkColumns + `)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT value FROM changes WHERE id = 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT value FROM changes WHERE id = 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (uid) DO UPDATE SET namespace = excluded.namespace, name = excluded.name,
 			n_pings = excluded.n_pings, n_flips = excluded.n_flips, last_ping = excluded.last_ping,
 			last_ping_failed = excluded.last_ping_failed, last_start = excluded.last_start,
@@ -510,7 +510,7 @@ const (
 			runs_succeeded = excluded.runs_succeeded, runs_failed = excluded.runs_failed, runs_missed = excluded.runs_missed,
 			last_success = excluded.last_success, runs_dropped = excluded.runs_dropped,
 			flap_since = excluded.flap_since, flap_count = excluded.flap_count, reprieve = excluded.reprieve,
-			acked_at = excluded.acked_at, acked_by = excluded.acked_by`
+			acked_at = excluded.acked_at, acked_by = excluded.acked_by, fail_detail = excluded.fail_detail`
 	// body is the last column: flushPings sizes statements by it.
 	sqlInsertPing = `INSERT INTO pings (check_uid, n, kind, created, scheme, remote_addr, method, ua, rid, exit_status, duration,
 		body_dropped, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
@@ -585,7 +585,7 @@ type row struct {
 const checkColumns = `uid, namespace, name, n_pings, n_flips, last_ping, last_ping_failed, last_start, last_start_rid,
 	last_duration, paused_at, resumed_at, state, state_since, next_change, body_bytes, version, failures, fail_reason,
 	successes, missed_at, alert_since, last_notice, escalated, maintenance, maintenance_until, held, runs_succeeded,
-	runs_failed, runs_missed, last_success, runs_dropped, flap_since, flap_count, reprieve, acked_at, acked_by`
+	runs_failed, runs_missed, last_success, runs_dropped, flap_since, flap_count, reprieve, acked_at, acked_by, fail_detail`
 
 // scanCheck reads a checks row selected with checkColumns.
 func scanCheck(sc interface{ Scan(...any) error }) (*row, error) {
@@ -598,7 +598,7 @@ func scanCheck(sc interface{ Scan(...any) error }) (*row, error) {
 		&r.Facts.LastStartRID, &lastDuration, &pausedAt, &resumedAt, &state, &stateSince, &nextChange, &r.bodyBytes, &r.Version,
 		&failures, &failReason, &successes, &missedAt, &alertSince, &lastNotice, &r.escalated,
 		&r.Maintenance, &maintUntil, &r.held, &r.RunCounts.Succeeded, &r.RunCounts.Failed, &r.RunCounts.Missed, &lastSuccess,
-		&runsDropped, &flapSince, &r.flapCount, &reprieve, &ackedAt, &r.Ack.By)
+		&runsDropped, &flapSince, &r.flapCount, &reprieve, &ackedAt, &r.Ack.By, &r.Facts.FailDetail)
 	if err != nil {
 		return nil, err
 	}
@@ -772,7 +772,7 @@ func (t *txn) flush() error {
 	for len(dirty) > 0 {
 		chunk := dirty[:shape(min(len(dirty), chunkRows))]
 		dirty = dirty[len(chunk):]
-		args := make([]any, 0, len(chunk)*36)
+		args := make([]any, 0, len(chunk)*37)
 		for _, r := range chunk {
 			f := r.Facts
 			args = append(args, string(r.UID), r.Namespace, r.Name, r.NPings, r.nFlips, micros(f.LastPing), f.LastPingFailed,
@@ -781,7 +781,7 @@ func (t *txn) flush() error {
 				f.Failures, string(f.FailReason), f.Successes, micros(f.MissedAt), micros(r.alertSince), micros(r.lastNotice), r.escalated,
 				r.Maintenance, micros(r.MaintenanceUntil), r.held, r.RunCounts.Succeeded, r.RunCounts.Failed, r.RunCounts.Missed,
 				micros(r.RunCounts.LastSuccess), micros(r.RunCounts.Dropped), micros(r.flapSince), r.flapCount, micros(f.Reprieve),
-				micros(r.Ack.At), r.Ack.By)
+				micros(r.Ack.At), r.Ack.By, f.FailDetail)
 		}
 		if err := t.exec(checkUpserts[len(chunk)], args...); err != nil {
 			return fmt.Errorf("writing %d checks to the store: %w", len(chunk), err)

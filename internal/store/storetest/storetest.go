@@ -906,6 +906,9 @@ func Run(t *testing.T, newDSN NewDSN) {
 		"a namespace past its ping body limit keeps a body only for an older one of the same check": func(t *testing.T, dsn string) {
 			bodyLimitTest(ctx, t, dsn)
 		},
+		"a run far outside the check's usual duration is a failed run": func(t *testing.T, dsn string) {
+			anomalyTest(ctx, t, dsn)
+		},
 		"an acknowledged down stops its re-alerts and escalation until it ends": func(t *testing.T, dsn string) {
 			ackTest(ctx, t, dsn)
 		},
