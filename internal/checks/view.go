@@ -63,6 +63,14 @@ func (d *Door) Observed(ctx context.Context, c *v1.Check) (store.Check, error) {
 	return obs, err
 }
 
+// Usual is c's usual range of run durations, as its next run will be
+// judged by (the zero Usual without alertPolicy.anomaly, or before
+// enough runs).
+func (d *Door) Usual(ctx context.Context, c *v1.Check) (monitor.Usual, error) {
+	cfg, _ := d.Config(c)
+	return d.store.Usual(ctx, c.UID, cfg.Anomaly)
+}
+
 // ObservedIn is what the ping store holds of a project's checks, by UID.
 func (d *Door) ObservedIn(ctx context.Context, namespace string) (store.Observed, error) {
 	return d.store.ChecksIn(ctx, namespace)

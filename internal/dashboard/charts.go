@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/runstats"
 	"github.com/vigil-operator/vigil/internal/store"
 )
@@ -49,9 +50,12 @@ type windowLink struct {
 // durationChart plots each run that has a duration at its end time and
 // height, coloured by outcome, with the window's p50 and p95 as lines.
 type durationChart struct {
-	Points        []chartPoint
-	Untimed       []chartPoint // runs without a start: ticks on the time axis
-	P50, P95      chartLine
+	Points   []chartPoint
+	Untimed  []chartPoint // runs without a start: ticks on the time axis
+	P50, P95 chartLine
+	// Usual is the check's usual range (alertPolicy.anomaly), a band
+	// Usual.Height high from Usual.Top down.
+	Usual         chartBand
 	YMax          string // the top of the scale, in words
 	From, To, Mid string // the time axis's labels
 	Label         string // what a screen reader says of it
@@ -69,6 +73,12 @@ type chartLine struct {
 	Show  bool
 }
 
+type chartBand struct {
+	Top, Height float64
+	Label       string
+	Show        bool
+}
+
 // rateChart is the success rate over the window, a point per slice of it.
 type rateChart struct {
 	Line   string // a polyline's points
@@ -79,7 +89,7 @@ type rateChart struct {
 }
 
 // runsViewOf lays out a check's statistics for its page.
-func runsViewOf(st runstats.Stats, window time.Duration, tz *time.Location, pageURL func(window string) string) runsView {
+func runsViewOf(st runstats.Stats, usual monitor.Usual, window time.Duration, tz *time.Location, pageURL func(window string) string) runsView {
 	v := runsView{Window: runstats.FormatWindow(window), Stats: st}
 	for _, w := range []time.Duration{runstats.Day, runstats.Week, runstats.Month} {
 		f := runstats.FormatWindow(w)
@@ -116,7 +126,7 @@ func runsViewOf(st runstats.Stats, window time.Duration, tz *time.Location, page
 		v.Partial = "Vigil keeps the runs of a check's last pings; these figures cover the runs since " +
 			st.HeldSince.In(tz).Format("2 Jan 15:04 MST") + "."
 	}
-	v.Chart = durationChartOf(st, tz)
+	v.Chart = durationChartOf(st, usual, tz)
 	v.Rate = rateChartOf(st)
 	return v
 }
@@ -175,13 +185,16 @@ func niceCeil(d time.Duration) time.Duration {
 	return d
 }
 
-func durationChartOf(st runstats.Stats, tz *time.Location) durationChart {
+func durationChartOf(st runstats.Stats, usual monitor.Usual, tz *time.Location) durationChart {
 	var ch durationChart
 	span := st.To.Sub(st.From)
 	if span <= 0 {
 		return ch
 	}
 	top := niceCeil(st.Max)
+	if usual.Judges() {
+		top = niceCeil(max(st.Max, usual.High))
+	}
 	ch.YMax = short(top)
 	layout := "2 Jan"
 	if span <= 2*runstats.Day {
@@ -211,6 +224,10 @@ func durationChartOf(st runstats.Stats, tz *time.Location) durationChart {
 		ch.Points = append(ch.Points, chartPoint{X: x(r.Ended), Y: y(r.Duration), Class: class,
 			Title: fmt.Sprintf("%s at %s after %s", word, when, short(r.Duration))})
 	}
+	if usual.Judges() {
+		words := "usual " + short(usual.Low) + " to " + short(usual.High)
+		ch.Usual = chartBand{Top: y(usual.High), Height: round1(y(usual.Low) - y(usual.High)), Label: words, Show: true}
+	}
 	if st.Timed > 0 {
 		ch.P50 = chartLine{Y: y(st.P50), Label: "p50 " + short(st.P50), Show: true}
 		ch.P95 = chartLine{Y: y(st.P95), Label: "p95 " + short(st.P95), Show: true}
@@ -218,6 +235,10 @@ func durationChartOf(st runstats.Stats, tz *time.Location) durationChart {
 			ch.From, ch.To, plural(int64(st.Timed), "run"), short(st.P50), short(st.P95), short(st.Max))
 	} else {
 		ch.Label = fmt.Sprintf("No timed run from %s to %s.", ch.From, ch.To)
+	}
+	if ch.Usual.Show {
+		ch.Label += fmt.Sprintf(" Its usual range, learned from its last %s, is %s to %s.",
+			plural(int64(usual.Runs), "run"), short(usual.Low), short(usual.High))
 	}
 	return ch
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/runstats"
 	"github.com/vigil-operator/vigil/internal/store"
 )
@@ -35,7 +36,7 @@ func TestDurationChart(t *testing.T) {
 		{N: 3, Ended: now.Add(-time.Hour)},
 	}}
 	st := runstats.Summarize(h, now, runstats.Week)
-	ch := durationChartOf(st, time.UTC)
+	ch := durationChartOf(st, monitor.Usual{}, time.UTC)
 	if len(ch.Points) != 2 || len(ch.Untimed) != 1 {
 		t.Fatalf("points %+v, untimed %+v", ch.Points, ch.Untimed)
 	}
@@ -53,7 +54,19 @@ func TestDurationChart(t *testing.T) {
 	if ch.From != "21 Nov" || ch.To != "28 Nov" {
 		t.Errorf("axis %q..%q", ch.From, ch.To)
 	}
-	empty := durationChartOf(runstats.Summarize(store.History{}, now, runstats.Day), time.UTC)
+	if ch.Usual.Show {
+		t.Errorf("a band without the anomaly setting: %+v", ch.Usual)
+	}
+	// The usual range is a band, and the scale reaches its top.
+	banded := durationChartOf(st, monitor.Usual{Low: time.Second, High: 8 * time.Second, Runs: 12}, time.UTC)
+	y := func(frac float64) float64 { return round1(plotBottom - (plotBottom-plotTop)*frac) }
+	if b := banded.Usual; !b.Show || banded.YMax != "10 s" || b.Top != y(0.8) || b.Height != round1(y(0.1)-y(0.8)) || b.Label != "usual 1 s to 8 s" {
+		t.Errorf("scale %q, band %+v", banded.YMax, b)
+	}
+	if !strings.HasSuffix(banded.Label, " Its usual range, learned from its last 12 runs, is 1 s to 8 s.") {
+		t.Errorf("label %q", banded.Label)
+	}
+	empty := durationChartOf(runstats.Summarize(store.History{}, now, runstats.Day), monitor.Usual{}, time.UTC)
 	if len(empty.Points) != 0 || empty.P95.Show || !strings.HasPrefix(empty.Label, "No timed run") {
 		t.Errorf("no runs: %+v", empty)
 	}

@@ -136,7 +136,12 @@ func (s *Server) checkPage(w http.ResponseWriter, r *http.Request) {
 		s.unavailable(w, r, "reading the runs", err)
 		return
 	}
-	p.Runs = runsViewOf(st, window, loc, func(w string) string { return "/checks/" + p.ID + "?window=" + w + "#runs-h" })
+	usual, err := s.Checks.Usual(r.Context(), c)
+	if err != nil {
+		s.unavailable(w, r, "reading the runs", err)
+		return
+	}
+	p.Runs = runsViewOf(st, usual, window, loc, func(w string) string { return "/checks/" + p.ID + "?window=" + w + "#runs-h" })
 	badgeKey := checks.BadgeKey(uuid)
 	for _, b := range []struct{ label, path string }{
 		{"two states (up, down)", "/b/2/" + badgeKey + ".svg"},

@@ -1,8 +1,11 @@
 package store
 
 import (
+	"context"
 	"fmt"
 	"time"
+
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/vigil-operator/vigil/internal/monitor"
 )
@@ -25,11 +28,33 @@ func (t *txn) usual(r *row, cfg monitor.Config, p Ping) (monitor.Usual, error) {
 	if a == nil || p.Kind != monitor.PingSuccess || !r.Facts.Started() {
 		return monitor.Usual{}, nil
 	}
-	rows, err := t.query(sqlRecentDurations, string(r.UID), string(r.UID), min(max(a.Runs, 1), monitor.MaxAnomalyRuns))
+	rows, err := t.query(sqlRecentDurations, string(r.UID), string(r.UID), recentRuns(a))
 	if err != nil {
 		return monitor.Usual{}, fmt.Errorf("reading the last runs of %s/%s: %w", r.Namespace, r.Name, err)
 	}
-	defer rows.Close()
+	return usualOf(a, rows)
+}
+
+// Usual is the usual range of a check's run durations now, as the next
+// run that ends will be judged by (the zero Usual without the setting, or
+// too few runs): what the check page draws.
+func (s *Store) Usual(ctx context.Context, uid types.UID, a *monitor.Anomaly) (monitor.Usual, error) {
+	if a == nil {
+		return monitor.Usual{}, nil
+	}
+	rows, err := s.query(ctx, sqlRecentDurations, string(uid), string(uid), recentRuns(a))
+	if err != nil {
+		return monitor.Usual{}, fmt.Errorf("reading a check's last runs: %w", err)
+	}
+	return usualOf(a, rows)
+}
+
+// recentRuns is how many runs the range is learned from, bounded.
+func recentRuns(a *monitor.Anomaly) int { return min(max(a.Runs, 1), monitor.MaxAnomalyRuns) }
+
+// usualOf learns the range from sqlRecentDurations' rows, and closes them.
+func usualOf(a *monitor.Anomaly, rows rows) (monitor.Usual, error) {
+	defer func() { _ = rows.Close() }()
 	var durations []time.Duration
 	for rows.Next() {
 		var us int64

@@ -590,6 +590,35 @@ var _ = Describe("The dashboard", Ordered, func() {
 		do(ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(".status.big.up")))
 		Expect(js[bool](ctx, `document.querySelector(".policy.ack") === null && document.querySelector(".ack-form") === null`)).To(BeTrue())
 	})
+
+	It("draws a check's usual run time, learned from its runs, as a band on its duration chart", func() {
+		status, resp := apiCall("POST", "/api/v3/checks/", p.ReadWrite, `{"name": "Usual runs", "slug": "usual-runs", "timeout": 3600}`)
+		Expect(status).To(Equal(http.StatusCreated), "%v", resp)
+		uuid, pingURL := resp["uuid"].(string), resp["ping_url"].(string)
+		DeferCleanup(func() { apiCall("DELETE", "/api/v3/checks/"+uuid, p.ReadWrite, "") })
+		c := &v1.Check{}
+		key := client.ObjectKey{Namespace: p.Namespace, Name: "usual-runs-" + uuid[:8]}
+		Expect(harness.Client.Get(context.Background(), key, c)).To(Succeed())
+		patch := client.MergeFrom(c.DeepCopy())
+		c.Spec.AlertPolicy = v1.AlertPolicy{Anomaly: &v1.AnomalyPolicy{MinRuns: 5}}
+		Expect(harness.Client.Patch(context.Background(), c, patch)).To(Succeed())
+		Eventually(func(g Gomega) int64 {
+			g.Expect(harness.Client.Get(context.Background(), key, c)).To(Succeed())
+			return c.Status.ObservedGeneration
+		}).Should(Equal(c.Generation))
+		for range 6 {
+			curl(pingURL+"/start", "")
+			curl(pingURL, "")
+		}
+		ctx := newSession()
+		signIn(ctx, p.ReadWrite)
+		do(ctx, chromedp.Navigate(harness.BaseURL+"/checks/"+uuid), chromedp.WaitVisible(chromedp.CSS("svg.durations rect.usual")))
+		Expect(js[string](ctx, `document.querySelector("svg.durations rect.usual title").textContent`)).To(MatchRegexp(`^usual 0 ms to [\d.]+ s$`))
+		Expect(js[string](ctx, `document.querySelector("svg.durations > title").textContent`)).To(
+			ContainSubstring("Its usual range, learned from its last 6 runs, is 0 ms to "))
+		Expect(text(ctx, ".runs figcaption")).To(ContainSubstring("the usual range (anomaly)"))
+		screenshotOf(ctx, "svg.durations", "chart-usual-range")
+	})
 })
 
 // screenshotAfter opens path in the session and saves a screenshot of it.
