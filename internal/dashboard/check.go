@@ -236,6 +236,9 @@ func (s *Server) why(c *v1.Check, obs store.Check, view checks.View) string {
 			return fmt.Sprintf("Down; %d of %d successes in a row it needs to come back up.", n, need)
 		}
 		switch f := obs.LastFlip; {
+		case f != nil && !f.Up && f.Reason == monitor.ReasonTimeout && f.Detail != "":
+			// Vigil's own absence: the grace began when it came back.
+			return "Expected a ping by " + at(f.At.Add(-cfg.Grace)) + ", none came (" + f.Detail + "); down since " + at(f.At) + "."
 		case f != nil && !f.Up && f.Detail != "":
 			// The policy's reasons, in its own words: "ran longer than 2 h".
 			return "The run " + f.Detail + "; down since " + at(f.At) + "."
@@ -251,6 +254,10 @@ func (s *Server) why(c *v1.Check, obs store.Check, view checks.View) string {
 		}
 		return "Down since " + at(obs.Facts.StateSince) + "."
 	case monitor.StatusGrace:
+		if cfg.Reprieved(obs.Facts, s.now()) {
+			return "Its ping fell due while Vigil was away; Vigil came back at " + at(obs.Facts.Reprieve) +
+				" and gives it a fresh grace: it goes down at " + at(deadline) + " unless one comes."
+		}
 		return "Expected a ping by " + at(view.NextPing) + ", none yet. It goes down at " + at(deadline) + " unless one comes."
 	}
 	msg := "Last ping at " + at(view.LastPing) + "."
