@@ -2,9 +2,6 @@ package apitest
 
 import (
 	"context"
-	"errors"
-	"os"
-	"os/exec"
 	"path/filepath"
 
 	. "github.com/onsi/ginkgo/v2"
@@ -22,15 +19,7 @@ func vigilAck(key string, args ...string) (int, string) {
 	GinkgoHelper()
 	kubeconfig := filepath.Join(GinkgoT().TempDir(), "kubeconfig")
 	Expect(testenv.WriteKubeconfig(kubeconfig, harness.Config)).To(Succeed())
-	cmd := exec.CommandContext(context.Background(), vigilBinary(), append([]string{"ack", "--kubeconfig", kubeconfig}, args...)...)
-	cmd.Env = append(os.Environ(), "VIGIL_URL="+baseURL, "VIGIL_API_KEY="+key)
-	out, err := cmd.CombinedOutput()
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		return ee.ExitCode(), string(out)
-	}
-	Expect(err).NotTo(HaveOccurred(), string(out))
-	return 0, string(out)
+	return vigil([]string{"VIGIL_URL=" + baseURL, "VIGIL_API_KEY=" + key}, append([]string{"ack", "--kubeconfig", kubeconfig}, args...)...)
 }
 
 var _ = Describe("vigil ack against a running Vigil", func() {

@@ -25,8 +25,15 @@ func vigilBinary() string {
 
 // vigilRun runs `vigil run` and returns its exit status and output.
 func vigilRun(url string, args ...string) (int, string) {
-	cmd := exec.CommandContext(context.Background(), vigilBinary(), append([]string{"run", "--url", url}, args...)...)
-	cmd.Env = append(os.Environ(), "VIGIL_URL=")
+	return vigil([]string{"VIGIL_URL="}, append([]string{"run", "--url", url}, args...)...)
+}
+
+// vigil runs the vigil command with env added to the test's, and returns
+// its exit status and output.
+func vigil(env []string, args ...string) (int, string) {
+	GinkgoHelper()
+	cmd := exec.CommandContext(context.Background(), vigilBinary(), args...)
+	cmd.Env = append(os.Environ(), env...)
 	out, err := cmd.CombinedOutput()
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
