@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"os"
-	"regexp"
 	"strings"
 	"time"
 
@@ -17,14 +16,13 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/checks"
+	"github.com/vigil-operator/vigil/internal/runner"
 	"github.com/vigil-operator/vigil/internal/version"
 )
 
 // apiKeyEnv holds the API key `vigil ack` presents: not a flag, so that it
 // stays out of shell histories and process lists.
 const apiKeyEnv = "VIGIL_API_KEY"
-
-var checkUUIDRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
 
 func newAckCmd(g *globals) *cobra.Command {
 	var namespace, baseURL string
@@ -52,8 +50,9 @@ func newAckCmd(g *globals) *cobra.Command {
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), 30*time.Second)
 			defer cancel()
-			uuid, name := args[0], args[0]
-			if !checkUUIDRE.MatchString(uuid) {
+			uuid, isUUID := runner.CheckUUID(args[0])
+			name := args[0]
+			if !isUUID {
 				ns, err := g.namespace(cmd, namespace)
 				if err != nil {
 					return err

@@ -39,6 +39,17 @@ func ExitStatus(code int) (Kind, error) {
 	return Kind(strconv.Itoa(code)), nil
 }
 
+// CheckUUID reports whether s is a check UUID (36 characters, either case)
+// and returns it in the canonical lower-case form the server's routes
+// match.
+func CheckUUID(s string) (string, bool) {
+	id, err := uuid.Parse(s)
+	if err != nil || len(s) != 36 {
+		return "", false
+	}
+	return id.String(), true
+}
+
 // ResolveURL returns the ping URL of a check, without suffix.
 //
 // check is either a full http(s) URL, used as is, or a check UUID, or
@@ -60,8 +71,8 @@ func ResolveURL(check, base string) (string, error) {
 	}
 
 	var segments []string
-	if id, err := uuid.Parse(check); err == nil && len(check) == 36 {
-		segments = []string{id.String()}
+	if id, ok := CheckUUID(check); ok {
+		segments = []string{id}
 	} else {
 		key, slug, ok := strings.Cut(check, "/")
 		if !ok || key == "" || slug == "" || strings.ContainsAny(slug, "/?#") || strings.ContainsAny(key, "?#") {

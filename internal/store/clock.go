@@ -224,10 +224,16 @@ func (s *Store) Alive(ctx context.Context, now time.Time) error {
 	if a != nil {
 		awayFrom = a.From
 	}
-	if err := s.writeClock(ctx, now, awayFrom); err != nil {
-		if first {
-			c.lastOK = now // the store's failure is timed from the first pass
-		}
+	err := s.writeClock(ctx, now, awayFrom)
+	if err != nil && first {
+		c.lastOK = now // the store's failure is timed from the first pass
+	}
+	return c.wrote(err, now)
+}
+
+// wrote records how the heartbeat's write at now went.
+func (c *clock) wrote(err error, now time.Time) error {
+	if err != nil {
 		c.failed = true
 		return fmt.Errorf("writing Vigil's heartbeat to the store: %w", err)
 	}
@@ -247,11 +253,9 @@ func (s *Store) Swept(ctx context.Context, now time.Time) error {
 		return nil
 	}
 	now = Truncate(now)
-	if err := s.writeClock(ctx, now, time.Time{}); err != nil {
-		c.failed = true
-		return fmt.Errorf("writing Vigil's heartbeat to the store: %w", err)
+	if err := c.wrote(s.writeClock(ctx, now, time.Time{}), now); err != nil {
+		return err
 	}
-	c.lastOK, c.failed = now, false
 	c.away.CompareAndSwap(a, nil)
 	return nil
 }
