@@ -569,7 +569,10 @@ var _ = Describe("The dashboard", Ordered, func() {
 		Expect(js[bool](ctx, `document.querySelector(".ack-form") === null`)).To(BeTrue(), "a check that is not down")
 
 		curl(pingURL+"/fail", "")
-		do(ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(".ack-form button")))
+		do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(".ack-form button")))
+		Expect(js[bool](ctx, `document.querySelector(".ack-form").scrollWidth <= window.innerWidth`)).To(BeTrue(), "the form fits a phone")
+		screenshot(ctx, "check-acknowledge-phone")
+		do(ctx, chromedp.EmulateViewport(1280, 900), chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(".ack-form button")))
 		Expect(text(ctx, ".ack-form button")).To(Equal("Acknowledge"))
 		do(ctx, chromedp.Click(chromedp.CSS(".ack-form button")), chromedp.WaitVisible(chromedp.CSS(".policy.ack")))
 		Expect(text(ctx, ".policy.ack")).To(Equal("Acknowledged by dashboard, key " + p.ReadWrite[:12] +
