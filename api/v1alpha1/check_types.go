@@ -247,6 +247,16 @@ type AlertPolicy struct {
 	// +optional
 	Escalation *Escalation `json:"escalation,omitempty"`
 
+	// DependsOn names the checks this one depends on: while one of them
+	// is down, this check's downs, re-alerts and escalation are recorded
+	// and shown but notify nobody ("held: depends on backup-host, which is
+	// down since 10:05"). When none of them is down any more, the Channels
+	// are told once what they missed: the down, if the check is still
+	// down. A dependency that leads back to the check is a cycle: the
+	// check's dependencies then hold nothing, and Ready says why.
+	// +optional
+	DependsOn *DependsOn `json:"dependsOn,omitempty"`
+
 	// SLA holds the check's runs, over a rolling window, to a success rate
 	// and to their usual duration. A breach is told once to the Channels
 	// that take "sla" (the default), and so is its end; the SLAMet
@@ -255,6 +265,35 @@ type AlertPolicy struct {
 	// +optional
 	SLA *CheckSLA `json:"sla,omitempty"`
 }
+
+// DependsOn names the checks of the namespace a check depends on, by name,
+// by label, or both.
+// +kubebuilder:validation:XValidation:rule="has(self.checks) || has(self.selector)",message="dependsOn needs checks, a selector, or both"
+type DependsOn struct {
+	// Checks are names of Checks in this namespace. A name that matches
+	// no Check holds nothing (until such a Check exists).
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=50
+	// +kubebuilder:validation:items:MaxLength=253
+	Checks []string `json:"checks,omitempty"`
+
+	// Selector selects Checks of this namespace by their labels (never
+	// the check itself). Together with checks, at most 50 may be selected:
+	// past that the check's dependencies hold nothing, and Ready says so.
+	// +optional
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+}
+
+// ConditionHeld is present (True) on a Check while a check it depends on
+// is down and holds its notifications (spec.dependsOn), with reason
+// ReasonDependencyDown.
+const ConditionHeld = "Held"
+
+// ReasonDependencyDown: a check the check depends on is down (condition
+// Held).
+const ReasonDependencyDown = "DependencyDown"
 
 // Escalation names Channels to notify when a check is still down after a
 // delay.

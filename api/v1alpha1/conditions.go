@@ -34,6 +34,12 @@ const (
 	ReasonDuplicateUUID = "DuplicateUUID"
 	// ReasonUnknownChannel: spec.channels names a Channel that does not exist.
 	ReasonUnknownChannel = "UnknownChannel"
+	// ReasonDependencyCycle: following spec.dependsOn leads back to the
+	// check; its dependencies hold nothing until the cycle is broken.
+	ReasonDependencyCycle = "DependencyCycle"
+	// ReasonTooManyDependencies: spec.dependsOn names or selects more
+	// checks than a check may depend on; they hold nothing.
+	ReasonTooManyDependencies = "TooManyDependencies"
 	// ReasonPingURLSecretTaken: spec.pingURLSecret names a Secret that
 	// belongs to something else; the check is monitored, the URL not
 	// published.

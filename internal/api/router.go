@@ -68,6 +68,8 @@ func (s *Server) match(rest string) (*route, params, bool) {
 		return &route{methods: map[string]handlerFunc{http.MethodGet: s.read(s.listFlips)}}, p, true
 	case len(sub) == 1 && sub[0] == "stats":
 		return &route{methods: map[string]handlerFunc{http.MethodGet: s.read(s.runStats)}}, p, true
+	case len(sub) == 1 && sub[0] == "dependencies":
+		return &route{methods: map[string]handlerFunc{http.MethodGet: s.read(s.getDependencies)}}, p, true
 	case p.uuid == "":
 		return nil, params{}, false
 	case len(sub) == 1 && sub[0] == "pause":

@@ -98,8 +98,10 @@ type Door struct {
 	projects projects
 	channels channelIndex
 	windows  windowIndex
-	watch    *watcher
-	pending  pending
+	// dependencies are each namespace's spec.dependsOn, resolved.
+	dependencies dependencyIndex
+	watch        *watcher
+	pending      pending
 	// writes gives this manager's writes to one check turns (write.go).
 	writes keylock.Locks
 	// writeShare gives namespaces turns for the Kubernetes client (share.go).
@@ -199,8 +201,11 @@ func (d *Door) checkEvent(obj any, present bool) {
 	}
 	// The index first: a writer the watcher wakes finds its check there.
 	if present {
+		old := d.index.get(c.UID)
 		d.index.set(c)
+		d.dependencies.changed(c.Namespace, old, c)
 	} else {
+		d.dependencies.changed(c.Namespace, nil, nil)
 		d.index.remove(c)
 		d.specs.forget(c.UID)
 		d.projects.forget(c.Namespace)

@@ -41,6 +41,13 @@ func (d *Door) InProject(namespace string) []*v1.Check {
 	return d.index.inProject(namespace)
 }
 
+// Named is the check of that name in the namespace, as the cache has it
+// (nil: none).
+func (d *Door) Named(namespace, name string) *v1.Check {
+	d.await()
+	return d.index.named(namespace, name)
+}
+
 // ByUUID finds the check with a UUID in any namespace: the oldest of those
 // in the project that owns the UUID. spec.uuid is the tenant's to choose, so
 // a check in another project may name the same UUID; it never answers to

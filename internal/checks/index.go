@@ -30,6 +30,7 @@ type index struct {
 // projectIndex is one namespace's checks.
 type projectIndex struct {
 	byUID    map[types.UID]*v1.Check
+	byName   map[string]*v1.Check
 	bySlug   map[string][]*v1.Check
 	byUnique map[string][]*v1.Check
 	// sorted is every check, oldest first, kept as checks come and go, in
@@ -79,10 +80,12 @@ func (x *index) set(c *v1.Check) {
 	x.byBadge[k.BadgeKey] = append(x.byBadge[k.BadgeKey], c)
 	p := x.projects[c.Namespace]
 	if p == nil {
-		p = &projectIndex{byUID: map[types.UID]*v1.Check{}, bySlug: map[string][]*v1.Check{}, byUnique: map[string][]*v1.Check{}}
+		p = &projectIndex{byUID: map[types.UID]*v1.Check{}, byName: map[string]*v1.Check{}, bySlug: map[string][]*v1.Check{},
+			byUnique: map[string][]*v1.Check{}}
 		x.projects[c.Namespace] = p
 	}
 	p.byUID[c.UID] = c
+	p.byName[c.Name] = c
 	if c.Spec.Slug != "" {
 		p.bySlug[c.Spec.Slug] = append(p.bySlug[c.Spec.Slug], c)
 	}
@@ -95,6 +98,13 @@ func (x *index) set(c *v1.Check) {
 		i, _ := slices.BinarySearchFunc(p.sorted, c, compareOldest)
 		p.sorted = slices.Insert(slices.Clip(p.sorted), i, c)
 	}
+}
+
+// get is the index's version of the check with that UID (nil: none).
+func (x *index) get(uid types.UID) *v1.Check {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.byUID[uid]
 }
 
 // remove takes c's object out of the index.
@@ -117,6 +127,9 @@ func (x *index) unlink(old *v1.Check, k Keys) {
 		return
 	}
 	delete(p.byUID, old.UID)
+	if p.byName[old.Name] == old {
+		delete(p.byName, old.Name)
+	}
 	drop(p.bySlug, old.Spec.Slug, old)
 	drop(p.byUnique, k.UniqueKey, old)
 	if i, found := slices.BinarySearchFunc(p.sorted, old, compareOldest); found && p.sorted[i] == old {
@@ -176,6 +189,17 @@ func (x *index) withUniqueKey(namespace, key string) []*v1.Check {
 		return p.byUnique[key]
 	}
 	return nil
+}
+
+// named is the project's check of that name (nil: none).
+func (x *index) named(namespace, name string) *v1.Check {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	p := x.projects[namespace]
+	if p == nil {
+		return nil
+	}
+	return p.byName[name]
 }
 
 // inProject is the project's checks, oldest first.

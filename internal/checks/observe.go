@@ -12,8 +12,9 @@ import (
 
 // target is the check as the store's writes need it: its identity, how it
 // is monitored (a broken spec is monitored as a Simple check; the
-// controller reports it), the Channels a flip notifies, the windows that
-// hold its notifications and its project's ping-log and ping body limits.
+// controller reports it), the Channels a flip notifies, the windows and
+// the checks it depends on that hold its notifications, and its project's
+// ping-log and ping body limits.
 func (d *Door) target(c *v1.Check) store.Target {
 	cfg, _ := d.Config(c)
 	tg := store.Target{
@@ -29,6 +30,9 @@ func (d *Door) target(c *v1.Check) store.Target {
 	}
 	if ws := d.Windows(c); len(ws) > 0 {
 		tg.Maintenance = ws
+	}
+	if c.Spec.DependsOn != nil {
+		tg.Dependencies = parentsOf{d, c}
 	}
 	return tg
 }
@@ -63,6 +67,7 @@ func (d *Door) Observe(ctx context.Context, checks []*v1.Check, now time.Time) (
 			run = 0
 		}
 	}
+	parentsFirst(targets)
 	return d.store.Observe(ctx, targets, now)
 }
 

@@ -18,6 +18,7 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/checks"
+	"github.com/vigil-operator/vigil/internal/dependency"
 	"github.com/vigil-operator/vigil/internal/projection"
 	"github.com/vigil-operator/vigil/internal/schedule"
 	"github.com/vigil-operator/vigil/internal/store"
@@ -167,7 +168,41 @@ func (r *CheckReconciler) validate(ctx context.Context, check *v1.Check) (*specP
 			message: fmt.Sprintf("spec.channels names Channels that do not exist in namespace %s: %v; the check is monitored but they cannot be notified",
 				check.Namespace, missing)}, nil
 	}
-	return nil, nil
+	if check.Spec.DependsOn == nil {
+		return nil, nil
+	}
+	// The namespace's checks as the cache has them now: the Door's
+	// graph follows the same events on another goroutine, and may not
+	// have seen the change that woke this reconcile yet.
+	var list v1.CheckList
+	if err := r.List(ctx, &list, client.InNamespace(check.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return nil, err
+	}
+	all := make([]*v1.Check, len(list.Items))
+	for i := range list.Items {
+		all[i] = &list.Items[i]
+	}
+	return dependencyProblem(dependency.NewGraph(all).Of(check.Name)), nil
+}
+
+// dependencyRecheck is how often a check whose spec.dependsOn is refused
+// looks again, besides when a check it names or selects changes (the
+// watch on dependents): the change that fixes a cycle may be elsewhere.
+const dependencyRecheck = time.Minute
+
+// dependencyProblem is why the check's spec.dependsOn holds nothing, if
+// it does not: the check is monitored, and notified as if it had none.
+func dependencyProblem(res dependency.Resolved) *specProblem {
+	switch {
+	case res.Problem == nil:
+		return nil
+	case dependency.IsCycle(res.Problem):
+		return &specProblem{reason: v1.ReasonDependencyCycle, recheck: dependencyRecheck,
+			message: res.Problem.Error() + "; the check's dependencies hold nothing until the cycle is broken"}
+	default:
+		return &specProblem{reason: v1.ReasonTooManyDependencies, recheck: dependencyRecheck,
+			message: res.Problem.Error() + "; the check's dependencies hold nothing"}
+	}
 }
 
 // claimUUID makes sure the check's UUID is its own: no older check of its

@@ -46,6 +46,10 @@ func (r *CheckReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager
 		// names it reports; its status changes with every delivery.
 		Watches(&v1.Channel{}, handler.EnqueueRequestsFromMapFunc(r.checksNaming),
 			builder.WithPredicates(predicate.Funcs{UpdateFunc: func(event.UpdateEvent) bool { return false }})).
+		// A check appearing, going, or changing its spec or labels may
+		// make or break a cycle of the checks that depend on it.
+		Watches(&v1.Check{}, handler.EnqueueRequestsFromMapFunc(r.dependents),
+			builder.WithPredicates(predicate.Or(predicate.GenerationChangedPredicate{}, predicate.LabelChangedPredicate{}))).
 		Named("check").
 		WithOptions(controller.Options{MaxConcurrentReconciles: opts.MaxConcurrentReconciles, RecoverPanic: ptr(true)}).
 		Complete(r)
@@ -60,6 +64,20 @@ func (r *CheckReconciler) checksNaming(ctx context.Context, o client.Object) []r
 	reqs := make([]reconcile.Request, 0, len(list.Items))
 	for _, c := range list.Items {
 		reqs = append(reqs, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&c)})
+	}
+	return reqs
+}
+
+// dependents maps a check to the checks of its namespace that depend on
+// it (for an update, on its old or its new labels: both are mapped).
+func (r *CheckReconciler) dependents(_ context.Context, o client.Object) []reconcile.Request {
+	c, ok := o.(*v1.Check)
+	if !ok {
+		return nil
+	}
+	var reqs []reconcile.Request
+	for _, key := range r.Checks.Dependents(c) {
+		reqs = append(reqs, reconcile.Request{NamespacedName: key})
 	}
 	return reqs
 }

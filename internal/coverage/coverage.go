@@ -251,13 +251,16 @@ func settings(cj CronJob, p *Policy) Settings {
 	return s
 }
 
-// alertFields are the alert-policy fields a policy can set: each JSON
-// name, whether a policy sets it, and how it is copied.
-var alertFields = []struct {
+// alertField is an alert-policy field a policy can set: its JSON name,
+// whether a policy sets it, and how it is copied.
+type alertField struct {
 	name string
 	set  func(*v1.AlertPolicy) bool
 	copy func(dst, src *v1.AlertPolicy)
-}{
+}
+
+// alertFields are the alert-policy fields a policy can set: every one.
+var alertFields = []alertField{
 	{"failureThreshold", func(a *v1.AlertPolicy) bool { return a.FailureThreshold != 0 },
 		func(d, s *v1.AlertPolicy) { d.FailureThreshold = s.FailureThreshold }},
 	{"recoveryThreshold", func(a *v1.AlertPolicy) bool { return a.RecoveryThreshold != 0 },
@@ -270,6 +273,12 @@ var alertFields = []struct {
 		func(d, s *v1.AlertPolicy) { d.RealertInterval = s.RealertInterval }},
 	{"escalation", func(a *v1.AlertPolicy) bool { return a.Escalation != nil },
 		func(d, s *v1.AlertPolicy) { d.Escalation = s.Escalation }},
+	{"anomaly", func(a *v1.AlertPolicy) bool { return a.Anomaly != nil },
+		func(d, s *v1.AlertPolicy) { d.Anomaly = s.Anomaly }},
+	{"dependsOn", func(a *v1.AlertPolicy) bool { return a.DependsOn != nil },
+		func(d, s *v1.AlertPolicy) { d.DependsOn = s.DependsOn }},
+	{"sla", func(a *v1.AlertPolicy) bool { return a.SLA != nil },
+		func(d, s *v1.AlertPolicy) { d.SLA = s.SLA }},
 }
 
 // AlertFields are the JSON names of the alert-policy fields set in a.

@@ -1,7 +1,9 @@
 package coverage
 
 import (
+	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -139,6 +141,31 @@ func TestApplyAlert(t *testing.T) {
 	}
 	if dst.FailureThreshold != 2 || dst.MinRuntime == nil {
 		t.Errorf("fields no policy set were changed: %+v", dst)
+	}
+}
+
+// TestAlertFieldsCoverThePolicy: a policy can set every field of the
+// alert policy it inlines; a field added to v1.AlertPolicy and not to
+// alertFields would be accepted on the policy and silently never reach a
+// Check.
+func TestAlertFieldsCoverThePolicy(t *testing.T) {
+	typ := reflect.TypeFor[v1.AlertPolicy]()
+	for i := range typ.NumField() {
+		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("json"), ",")
+		if !slices.ContainsFunc(alertFields, func(f alertField) bool { return f.name == name }) {
+			t.Errorf("alert policy field %s is not in alertFields", name)
+		}
+	}
+	full := v1.AlertPolicy{FailureThreshold: 2, RecoveryThreshold: 2, MaxRuntime: dur(time.Hour), MinRuntime: dur(time.Minute),
+		Anomaly: &v1.AnomalyPolicy{}, RealertInterval: dur(time.Hour), Escalation: &v1.Escalation{},
+		DependsOn: &v1.DependsOn{Checks: []string{"host"}}, SLA: &v1.CheckSLA{}}
+	var dst v1.AlertPolicy
+	ApplyAlert(&dst, &full, nil)
+	if !reflect.DeepEqual(dst, full) {
+		t.Errorf("applied %+v, want every field of %+v", dst, full)
+	}
+	if got := AlertFields(&full); len(got) != typ.NumField() {
+		t.Errorf("AlertFields of a full policy: %v", got)
 	}
 }
 

@@ -39,8 +39,10 @@ type checkPage struct {
 	Snoozed                                        bool
 	// Ack says who acknowledged the down and when; Acknowledgeable: it is
 	// down and nobody has.
-	Ack                                        string
-	Acknowledgeable                            bool
+	Ack             string
+	Acknowledgeable bool
+	// Depends is what spec.dependsOn does (nil: the check has none).
+	Depends                                    *dependsView
 	Tags                                       []string
 	Period, Grace, TZ, Schedule, ScheduleWords string
 	Upcoming                                   []time.Time
@@ -109,6 +111,7 @@ func (s *Server) checkPage(w http.ResponseWriter, r *http.Request) {
 	p.Why = s.why(c, obs, view)
 	p.Policy = s.policy(c, obs, now)
 	p.Maintenance, p.Snoozed = s.maintenance(c, obs, now)
+	p.Depends = s.depends(c, obs, v.ReadWrite, now)
 	if ack, ok := obs.Acknowledged(); ok {
 		p.Ack = "Acknowledged by " + ack.By + ", " + relative(ack.At, now) + ": its re-alerts and escalation stop until it recovers."
 	} else {

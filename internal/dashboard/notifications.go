@@ -50,6 +50,8 @@ func notificationRows(list []store.Notification, obs store.Check, hasChannels bo
 		window := n.HeldBy()
 		held := "Held by maintenance window " + window
 		flapped := n.Held == store.HeldFlapping
+		parent := n.HeldByParent()
+		byParent := "Held while " + parent + ", which this check depends on, was down"
 		switch {
 		case n.Notice == store.NoticeMaintenanceStart || n.Notice == store.NoticeMaintenanceEnd:
 			// About a window, not held by it.
@@ -65,6 +67,17 @@ func notificationRows(list []store.Notification, obs store.Check, hasChannels bo
 			r.Outcomes = []string{held + "; not sent: the check changed again before the Channels were told."}
 		case window != "":
 			r.Outcomes = []string{held + "; not sent: when it ended, the Channels already knew the check's state."}
+		case parent != "" && len(n.Deliveries) > 0:
+			r.Outcomes = append([]string{byParent + "; sent when it was back."}, r.Outcomes...)
+		case parent != "" && !newerFlip && obs.Dependency.Parent != "":
+			r.Outcomes = []string{"Held: " + obs.Dependency.Parent + ", which this check depends on, is down; the Channels hear of it once " +
+				obs.Dependency.Parent + " is back, if this check is still down."}
+		case parent != "" && !hasChannels:
+			r.Outcomes = []string{byParent + "; no Channel of this check takes it anyway."}
+		case parent != "" && newerFlip:
+			r.Outcomes = []string{byParent + "; not sent: the check changed again before the Channels were told."}
+		case parent != "":
+			r.Outcomes = []string{byParent + "; not sent: when it was back, the Channels already knew the check's state."}
 		case flapped && len(n.Deliveries) > 0:
 			r.Outcomes = append([]string{"Held while the check was flapping; sent when it kept one state."}, r.Outcomes...)
 		case flapped && !hasChannels:

@@ -52,6 +52,10 @@ type Message struct {
 	// Flapped: the check's flapping held this notification; it is sent now
 	// because the check has kept one state since.
 	Flapped bool
+	// HeldByParent names the check this one depends on whose down held
+	// this notification: it is sent now because that check is no longer
+	// down and this one still is.
+	HeldByParent string
 	// Subject and Text, when set, are the Channel's own wording
 	// (spec.template, rendered with the message's variables): Subject takes
 	// the place of the headline (a title, an email's subject), Text that of
@@ -361,6 +365,10 @@ func (m *Message) facts() []fact {
 	if m.Held != "" && !m.maintenance() {
 		out = append(out, fact{Title: "Maintenance", Long: true,
 			Value: "Held by maintenance window " + m.Held + "; sent when it ended, since the check is still " + m.status() + "."})
+	}
+	if m.HeldByParent != "" {
+		out = append(out, fact{Title: "Depends On", Long: true,
+			Value: "Held while " + m.HeldByParent + ", which this check depends on, was down; sent now that it is not, since this check is still " + m.status() + "."})
 	}
 	if m.Flapped {
 		out = append(out, fact{Title: "Flapping", Long: true,

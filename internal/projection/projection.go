@@ -505,6 +505,14 @@ func applyObserved(st *v1.CheckStatus, obs store.Check, cfg monitor.Config, vali
 			Message: fmt.Sprintf("MaintenanceWindow %s holds the check's notifications until %s; pings and flips are still recorded",
 				obs.Maintenance, obs.MaintenanceUntil.UTC().Format(time.RFC3339))}, now)
 	}
+	if d := obs.Dependency; d.Parent == "" {
+		meta.RemoveStatusCondition(&st.Conditions, v1.ConditionHeld)
+	} else {
+		setCondition(st, metav1.Condition{Type: v1.ConditionHeld, Status: metav1.ConditionTrue,
+			Reason: v1.ReasonDependencyDown, ObservedGeneration: gen,
+			Message: fmt.Sprintf("depends on %s, which is down since %s: the check's notifications wait until it is back; pings and flips are still recorded",
+				d.Parent, d.Since.UTC().Format(time.RFC3339))}, now)
+	}
 }
 
 // policyCounts are where a check stands against its alert policy.

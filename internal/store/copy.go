@@ -26,7 +26,7 @@ var copiedTables = []copiedTable{
 		"last_ping_failed", "last_start", "last_start_rid", "last_duration", "paused_at", "resumed_at", "state",
 		"state_since", "next_change", "body_bytes", "version", "failures", "fail_reason", "successes", "missed_at", "alert_since", "last_notice", "escalated",
 		"maintenance", "maintenance_until", "held", "runs_succeeded", "runs_failed", "runs_missed", "last_success", "runs_dropped",
-		"flap_since", "flap_count", "reprieve", "acked_at", "acked_by", "fail_detail"}},
+		"flap_since", "flap_count", "reprieve", "acked_at", "acked_by", "fail_detail", "dependency", "dependency_since"}},
 	{name: "pings", key: "check_uid, n", columns: []string{"check_uid", "n", "kind", "created", "scheme", "remote_addr",
 		"method", "ua", "rid", "exit_status", "body", "body_dropped", "duration"}},
 	{name: "runs", key: "check_uid, n", columns: []string{"check_uid", "n", "ended", "failed", "duration"}},

@@ -20,12 +20,17 @@ import (
 // escalation, held too, resume from the end: one catches up then if its
 // time passed inside.
 
-// hold is the window that holds a check's notifications at an instant, or
-// when the next one starts.
+// hold is what holds a check's notifications at an instant: a window
+// (and when the next one starts), or a parent that is down
+// (dependency.go).
 type hold struct {
 	window      string // "": none
 	until, next time.Time
+	parent      Dependency // when no window holds them
 }
+
+// held reports whether anything holds the notifications.
+func (h hold) held() bool { return h.window != "" || h.parent.Parent != "" }
 
 // holdAt is the window holding the check's notifications at at.
 func (tg *Target) holdAt(at time.Time) hold {
@@ -61,8 +66,8 @@ func (t *txn) maintenance(r *row, tg *Target, h hold, at time.Time) error {
 			}
 		}
 	}
-	if h.window != "" || !r.held || t.s.opts.Flapping.flapping(r) {
-		return nil // still held, by the window or by flapping (flapping.go)
+	if h.held() || !r.held || t.s.opts.Flapping.flapping(r) {
+		return nil // still held: by the window, a parent, or flapping (flapping.go)
 	}
 	r.held, r.dirty = false, true
 	return t.tellHeld(r, tg, at)

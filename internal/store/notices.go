@@ -28,11 +28,11 @@ import (
 // the schedule; an acknowledgement of the down stops it (ack.go).
 
 // notices records the notices due by at. A maintenance window holds them
-// all, as flapping does: what the Channels believe stays as it was
-// (maintenance.go, flapping.go).
+// all, as a parent that is down and flapping do: what the Channels believe
+// stays as it was (maintenance.go, dependency.go, flapping.go).
 func (t *txn) notices(r *row, tg *Target, at time.Time, h hold) error {
 	at = Truncate(at)
-	if h.window != "" || t.s.opts.Flapping.flapping(r) {
+	if h.held() || t.s.opts.Flapping.flapping(r) {
 		r.failuresSeen = r.Facts.Failures
 		return nil
 	}

@@ -39,6 +39,9 @@ type Target struct {
 	// Maintenance tells when the check's notifications are held (nil:
 	// never).
 	Maintenance Maintenance
+	// Dependencies are the checks whose downs hold its notifications
+	// (nil: none; dependency.go).
+	Dependencies Dependencies
 }
 
 // Maintenance tells when a check's notifications are held: the windows
@@ -219,6 +222,9 @@ type Check struct {
 	// Ack is the last acknowledgement of a down; it holds only while the
 	// check is still in that down (Acknowledged).
 	Ack Ack
+	// Dependency is the check it depends on that held its notifications
+	// when its row was last written (dependency.go).
+	Dependency Dependency
 }
 
 // Ack is an acknowledgement of a check's down: who saw it, and when.
@@ -290,7 +296,8 @@ type Flip struct {
 	Since time.Time
 	// Held names what held the flip's notification (told when the hold
 	// ended, if the state had not changed back): a MaintenanceWindow, and
-	// HeldUntil is when that window ended; or HeldFlapping.
+	// HeldUntil is when that window ended; or HeldFlapping; or a parent
+	// (HeldByParent).
 	Held      string
 	HeldUntil time.Time
 }
@@ -302,7 +309,7 @@ const HeldFlapping = "(flapping)"
 // HeldBy is the MaintenanceWindow that held the flip's notification, or ""
 // (none held it, or its check's flapping did).
 func (f *Flip) HeldBy() string {
-	if f.Held == HeldFlapping {
+	if f.Held == HeldFlapping || f.HeldByParent() != "" {
 		return ""
 	}
 	return f.Held

@@ -285,6 +285,7 @@ type txn struct {
 	pg       *pipeline // PostgreSQL
 	ctx      context.Context
 	rows     map[types.UID]*row
+	byName   map[string]*row // rows by namespace/name, built when needed (dependency.go)
 	flips    []CommittedFlip
 	nNotices int // notices queued
 	// bodyAdded are the body bytes the transaction's pings added within
@@ -496,7 +497,7 @@ const (
 	// transaction, read by the statement itself: the writer need not wait
 	// for it (pipeline.go).
 	sqlUpsertCheck = `INSERT INTO checks (` + checkColumns + `)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT value FROM changes WHERE id = 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, (SELECT value FROM changes WHERE id = 1), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 		ON CONFLICT (uid) DO UPDATE SET namespace = excluded.namespace, name = excluded.name,
 			n_pings = excluded.n_pings, n_flips = excluded.n_flips, last_ping = excluded.last_ping,
 			last_ping_failed = excluded.last_ping_failed, last_start = excluded.last_start,
@@ -510,7 +511,8 @@ const (
 			runs_succeeded = excluded.runs_succeeded, runs_failed = excluded.runs_failed, runs_missed = excluded.runs_missed,
 			last_success = excluded.last_success, runs_dropped = excluded.runs_dropped,
 			flap_since = excluded.flap_since, flap_count = excluded.flap_count, reprieve = excluded.reprieve,
-			acked_at = excluded.acked_at, acked_by = excluded.acked_by, fail_detail = excluded.fail_detail`
+			acked_at = excluded.acked_at, acked_by = excluded.acked_by, fail_detail = excluded.fail_detail,
+			dependency = excluded.dependency, dependency_since = excluded.dependency_since`
 	// body is the last column: flushPings sizes statements by it.
 	sqlInsertPing = `INSERT INTO pings (check_uid, n, kind, created, scheme, remote_addr, method, ua, rid, exit_status, duration,
 		body_dropped, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
@@ -585,20 +587,22 @@ type row struct {
 const checkColumns = `uid, namespace, name, n_pings, n_flips, last_ping, last_ping_failed, last_start, last_start_rid,
 	last_duration, paused_at, resumed_at, state, state_since, next_change, body_bytes, version, failures, fail_reason,
 	successes, missed_at, alert_since, last_notice, escalated, maintenance, maintenance_until, held, runs_succeeded,
-	runs_failed, runs_missed, last_success, runs_dropped, flap_since, flap_count, reprieve, acked_at, acked_by, fail_detail`
+	runs_failed, runs_missed, last_success, runs_dropped, flap_since, flap_count, reprieve, acked_at, acked_by, fail_detail,
+	dependency, dependency_since`
 
 // scanCheck reads a checks row selected with checkColumns.
 func scanCheck(sc interface{ Scan(...any) error }) (*row, error) {
 	r := &row{stored: true}
 	var lastPing, lastStart, pausedAt, resumedAt, stateSince, nextChange, missedAt, alertSince, lastNotice, maintUntil,
-		lastSuccess, runsDropped, flapSince, reprieve, ackedAt sql.NullInt64
+		lastSuccess, runsDropped, flapSince, reprieve, ackedAt, dependencySince sql.NullInt64
 	var lastDuration, failures, successes int64
 	var state, failReason string
 	err := sc.Scan(&r.UID, &r.Namespace, &r.Name, &r.NPings, &r.nFlips, &lastPing, &r.Facts.LastPingFailed, &lastStart,
 		&r.Facts.LastStartRID, &lastDuration, &pausedAt, &resumedAt, &state, &stateSince, &nextChange, &r.bodyBytes, &r.Version,
 		&failures, &failReason, &successes, &missedAt, &alertSince, &lastNotice, &r.escalated,
 		&r.Maintenance, &maintUntil, &r.held, &r.RunCounts.Succeeded, &r.RunCounts.Failed, &r.RunCounts.Missed, &lastSuccess,
-		&runsDropped, &flapSince, &r.flapCount, &reprieve, &ackedAt, &r.Ack.By, &r.Facts.FailDetail)
+		&runsDropped, &flapSince, &r.flapCount, &reprieve, &ackedAt, &r.Ack.By, &r.Facts.FailDetail,
+		&r.Dependency.Parent, &dependencySince)
 	if err != nil {
 		return nil, err
 	}
@@ -611,6 +615,7 @@ func scanCheck(sc interface{ Scan(...any) error }) (*row, error) {
 	r.Facts.Successes, r.Facts.MissedAt = int(successes), fromMicros(missedAt)
 	r.Facts.Reprieve = fromMicros(reprieve)
 	r.Ack.At = fromMicros(ackedAt)
+	r.Dependency.Since = fromMicros(dependencySince)
 	r.alertSince, r.lastNotice = fromMicros(alertSince), fromMicros(lastNotice)
 	r.MaintenanceUntil = fromMicros(maintUntil)
 	r.RunCounts.LastSuccess, r.RunCounts.Dropped = fromMicros(lastSuccess), fromMicros(runsDropped)
@@ -772,7 +777,7 @@ func (t *txn) flush() error {
 	for len(dirty) > 0 {
 		chunk := dirty[:shape(min(len(dirty), chunkRows))]
 		dirty = dirty[len(chunk):]
-		args := make([]any, 0, len(chunk)*37)
+		args := make([]any, 0, len(chunk)*39)
 		for _, r := range chunk {
 			f := r.Facts
 			args = append(args, string(r.UID), r.Namespace, r.Name, r.NPings, r.nFlips, micros(f.LastPing), f.LastPingFailed,
@@ -781,7 +786,7 @@ func (t *txn) flush() error {
 				f.Failures, string(f.FailReason), f.Successes, micros(f.MissedAt), micros(r.alertSince), micros(r.lastNotice), r.escalated,
 				r.Maintenance, micros(r.MaintenanceUntil), r.held, r.RunCounts.Succeeded, r.RunCounts.Failed, r.RunCounts.Missed,
 				micros(r.RunCounts.LastSuccess), micros(r.RunCounts.Dropped), micros(r.flapSince), r.flapCount, micros(f.Reprieve),
-				micros(r.Ack.At), r.Ack.By, f.FailDetail)
+				micros(r.Ack.At), r.Ack.By, f.FailDetail, r.Dependency.Parent, micros(r.Dependency.Since))
 		}
 		if err := t.exec(checkUpserts[len(chunk)], args...); err != nil {
 			return fmt.Errorf("writing %d checks to the store: %w", len(chunk), err)
@@ -798,7 +803,17 @@ func (t *txn) flush() error {
 // the check's next change. now is when the write happens (at or later):
 // whether a maintenance window holds what it owes is decided as of now.
 func (t *txn) observe(r *row, tg *Target, at, now time.Time) (*Flip, error) {
+	facts, flip := tg.Config.Observe(t.s.absent(tg.Config, r.Facts, at), at)
 	h := tg.holdAt(now)
+	if h.window == "" {
+		var err error
+		if h.parent, err = t.parentDown(r, tg, facts); err != nil {
+			return nil, err
+		}
+	}
+	if !r.Dependency.same(h.parent) {
+		r.Dependency, r.dirty = h.parent, true
+	}
 	t.s.opts.Flapping.steady(r, now)
 	if err := t.maintenance(r, tg, h, now); err != nil {
 		return nil, err
@@ -807,8 +822,6 @@ func (t *txn) observe(r *row, tg *Target, at, now time.Time) (*Flip, error) {
 	if r.Facts.State == monitor.StatusDown {
 		downSince = r.Facts.StateSince
 	}
-	facts := t.s.absent(tg.Config, r.Facts, at)
-	facts, flip := tg.Config.Observe(facts, at)
 	if facts != r.Facts {
 		r.Facts, r.dirty = facts, true
 	}
@@ -845,6 +858,9 @@ func (t *txn) setNextChange(r *row, tg *Target, at time.Time, h hold) {
 	switch {
 	case h.window != "":
 		earlier(h.until)
+	case h.parent.Parent != "": // is it back? (dependency.go)
+		earlier(at.Add(DependencyRecheck))
+		earlier(h.next)
 	case t.s.opts.Flapping.flapping(r):
 		earlier(h.next)
 	default:
@@ -861,18 +877,26 @@ func (t *txn) setNextChange(r *row, tg *Target, at time.Time, h hold) {
 // it: the outbox is written in the same transaction as the flip. A down
 // starts the down's announcements (notices.go); an up is told to the
 // Channels the down was, escalation included, and says how long it was.
-// A flip while a maintenance window holds notifications queues none
-// (maintenance.go).
+// A flip while a maintenance window or a parent holds notifications
+// queues none (maintenance.go, dependency.go).
 func (t *txn) addFlip(r *row, tg *Target, f *monitor.Flip, at, downSince time.Time, h hold) (*Flip, error) {
 	fl := &Flip{At: Truncate(f.At), Up: f.Up(), From: f.From, To: f.To, Reason: f.Reason, Detail: bound(f.Detail, maxDetail)}
 	var channels []string
+	// A parent holds a down, never the up of a down the Channels were
+	// told of (dependency.go).
+	byParent := h.parent.Parent != "" && (!fl.Up || r.alertSince.IsZero())
 	flapHeld, flapStarted := false, false
-	if h.window == "" {
+	if h.window == "" && !byParent {
 		flapHeld, flapStarted = t.s.opts.Flapping.countFlip(r, fl.At)
 	}
 	switch {
 	case h.window != "":
 		fl.Held, fl.HeldUntil, r.held = h.window, h.until, true
+		if fl.Up {
+			fl.Since = downSince
+		}
+	case byParent:
+		fl.Held, r.held = heldParent+bound(h.parent.Parent, maxWindowName), true
 		if fl.Up {
 			fl.Since = downSince
 		}

@@ -305,6 +305,43 @@ var _ = Describe("Management API", func() {
 		Expect(call("POST", ack, p.rw, "").Status).To(Equal(http.StatusConflict))
 	})
 
+	It("shows what a check depends on, and which of them holds its notifications (a Vigil extension)", func() {
+		hour := int64(3600)
+		host := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: p.ns, Name: "backup-host", Labels: map[string]string{"role": "host"}},
+			Spec: v1.CheckSpec{Timeout: &hour}}
+		Expect(k8sClient.Create(context.Background(), host)).To(Succeed())
+		job := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: p.ns, Name: "dump"}, Spec: v1.CheckSpec{Timeout: &hour,
+			AlertPolicy: v1.AlertPolicy{DependsOn: &v1.DependsOn{Checks: []string{"db"},
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"role": "host"}}}}}}
+		Expect(k8sClient.Create(context.Background(), job)).To(Succeed())
+		var hostUUID, jobUUID string
+		Eventually(func(g Gomega) {
+			for _, x := range call("GET", "/api/v3/checks/", p.rw, "").JSON()["checks"].([]any) {
+				c := x.(map[string]any)
+				switch c["ping_url"].(string)[len(baseURL+"/ping/"):] {
+				case string(host.UID):
+					hostUUID = string(host.UID)
+				case string(job.UID):
+					jobUUID = string(job.UID)
+				}
+			}
+			g.Expect(hostUUID).NotTo(BeEmpty())
+			g.Expect(jobUUID).NotTo(BeEmpty())
+		}).Should(Succeed())
+		deps := "/api/v3/checks/" + jobUUID + "/dependencies"
+		Eventually(func() map[string]any { return call("GET", deps, p.rw, "").JSON() }).Should(Equal(map[string]any{
+			"depends_on": []any{map[string]any{"name": "backup-host", "status": "new", "uuid": hostUUID}},
+			"missing":    []any{"db"}, "held_by": nil, "problem": nil}))
+		Expect(call("GET", "/ping/"+hostUUID+"/fail", "", "").Status).To(Equal(http.StatusOK))
+		Expect(call("GET", "/ping/"+jobUUID+"/fail", "", "").Status).To(Equal(http.StatusOK))
+		Eventually(func() any { return call("GET", deps, p.rw, "").JSON()["held_by"] }).Should(
+			MatchKeys(IgnoreExtras, Keys{"name": Equal("backup-host"), "down_since": Not(BeEmpty())}))
+		ro := call("GET", deps, p.ro, "").JSON()["depends_on"].([]any)[0].(map[string]any)
+		Expect(ro).NotTo(HaveKey("uuid"), "a read-only key sees no ping URL")
+		Expect(ro).To(HaveKey("unique_key"))
+		Expect(call("GET", deps, newProject().rw, "").Status).To(Equal(http.StatusForbidden), "another project's key")
+	})
+
 	It("lists pings newest first with bodies and durations, and flips as a bare array with validated parameters", func() {
 		uuid := create(`{"name": "pinged"}`)["uuid"].(string)
 		Expect(call("GET", "/ping/"+uuid+"/start?rid=0f5dbe2d-0e43-4b3e-a8ba-9d44f9d1b0c4", "", "").Status).To(Equal(http.StatusOK))

@@ -594,6 +594,51 @@ var _ = Describe("The dashboard", Ordered, func() {
 		Expect(js[bool](ctx, `document.querySelector(".policy.ack") === null && document.querySelector(".ack-form") === null`)).To(BeTrue())
 	})
 
+	It("shows what a check depends on and, while that check is down, that it holds the check's notifications", func() {
+		status, resp := apiCall("POST", "/api/v3/checks/", p.ReadWrite, `{"name": "Backup host", "slug": "backup-host", "timeout": 3600}`)
+		Expect(status).To(Equal(http.StatusCreated), "%v", resp)
+		hostUUID, hostPing := resp["uuid"].(string), resp["ping_url"].(string)
+		DeferCleanup(func() { apiCall("DELETE", "/api/v3/checks/"+hostUUID, p.ReadWrite, "") })
+		hostName := "backup-host-" + hostUUID[:8]
+		status, resp = apiCall("POST", "/api/v3/checks/", p.ReadWrite, `{"name": "Nightly dump", "slug": "nightly-dump", "timeout": 3600}`)
+		Expect(status).To(Equal(http.StatusCreated), "%v", resp)
+		uuid, pingURL := resp["uuid"].(string), resp["ping_url"].(string)
+		DeferCleanup(func() { apiCall("DELETE", "/api/v3/checks/"+uuid, p.ReadWrite, "") })
+		c := &v1.Check{}
+		key := client.ObjectKey{Namespace: p.Namespace, Name: "nightly-dump-" + uuid[:8]}
+		Expect(harness.Client.Get(context.Background(), key, c)).To(Succeed())
+		patch := client.MergeFrom(c.DeepCopy())
+		c.Spec.DependsOn = &v1.DependsOn{Checks: []string{hostName}}
+		Expect(harness.Client.Patch(context.Background(), c, patch)).To(Succeed())
+		Eventually(func(g Gomega) int64 {
+			g.Expect(harness.Client.Get(context.Background(), key, c)).To(Succeed())
+			return c.Status.ObservedGeneration
+		}).Should(Equal(c.Generation))
+
+		ctx := newSession()
+		signIn(ctx, p.ReadWrite)
+		do(ctx, chromedp.Navigate(harness.BaseURL+"/checks/"+uuid), chromedp.WaitVisible(chromedp.CSS(".policy.depends")))
+		Expect(text(ctx, ".policy.depends")).To(MatchRegexp(`^Depends on ` + hostName + ` \((new|unknown)\): while one of them is down, its downs notify nobody\.$`))
+		Expect(js[string](ctx, `document.querySelector(".policy.depends a").getAttribute("href")`)).To(Equal("/checks/" + hostUUID))
+
+		curl(hostPing+"/fail", "")
+		curl(pingURL+"/fail", "")
+		Eventually(func() string {
+			do(ctx, chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(".policy.depends")))
+			return js[string](ctx, `(document.querySelector(".policy.depends .held") || {}).textContent || ""`)
+		}).Should(MatchRegexp(`^Held: depends on ` + hostName + `, which is down since .+ \(just now\)\. Its downs notify nobody until ` +
+			hostName + ` is back; then the Channels hear once if it is still down\.$`))
+		Expect(text(ctx, ".policy.depends a")).To(Equal(hostName))
+		screenshot(ctx, "check-depends-held")
+		Expect(text(ctx, ".notifications")).To(ContainSubstring(hostName))
+
+		// A read-only session sees the relation, linked by unique key.
+		ro := newSession()
+		signIn(ro, p.ReadOnly)
+		do(ro, chromedp.Navigate(harness.BaseURL+"/checks/"+checks.UniqueKey(uuid)), chromedp.WaitVisible(chromedp.CSS(".policy.depends .held")))
+		Expect(js[string](ro, `document.querySelector(".policy.depends a").getAttribute("href")`)).To(Equal("/checks/" + checks.UniqueKey(hostUUID)))
+	})
+
 	It("draws a check's usual run time, learned from its runs, as a band on its duration chart", func() {
 		status, resp := apiCall("POST", "/api/v3/checks/", p.ReadWrite, `{"name": "Usual runs", "slug": "usual-runs", "timeout": 3600}`)
 		Expect(status).To(Equal(http.StatusCreated), "%v", resp)

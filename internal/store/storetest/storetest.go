@@ -915,6 +915,9 @@ func Run(t *testing.T, newDSN NewDSN) {
 		"a deadline that fell while no manager ran gets a fresh grace from the return": func(t *testing.T, dsn string) {
 			absenceTest(ctx, t, dsn)
 		},
+		"a check's notifications wait while a check it depends on is down": func(t *testing.T, dsn string) {
+			dependencyTest(ctx, t, dsn)
+		},
 		"the alert policy's counts and reasons survive a restart": func(t *testing.T, dsn string) {
 			tg := simple("policy", "ops")
 			tg.Config.FailureThreshold = 3
