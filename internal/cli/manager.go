@@ -54,6 +54,10 @@ func newManagerCmd(g *globals) *cobra.Command {
 			if f := opts.Flapping; f.Limit < -1 || f.Limit == 0 || f.Window <= 0 || f.Steady <= 0 {
 				return fmt.Errorf("--flap-limit must be -1 (notify every state change) or at least 1, and --flap-window and --flap-steady positive")
 			}
+			if d := opts.Delivery; d.StormThreshold < -1 || d.StormThreshold == 0 || d.StormThreshold == 1 || d.StormWindow <= 0 ||
+				d.StormGather <= 0 || d.StormGather > d.StormWindow {
+				return fmt.Errorf("--storm-threshold must be -1 (never group) or at least 2, --storm-window and --storm-gather positive, and --storm-gather at most --storm-window")
+			}
 			if opts.EgressAllow, err = egress.ParseAllowlist(egressAllow); err != nil {
 				return fmt.Errorf("--egress-allow: %w", err)
 			}
@@ -162,6 +166,11 @@ func newManagerCmd(g *globals) *cobra.Command {
 	f.DurationVar(&opts.Flapping.Window, "flap-window", time.Hour, "how long a check's state changes are counted against --flap-limit from the first")
 	f.DurationVar(&opts.Flapping.Steady, "flap-steady", 10*time.Minute,
 		"how long a flapping check keeps one state before its flapping ends and its Channels are told the state they have not heard")
+	f.IntVar(&opts.Delivery.StormThreshold, "storm-threshold", delivery.DefaultStormThreshold,
+		"downs (or ups) queued for one Channel within --storm-window that make a storm: from then on the Channel's downs (or ups) go out together, one message listing the checks, each group once its oldest has waited --storm-gather (-1: never group)")
+	f.DurationVar(&opts.Delivery.StormWindow, "storm-window", delivery.DefaultStormWindow, "how long a Channel's downs (or ups) are counted against --storm-threshold")
+	f.DurationVar(&opts.Delivery.StormGather, "storm-gather", delivery.DefaultStormGather,
+		"how long the oldest notification of a storm waits for others to go with it (at most --storm-window)")
 	f.IntVar(&opts.Delivery.Workers, "notify-workers", delivery.DefaultWorkers, "notifications sent at once, cluster-wide")
 	f.IntVar(&opts.Delivery.PerNamespace, "notify-namespace-workers", 0,
 		"notifications of one namespace sent at once, its share of --notify-workers, so that one namespace's slow Channels cannot delay another's alerts (0: a quarter of --notify-workers)")

@@ -1,6 +1,7 @@
 package controller_test
 
 import (
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -191,18 +192,20 @@ var _ = Describe("The alert policy", func() {
 	})
 })
 
-// receiver records the paths of the webhook requests it gets.
+// receiver records the paths and bodies of the webhook requests it gets.
 type receiver struct {
-	mu     sync.Mutex
-	paths  []string
-	server *httptest.Server
+	mu            sync.Mutex
+	paths, bodies []string
+	server        *httptest.Server
 }
 
 func newReceiver() *receiver {
 	r := &receiver{}
 	r.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
 		r.mu.Lock()
 		r.paths = append(r.paths, req.URL.Path)
+		r.bodies = append(r.bodies, string(body))
 		r.mu.Unlock()
 	}))
 	DeferCleanup(r.server.Close)
@@ -213,6 +216,12 @@ func (r *receiver) got() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return append([]string(nil), r.paths...)
+}
+
+func (r *receiver) gotBodies() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.bodies...)
 }
 
 // hook makes a webhook Channel that calls the receiver at /<name>-down

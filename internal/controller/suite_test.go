@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
+	"github.com/vigil-operator/vigil/internal/delivery"
 	"github.com/vigil-operator/vigil/internal/manager"
 	"github.com/vigil-operator/vigil/internal/testenv"
 	"github.com/vigil-operator/vigil/internal/testenv/managertest"
@@ -49,6 +50,9 @@ var _ = BeforeSuite(func() {
 		Clock: clk, StatusBudget: 1000, BaseURL: "http://vigil.test", CronJobTimeZone: "UTC", ChannelRecheck: time.Second,
 		PastLimitRecheck: time.Second,
 		SLAInterval:      time.Minute,
+		// Storm control on, past the downs any other spec sends one
+		// Channel at once (storm_test.go).
+		Delivery: delivery.Options{StormThreshold: 25},
 		// envtest runs no kubelet: the test's pods "logged" this.
 		PodLogs: func(_ context.Context, _, pod, container string) ([]byte, error) {
 			return []byte("connecting to db\nERROR: " + pod + "/" + container + " could not connect\n"), nil

@@ -54,6 +54,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/delivery/breaker"
 	"github.com/vigil-operator/vigil/internal/delivery/fairshare"
 	"github.com/vigil-operator/vigil/internal/egress"
+	"github.com/vigil-operator/vigil/internal/keylock"
 	"github.com/vigil-operator/vigil/internal/notify"
 	"github.com/vigil-operator/vigil/internal/store"
 )
@@ -101,6 +102,15 @@ type Options struct {
 	// StatusInterval is how often a Channel's status may be written with
 	// its last delivery (default 2 s).
 	StatusInterval time.Duration
+	// StormThreshold is how many checks whose downs (or ups) were queued
+	// for one Channel within StormWindow make a storm, whose
+	// notifications go together (storm.go; less than 2: never, the zero
+	// Options' choice; the manager's --storm-threshold is
+	// DefaultStormThreshold). StormWindow defaults to 1 min. StormGather
+	// is how long the oldest of a storm's notifications waits for others
+	// (default 10 s, at most StormWindow).
+	StormThreshold           int
+	StormWindow, StormGather time.Duration
 }
 
 func (o *Options) defaults() {
@@ -128,6 +138,13 @@ func (o *Options) defaults() {
 	if o.StatusInterval <= 0 {
 		o.StatusInterval = 2 * time.Second
 	}
+	if o.StormWindow <= 0 {
+		o.StormWindow = DefaultStormWindow
+	}
+	if o.StormGather <= 0 {
+		o.StormGather = DefaultStormGather
+	}
+	o.StormGather = min(o.StormGather, o.StormWindow)
 }
 
 // Dispatcher delivers pending notifications. It is a leader-elected
@@ -169,6 +186,9 @@ type Dispatcher struct {
 	// turn begins after it.
 	lastServed string
 	notes      map[store.ChannelRef]*noted // what each Channel's status is still to show
+	// storms gives the storm decisions about each Channel's
+	// notifications turns (storm.go).
+	storms keylock.Locks
 }
 
 // noted is a channel's last delivery and error not yet written to its
@@ -332,6 +352,23 @@ const (
 // restarts instead of being taken first by every one of them: a crash loop
 // the retry limit stops.
 func (d *Dispatcher) deliver(ctx context.Context, dl store.Delivery) {
+	release := func() {}
+	if d.stormControlled(ctx, dl) {
+		unlock, err := d.storms.Lock(ctx, dl.Namespace+"/"+dl.Channel)
+		if err != nil {
+			return // stopping
+		}
+		var once sync.Once
+		release = func() { once.Do(unlock) }
+		defer release()
+		alone, err := d.storm(ctx, dl, release)
+		if err != nil && ctx.Err() == nil {
+			log.FromContext(ctx).Error(err, "deciding a notification in a storm", "check", dl.Namespace+"/"+dl.Name, "channel", dl.Channel)
+		}
+		if !alone {
+			return
+		}
+	}
 	now := d.Clock.Now()
 	oc := store.Outcome{CheckUID: dl.CheckUID, FlipN: dl.Flip.N, Channel: dl.Channel}
 	if dl.Attempts >= d.Options.MaxAttempts {
@@ -351,6 +388,7 @@ func (d *Dispatcher) deliver(ctx context.Context, dl store.Delivery) {
 		}
 		return // not sent: it is still due
 	}
+	release() // recorded as begun: no storm decision takes it now
 	err := d.send(ctx, dl)
 	now = d.Clock.Now()
 	if err == nil {

@@ -52,6 +52,13 @@ type Message struct {
 	// Flapped: the check's flapping held this notification; it is sent now
 	// because the check has kept one state since.
 	Flapped bool
+	// Group, when set, makes this one message about several checks that
+	// changed state the same way (Up) at about the same time: storm
+	// control (package delivery) sends it instead of one message each.
+	// Check then names only the namespace and the group (Name "12
+	// checks"), Time is when the last of them changed, and the facts
+	// list the checks.
+	Group []GroupedCheck
 	// HeldByParent names the check this one depends on whose down held
 	// this notification: it is sent now because that check is no longer
 	// down and this one still is.
@@ -71,6 +78,21 @@ type Message struct {
 	// notification.
 	Report *Report
 }
+
+// GroupedCheck is one check of a grouped message: its name, when it went
+// down (or up), why (the flip's reason and detail), and its page.
+type GroupedCheck struct {
+	Name           string
+	At             time.Time
+	Reason, Detail string
+	// Since is when an up check's down began.
+	Since      time.Time
+	DetailsURL string
+}
+
+// maxGroupFacts bounds the checks a grouped message lists; the rest are
+// counted ("and 38 more").
+const maxGroupFacts = 25
 
 // Report is a project's periodic report as the report package writes it.
 type Report struct {
@@ -196,11 +218,18 @@ func (c *CheckInfo) name() string {
 // “backup” is DOWN. It tells the story where it can: “backup” is UP (was
 // down for 2 h). “backup” is still DOWN (for 2 h).
 func (m *Message) headline() string {
+	if m.Group != nil {
+		return m.summary() + "."
+	}
 	return fmt.Sprintf("%s“%s” %s.", m.testPrefix(), m.Check.name(), m.state())
 }
 
-// summary is the shorter form without quotes: backup is DOWN
+// summary is the shorter form without quotes: backup is DOWN; for a
+// group, 12 checks in team-a are DOWN.
 func (m *Message) summary() string {
+	if m.Group != nil {
+		return fmt.Sprintf("%s%d checks in %s are %s", m.testPrefix(), len(m.Group), m.Check.Namespace, strings.ToUpper(m.status()))
+	}
 	return fmt.Sprintf("%s%s %s", m.testPrefix(), m.Check.name(), m.state())
 }
 
@@ -229,6 +258,9 @@ func (m *Message) shortTitle() string {
 func (m *Message) reasonLine() string {
 	if m.Text != "" {
 		return m.Text
+	}
+	if m.Group != nil {
+		return "They changed within moments of each other: one message for them all, not one each (storm control)."
 	}
 	if r := m.reasonText(); r != "" {
 		return "Reason: " + r + "."
@@ -299,6 +331,17 @@ func (m *Message) state() string {
 // reasonText explains a down flip, as the reference words it; empty for an
 // up flip or an unknown reason.
 func (m *Message) reasonText() string {
+	if m.Group != nil { // the checks, named: a webhook's $REASON_TEXT
+		var names []string
+		for i, g := range m.Group {
+			if i == maxGroupFacts {
+				names = append(names, fmt.Sprintf("and %d more", len(m.Group)-i))
+				break
+			}
+			names = append(names, g.Name)
+		}
+		return strings.Join(names, ", ")
+	}
 	if m.Up {
 		return ""
 	}
@@ -338,6 +381,9 @@ type fact struct {
 // facts lists a check's details in the reference's order: description,
 // namespace, tags, period or schedule and time zone, total pings, last ping.
 func (m *Message) facts() []fact {
+	if m.Group != nil {
+		return m.groupFacts()
+	}
 	c := &m.Check
 	var out []fact
 	if c.Desc != "" {
@@ -375,6 +421,44 @@ func (m *Message) facts() []fact {
 			Value: "Held while the check was flapping; sent now that it has kept one state, since it is still " + m.status() + "."})
 	}
 	return out
+}
+
+// groupFacts lists a grouped message's checks, one fact each: when it
+// changed, and why it went down or how long it was. Past maxGroupFacts
+// the rest are counted.
+func (m *Message) groupFacts() []fact {
+	var out []fact
+	for i, g := range m.Group {
+		if i == maxGroupFacts {
+			out = append(out, fact{Title: "And", Value: fmt.Sprintf("%d more", len(m.Group)-i)})
+			break
+		}
+		one := Message{Up: m.Up, Time: g.At, Reason: g.Reason, Detail: g.Detail, Since: g.Since}
+		v := "down at " + g.At.UTC().Format("15:04:05 UTC")
+		if m.Up {
+			v = "up at " + g.At.UTC().Format("15:04:05 UTC")
+			if !g.Since.IsZero() && g.At.After(g.Since) {
+				v += " (was down for " + monitor.HumanDuration(g.At.Sub(g.Since)) + ")"
+			}
+		} else if r := one.reasonText(); r != "" {
+			v += ": " + r
+		}
+		out = append(out, fact{Title: g.Name, Value: v, Long: true})
+	}
+	return out
+}
+
+// Groups reports whether notifications through a Channel of the kind may
+// be grouped (storm control): not for incident trackers, which open and
+// resolve one incident per check (and group alerts themselves), nor for a
+// group Channel, which sends nothing itself.
+func Groups(kind v1.ChannelKind) bool {
+	k, ok := kinds[kind]
+	if !ok || kind == v1.ChannelGroup {
+		return false
+	}
+	_, tracks := k.(incidentTracker)
+	return !tracks
 }
 
 // lastPingText describes the last ping that counted (a success or a

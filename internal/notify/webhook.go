@@ -41,6 +41,10 @@ func init() { register(v1.ChannelWebhook, webhookKind{}) }
 //	$REASON_TEXT the same in words: "the run ran longer than 2 h"
 //	$NOTICE      "" for a flip; realert, escalation or failure for a notice
 //
+// A grouped message (storm control) is about several checks: $SUMMARY is
+// "12 checks in team-a are DOWN", $NAME "12 checks", $REASON_TEXT their
+// names ("backup, reindex, …"), $CODE an identifier of the group.
+//
 // In the URL, values other than $CODE, $STATUS, $SLUG and $EXITSTATUS are
 // percent-encoded (as Python's quote does: "/" is kept). Header values are
 // sent as Latin-1, characters beyond it as XML character references, and

@@ -33,7 +33,7 @@ var copiedTables = []copiedTable{
 	{name: "flips", key: "check_uid, n", columns: []string{"check_uid", "n", "created", "up", "from_state", "to_state",
 		"reason", "detail", "notice", "since", "held", "held_until"}},
 	{name: "deliveries", key: "check_uid, flip_n, channel", columns: []string{"check_uid", "flip_n", "channel", "state",
-		"attempts", "next_attempt", "last_error", "namespace"}},
+		"attempts", "next_attempt", "last_error", "namespace", "queued"}},
 	{name: "uuid_owners", key: "uuid", columns: []string{"uuid", "namespace", "check_uid", "released"}},
 	{name: "project_creates", key: "namespace", columns: []string{"namespace", "resource_version"}},
 	{name: "key_owners", key: "key_id", columns: []string{"key_id", "namespace", "released"}},

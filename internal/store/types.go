@@ -335,6 +335,8 @@ type Delivery struct {
 	Attempts        int
 	NextAttempt     time.Time
 	LastError       string
+	// Queued is when it was queued (StormMembers alone reads it).
+	Queued time.Time
 }
 
 // Outcome is the result of one delivery attempt.

@@ -518,8 +518,8 @@ const (
 		body_dropped, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlInsertFlip = `INSERT INTO flips (check_uid, n, created, up, from_state, to_state, reason, detail, notice, since, held, held_until)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	sqlInsertDelivery = `INSERT INTO deliveries (check_uid, flip_n, channel, state, next_attempt, namespace)
-		VALUES (?, ?, ?, ?, ?, ?)`
+	sqlInsertDelivery = `INSERT INTO deliveries (check_uid, flip_n, channel, state, next_attempt, namespace, queued)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`
 	sqlPrunePings = `DELETE FROM pings WHERE check_uid = ? AND n <= ? RETURNING COALESCE(length(body), 0), n, kind, created`
 	// PostgreSQL only (lockRows).
 	sqlInsertNewCheck = `INSERT INTO checks (uid, namespace, name, version) VALUES (?, ?, ?, 0) ON CONFLICT (uid) DO NOTHING`
@@ -988,8 +988,11 @@ func (t *txn) trimFlips(r *row) error {
 
 // queue writes a pending delivery of flip n to each channel, due at.
 func (t *txn) queue(r *row, n int64, at time.Time, channels []string) error {
+	// Queued now, whatever instant the flip is dated (a deadline noticed
+	// late): storm control counts what reached a Channel's queue lately.
+	queued := t.s.now()
 	for _, ch := range channels {
-		if err := t.exec(sqlInsertDelivery, string(r.UID), n, ch, string(DeliveryPending), at.UnixMicro(), r.Namespace); err != nil {
+		if err := t.exec(sqlInsertDelivery, string(r.UID), n, ch, string(DeliveryPending), at.UnixMicro(), r.Namespace, queued.UnixMicro()); err != nil {
 			return fmt.Errorf("queueing a notification of %s/%s: %w", r.Namespace, r.Name, err)
 		}
 	}

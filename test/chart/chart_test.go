@@ -335,6 +335,9 @@ func TestDefaultValues(t *testing.T) {
 	wantFlag(t, c.Args, "flap-limit", "10")
 	wantFlag(t, c.Args, "flap-window", "1h")
 	wantFlag(t, c.Args, "flap-steady", "10m")
+	wantFlag(t, c.Args, "storm-threshold", "10")
+	wantFlag(t, c.Args, "storm-window", "1m")
+	wantFlag(t, c.Args, "storm-gather", "10s")
 	wantFlag(t, c.Args, "cronjob-time-zone", "UTC")
 	wantFlag(t, c.Args, "zap-log-level", "info")
 	wantFlag(t, c.Args, "store", "sqlite:/var/lib/vigil/vigil.db")
@@ -955,6 +958,9 @@ func TestManagerSettings(t *testing.T) {
 		"notify.flapLimit=-1",
 		"notify.flapWindow=30m",
 		"notify.flapSteady=5m",
+		"notify.stormThreshold=-1",
+		"notify.stormWindow=5m",
+		"notify.stormGather=30s",
 		"notify.egressAllow={10.1.2.0/24,smtp.mail.svc}",
 		"notify.egressAllowRelays=true",
 		"notify.egressDeny={10.96.0.0/12,fd00:10:96::/112}",
@@ -983,6 +989,9 @@ func TestManagerSettings(t *testing.T) {
 		"flap-limit":                 "-1",
 		"flap-window":                "30m",
 		"flap-steady":                "5m",
+		"storm-threshold":            "-1",
+		"storm-window":               "5m",
+		"storm-gather":               "30s",
 		"egress-allow":               "10.1.2.0/24,smtp.mail.svc",
 		"egress-deny":                "10.96.0.0/12,fd00:10:96::/112",
 		"egress-allow-relays":        "true",

@@ -104,6 +104,9 @@ spec:
         - --flap-limit={{ .Values.notify.flapLimit | int64 }}
         - {{ printf "--flap-window=%s" .Values.notify.flapWindow | quote }}
         - {{ printf "--flap-steady=%s" .Values.notify.flapSteady | quote }}
+        - --storm-threshold={{ .Values.notify.stormThreshold | int64 }}
+        - {{ printf "--storm-window=%s" .Values.notify.stormWindow | quote }}
+        - {{ printf "--storm-gather=%s" .Values.notify.stormGather | quote }}
         {{- with .Values.notify.namespaceWorkers }}
         - --notify-namespace-workers={{ . | int64 }}
         {{- end }}

@@ -65,10 +65,20 @@ var _ = Describe("Weekly reports to an email Channel", func() {
 		harness.AllowEgressNow(p.Namespace, egress.Loopback.String())
 		mails := mailtest.Start()
 
-		// A check that runs hourly: a run of 90 s (within its grace, which
-		// also bounds a started run), a failure (down), a success (up),
-		// then silence, so it goes down for lack of a ping.
-		r := harness.Call("POST", "/api/v3/checks/", p.ReadWrite, `{"name": "nightly backup", "timeout": 3600, "grace": 300}`)
+		// The week must end after the check below has missed its deadline
+		// (7.5 min from now). In Sunday's last minutes, wait for the real
+		// week to end (the Channel's creation time, which decides its
+		// first report, is the API server's, not the fake clock's), then
+		// bring the fake clock to the real time.
+		if next, _ := report.Last(v1.ReportWeekly, clk.Now().AddDate(0, 0, 7)); next.To.Sub(clk.Now()) < 10*time.Minute {
+			time.Sleep(time.Until(next.To) + time.Second)
+			stepTo(time.Now())
+		}
+
+		// A check that runs every minute: a run of 90 s (within its grace,
+		// which also bounds a started run), a failure (down), a success
+		// (up), then silence, so it goes down for lack of a ping.
+		r := harness.Call("POST", "/api/v3/checks/", p.ReadWrite, `{"name": "nightly backup", "timeout": 60, "grace": 120}`)
 		Expect(r.Status).To(Equal(201), r.String())
 		created := r.JSON()
 		_, ping, found := strings.Cut(created["ping_url"].(string), "/ping/")

@@ -918,6 +918,9 @@ func Run(t *testing.T, newDSN NewDSN) {
 		"a check's notifications wait while a check it depends on is down": func(t *testing.T, dsn string) {
 			dependencyTest(ctx, t, dsn)
 		},
+		"storm control reads a Channel's recent and pending notifications from the outbox": func(t *testing.T, dsn string) {
+			stormTest(ctx, t, dsn)
+		},
 		"the alert policy's counts and reasons survive a restart": func(t *testing.T, dsn string) {
 			tg := simple("policy", "ops")
 			tg.Config.FailureThreshold = 3
