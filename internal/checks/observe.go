@@ -2,11 +2,14 @@ package checks
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/notify"
 	"github.com/vigil-operator/vigil/internal/store"
 )
 
@@ -86,7 +89,28 @@ func (d *Door) Resume(ctx context.Context, c *v1.Check) (store.Check, error) {
 // escalation stop until it ends (store.Acknowledge; store.ErrNotDown
 // unless it is down).
 func (d *Door) Acknowledge(ctx context.Context, c *v1.Check, by string) (store.Check, error) {
-	return d.store.Acknowledge(ctx, d.target(c), by, d.clock.Now())
+	tg := d.target(c)
+	// The Channels that carry it to the incident they opened (PagerDuty,
+	// Opsgenie); a Channel the cache does not hold carries nothing.
+	var carriers []string
+	for _, name := range union(tg.Channels, tg.Escalation.Channels) {
+		ch := &v1.Channel{}
+		if err := d.cache.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, ch); err == nil && notify.Acknowledges(ch.Spec.Kind) {
+			carriers = append(carriers, name)
+		}
+	}
+	return d.store.Acknowledge(ctx, tg, by, d.clock.Now(), carriers)
+}
+
+// union is a with the names of b it lacks, in a new slice.
+func union(a, b []string) []string {
+	out := slices.Clone(a)
+	for _, n := range b {
+		if !slices.Contains(out, n) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // JudgeSLA records a verdict on c's runs against its SLA, made now, and

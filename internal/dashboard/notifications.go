@@ -55,8 +55,10 @@ func notificationRows(list []store.Notification, obs store.Check, hasChannels bo
 		switch {
 		case n.Notice == store.NoticeMaintenanceStart || n.Notice == store.NoticeMaintenanceEnd:
 			// About a window, not held by it.
+		case n.Notice == store.NoticeAck && len(n.Deliveries) > 0:
+			r.Outcomes = append([]string{"Re-alerts and escalation of this down stopped; the incident is acknowledged where it was opened:"}, r.Outcomes...)
 		case n.Notice == store.NoticeAck:
-			r.Outcomes = []string{"Re-alerts and escalation of this down stopped; nothing is sent for an acknowledgement."}
+			r.Outcomes = []string{"Re-alerts and escalation of this down stopped; no Channel told of it carries an acknowledgement (PagerDuty and Opsgenie do)."}
 		case window != "" && len(n.Deliveries) > 0:
 			r.Outcomes = append([]string{held + "; sent when it ended."}, r.Outcomes...)
 		case window != "" && !newerFlip && obs.Maintenance != "":

@@ -34,6 +34,18 @@ type tracker struct{}
 
 func (tracker) tracksIncidents() {}
 
+// acknowledger marks the incident trackers that can carry an
+// acknowledgement of a down to the incident they opened for it (a message
+// with Notice "ack"); the other kinds are sent none.
+type acknowledger interface{ acknowledges() }
+
+// Acknowledges reports whether a Channel of the kind carries an
+// acknowledgement of a down to its incident.
+func Acknowledges(kind v1.ChannelKind) bool {
+	_, ok := kinds[kind].(acknowledger)
+	return ok
+}
+
 var kinds = map[v1.ChannelKind]Kind{}
 
 // register adds a kind; each kind's file calls it from init.

@@ -42,7 +42,13 @@ func init() { register(v1.ChannelOpsgenie, opsgenieKind{}) }
 // https://api.atlassian.com/jsm/ops/integration
 // (https://developer.atlassian.com/cloud/jira/service-desk-ops/rest/v1/api-group-integration-events/):
 // set url to it and use the key of a JSM API integration.
+//
+// An acknowledgement of the down (Notice "ack") posts to
+// /v2/alerts/<alias>/acknowledge?identifierType=alias, with a note that
+// says who acknowledged it in Vigil.
 type opsgenieKind struct{ tracker }
+
+func (opsgenieKind) acknowledges() {}
 
 // Opsgenie's API base URLs, used when a channel sets no URL.
 const (
@@ -117,14 +123,22 @@ func (opsgenieKind) Send(ctx context.Context, d Delivery) error {
 	m := &d.Message
 	alias := incidentKey(m) // at most 255 characters; Opsgenie takes 512
 	req := request{method: http.MethodPost, header: header}
-	if m.Up {
+	switch {
+	case m.Notice == "ack":
+		u := base.JoinPath("v2", "alerts", url.PathEscape(alias), "acknowledge")
+		q := u.Query()
+		q.Set("identifierType", "alias")
+		u.RawQuery = q.Encode()
+		req.target = target{u: u}
+		req.json = opsgenieClose{Source: opsgenieSource, Note: ellipsizeUTF16("Acknowledged in Vigil by "+m.Detail, opsgenieNoteMax)}
+	case m.Up:
 		u := base.JoinPath("v2", "alerts", url.PathEscape(alias), "close")
 		q := u.Query()
 		q.Set("identifierType", "alias")
 		u.RawQuery = q.Encode()
 		req.target = target{u: u}
 		req.json = opsgenieClose{Source: opsgenieSource, Note: ellipsizeUTF16(m.plainText(chatBodyLimit), opsgenieNoteMax)}
-	} else {
+	default:
 		req.target = target{u: base.JoinPath("v2", "alerts")}
 		req.json = opsgenieCreate(m, alias, priority)
 	}

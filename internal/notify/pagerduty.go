@@ -16,7 +16,13 @@ func init() { register(v1.ChannelPagerDuty, pagerDutyKind{}) }
 // check's name), group (the namespace), class (the reason), custom_details}; on an up flip a "resolve". Both carry the same dedup_key,
 // "vigil-<uuid>" ("vigil-test-<uuid>" for test messages, so a test never
 // touches a real incident). Any 2xx answer (PagerDuty's is 202) is success.
+//
+// An acknowledgement of the down (Notice "ack") sends an "acknowledge"
+// event with the same dedup_key: the incident is acknowledged in
+// PagerDuty too, and stops escalating there.
 type pagerDutyKind struct{ tracker }
+
+func (pagerDutyKind) acknowledges() {}
 
 // PagerDutyEventsURL is the Events API v2 endpoint used when a channel sets
 // no URL.
@@ -81,6 +87,10 @@ func pagerDutyEvent(m *Message, routingKey string) pdEvent {
 		RoutingKey:  routingKey,
 		EventAction: "resolve",
 		DedupKey:    incidentKey(m),
+	}
+	if m.Notice == "ack" {
+		ev.EventAction = "acknowledge"
+		return ev
 	}
 	if m.Up {
 		return ev

@@ -112,6 +112,9 @@ func Send(ctx context.Context, d Delivery) error {
 	if d.Message.Report != nil && d.Channel.Spec.Kind != v1.ChannelEmail {
 		return Permanent(fmt.Errorf("a %s Channel does not take reports: only email does", d.Channel.Spec.Kind))
 	}
+	if _, carries := k.(acknowledger); d.Message.Notice == "ack" && !carries {
+		return nil // an acknowledgement is news to an incident, not to people
+	}
 	if _, tracks := k.(incidentTracker); tracks && d.Message.aside() {
 		// An incident tracker would open an incident for a check that is
 		// not down: a failure below the threshold, a maintenance window's

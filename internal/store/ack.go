@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/vigil-operator/vigil/internal/monitor"
@@ -14,7 +15,9 @@ import (
 // its up is told. The acknowledgement belongs to the down it was made in
 // (Check.Acknowledged): when the check comes up, or goes down again, it
 // no longer holds, and nothing has to remember to clear it. The history
-// keeps it as a notice (NoticeAck, who in Detail), sent to no Channel.
+// keeps it as a notice (NoticeAck, who in Detail), queued for the
+// Channels that were told of the down and carry an acknowledgement to the
+// incident they opened (PagerDuty, Opsgenie: the caller names them).
 
 // ErrNotDown is returned by Acknowledge for a check that is not down.
 var ErrNotDown = errors.New("the check is not down: only a down can be acknowledged")
@@ -23,10 +26,12 @@ var ErrNotDown = errors.New("the check is not down: only a down can be acknowled
 const maxAckBy = 200
 
 // Acknowledge acknowledges the check's current down at now, by who. A down
-// already acknowledged keeps its first acknowledgement. It returns what the
+// already acknowledged keeps its first acknowledgement. carriers are the
+// check's Channels that carry an acknowledgement to their incident: those
+// of them that were told of the down are told of it. It returns what the
 // store then knows of the check, or ErrNotDown.
-func (s *Store) Acknowledge(ctx context.Context, tg Target, by string, now time.Time) (Check, error) {
-	o := &ackOp{target: tg, by: bound(by, maxAckBy), now: Truncate(now), result: newResult()}
+func (s *Store) Acknowledge(ctx context.Context, tg Target, by string, now time.Time, carriers []string) (Check, error) {
+	o := &ackOp{target: tg, by: bound(by, maxAckBy), now: Truncate(now), carriers: carriers, result: newResult()}
 	if err := s.submit(ctx, o, false); err != nil {
 		return Check{}, err
 	}
@@ -34,10 +39,11 @@ func (s *Store) Acknowledge(ctx context.Context, tg Target, by string, now time.
 }
 
 type ackOp struct {
-	target Target
-	by     string
-	now    time.Time
-	check  Check
+	target   Target
+	by       string
+	now      time.Time
+	carriers []string
+	check    Check
 	result
 }
 
@@ -62,7 +68,7 @@ func (o *ackOp) apply(t *txn) error {
 		r.Ack, r.dirty = Ack{At: o.now, By: o.by}, true
 		fl := &Flip{At: o.now, From: monitor.StatusDown, To: monitor.StatusDown, Notice: NoticeAck,
 			Since: r.Facts.StateSince, Detail: o.by}
-		if err := t.insertFlip(r, fl, nil); err != nil {
+		if err := t.insertFlip(r, fl, toldOfDown(r, tg, o.carriers)); err != nil {
 			return err
 		}
 		// Its notices are no longer due: the next change moves.
@@ -72,4 +78,24 @@ func (o *ackOp) apply(t *txn) error {
 	}
 	o.check = r.Check
 	return nil
+}
+
+// toldOfDown are those of channels that were told of the check's current
+// down: none while it was never told (a window or a parent held it), the
+// Channels that take its downs, and the escalation's once it escalated.
+func toldOfDown(r *row, tg *Target, channels []string) []string {
+	if r.alertSince.IsZero() || len(channels) == 0 {
+		return nil
+	}
+	told := routed(tg, tg.Channels, failedRunEvents(EventDown, r.Facts.FailReason))
+	if r.escalated {
+		told = union(told, tg.Escalation.Channels)
+	}
+	var out []string
+	for _, ch := range told {
+		if slices.Contains(channels, ch) {
+			out = append(out, ch)
+		}
+	}
+	return out
 }

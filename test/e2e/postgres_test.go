@@ -71,9 +71,9 @@ var _ = Describe("Replicas on PostgreSQL under faults", Ordered, func() {
 		cl = startCluster("", objs)
 		Expect(cl.replicaCount()).To(Equal(2), "the PostgreSQL install runs two replicas")
 		// Room in the ping log for every ping of the crash test, and every
-		// flip of its random pings notified: it is about delivery across
-		// kills, not about flapping.
-		cl.extraArgs = []string{"--ping-log-limit=1000", "--flap-limit=-1"}
+		// flip of its random pings notified on its own: it is about
+		// delivery across kills, not about flapping or storms.
+		cl.extraArgs = []string{"--ping-log-limit=1000", "--flap-limit=-1", "--storm-threshold=-1"}
 		cl.startManager()
 		DeferCleanup(func() { cl.stopManager() })
 		Expect(cl.c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "faults"}})).To(Succeed())

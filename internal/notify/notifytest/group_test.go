@@ -48,7 +48,8 @@ var _ = Describe("A group Channel", func() {
 			}
 		}
 
-		ns := harness.NewProject("group-").Namespace
+		proj := harness.NewProject("group-")
+		ns := proj.Namespace
 		harness.AllowEgress(ns, egress.Loopback.String())
 		Expect(harness.Client.Create(ctx, &corev1.Secret{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "creds", Labels: map[string]string{notify.LabelChannelSecret: "true"}},
@@ -127,6 +128,17 @@ var _ = Describe("A group Channel", func() {
 				g.Expect(byChannel).To(HaveKeyWithValue(name, HaveField("State", store.DeliveryDelivered)))
 			}
 		}).Should(Succeed())
+
+		// Acknowledged: PagerDuty and Opsgenie acknowledge the incident
+		// they opened; Slack and Telegram hear nothing of it.
+		r := harness.Call("POST", "/api/v3/checks/"+uuid+"/ack", proj.ReadWrite, "")
+		Expect(r.Status).To(Equal(http.StatusOK), r.String())
+		Eventually(requests("/pagerduty")).Should(ContainElement(HaveField("All", And(
+			ContainSubstring(`"event_action":"acknowledge"`), ContainSubstring(`"dedup_key":"vigil-`+uuid+`"`)))))
+		Eventually(requests("/opsgenie/v2/alerts/vigil-" + uuid + "/acknowledge")).Should(ConsistOf(HaveField("All",
+			ContainSubstring("Acknowledged in Vigil by API key "+proj.ReadWrite[:12]))))
+		Consistently(requests("/slack/"), "500ms").Should(HaveLen(1))
+		Expect(requests("/bot123456:telegram-bot-token/sendMessage")()).To(HaveLen(1))
 
 		// Up: each member resolves what it opened, or says so.
 		ping("")

@@ -29,7 +29,7 @@ func ackTest(ctx context.Context, t *testing.T, dsn string) {
 		must(t, err)
 	}
 
-	if _, err := s.Acknowledge(ctx, tg, "API key hcw_aaaaaaaa", t0); !errors.Is(err, store.ErrNotDown) {
+	if _, err := s.Acknowledge(ctx, tg, "API key hcw_aaaaaaaa", t0, nil); !errors.Is(err, store.ErrNotDown) {
 		t.Fatalf("acknowledging a new check: %v, want ErrNotDown", err)
 	}
 	_, err = s.RecordPing(ctx, tg, ping(monitor.PingFail, t0))
@@ -39,7 +39,9 @@ func ackTest(ctx context.Context, t *testing.T, dsn string) {
 		t.Fatalf("before the acknowledgement: %v", got)
 	}
 
-	c, err := s.Acknowledge(ctx, tg, "API key hcw_aaaaaaaa", t0.Add(12*time.Minute))
+	// ops and lead carry acknowledgements to their incidents; ops was
+	// told of the down, lead (the escalation, not yet due) was not.
+	c, err := s.Acknowledge(ctx, tg, "API key hcw_aaaaaaaa", t0.Add(12*time.Minute), []string{"ops", "lead"})
 	must(t, err)
 	if ack, ok := c.Acknowledged(); !ok || ack.By != "API key hcw_aaaaaaaa" || !ack.At.Equal(t0.Add(12*time.Minute)) {
 		t.Fatalf("acknowledged: %+v, %v", ack, ok)
@@ -48,7 +50,7 @@ func ackTest(ctx context.Context, t *testing.T, dsn string) {
 		t.Fatalf("next change %s after the acknowledgement; a down acknowledged has no notice due", c.NextChange)
 	}
 	// A second acknowledgement keeps the first.
-	c, err = s.Acknowledge(ctx, tg, "someone else", t0.Add(13*time.Minute))
+	c, err = s.Acknowledge(ctx, tg, "someone else", t0.Add(13*time.Minute), []string{"ops", "lead"})
 	must(t, err)
 	if ack, _ := c.Acknowledged(); ack.By != "API key hcw_aaaaaaaa" {
 		t.Fatalf("a second acknowledgement replaced the first: %+v", ack)
@@ -56,8 +58,12 @@ func ackTest(ctx context.Context, t *testing.T, dsn string) {
 	// The history keeps it, sent to nobody.
 	notes, err := s.Notifications(ctx, tg.UID, 10)
 	must(t, err)
-	if len(notes) == 0 || notes[0].Notice != store.NoticeAck || notes[0].Detail != "API key hcw_aaaaaaaa" || len(notes[0].Deliveries) != 0 {
-		t.Fatalf("newest notification %+v, want the acknowledgement with no delivery", notes[0])
+	if len(notes) == 0 || notes[0].Notice != store.NoticeAck || notes[0].Detail != "API key hcw_aaaaaaaa" ||
+		len(notes[0].Deliveries) != 1 || notes[0].Deliveries[0].Channel != "ops" {
+		t.Fatalf("newest notification %+v, want the acknowledgement, queued for ops alone", notes[0])
+	}
+	if got := drain(t, s); !slices.Equal(got, []string{"ack to ops"}) {
+		t.Fatalf("the acknowledgement told %v", got)
 	}
 
 	// Across a restart, past the re-alert interval and the escalation's
