@@ -60,8 +60,21 @@ func TestNotificationRows(t *testing.T) {
 			{Flip: store.Flip{At: t0.Add(time.Minute), Notice: store.NoticeAck, Detail: "API key hcw_aaaaaaaa"}},
 			{Flip: store.Flip{At: t0, Reason: monitor.ReasonTimeout, Detail: "it fell due while Vigil was away"}, Deliveries: []store.Delivery{delivered}}},
 			store.Check{}, true,
-			"03:01 Acknowledged by API key hcw_aaaaaaaa | Re-alerts and escalation of this down stopped; nothing is sent for an acknowledgement.\n" +
+			"03:01 Acknowledged by API key hcw_aaaaaaaa | Re-alerts and escalation of this down stopped; no Channel told of it carries an acknowledgement (PagerDuty and Opsgenie do).\n" +
 				"03:00 Down: no ping by the deadline (it fell due while Vigil was away) | ops: sent"},
+		{"an acknowledgement carried to PagerDuty", []store.Notification{
+			{Flip: store.Flip{At: t0.Add(time.Minute), Notice: store.NoticeAck, Detail: "API key hcw_aaaaaaaa"},
+				Deliveries: []store.Delivery{{Channel: "pager", State: store.DeliveryDelivered}}}},
+			store.Check{}, true,
+			"03:01 Acknowledged by API key hcw_aaaaaaaa | Re-alerts and escalation of this down stopped; the incident is acknowledged where it was opened: | pager: sent"},
+		{"a down a parent holds, and one it held that was told when the parent was back", []store.Notification{
+			{Flip: store.Flip{At: t0.Add(time.Hour), Reason: monitor.ReasonFail, Held: "(depends on) backup-host"}},
+			{Flip: store.Flip{At: t0.Add(30 * time.Minute), Up: true, Held: "(depends on) backup-host"}},
+			{Flip: store.Flip{At: t0, Reason: monitor.ReasonTimeout, Held: "(depends on) backup-host"}, Deliveries: []store.Delivery{delivered}}},
+			store.Check{Dependency: store.Dependency{Parent: "backup-host"}}, true,
+			"04:00 Down: a failure ping | Held: backup-host, which this check depends on, is down; the Channels hear of it once backup-host is back, if this check is still down.\n" +
+				"03:30 Up | Held while backup-host, which this check depends on, was down; not sent: the check changed again before the Channels were told.\n" +
+				"03:00 Down: no ping by the deadline | Held while backup-host, which this check depends on, was down; sent when it was back. | ops: sent"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var lines []string

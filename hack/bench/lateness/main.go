@@ -34,6 +34,7 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/hack/bench/internal/benchutil"
+	"github.com/vigil-operator/vigil/internal/delivery"
 	"github.com/vigil-operator/vigil/internal/egress"
 	"github.com/vigil-operator/vigil/internal/manager"
 	"github.com/vigil-operator/vigil/internal/monitor"
@@ -51,9 +52,10 @@ func main() {
 	spread := flag.Duration("spread", time.Minute, "deadlines are spread over this long, starting after setup")
 	budget := flag.Float64("status-budget", 0, "status writes per second (0: the manager's default)")
 	statusWait := flag.Duration("status-wait", 15*time.Minute, "how long to wait for every status to show down")
+	storm := flag.Int("storm-threshold", -1, "the manager's --storm-threshold (-1: every notification alone, as before storm control)")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
-	if err := run(*n, *spread, *budget, *statusWait); err != nil {
+	if err := run(*n, *spread, *budget, *statusWait, *storm); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
@@ -66,7 +68,7 @@ func heapMiB() float64 {
 	return float64(m.HeapInuse) / (1 << 20)
 }
 
-func run(n int, spread time.Duration, budget float64, statusWait time.Duration) error {
+func run(n int, spread time.Duration, budget float64, statusWait time.Duration, storm int) error {
 	env, err := testenv.Start(context.Background())
 	if err != nil {
 		return err
@@ -99,7 +101,8 @@ func run(n int, spread time.Duration, budget float64, statusWait time.Duration) 
 	}
 	dsn := benchutil.TempStore()
 	mgr, err := manager.New(ctx, cfg, manager.Options{Store: dsn, HTTPAddr: addr, BaseURL: "http://" + addr, MetricsAddr: "0", ProbeAddr: "0",
-		StatusBudget: budget, EgressAllow: egress.Loopback}) // the webhook below listens on loopback
+		StatusBudget: budget, EgressAllow: egress.Loopback, // the webhook below listens on loopback
+		Delivery: delivery.Options{StormThreshold: storm}})
 	if err != nil {
 		return err
 	}
@@ -199,7 +202,12 @@ func run(n int, spread time.Duration, budget float64, statusWait time.Duration) 
 		fmt.Printf("the Check statuses did not all show down within %v of waiting (started %v after the last deadline)\n",
 			statusWait, statusStart.Sub(lastDeadline).Round(time.Second))
 	}
-	fmt.Printf("notifications delivered to the webhook by then: %d\n", delivered.Load())
+	var told int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM deliveries WHERE state = 'delivered'`).Scan(&told); err != nil {
+		return err
+	}
+	fmt.Printf("notifications delivered to the webhook by then: %d requests, telling %d checks (storm threshold %d)\n",
+		delivered.Load(), told, storm)
 	fmt.Printf("manager heap: %.0f MiB before the checks, %.0f MiB with them (%.1f KiB per check)\n",
 		heapBefore, heapAfter, (heapAfter-heapBefore)*1024/float64(n))
 	return nil
