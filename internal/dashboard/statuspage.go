@@ -57,9 +57,13 @@ type statusPageData struct {
 }
 
 type statusCheck struct {
-	Name   string        `json:"name"`
-	State  string        `json:"status"`
-	Uptime *float64      `json:"uptime_90d"` // percent; null: no data
+	Name   string   `json:"name"`
+	State  string   `json:"status"`
+	Uptime *float64 `json:"uptime_90d"` // percent; null: no data
+	// HeldBy names the check it depends on that is down and holds its
+	// notifications: its public name when the page shows it, "another
+	// check" when it does not (spec.dependsOn).
+	HeldBy string        `json:"held_by,omitempty"`
 	Label  statusLabel   `json:"-"`
 	Days   []calendarDay `json:"-"` // the last calendarDays, oldest first
 }
@@ -151,8 +155,13 @@ func (s *Server) statusData(ctx context.Context, sp *v1.StatusPage, now time.Tim
 	if err != nil {
 		return nil, err
 	}
+	shown := make(map[string]string, len(selected)) // object name: public name
 	for _, c := range selected {
-		view := s.Checks.View(c, observed.Of(c.UID), now)
+		shown[c.Name] = publicName(c)
+	}
+	for _, c := range selected {
+		obs := observed.Of(c.UID)
+		view := s.Checks.View(c, obs, now)
 		flips, err := s.Checks.RecentFlips(ctx, c, timelineFlips)
 		if err != nil {
 			return nil, err
@@ -160,6 +169,11 @@ func (s *Server) statusData(ctx context.Context, sp *v1.StatusPage, now time.Tim
 		label := labelOf(view)
 		tl := timelineOf(flips, view.Status, c.CreationTimestamp.Time, now)
 		sc := statusCheck{Name: publicName(c), State: label.Word, Label: label, Days: dayStrip(tl, now)}
+		if parent := obs.Dependency.Parent; parent != "" {
+			if sc.HeldBy = shown[parent]; sc.HeldBy == "" {
+				sc.HeldBy = "another check" // one the page does not show: not named
+			}
+		}
 		if tl.Known {
 			up := math.Round(tl.UpPercent*100) / 100
 			sc.Uptime = &up

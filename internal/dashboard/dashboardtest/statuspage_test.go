@@ -171,6 +171,63 @@ var _ = Describe("A status page", func() {
 		Eventually(func() int { s, _, _ := get(sp.Status.URL); return s }).WithTimeout(40 * time.Second).Should(Equal(http.StatusNotFound))
 	})
 
+	It("says which check a down check depends on, naming it only when the page shows it", func() {
+		bg := context.Background()
+		p := harness.NewProject("status-deps-")
+		create := func(name, slug, tags string) (uuid, pingURL, object string) {
+			status, resp := apiCall("POST", "/api/v3/checks/", p.ReadWrite, fmt.Sprintf(
+				`{"name": %q, "slug": %q, "tags": %q, "timeout": 3600, "grace": 300}`, name, slug, tags))
+			Expect(status).To(Equal(http.StatusCreated), "%v", resp)
+			uuid = resp["uuid"].(string)
+			return uuid, resp["ping_url"].(string), slug + "-" + uuid[:8]
+		}
+		_, dbPing, db := create("Database", "database", "public")
+		_, reportsPing, reports := create("Reports", "reports", "public")
+		_, vaultPing, vault := create("Secret vault", "vault", "internal")
+		_, exportsPing, exports := create("Exports", "exports", "public")
+		for child, parent := range map[string]string{reports: db, exports: vault} {
+			c := &v1.Check{}
+			Expect(harness.Client.Get(bg, client.ObjectKey{Namespace: p.Namespace, Name: child}, c)).To(Succeed())
+			patch := client.MergeFrom(c.DeepCopy())
+			c.Spec.DependsOn = &v1.DependsOn{Checks: []string{parent}}
+			Expect(harness.Client.Patch(bg, c, patch)).To(Succeed())
+			Eventually(func(g Gomega) int64 {
+				g.Expect(harness.Client.Get(bg, client.ObjectKeyFromObject(c), c)).To(Succeed())
+				return c.Status.ObservedGeneration
+			}).Should(Equal(c.Generation))
+		}
+		for _, u := range []string{dbPing, vaultPing, reportsPing, exportsPing} {
+			curl(u+"/fail", "")
+		}
+		sp := &v1.StatusPage{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: "public"},
+			Spec: v1.StatusPageSpec{Title: "Example Inc. status", Tags: []string{"public"}}}
+		Expect(harness.Client.Create(bg, sp)).To(Succeed())
+		Eventually(func(g Gomega) string {
+			g.Expect(harness.Client.Get(bg, client.ObjectKeyFromObject(sp), sp)).To(Succeed())
+			return sp.Status.URL
+		}).ShouldNot(BeEmpty())
+
+		var doc struct {
+			Checks []struct {
+				Name   string
+				Status string
+				HeldBy string `json:"held_by"`
+			}
+		}
+		status, _, body := get(sp.Status.URL + ".json")
+		Expect(status).To(Equal(http.StatusOK))
+		Expect(json.Unmarshal([]byte(body), &doc)).To(Succeed())
+		Expect(doc.Checks).To(ConsistOf(
+			And(HaveField("Name", "Database"), HaveField("Status", "down"), HaveField("HeldBy", "")),
+			And(HaveField("Name", "Exports"), HaveField("Status", "down"), HaveField("HeldBy", "another check")),
+			And(HaveField("Name", "Reports"), HaveField("Status", "down"), HaveField("HeldBy", "Database"))))
+		_, _, page := get(sp.Status.URL)
+		Expect(page).To(ContainSubstring("Depends on Database, which is down."))
+		Expect(page).To(ContainSubstring("Depends on another check, which is down."))
+		Expect(page).NotTo(ContainSubstring("vault"))
+		Expect(page).NotTo(ContainSubstring("Secret"))
+	})
+
 	It("draws a flapping check as at most one shape a day, and gives every visitor the same bytes, cached for 30 s", func() {
 		bg := context.Background()
 		p := harness.NewProject("flaps-")
