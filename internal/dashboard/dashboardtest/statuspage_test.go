@@ -174,17 +174,17 @@ var _ = Describe("A status page", func() {
 	It("says which check a down check depends on, naming it only when the page shows it", func() {
 		bg := context.Background()
 		p := harness.NewProject("status-deps-")
-		create := func(name, slug, tags string) (uuid, pingURL, object string) {
+		// create returns the check's ping URL and object name.
+		create := func(name, slug, tags string) (pingURL, object string) {
 			status, resp := apiCall("POST", "/api/v3/checks/", p.ReadWrite, fmt.Sprintf(
 				`{"name": %q, "slug": %q, "tags": %q, "timeout": 3600, "grace": 300}`, name, slug, tags))
 			Expect(status).To(Equal(http.StatusCreated), "%v", resp)
-			uuid = resp["uuid"].(string)
-			return uuid, resp["ping_url"].(string), slug + "-" + uuid[:8]
+			return resp["ping_url"].(string), slug + "-" + resp["uuid"].(string)[:8]
 		}
-		_, dbPing, db := create("Database", "database", "public")
-		_, reportsPing, reports := create("Reports", "reports", "public")
-		_, vaultPing, vault := create("Secret vault", "vault", "internal")
-		_, exportsPing, exports := create("Exports", "exports", "public")
+		dbPing, db := create("Database", "database", "public")
+		reportsPing, reports := create("Reports", "reports", "public")
+		vaultPing, vault := create("Secret vault", "vault", "internal")
+		exportsPing, exports := create("Exports", "exports", "public")
 		for child, parent := range map[string]string{reports: db, exports: vault} {
 			c := &v1.Check{}
 			Expect(harness.Client.Get(bg, client.ObjectKey{Namespace: p.Namespace, Name: child}, c)).To(Succeed())
