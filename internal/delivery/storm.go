@@ -78,30 +78,54 @@ func (d *Dispatcher) storm(ctx context.Context, dl store.Delivery, unlock func()
 	}
 	ref := store.ChannelRef{Namespace: dl.Namespace, Name: dl.Channel}
 	recent, err := d.Store.RecentlyQueued(ctx, ref, dl.Flip.Up, now.Add(-d.Options.StormWindow), d.Options.StormThreshold)
-	if err != nil || recent < d.Options.StormThreshold {
-		return err == nil, err
-	}
-	members, err := d.Store.StormMembers(ctx, ref, dl.Flip.Up, now, maxGroup)
 	if err != nil {
 		return false, err
 	}
-	if len(members) == 0 {
-		return true, nil
+	var members []store.Delivery
+	if recent >= d.Options.StormThreshold {
+		if members, err = d.Store.StormMembers(ctx, ref, dl.Flip.Up, now, maxGroup); err != nil {
+			return false, err
+		}
 	}
-	if sendAt := members[0].Queued.Add(d.Options.StormGather); now.Before(sendAt) {
-		// Wait for the group, each without an attempt counted.
+	switch plan, sendAt := planStorm(d.Options, recent, members, now); plan {
+	case waitForGroup: // each without an attempt counted
 		outcomes := make([]store.Outcome, len(members))
 		for i, m := range members {
 			outcomes[i] = store.Outcome{CheckUID: m.CheckUID, FlipN: m.Flip.N, Channel: m.Channel,
 				State: store.DeliveryPending, NextAttempt: sendAt}
 		}
 		return false, d.Store.RecordOutcomes(ctx, outcomes)
-	}
-	if len(members) == 1 {
+	case sendGroup:
+		d.deliverGroup(ctx, members, unlock)
+		return false, nil
+	default:
 		return true, nil
 	}
-	d.deliverGroup(ctx, members, unlock)
-	return false, nil
+}
+
+// stormPlan is what storm control does with a due notification.
+type stormPlan int
+
+const (
+	sendAlone    stormPlan = iota // no storm, or nothing to group it with
+	waitForGroup                  // until sendAt, with the others pending
+	sendGroup                     // now, with the others pending
+)
+
+// planStorm is the rule: recent checks told the Channel lately (counted
+// up to the threshold), and members its pending notifications of the same
+// direction, oldest queued first (read only in a storm).
+func planStorm(o Options, recent int, members []store.Delivery, now time.Time) (plan stormPlan, sendAt time.Time) {
+	if recent < o.StormThreshold || len(members) == 0 {
+		return sendAlone, time.Time{}
+	}
+	if sendAt = members[0].Queued.Add(o.StormGather); now.Before(sendAt) {
+		return waitForGroup, sendAt
+	}
+	if len(members) == 1 {
+		return sendAlone, time.Time{}
+	}
+	return sendGroup, time.Time{}
 }
 
 // deliverGroup sends members as one message and records each one's
