@@ -93,24 +93,15 @@ func (d *Door) Acknowledge(ctx context.Context, c *v1.Check, by string) (store.C
 	// The Channels that carry it to the incident they opened (PagerDuty,
 	// Opsgenie); a Channel the cache does not hold carries nothing.
 	var carriers []string
-	for _, name := range union(tg.Channels, tg.Escalation.Channels) {
+	names := slices.Concat(tg.Channels, tg.Escalation.Channels)
+	slices.Sort(names)
+	for _, name := range slices.Compact(names) {
 		ch := &v1.Channel{}
 		if err := d.cache.Get(ctx, client.ObjectKey{Namespace: c.Namespace, Name: name}, ch); err == nil && notify.Acknowledges(ch.Spec.Kind) {
 			carriers = append(carriers, name)
 		}
 	}
 	return d.store.Acknowledge(ctx, tg, by, d.clock.Now(), carriers)
-}
-
-// union is a with the names of b it lacks, in a new slice.
-func union(a, b []string) []string {
-	out := slices.Clone(a)
-	for _, n := range b {
-		if !slices.Contains(out, n) {
-			out = append(out, n)
-		}
-	}
-	return out
 }
 
 // JudgeSLA records a verdict on c's runs against its SLA, made now, and

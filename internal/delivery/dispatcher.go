@@ -411,9 +411,10 @@ func (d *Dispatcher) deliver(ctx context.Context, dl store.Delivery) {
 // ends. The outcome is recorded before the delivery can be taken again: if
 // the store refuses it (its database away), it is tried again, not the
 // send.
-func (d *Dispatcher) record(ctx context.Context, dl store.Delivery, oc store.Outcome) {
+// A group's outcomes (storm.go) are recorded together, dl their first.
+func (d *Dispatcher) record(ctx context.Context, dl store.Delivery, oc ...store.Outcome) {
 	for {
-		err := d.Store.RecordOutcomes(ctx, []store.Outcome{oc})
+		err := d.Store.RecordOutcomes(ctx, oc)
 		if err == nil || ctx.Err() != nil {
 			return
 		}

@@ -177,18 +177,7 @@ func (d *Dispatcher) deliverGroup(ctx context.Context, members []store.Delivery,
 	if ch != nil && ctx.Err() == nil {
 		d.recordOnChannel(ch, &v1.Check{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%d checks", len(members))}}, members[0].Flip.Up, sendErr)
 	}
-	for {
-		err := d.Store.RecordOutcomes(ctx, outcomes)
-		if err == nil || ctx.Err() != nil {
-			return
-		}
-		log.FromContext(ctx).Error(err, "recording a grouped delivery", "channel", members[0].Namespace+"/"+members[0].Channel)
-		select {
-		case <-ctx.Done():
-			return
-		case <-d.Clock.After(time.Second):
-		}
-	}
+	d.record(ctx, members[0], outcomes...)
 }
 
 // sendGroup sends one message about members through their Channel. A
