@@ -13,35 +13,49 @@ import (
 
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/store"
+	"github.com/vigil-operator/vigil/internal/testenv"
 )
 
-// BenchmarkStoreBytesPerCheck: the bytes one check makes the embedded
-// store hold at each of its per-check bounds, so that what a namespace can
-// make the store hold is a number (its checks times these): its ping log
-// full of pings with bodies (the log limit, 100, and the body budget,
-// 256 KiB), and then what each flip it keeps adds (at most --flip-limit,
-// 10,000), with and without one delivery per Channel.
+// BenchmarkStoreBytesPerCheck: the bytes one check makes the store hold
+// at each of its per-check bounds, so that what a namespace can make the
+// store hold is a number (its checks times these): its ping log full of
+// pings with bodies (the log limit, 100, and the body budget, 256 KiB),
+// and then what each flip it keeps adds (at most --flip-limit, 10,000),
+// with and without one delivery per Channel. The embedded store always;
+// PostgreSQL too when $VIGIL_TEST_STORE names it.
 //
-//	go test ./internal/store -run x -bench StoreBytesPerCheck -benchtime 1x
+//	VIGIL_TEST_STORE=sqlite,postgres go test ./internal/store -run x -bench StoreBytesPerCheck -benchtime 1x
 func BenchmarkStoreBytesPerCheck(b *testing.B) {
-	for _, channels := range []int{0, 10} {
-		b.Run(fmt.Sprint(channels, "-channels"), func(b *testing.B) {
-			for range b.N {
-				log, perFlip := storeBytesPerCheck(b, channels)
-				b.ReportMetric(float64(log), "B-full-log")
-				b.ReportMetric(perFlip, "B/flip")
-			}
-		})
+	backends, err := testenv.Stores()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, backend := range backends {
+		for _, channels := range []int{0, 10} {
+			b.Run(fmt.Sprint(backend, "/", channels, "-channels"), func(b *testing.B) {
+				for range b.N {
+					log, perFlip := storeBytesPerCheck(b, backend, channels)
+					b.ReportMetric(float64(log), "B-full-log")
+					b.ReportMetric(perFlip, "B/flip")
+				}
+			})
+		}
 	}
 }
 
 // storeBytesPerCheck fills a check's ping log, then flips it flips times,
-// and measures the pages the database uses after each (freed pages, which
-// SQLite reuses, left out).
-func storeBytesPerCheck(b *testing.B, channels int) (logBytes int64, perFlip float64) {
+// and measures the bytes the database uses after each: SQLite's pages in
+// use (freed pages, which SQLite reuses, left out); PostgreSQL's tables
+// with their indexes after VACUUM FULL (what the rows take, packed, as
+// autovacuum keeps a table in its steady state).
+func storeBytesPerCheck(b *testing.B, backend string, channels int) (logBytes int64, perFlip float64) {
 	const flips = 1000
 	ctx := context.Background()
 	path := filepath.Join(b.TempDir(), "vigil.db")
+	dsn := "sqlite:" + path
+	if backend == "postgres" {
+		dsn = testenv.PostgresDatabase(b)
+	}
 	tg := store.Target{UID: types.UID("uid-bytes"), Namespace: "bench", Name: "bytes",
 		Config: monitor.Config{Timeout: time.Hour, Grace: time.Hour}}
 	for i := range channels {
@@ -49,13 +63,28 @@ func storeBytesPerCheck(b *testing.B, channels int) (logBytes int64, perFlip flo
 	}
 	opts := store.Options{Flapping: store.FlapPolicy{Limit: -1}}
 	open := func() *store.Store {
-		s, err := store.Open(ctx, "sqlite:"+path, opts)
+		s, err := store.Open(ctx, dsn, opts)
 		if err != nil {
 			b.Fatal(err)
 		}
 		return s
 	}
 	used := func() int64 { // closed: the write-ahead log is folded in
+		if backend == "postgres" {
+			db, err := sql.Open("pgx", dsn)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer db.Close()
+			if _, err := db.ExecContext(ctx, "VACUUM FULL"); err != nil {
+				b.Fatal(err)
+			}
+			var bytes int64
+			if err := db.QueryRowContext(ctx, `SELECT SUM(pg_total_relation_size(relid)) FROM pg_stat_user_tables`).Scan(&bytes); err != nil {
+				b.Fatal(err)
+			}
+			return bytes
+		}
 		db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
 		if err != nil {
 			b.Fatal(err)

@@ -32,7 +32,8 @@ var copiedTables = []copiedTable{
 	{name: "runs", key: "check_uid, n", columns: []string{"check_uid", "n", "ended", "failed", "duration"}},
 	{name: "flips", key: "check_uid, n", columns: []string{"check_uid", "n", "created", "up", "from_state", "to_state",
 		"reason", "detail", "notice", "since", "held", "held_until"}},
-	{name: "deliveries", key: "check_uid, flip_n, channel", columns: []string{"check_uid", "flip_n", "channel", "state",
+	{name: "channels", key: "id", columns: []string{"id", "namespace", "name"}},
+	{name: "deliveries", key: "check_uid, flip_n, channel_id", columns: []string{"check_uid", "flip_n", "channel_id", "state",
 		"attempts", "next_attempt", "last_error", "namespace", "queued"}},
 	{name: "uuid_owners", key: "uuid", columns: []string{"uuid", "namespace", "check_uid", "released"}},
 	{name: "project_creates", key: "namespace", columns: []string{"namespace", "resource_version"}},
@@ -171,6 +172,14 @@ func copyTx(ctx context.Context, dd dialect, to *sql.Tx, sd dialect, from *sql.T
 			stats.Flips = n
 		case "deliveries":
 			stats.Deliveries = n
+		}
+	}
+	if dd.name == postgresDialect.name {
+		// The Channel numbers came with their rows: the next one made
+		// must come after them (SQLite's rowid does by itself).
+		if _, err := to.ExecContext(ctx, `SELECT setval(pg_get_serial_sequence('channels', 'id'),
+			(SELECT COALESCE(MAX(id), 0) + 1 FROM channels), false)`); err != nil {
+			return stats, fmt.Errorf("numbering the destination's Channels: %w", err)
 		}
 	}
 

@@ -286,6 +286,20 @@ func TestCopy(t *testing.T) {
 					t.Errorf("a write after the copy has version %d, not after the source's last, %d", ch.Version, last.Version)
 				}
 			}
+
+			// A Channel the source never named gets a number after the
+			// copied ones; one it did keeps its own.
+			fresh := copyTarget("fresh", "ops", "new-after-copy")
+			if _, err := dst.RecordPing(ctx, fresh, store.Ping{Kind: monitor.PingFail, At: copyT0.Add(3 * time.Hour)}); err != nil {
+				t.Fatal(err)
+			}
+			d, err := dst.Deliveries(ctx, fresh.UID, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := d["ops"]; !ok || len(d) != 2 || d["new-after-copy"].State != store.DeliveryPending {
+				t.Errorf("the down after the copy queued %+v, want ops and new-after-copy", d)
+			}
 		})
 	}
 }

@@ -81,11 +81,15 @@ func (s *Store) DueDeliveries(ctx context.Context, now time.Time, q DueQuery) ([
 // waits before on the same channel.
 const (
 	dueColumns = `f.n, f.created, f.up, f.from_state, f.to_state, f.reason, f.detail, f.notice, f.since, f.held, f.held_until,
-		d.check_uid, c.namespace, c.name, d.channel, d.state, d.attempts, d.next_attempt, d.last_error`
+		d.check_uid, c.namespace, c.name, ch.name, d.state, d.attempts, d.next_attempt, d.last_error`
+	// dueJoins are the tables dueColumns reads besides d.
+	dueJoins = `JOIN flips f ON f.check_uid = d.check_uid AND f.n = d.flip_n
+		JOIN checks c ON c.uid = d.check_uid
+		JOIN channels ch ON ch.id = d.channel_id`
 	dueWhere = `d.state = ` + pendingSQL + ` AND d.next_attempt <= ? AND NOT EXISTS (
-		SELECT 1 FROM deliveries o WHERE o.check_uid = d.check_uid AND o.channel = d.channel
+		SELECT 1 FROM deliveries o WHERE o.check_uid = d.check_uid AND o.channel_id = d.channel_id
 			AND o.state = ` + pendingSQL + ` AND o.flip_n < d.flip_n)`
-	dueOrder = `ORDER BY d.next_attempt, d.check_uid, d.flip_n, d.channel`
+	dueOrder = `ORDER BY d.next_attempt, d.check_uid, d.flip_n, d.channel_id`
 )
 
 // dueOneByOne lists the namespaces that owe due deliveries, then reads
@@ -136,11 +140,10 @@ func (s *Store) dueAtOnce(ctx context.Context, now time.Time, q DueQuery) ([]Del
 	rows, err := s.query(ctx, namespaces+`
 		SELECT `+dueColumns+`
 		FROM (SELECT namespace FROM due_namespaces ORDER BY namespace <= ?, namespace LIMIT ?) n
-		CROSS JOIN LATERAL (SELECT d.* FROM deliveries d
-			WHERE d.namespace = n.namespace AND `+dueWhere+` AND NOT (d.namespace || '/' || d.channel = ANY(?))
+		CROSS JOIN LATERAL (SELECT d.* FROM deliveries d JOIN channels busy ON busy.id = d.channel_id
+			WHERE d.namespace = n.namespace AND `+dueWhere+` AND NOT (d.namespace || '/' || busy.name = ANY(?))
 			`+dueOrder+` LIMIT ?) d
-		JOIN flips f ON f.check_uid = d.check_uid AND f.n = d.flip_n
-		JOIN checks c ON c.uid = d.check_uid`,
+		`+dueJoins,
 		append(args, q.After, q.Limit, now.UnixMicro(), busyChannels, q.PerNamespace)...)
 	if err != nil {
 		return nil, err
@@ -298,10 +301,8 @@ func (ds *dueStatements) statement(ctx context.Context, s *Store, busy int) (*du
 		return st, nil
 	}
 	stmt, err := s.ro.PrepareContext(ctx, s.d.sql(`SELECT `+dueColumns+`
-		FROM deliveries d
-		JOIN flips f ON f.check_uid = d.check_uid AND f.n = d.flip_n
-		JOIN checks c ON c.uid = d.check_uid
-		WHERE d.namespace = ? AND `+dueWhere+` AND d.channel NOT IN (?`+strings.Repeat(", ?", places-1)+`)
+		FROM deliveries d `+dueJoins+`
+		WHERE d.namespace = ? AND `+dueWhere+` AND ch.name NOT IN (?`+strings.Repeat(", ?", places-1)+`)
 		`+dueOrder+` LIMIT ?`))
 	if err != nil {
 		return nil, err

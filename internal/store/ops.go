@@ -411,7 +411,7 @@ func (o *outcomeOp) apply(t *txn) error {
 			attempted = 1
 		}
 		if err := t.exec(`UPDATE deliveries SET state = ?, attempts = attempts + ?, next_attempt = ?, last_error = ?
-			WHERE check_uid = ? AND flip_n = ? AND channel = ? AND state = ?`,
+			WHERE check_uid = ? AND flip_n = ? AND channel_id = `+channelID+` AND state = ?`,
 			string(oc.State), attempted, oc.NextAttempt.UnixMicro(), oc.LastError,
 			string(oc.CheckUID), oc.FlipN, oc.Channel, string(DeliveryPending)); err != nil {
 			return fmt.Errorf("recording a delivery: %w", err)
@@ -421,15 +421,19 @@ func (o *outcomeOp) apply(t *txn) error {
 }
 
 // Prune deletes flips recorded before cutoff, except those with
-// notifications still pending, and their deliveries.
+// notifications still pending, and their deliveries; then it sweeps a
+// chunk of the Channel numbers no delivery names any more (channels.go).
 func (s *Store) Prune(ctx context.Context, cutoff time.Time) error {
 	for {
 		o := &pruneOp{cutoff: cutoff, limit: pruneChunk, result: newResult()}
 		if err := s.submit(ctx, o, false); err != nil {
 			return err
 		}
-		if o.err != nil || o.pruned < pruneChunk {
+		if o.err != nil {
 			return o.err
+		}
+		if o.pruned < pruneChunk {
+			return s.sweepChannels(ctx)
 		}
 	}
 }

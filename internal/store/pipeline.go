@@ -73,7 +73,8 @@ func pgStatementOf(q string) pgStatement {
 
 // genericPlans are the writer's statements whose best plan does not depend
 // on what the tables hold: rows inserted from their arguments (a check's
-// row by its key, on conflict). The change counter's update has no
+// row by its key, on conflict; a delivery with its Channel's number read by
+// the unique key). The change counter's update has no
 // arguments, so PostgreSQL plans it once anyway; it is listed so that it
 // does not switch the mode back between the inserts around it.
 // PostgreSQL plans them once per connection, a generic plan, where the
@@ -83,7 +84,7 @@ func pgStatementOf(q string) pgStatement {
 // ping (perf, BenchmarkRecordPing/postgres).
 var genericPlans = func() map[string]bool {
 	out := map[string]bool{}
-	for _, q := range []string{sqlNextChange, sqlInsertFlip, sqlInsertDelivery, sqlInsertNewCheck} {
+	for _, q := range []string{sqlNextChange, sqlInsertFlip, sqlInsertChannel, sqlInsertDelivery, sqlInsertNewCheck} {
 		out[q] = true
 	}
 	for n := 1; n <= chunkRows; n *= 2 {

@@ -153,3 +153,81 @@ func TestPostgresReplicas(t *testing.T) {
 		}
 	}
 }
+
+// TestPostgresSweepLosesNoNotification: one replica flips a check whose
+// one Channel no delivery names between its flips (each notification is
+// delivered and pruned at once), while the other prunes and sweeps the
+// Channel numbers as fast as it can: every flip's notification is queued,
+// none lost to a number swept between its making and the insert that
+// reads it (channels.go).
+func TestPostgresSweepLosesNoNotification(t *testing.T) {
+	ctx := context.Background()
+	dsn := testenv.PostgresDatabase(t)
+	var replicas [2]*store.Store
+	for i := range replicas {
+		s, err := store.Open(ctx, dsn, store.Options{Flapping: store.FlapPolicy{Limit: -1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = s.Close() })
+		replicas[i] = s
+	}
+	flipper, sweeper := replicas[0], replicas[1]
+	t0 := time.Date(2026, 12, 7, 3, 0, 0, 0, time.UTC)
+	// Everything before the cutoff that owes nothing is pruned.
+	cutoff := t0.Add(24 * time.Hour)
+
+	done := make(chan struct{})
+	var sweeps atomic.Int64
+	swept := make(chan error, 1)
+	go func() {
+		for {
+			select {
+			case <-done:
+				swept <- nil
+				return
+			default:
+			}
+			if err := sweeper.Prune(ctx, cutoff); err != nil {
+				swept <- err
+				return
+			}
+			sweeps.Add(1)
+		}
+	}()
+
+	tg := store.Target{UID: "racing", Namespace: "team-a", Name: "racing",
+		Config: monitor.Config{Timeout: time.Hour, Grace: time.Hour}, Channels: []string{"hook"}}
+	const flips = 300
+	for i := range flips {
+		kind := monitor.PingFail
+		if i%2 == 1 {
+			kind = monitor.PingSuccess
+		}
+		rec, err := flipper.RecordPing(ctx, tg, store.Ping{Kind: kind, At: t0.Add(time.Duration(i) * time.Second)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Flip == nil {
+			t.Fatalf("ping %d did not flip the check", i)
+		}
+		due, err := flipper.DueDeliveries(ctx, cutoff, store.DueQuery{Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(due) != 1 || due[0].Flip.N != rec.Flip.N || due[0].Channel != "hook" {
+			t.Fatalf("after flip %d the outbox holds %+v, want its one notification to hook", rec.Flip.N, due)
+		}
+		if err := flipper.RecordOutcomes(ctx, []store.Outcome{{CheckUID: tg.UID, FlipN: rec.Flip.N, Channel: "hook",
+			State: store.DeliveryDelivered, Attempted: true}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(done)
+	if err := <-swept; err != nil {
+		t.Fatal(err)
+	}
+	if sweeps.Load() < 10 {
+		t.Fatalf("only %d sweeps ran beside %d flips: the race was hardly tried", sweeps.Load(), flips)
+	}
+}

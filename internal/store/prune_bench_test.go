@@ -58,8 +58,9 @@ func prune(b *testing.B, old bool) (took, slowest, p99 time.Duration) {
 		`INSERT INTO checks (uid, namespace, name, version) ` + series(checks) + ` SELECT 'u' || n, 'bench', 'c' || n, 1 FROM i`,
 		`INSERT INTO flips (check_uid, n, created, up, from_state, to_state) ` + series(checks*flipsEach) +
 			fmt.Sprintf(` SELECT 'u' || (n / %d), n %% %d + 1, %d, n %% 2 = 0, 'up', 'down' FROM i`, flipsEach, flipsEach, created.UnixMicro()),
-		`INSERT INTO deliveries (check_uid, flip_n, channel, state, next_attempt, namespace) ` + series(checks*flipsEach*channels) +
-			fmt.Sprintf(` SELECT 'u' || (n / %d), (n / %d) %% %d + 1, 'channel-with-a-long-name-' || (n %% %d), 'delivered', %d, 'bench' FROM i`,
+		`INSERT INTO channels (id, namespace, name) ` + series(channels) + ` SELECT n + 1, 'bench', 'channel-with-a-long-name-' || n FROM i`,
+		`INSERT INTO deliveries (check_uid, flip_n, channel_id, state, next_attempt, namespace) ` + series(checks*flipsEach*channels) +
+			fmt.Sprintf(` SELECT 'u' || (n / %d), (n / %d) %% %d + 1, n %% %d + 1, 'delivered', %d, 'bench' FROM i`,
 				flipsEach*channels, channels, flipsEach, channels, created.UnixMicro()),
 		`ANALYZE`,
 	} {

@@ -159,8 +159,8 @@ func (s *Store) Notifications(ctx context.Context, uid types.UID, limit int) ([]
 		out[i].Flip = f
 		byN[f.N] = &out[i]
 	}
-	rows, err := s.query(ctx, `SELECT flip_n, `+deliveryColumns+` FROM deliveries
-		WHERE check_uid = ? AND flip_n >= ? ORDER BY flip_n, channel`, string(uid), flips[len(flips)-1].N)
+	rows, err := s.query(ctx, `SELECT d.flip_n, `+deliveryColumns+` FROM deliveries d JOIN channels ch ON ch.id = d.channel_id
+		WHERE d.check_uid = ? AND d.flip_n >= ? ORDER BY d.flip_n, ch.name`, string(uid), flips[len(flips)-1].N)
 	if err != nil {
 		return nil, fmt.Errorf("reading deliveries: %w", err)
 	}
@@ -179,7 +179,8 @@ func (s *Store) Notifications(ctx context.Context, uid types.UID, limit int) ([]
 }
 
 // deliveryColumns are what scanDelivery reads, after any leading ones.
-const deliveryColumns = `channel, state, attempts, next_attempt, last_error`
+// A delivery (d) is read with its Channel (ch).
+const deliveryColumns = `ch.name, d.state, d.attempts, d.next_attempt, d.last_error`
 
 // scanDelivery reads a delivery of the check selected with
 // deliveryColumns, after the leading columns given (a flip number).
@@ -336,7 +337,7 @@ func scanUIDs(rows *sql.Rows) ([]types.UID, error) {
 func (s *Store) NextDelivery(ctx context.Context) (time.Time, error) {
 	var next sql.NullInt64
 	if err := s.queryRow(ctx, `SELECT MIN(d.next_attempt) FROM deliveries d WHERE d.state = ? AND NOT EXISTS (
-			SELECT 1 FROM deliveries o WHERE o.check_uid = d.check_uid AND o.channel = d.channel
+			SELECT 1 FROM deliveries o WHERE o.check_uid = d.check_uid AND o.channel_id = d.channel_id
 				AND o.state = ? AND o.flip_n < d.flip_n)`, string(DeliveryPending), string(DeliveryPending)).Scan(&next); err != nil {
 		return time.Time{}, err
 	}
@@ -345,8 +346,8 @@ func (s *Store) NextDelivery(ctx context.Context) (time.Time, error) {
 
 // Deliveries returns the deliveries of a check's flip n, by channel.
 func (s *Store) Deliveries(ctx context.Context, uid types.UID, flipN int64) (map[string]Delivery, error) {
-	rows, err := s.query(ctx, `SELECT `+deliveryColumns+` FROM deliveries
-		WHERE check_uid = ? AND flip_n = ?`, string(uid), flipN)
+	rows, err := s.query(ctx, `SELECT `+deliveryColumns+` FROM deliveries d JOIN channels ch ON ch.id = d.channel_id
+		WHERE d.check_uid = ? AND d.flip_n = ?`, string(uid), flipN)
 	if err != nil {
 		return nil, err
 	}

@@ -22,7 +22,8 @@ func (s *Store) RecentlyQueued(ctx context.Context, ch ChannelRef, up bool, sinc
 	var n int
 	err := s.queryRow(ctx, `SELECT count(*) FROM (SELECT DISTINCT d.check_uid FROM deliveries d
 		JOIN flips f ON f.check_uid = d.check_uid AND f.n = d.flip_n
-		WHERE d.namespace = ? AND d.channel = ? AND d.queued >= ? AND f.notice = '' AND f.up = ? LIMIT ?) recent`,
+		WHERE d.channel_id = (SELECT id FROM channels WHERE namespace = ? AND name = ?) AND d.queued >= ?
+			AND f.notice = '' AND f.up = ? LIMIT ?) recent`,
 		ch.Namespace, ch.Name, since.UnixMicro(), up, limit).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("counting the recent notifications of Channel %s/%s: %w", ch.Namespace, ch.Name, err)
@@ -37,12 +38,10 @@ func (s *Store) RecentlyQueued(ctx context.Context, ch ChannelRef, up bool, sinc
 // oldest pending notification of its check on the Channel: a Channel
 // hears of a check's flips in order.
 func (s *Store) StormMembers(ctx context.Context, ch ChannelRef, up bool, now time.Time, limit int) ([]Delivery, error) {
-	rows, err := s.query(ctx, `SELECT `+dueColumns+`, d.queued FROM deliveries d
-		JOIN flips f ON f.check_uid = d.check_uid AND f.n = d.flip_n
-		JOIN checks c ON c.uid = d.check_uid
-		WHERE d.namespace = ? AND d.channel = ? AND d.state = `+pendingSQL+` AND (d.next_attempt <= ? OR d.attempts = 0)
+	rows, err := s.query(ctx, `SELECT `+dueColumns+`, d.queued FROM deliveries d `+dueJoins+`
+		WHERE ch.namespace = ? AND ch.name = ? AND d.state = `+pendingSQL+` AND (d.next_attempt <= ? OR d.attempts = 0)
 			AND f.notice = '' AND f.up = ? AND NOT EXISTS (
-				SELECT 1 FROM deliveries o WHERE o.check_uid = d.check_uid AND o.channel = d.channel
+				SELECT 1 FROM deliveries o WHERE o.check_uid = d.check_uid AND o.channel_id = d.channel_id
 					AND o.state = `+pendingSQL+` AND o.flip_n < d.flip_n)
 		ORDER BY d.queued, d.check_uid, d.flip_n LIMIT ?`,
 		ch.Namespace, ch.Name, now.UnixMicro(), up, limit)
@@ -73,7 +72,7 @@ func (s *Store) StormMembers(ctx context.Context, ch ChannelRef, up bool, now ti
 // now: not sent meanwhile in a group, nor waiting for one.
 func (s *Store) DeliveryDue(ctx context.Context, dl Delivery, now time.Time) (bool, error) {
 	var one int
-	err := s.queryRow(ctx, `SELECT 1 FROM deliveries WHERE check_uid = ? AND flip_n = ? AND channel = ?
+	err := s.queryRow(ctx, `SELECT 1 FROM deliveries WHERE check_uid = ? AND flip_n = ? AND channel_id = `+channelID+`
 		AND state = `+pendingSQL+` AND next_attempt <= ?`, string(dl.CheckUID), dl.Flip.N, dl.Channel, now.UnixMicro()).Scan(&one)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):

@@ -288,6 +288,9 @@ type txn struct {
 	byName   map[string]*row // rows by namespace/name, built when needed (dependency.go)
 	flips    []CommittedFlip
 	nNotices int // notices queued
+	// channels are the Channels the transaction has made sure have a
+	// number (queue).
+	channels map[ChannelRef]bool
 	// bodyAdded are the body bytes the transaction's pings added within
 	// their namespaces' limits, and bodyForgotten those of the checks it
 	// forgot, by namespace (bodies.go).
@@ -518,8 +521,12 @@ const (
 		body_dropped, body) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
 	sqlInsertFlip = `INSERT INTO flips (check_uid, n, created, up, from_state, to_state, reason, detail, notice, since, held, held_until)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
-	sqlInsertDelivery = `INSERT INTO deliveries (check_uid, flip_n, channel, state, next_attempt, namespace, queued)
-		VALUES (?, ?, ?, ?, ?, ?, ?)`
+	// A delivery names its Channel by number (channels.go): the number is
+	// made if the Channel has none, then read by the insert itself, so the
+	// writer need not wait for it (pipeline.go).
+	sqlInsertChannel  = `INSERT INTO channels (namespace, name) VALUES (?, ?) ON CONFLICT (namespace, name) DO NOTHING`
+	sqlInsertDelivery = `INSERT INTO deliveries (check_uid, flip_n, channel_id, state, next_attempt, namespace, queued)
+		SELECT ?, ?, id, ?, ?, namespace, ? FROM channels WHERE namespace = ? AND name = ?`
 	sqlPrunePings = `DELETE FROM pings WHERE check_uid = ? AND n <= ? RETURNING COALESCE(length(body), 0), n, kind, created`
 	// PostgreSQL only (lockRows).
 	sqlInsertNewCheck = `INSERT INTO checks (uid, namespace, name, version) VALUES (?, ?, ?, 0) ON CONFLICT (uid) DO NOTHING`
@@ -532,7 +539,7 @@ func (s *Store) prepare(ctx context.Context) error {
 	s.stmts = map[string]*sql.Stmt{}
 	var statements []string
 	if !s.d.pipelined { // the pipeline's are pgx's to prepare
-		statements = []string{sqlSelectCheck, sqlNextChange, sqlInsertFlip, sqlInsertDelivery}
+		statements = []string{sqlSelectCheck, sqlNextChange, sqlInsertFlip, sqlInsertChannel, sqlInsertDelivery}
 		for n := 1; n <= chunkRows; n *= 2 {
 			statements = append(statements, pingInserts[n], checkUpserts[n], checkSelects[n])
 		}
@@ -992,10 +999,30 @@ func (t *txn) queue(r *row, n int64, at time.Time, channels []string) error {
 	// late): storm control counts what reached a Channel's queue lately.
 	queued := t.s.now()
 	for _, ch := range channels {
-		if err := t.exec(sqlInsertDelivery, string(r.UID), n, ch, string(DeliveryPending), at.UnixMicro(), r.Namespace, queued.UnixMicro()); err != nil {
+		if err := t.channel(r.Namespace, ch); err != nil {
+			return fmt.Errorf("queueing a notification of %s/%s: %w", r.Namespace, r.Name, err)
+		}
+		if err := t.exec(sqlInsertDelivery, string(r.UID), n, string(DeliveryPending), at.UnixMicro(), queued.UnixMicro(),
+			r.Namespace, ch); err != nil {
 			return fmt.Errorf("queueing a notification of %s/%s: %w", r.Namespace, r.Name, err)
 		}
 	}
+	return nil
+}
+
+// channel makes sure the Channel has a number, once a transaction.
+func (t *txn) channel(namespace, name string) error {
+	key := ChannelRef{Namespace: namespace, Name: name}
+	if t.channels[key] {
+		return nil
+	}
+	if err := t.exec(sqlInsertChannel, namespace, name); err != nil {
+		return err
+	}
+	if t.channels == nil {
+		t.channels = map[ChannelRef]bool{}
+	}
+	t.channels[key] = true
 	return nil
 }
 

@@ -1518,25 +1518,29 @@ func Run(t *testing.T, newDSN NewDSN) {
 				t.Fatalf("%v", got)
 			}
 		},
-		"a prune of more old flips than one chunk takes them all, with their deliveries, and keeps what is owed or recent": func(t *testing.T, dsn string) {
+		"a prune of more old flips than one chunk takes them all, with their deliveries, and keeps what is owed or recent; then the Channel numbers no delivery names go": func(t *testing.T, dsn string) {
 			db, err := store.MigrateTo(ctx, dsn, 0)
 			must(t, err)
 			defer func() { _ = db.Close() }()
 			const old = 1_200 // more than the writer prunes in one transaction
 			oldAt, recent := t0.Add(-100*24*time.Hour).UnixMicro(), t0.UnixMicro()
 			series := fmt.Sprintf(`WITH RECURSIVE i(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM i WHERE n < %d)`, old)
+			hook, mail, gone := channelNumber("team-a", "hook"), channelNumber("team-a", "mail"), channelNumber("team-a", "gone")
 			for _, stmt := range []string{
+				`INSERT INTO channels (namespace, name) VALUES ('team-a', 'hook'), ('team-a', 'mail'), ('team-a', 'gone'), ('team-b', 'idle')`,
 				`INSERT INTO flips (check_uid, n, created, up, from_state, to_state) ` + series +
 					fmt.Sprintf(` SELECT 'old-' || (n %% 7), n, %d, FALSE, 'up', 'down' FROM i`, oldAt),
-				`INSERT INTO deliveries (check_uid, flip_n, channel, state, next_attempt, namespace) ` + series +
-					fmt.Sprintf(` SELECT 'old-' || (n %% 7), n, 'hook', 'delivered', %d, 'team-a' FROM i`, oldAt),
-				`INSERT INTO deliveries (check_uid, flip_n, channel, state, next_attempt, namespace) ` + series +
-					fmt.Sprintf(` SELECT 'old-' || (n %% 7), n, 'mail', 'failed', %d, 'team-a' FROM i`, oldAt),
+				`INSERT INTO deliveries (check_uid, flip_n, channel_id, state, next_attempt, namespace) ` + series +
+					fmt.Sprintf(` SELECT 'old-' || (n %% 7), n, %s, 'delivered', %d, 'team-a' FROM i`, hook, oldAt),
+				`INSERT INTO deliveries (check_uid, flip_n, channel_id, state, next_attempt, namespace) ` + series +
+					fmt.Sprintf(` SELECT 'old-' || (n %% 7), n, %s, 'failed', %d, 'team-a' FROM i`, mail, oldAt),
+				`INSERT INTO deliveries (check_uid, flip_n, channel_id, state, next_attempt, namespace) ` + series +
+					fmt.Sprintf(` SELECT 'old-' || (n %% 7), n, %s, 'delivered', %d, 'team-a' FROM i`, gone, oldAt),
 				// An old flip that still owes a notification, and a recent one.
 				fmt.Sprintf(`INSERT INTO flips (check_uid, n, created, up, from_state, to_state) VALUES ('owed', 1, %d, FALSE, 'up', 'down'), ('new', 1, %d, FALSE, 'up', 'down')`, oldAt, recent),
-				fmt.Sprintf(`INSERT INTO deliveries (check_uid, flip_n, channel, state, next_attempt, namespace) VALUES
-					('owed', 1, 'hook', 'delivered', %d, 'team-a'), ('owed', 1, 'mail', 'pending', %d, 'team-a'), ('new', 1, 'hook', 'delivered', %d, 'team-a')`,
-					oldAt, oldAt, recent),
+				fmt.Sprintf(`INSERT INTO deliveries (check_uid, flip_n, channel_id, state, next_attempt, namespace) VALUES
+					('owed', 1, %s, 'delivered', %d, 'team-a'), ('owed', 1, %s, 'pending', %d, 'team-a'), ('new', 1, %s, 'delivered', %d, 'team-a')`,
+					hook, oldAt, mail, oldAt, hook, recent),
 			} {
 				if _, err := db.ExecContext(ctx, stmt); err != nil {
 					t.Fatalf("%s: %v", stmt, err)
@@ -1561,6 +1565,38 @@ func Run(t *testing.T, newDSN NewDSN) {
 			}
 			if n := count(`SELECT COUNT(*) FROM deliveries WHERE check_uid IN ('owed', 'new')`); n != 3 {
 				t.Errorf("%d of their 3 deliveries left, want all", n)
+			}
+			// "gone" was named by old deliveries only, "idle" by none.
+			names := func() []string {
+				t.Helper()
+				rows, err := db.QueryContext(ctx, `SELECT namespace || '/' || name FROM channels ORDER BY namespace, name`)
+				must(t, err)
+				defer func() { _ = rows.Close() }()
+				var out []string
+				for rows.Next() {
+					var n string
+					must(t, rows.Scan(&n))
+					out = append(out, n)
+				}
+				must(t, rows.Err())
+				return out
+			}
+			if got, want := names(), []string{"team-a/hook", "team-a/mail"}; !slices.Equal(got, want) {
+				t.Errorf("Channel numbers after the sweep: %v, want %v", got, want)
+			}
+			// A Channel that comes back gets a new number, and its
+			// notifications are read by its name.
+			tg := store.Target{UID: "back", Namespace: "team-a", Name: "back", Config: monitor.Config{Timeout: time.Hour},
+				Channels: []string{"gone"}}
+			_, err = s.RecordPing(ctx, tg, store.Ping{Kind: monitor.PingFail, At: t0})
+			must(t, err)
+			due, err := s.DueDeliveries(ctx, t0, store.DueQuery{Limit: 10})
+			must(t, err)
+			if len(due) != 1 || due[0].Channel != "gone" || due[0].CheckUID != "back" {
+				t.Fatalf("due = %+v, want back's down to gone", due)
+			}
+			if got, want := names(), []string{"team-a/gone", "team-a/hook", "team-a/mail"}; !slices.Equal(got, want) {
+				t.Errorf("Channel numbers after the new down: %v, want %v", got, want)
 			}
 		},
 		"finding the namespaces that owe due deliveries does not read one namespace's whole backlog": func(t *testing.T, dsn string) {
@@ -1716,8 +1752,11 @@ func backlog(t *testing.T, db *sql.DB, from, to, every int) {
 		`INSERT INTO checks (uid, namespace, name, version) ` + series + ` SELECT 'u' || n, ` + ns + `, 'check-' || n, 1 FROM i`,
 		`INSERT INTO flips (check_uid, n, created, up, from_state, to_state) ` + series +
 			fmt.Sprintf(` SELECT 'u' || n, 1, %d, FALSE, 'up', 'down' FROM i`, t0.UnixMicro()),
-		`INSERT INTO deliveries (check_uid, flip_n, channel, state, next_attempt, namespace) ` + series +
-			fmt.Sprintf(` SELECT 'u' || n, 1, 'hook', 'pending', %d, `, t0.UnixMicro()) + ns + ` FROM i`,
+		`INSERT INTO channels (namespace, name) ` + series + ` SELECT DISTINCT ` + ns + `, 'hook' FROM i WHERE TRUE
+			ON CONFLICT (namespace, name) DO NOTHING`,
+		`INSERT INTO deliveries (check_uid, flip_n, channel_id, state, next_attempt, namespace) ` + series +
+			fmt.Sprintf(` SELECT 'u' || n, 1, c.id, 'pending', %d, c.namespace FROM i JOIN channels c ON c.namespace = `, t0.UnixMicro()) +
+			ns + ` AND c.name = 'hook'`,
 		`ANALYZE`,
 	} {
 		if _, err := db.ExecContext(context.Background(), stmt); err != nil {
@@ -1850,4 +1889,10 @@ func descending(hi, lo int64) []int64 {
 		out = append(out, n)
 	}
 	return out
+}
+
+// channelNumber is the number of a Channel in SQL, for statements that
+// write the outbox straight into the database.
+func channelNumber(namespace, name string) string {
+	return fmt.Sprintf(`(SELECT id FROM channels WHERE namespace = '%s' AND name = '%s')`, namespace, name)
 }
