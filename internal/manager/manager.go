@@ -86,9 +86,11 @@ type Options struct {
 	SharedProcess bool
 	// Store names the ping store: "sqlite:<path>".
 	Store string
-	// StatusBudget bounds Check status writes per second, cluster-wide
-	// (projection.DefaultBudget when 0).
-	StatusBudget float64
+	// StatusBudget bounds Check status writes per second, cluster-wide, of
+	// what tools do not act on (projection.DefaultBudget when 0), and
+	// StatusChangeBudget those of verdicts and changes of state
+	// (projection.DefaultChangeBudget when 0).
+	StatusBudget, StatusChangeBudget float64
 	// DeadlineInterval is how often the leader looks for due checks
 	// (250 ms when 0).
 	DeadlineInterval time.Duration
@@ -390,8 +392,13 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 		Egress: egress.New(egress.Options{Allow: opts.EgressAllow, Deny: opts.EgressDeny, NamespaceAllow: limits.EgressAllow,
 			AllowRelays: opts.EgressAllowRelays}),
 	}
+	statusWriter, err := statusClient(cfg, mgr, opts)
+	if err != nil {
+		return nil, err
+	}
 	projector = &projection.Projector{
-		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Store: st, Checks: door, Clock: opts.Clock, Budget: opts.StatusBudget,
+		Client: mgr.GetClient(), Writer: statusWriter, Store: st, Checks: door, Clock: opts.Clock,
+		Budget: opts.StatusBudget, ChangeBudget: opts.StatusChangeBudget,
 		Recorder: mgr.GetEventRecorder("vigil-check-controller"), Metrics: m, Log: ctrl.Log.WithName("projection"),
 	}
 	loop := &deadline.Loop{
@@ -581,4 +588,28 @@ func setupCronJobs(mgr ctrl.Manager, cfg *rest.Config, opts Options, door *check
 		return fmt.Errorf("setting up the Job controller: %w", err)
 	}
 	return nil
+}
+
+// statusClient is the projector's own client to the API server, for Check
+// status: its rate limit is the projector's two budgets, so that a wave of
+// status writes (10,000 checks down at once) neither waits behind the
+// manager's other requests, within their 50 a second, nor starves them.
+func statusClient(cfg *rest.Config, mgr ctrl.Manager, opts Options) (client.Client, error) {
+	cfg = rest.CopyConfig(cfg)
+	budget, changes := opts.StatusBudget, opts.StatusChangeBudget
+	if budget <= 0 {
+		budget = projection.DefaultBudget
+	}
+	if changes <= 0 {
+		changes = projection.DefaultChangeBudget
+	}
+	// Reads after a conflict come out of the same allowance.
+	cfg.QPS = float32(budget + changes)
+	cfg.Burst = int(budget + changes)
+	cfg.RateLimiter = nil
+	cl, err := client.New(cfg, client.Options{Scheme: mgr.GetScheme(), Mapper: mgr.GetRESTMapper()})
+	if err != nil {
+		return nil, fmt.Errorf("the status writer's client: %w", err)
+	}
+	return cl, nil
 }

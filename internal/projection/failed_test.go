@@ -28,15 +28,16 @@ func TestFailedWrites(t *testing.T) {
 	if len(errorLines) != 0 {
 		t.Errorf("a conflict was logged: %q", errorLines)
 	}
-	if uid, e, ok := p.next(); !ok || uid != "u1" || !e.urgent {
-		t.Errorf("the check is not queued again, urgent: %v %v %v", uid, e, ok)
+	if uid, e, _ := p.next(true); e == nil || uid != "u1" || !e.urgent {
+		t.Errorf("the check is not queued again, urgent: %v %v", uid, e)
 	}
+	p.done("u1")
 
 	p.failed("u1", &entry{key: key}, errors.New("connection refused"))
 	if len(errorLines) != 1 {
 		t.Errorf("another failure was not logged as an error: %q", errorLines)
 	}
-	if uid, _, ok := p.next(); !ok || uid != "u1" {
+	if uid, e, _ := p.next(true); e == nil || uid != "u1" {
 		t.Error("the check is not queued again after another failure")
 	}
 }

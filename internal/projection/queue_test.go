@@ -33,8 +33,8 @@ func TestOrder(t *testing.T) {
 
 	var got []string
 	for {
-		uid, e, ok := p.next()
-		if !ok {
+		uid, e, _ := p.next(true)
+		if e == nil {
 			break
 		}
 		if e.key.Name != string(uid) {
@@ -68,8 +68,8 @@ func TestLag(t *testing.T) {
 	if d := p.lag(clk.Now()); d != 5*time.Second {
 		t.Fatalf("lag = %v, want 5s", d)
 	}
-	p.next() // b, urgent
-	p.next() // a
+	p.next(true) // b, urgent
+	p.next(true) // a
 	if d := p.lag(clk.Now()); d != 0 {
 		t.Fatalf("lag after draining = %v", d)
 	}
@@ -94,7 +94,7 @@ func TestNamespacesTakeTurns(t *testing.T) {
 	mark("quiet", "stats", false)
 
 	var got []types.UID
-	for uid, _, ok := p.next(); ok; uid, _, ok = p.next() {
+	for uid, e, _ := p.next(true); e != nil; uid, e, _ = p.next(true) {
 		got = append(got, uid)
 	}
 	if len(got) != 802 {
@@ -107,5 +107,68 @@ func TestNamespacesTakeTurns(t *testing.T) {
 	// statistics, then the quiet one's.
 	if i := slices.Index(got, "quiet/stats"); i != 402 {
 		t.Errorf("its statistics came %d-th, want 403rd", i+1)
+	}
+}
+
+// TestParked: a check queued again while a writer writes it is not given
+// to a second writer at once (two writes of one object at a time would
+// conflict); it goes when the first write is done, in its lane.
+func TestParked(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Now())
+	p := &Projector{Clock: clk}
+	p.init()
+	mark := func(uid string, urgent bool) {
+		p.mu.Lock()
+		p.markLocked(types.UID(uid), types.NamespacedName{Namespace: "ns", Name: uid}, urgent)
+		p.mu.Unlock()
+	}
+	mark("a", false)
+	mark("b", false)
+	if uid, _, _ := p.next(true); uid != "a" {
+		t.Fatalf("first = %q, want a", uid)
+	}
+	mark("a", true) // a change of state while a is written
+	uid, _, _ := p.next(true)
+	if uid != "b" {
+		t.Fatalf("second = %q, want b (a is being written)", uid)
+	}
+	_, e, queued := p.next(true)
+	if e != nil {
+		t.Fatalf("a third check was taken: %+v", e)
+	}
+	select {
+	case <-queued:
+		t.Fatal("the writer was woken with nothing to take")
+	default:
+	}
+	p.done("a")
+	select {
+	case <-queued:
+	default:
+		t.Fatal("the parked check's end did not wake a writer")
+	}
+	uid, e, _ = p.next(true)
+	if uid != "a" || e == nil || !e.urgent {
+		t.Fatalf("after the first write: %q %+v, want a, urgent", uid, e)
+	}
+}
+
+// TestOneWriterForStatistics: the writers that do not take the other lane
+// leave its checks to the one that does, and take the urgent ones.
+func TestOneWriterForStatistics(t *testing.T) {
+	p := &Projector{Clock: testingclock.NewFakeClock(time.Now())}
+	p.init()
+	p.mu.Lock()
+	p.markLocked("stats", types.NamespacedName{Namespace: "ns", Name: "stats"}, false)
+	p.markLocked("state", types.NamespacedName{Namespace: "ns", Name: "state"}, true)
+	p.mu.Unlock()
+	if uid, _, _ := p.next(false); uid != "state" {
+		t.Fatalf("an urgent writer took %q, want state", uid)
+	}
+	if _, e, _ := p.next(false); e != nil {
+		t.Fatalf("an urgent writer took %+v from the other lane", e)
+	}
+	if uid, _, _ := p.next(true); uid != "stats" {
+		t.Fatalf("the statistics writer took %q, want stats", uid)
 	}
 }

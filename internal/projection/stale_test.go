@@ -75,7 +75,7 @@ func TestStaleCache(t *testing.T) {
 		},
 	})
 	// The projector reads specs through the door only to parse them.
-	p := &Projector{Client: cache, Reader: cl, Store: st, Checks: &checks.Door{}, Clock: testingclock.NewFakeClock(time.Now())}
+	p := &Projector{Client: cache, Writer: cl, Store: st, Checks: &checks.Door{}, Clock: testingclock.NewFakeClock(time.Now())}
 	p.init()
 	key := types.NamespacedName{Namespace: c.Namespace, Name: c.Name}
 	if err := p.project(ctx, c.UID, &entry{key: key}, rate.NewLimiter(rate.Inf, 1)); err != nil {

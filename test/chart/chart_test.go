@@ -342,6 +342,7 @@ func TestDefaultValues(t *testing.T) {
 	wantFlag(t, c.Args, "zap-log-level", "info")
 	wantFlag(t, c.Args, "store", "sqlite:/var/lib/vigil/vigil.db")
 	wantFlag(t, c.Args, "status-writes-per-second", "20")
+	wantFlag(t, c.Args, "status-changes-per-second", "200")
 	for _, name := range []string{"namespaces", "cronjobs", "trusted-proxies", "smtp-bind-address", "smtp-domain", "heartbeat-url", "heartbeat-interval", "notify-namespace-workers"} {
 		noFlag(t, c.Args, name)
 	}
@@ -1554,32 +1555,40 @@ func TestStore(t *testing.T) {
 }
 
 func TestStatusWritesPerSecond(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		want float64
+	for _, lane := range []struct {
+		value, flag string
+		def, all    float64
 	}{
-		{nil, 20},
-		{[]string{"--set", "statusWritesPerSecond=5"}, 5},
-		{[]string{"--set", "statusWritesPerSecond=0.5"}, 0.5},
-		{[]string{"--set-json", "statusWritesPerSecond=1000000"}, 1e6},
-		{[]string{"--values", allFeatures}, 50},
+		{"statusWritesPerSecond", "status-writes-per-second", 20, 50},
+		{"statusChangesPerSecond", "status-changes-per-second", 200, 300},
 	} {
-		t.Run(fmt.Sprint(tc.want), func(t *testing.T) {
-			v, ok := flag(args(t, helmTemplate(t, tc.args...)), "status-writes-per-second")
-			got, err := strconv.ParseFloat(v, 64)
-			if !ok || err != nil || got != tc.want {
-				t.Errorf("--status-writes-per-second=%s (present %v, %v), want %v", v, ok, err, tc.want)
-			}
-		})
-	}
-	// The manager would take 0 or less for its default: refuse it.
-	for _, bad := range []string{"0", "-1", "fast"} {
-		t.Run("refuses "+bad, func(t *testing.T) {
-			_, err := testenv.HelmTemplate(t.Context(), chartDir, release, namespace, "--set", "statusWritesPerSecond="+bad)
-			if err == nil || !strings.Contains(err.Error(), "statusWritesPerSecond must be a number above 0") {
-				t.Errorf("statusWritesPerSecond=%s: %v, want refused", bad, err)
-			}
-		})
+		for _, tc := range []struct {
+			args []string
+			want float64
+		}{
+			{nil, lane.def},
+			{[]string{"--set", lane.value + "=5"}, 5},
+			{[]string{"--set", lane.value + "=0.5"}, 0.5},
+			{[]string{"--set-json", lane.value + "=1000000"}, 1e6},
+			{[]string{"--values", allFeatures}, lane.all},
+		} {
+			t.Run(fmt.Sprint(lane.value, "=", tc.want), func(t *testing.T) {
+				v, ok := flag(args(t, helmTemplate(t, tc.args...)), lane.flag)
+				got, err := strconv.ParseFloat(v, 64)
+				if !ok || err != nil || got != tc.want {
+					t.Errorf("--%s=%s (present %v, %v), want %v", lane.flag, v, ok, err, tc.want)
+				}
+			})
+		}
+		// The manager would take 0 or less for its default: refuse it.
+		for _, bad := range []string{"0", "-1", "fast"} {
+			t.Run(lane.value+" refuses "+bad, func(t *testing.T) {
+				_, err := testenv.HelmTemplate(t.Context(), chartDir, release, namespace, "--set", lane.value+"="+bad)
+				if err == nil || !strings.Contains(err.Error(), lane.value+" must be a number above 0") {
+					t.Errorf("%s=%s: %v, want refused", lane.value, bad, err)
+				}
+			})
+		}
 	}
 }
 

@@ -8,8 +8,10 @@ affinity differ.
 {{- $hb := .Values.heartbeat }}
 {{- $store := .Values.store.embedded }}
 {{- $pg := .Values.store.postgres }}
-{{- if not (gt (float64 .Values.statusWritesPerSecond) 0.0) }}
-{{- fail (printf "statusWritesPerSecond must be a number above 0, not %v" .Values.statusWritesPerSecond) }}
+{{- range $name := list "statusWritesPerSecond" "statusChangesPerSecond" }}
+{{- if not (gt (float64 (get $.Values $name)) 0.0) }}
+{{- fail (printf "%s must be a number above 0, not %v" $name (get $.Values $name)) }}
+{{- end }}
 {{- end -}}
 metadata:
   {{- with .Values.podAnnotations }}
@@ -62,6 +64,7 @@ spec:
         - --store=sqlite:{{ include "vigil.storeDir" . }}/vigil.db
         {{- end }}
         - --status-writes-per-second={{ .Values.statusWritesPerSecond }}
+        - --status-changes-per-second={{ .Values.statusChangesPerSecond }}
         - {{ printf "--base-url=%s" (include "vigil.baseURL" .) | quote }}
         {{- with .Values.watchNamespaces }}
         - {{ printf "--namespaces=%s" (join "," .) | quote }}
