@@ -15,41 +15,20 @@ import (
 	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/store"
-	"github.com/vigil-operator/vigil/internal/testenv"
 )
 
 // TestLanes: against a real API server, a wave of downs is written within
 // the changes' budget, not the other lane's: with one write every 100 s
 // for everything else, 40 checks going down all show down within seconds
 // (in one lane of 0.01 a second they would take over an hour). Going into
-// the grace period waits in the other lane: a check in grace still shows
-// up after the wave, behind a ping statistic that took the lane's one
-// write.
+// the grace period and a check's first ping wait in the other lane: after
+// the wave, a check in grace still shows up and a check pinged for the
+// first time still shows new, behind a ping statistic that took the
+// lane's one write.
 func TestLanes(t *testing.T) {
+	cl, st := backends(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cluster, err := testenv.Start(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := cluster.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
-	cl, err := client.New(cluster.Config, client.Options{Scheme: cluster.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dsn, err := testenv.StoreDSN(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(ctx, dsn, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "lanes-"}}
 	if err := cl.Create(ctx, ns); err != nil {
 		t.Fatal(err)
@@ -60,13 +39,16 @@ func TestLanes(t *testing.T) {
 	timeout := int64(60)
 	now := time.Now()
 	var checksUp []*v1.Check
-	for i := range wave + 2 {
+	for i := range wave + 3 {
 		c := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: ns.Name, Name: fmt.Sprint("c", i)},
 			Spec: v1.CheckSpec{Timeout: &timeout, Grace: 3600}}
 		if err := cl.Create(ctx, c); err != nil {
 			t.Fatal(err)
 		}
 		c.Status.State = v1.CheckStateUp
+		if i == wave+2 {
+			c.Status.State = v1.CheckStateNew
+		}
 		if err := cl.Status().Update(ctx, c); err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +62,7 @@ func TestLanes(t *testing.T) {
 	// as shown, with a ping more), and takes the other lane's one write
 	// first; the last is in its grace period (pinged two minutes ago). The
 	// others fail now.
-	pinged, graceful := checksUp[wave], checksUp[wave+1]
+	pinged, graceful, fresh := checksUp[wave], checksUp[wave+1], checksUp[wave+2]
 	if _, err := st.RecordPing(ctx, target(pinged), store.Ping{Kind: monitor.PingSuccess, At: now}); err != nil {
 		t.Fatal(err)
 	}
@@ -88,6 +70,9 @@ func TestLanes(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := st.Observe(ctx, []store.Target{target(graceful)}, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.RecordPing(ctx, target(fresh), store.Ping{Kind: monitor.PingSuccess, At: now}); err != nil {
 		t.Fatal(err)
 	}
 	for _, c := range checksUp[:wave] {
@@ -122,5 +107,8 @@ func TestLanes(t *testing.T) {
 	t.Logf("the wave of %d downs showed after %v", wave, time.Since(began).Round(time.Millisecond))
 	if s := state(graceful); s != v1.CheckStateUp {
 		t.Errorf("the check in its grace period shows %q while the wave is written, want up (it waits in the other lane)", s)
+	}
+	if s := state(fresh); s != v1.CheckStateNew {
+		t.Errorf("the check pinged for the first time shows %q while the wave is written, want new (it waits in the other lane)", s)
 	}
 }

@@ -6,11 +6,12 @@
 //
 // etcd is the cluster's shared heart, so status writes are rationed, in two
 // lanes with a budget each, cluster-wide. Changes that tools act on go
-// first, within ChangeBudget a second: a new verdict, or a change of state
-// as the Up condition shows it (down, up, paused, new), which Argo CD's
-// health check, kstatus and `kubectl wait` read. Everything else (a check
-// going into its grace period and out of it, which every run of a CronJob
-// does, and the ping statistics: lastPing, nPings, nextPing) follows within
+// first, within ChangeBudget a second: a new verdict (Ready, which kstatus
+// and `kubectl wait` read), or a change of state into or out of down or
+// paused, which Argo CD's health check and alerts on the Up condition act
+// on. Everything else (a check's first ping, going into its grace period
+// and out of it, which every run of a CronJob does, and the ping
+// statistics: lastPing, nPings, nextPing) follows within
 // Budget a second, so under load it lags the store; status.lastSyncTime
 // says when it was taken from it. The Management API reads the store and
 // is always exact. A wave of downs is an incident, rare and the moment a
@@ -454,7 +455,7 @@ func (p *Projector) pull(ctx context.Context) {
 		p.mu.Lock()
 		for _, ch := range changes {
 			key := types.NamespacedName{Namespace: ch.Namespace, Name: ch.Name}
-			p.markLocked(ch.UID, key, p.upDiffers(ctx, key, ch))
+			p.markLocked(ch.UID, key, p.healthDiffers(ctx, key, ch))
 			p.cursor = ch.Cursor()
 		}
 		p.mu.Unlock()
@@ -464,24 +465,27 @@ func (p *Projector) pull(ctx context.Context) {
 	}
 }
 
-// upDiffers reports whether the change's state, as the Up condition shows
-// it, is not what the check's status shows: such a change goes first. A
-// check in its grace period is up there (the condition is True), so going
-// into grace and out of it waits in the other lane.
-func (p *Projector) upDiffers(ctx context.Context, key types.NamespacedName, ch store.Change) bool {
+// healthDiffers reports whether the change's state, as tools act on it,
+// is not what the check's status shows: such a change goes first. Argo
+// CD's health check (internal/argocd) and alerts on the Up condition tell
+// three apart: down (Degraded, Up False), paused (Suspended), and the
+// rest (Healthy): a check's first ping, and going into its grace period
+// and out of it, wait in the other lane.
+func (p *Projector) healthDiffers(ctx context.Context, key types.NamespacedName, ch store.Change) bool {
 	c := &v1.Check{}
 	if err := p.Client.Get(ctx, key, c); err != nil || c.UID != ch.UID {
 		return false
 	}
-	return asUp(stateOf(ch.State)) != asUp(c.Status.State)
+	return health(stateOf(ch.State)) != health(c.Status.State)
 }
 
-// asUp is a state as the Up condition shows it: grace is up.
-func asUp(s v1.CheckState) v1.CheckState {
-	if s == v1.CheckStateGrace {
-		return v1.CheckStateUp
+// health is a state as tools act on it: new, up and grace are all up.
+func health(s v1.CheckState) v1.CheckState {
+	switch s {
+	case v1.CheckStateDown, v1.CheckStatePaused:
+		return s
 	}
-	return s
+	return v1.CheckStateUp
 }
 
 func stateOf(s monitor.Status) v1.CheckState {

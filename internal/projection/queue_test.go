@@ -18,9 +18,7 @@ func TestOrder(t *testing.T) {
 	p := &Projector{Clock: clk}
 	p.init()
 	mark := func(uid string, urgent bool) {
-		p.mu.Lock()
-		p.markLocked(types.UID(uid), types.NamespacedName{Namespace: "ns", Name: uid}, urgent)
-		p.mu.Unlock()
+		markIn(p, uid, urgent)
 		clk.Step(time.Second)
 	}
 	mark("stats-old", false)
@@ -114,14 +112,9 @@ func TestNamespacesTakeTurns(t *testing.T) {
 // to a second writer at once (two writes of one object at a time would
 // conflict); it goes when the first write is done, in its lane.
 func TestParked(t *testing.T) {
-	clk := testingclock.NewFakeClock(time.Now())
-	p := &Projector{Clock: clk}
+	p := &Projector{Clock: testingclock.NewFakeClock(time.Now())}
 	p.init()
-	mark := func(uid string, urgent bool) {
-		p.mu.Lock()
-		p.markLocked(types.UID(uid), types.NamespacedName{Namespace: "ns", Name: uid}, urgent)
-		p.mu.Unlock()
-	}
+	mark := func(uid string, urgent bool) { markIn(p, uid, urgent) }
 	mark("a", false)
 	mark("b", false)
 	if uid, _, _ := p.next(true); uid != "a" {
@@ -158,10 +151,8 @@ func TestParked(t *testing.T) {
 func TestOneWriterForStatistics(t *testing.T) {
 	p := &Projector{Clock: testingclock.NewFakeClock(time.Now())}
 	p.init()
-	p.mu.Lock()
-	p.markLocked("stats", types.NamespacedName{Namespace: "ns", Name: "stats"}, false)
-	p.markLocked("state", types.NamespacedName{Namespace: "ns", Name: "state"}, true)
-	p.mu.Unlock()
+	markIn(p, "stats", false)
+	markIn(p, "state", true)
 	if uid, _, _ := p.next(false); uid != "state" {
 		t.Fatalf("an urgent writer took %q, want state", uid)
 	}
@@ -171,4 +162,11 @@ func TestOneWriterForStatistics(t *testing.T) {
 	if uid, _, _ := p.next(true); uid != "stats" {
 		t.Fatalf("the statistics writer took %q, want stats", uid)
 	}
+}
+
+// markIn queues the check uid of namespace ns in p.
+func markIn(p *Projector, uid string, urgent bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.markLocked(types.UID(uid), types.NamespacedName{Namespace: "ns", Name: uid}, urgent)
 }

@@ -27,29 +27,7 @@ import (
 // field and leaves the old value in place: the flake this guards against.)
 func TestStaleCache(t *testing.T) {
 	ctx := context.Background()
-	cluster, err := testenv.Start(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := cluster.Stop(); err != nil {
-			t.Error(err)
-		}
-	})
-	cfg := cluster.Config
-	cl, err := client.NewWithWatch(cfg, client.Options{Scheme: cluster.Scheme})
-	if err != nil {
-		t.Fatal(err)
-	}
-	dsn, err := testenv.StoreDSN(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	st, err := store.Open(ctx, dsn, store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
+	cl, st := backends(t)
 
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "stale-"}}
 	if err := cl.Create(ctx, ns); err != nil {
@@ -92,4 +70,34 @@ func TestStaleCache(t *testing.T) {
 	if got.Status.LastSyncTime == nil {
 		t.Error("status was not written at all")
 	}
+}
+
+// backends starts a control plane and opens a ping store for t, both
+// stopped when it ends.
+func backends(t *testing.T) (client.WithWatch, *store.Store) {
+	t.Helper()
+	ctx := context.Background()
+	cluster, err := testenv.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := cluster.Stop(); err != nil {
+			t.Error(err)
+		}
+	})
+	cl, err := client.NewWithWatch(cluster.Config, client.Options{Scheme: cluster.Scheme})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dsn, err := testenv.StoreDSN(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(ctx, dsn, store.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	return cl, st
 }
