@@ -102,9 +102,9 @@ func newManagerCmd(g *globals) *cobra.Command {
 	f.StringVar(&opts.Store, "store", "",
 		"the ping store, where pings, flips and notifications are kept: sqlite:<path>, or PostgreSQL for several replicas: a postgres:// URL or libpq key=value pairs (TLS with sslmode, sslrootcert, sslcert, sslkey) (default $VIGIL_STORE, else sqlite:/var/lib/vigil/vigil.db)")
 	f.Float64Var(&opts.StatusBudget, "status-writes-per-second", projection.DefaultBudget,
-		"Check status writes per second, cluster-wide, of what tools do not act on: ping statistics and the grace period, oldest first, in turns by namespace")
+		"Check status writes per second, cluster-wide, of what tools do not act on: ping statistics, a check's first ping, the grace period; oldest first, in turns by namespace")
 	f.Float64Var(&opts.StatusChangeBudget, "status-changes-per-second", projection.DefaultChangeBudget,
-		"Check status writes per second, cluster-wide, of verdicts and changes of state (up, down, paused), ahead of the others, in turns by namespace")
+		"Check status writes per second, cluster-wide, of verdicts and changes of state into or out of down or paused, ahead of the others, in turns by namespace")
 	f.DurationVar(&opts.CacheSyncTimeout, "cache-sync-timeout", manager.DefaultCacheSyncTimeout,
 		"how long the controllers wait for the first lists of what they watch before the manager gives up and exits")
 	f.StringVar(&opts.BaseURL, "base-url", "http://localhost:8000", "URL clients reach the HTTP server at, used in returned ping, API and badge URLs")

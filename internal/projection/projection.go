@@ -169,9 +169,13 @@ func (p *Projector) init() {
 func (p *Projector) NeedLeaderElection() bool { return true }
 
 // SetVerdict hands over the controller's verdict on a check; its status
-// shows it soon, ahead of ping statistics.
+// shows it soon, ahead of ping statistics. A verdict the status already
+// shows (every check's, when a manager starts or a new leader takes over)
+// queues nothing: a restart compares before it marks anything urgent.
 func (p *Projector) SetVerdict(c *v1.Check, v Verdict) {
 	p.init()
+	shown := c.Status.DeepCopy()
+	p.applyVerdict(shown, v, p.Clock.Now())
 	p.mu.Lock()
 	key := client.ObjectKeyFromObject(c)
 	if prev, ok := p.byName[key]; ok && prev != c.UID {
@@ -180,8 +184,9 @@ func (p *Projector) SetVerdict(c *v1.Check, v Verdict) {
 	p.byName[key] = c.UID
 	old, had := p.verdicts[c.UID]
 	p.verdicts[c.UID] = v
-	if !had || !equality.Semantic.DeepEqual(old, v) {
-		p.markLocked(c.UID, client.ObjectKeyFromObject(c), true)
+	changed := had && !equality.Semantic.DeepEqual(old, v)
+	if changed || !equality.Semantic.DeepEqual(*shown, c.Status) {
+		p.markLocked(c.UID, key, true)
 	}
 	p.mu.Unlock()
 	p.Wake()

@@ -8,6 +8,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/types"
 	testingclock "k8s.io/utils/clock/testing"
+
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 )
 
 // TestOrder: verdicts and state changes go first, in arrival order; ping
@@ -169,4 +171,34 @@ func markIn(p *Projector, uid string, urgent bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.markLocked(types.UID(uid), types.NamespacedName{Namespace: "ns", Name: uid}, urgent)
+}
+
+// TestVerdictShownQueuesNothing: a verdict the status already shows (every
+// check's, when a manager starts or a new leader takes over) queues no
+// write; a check whose status does not show it yet, or a verdict that
+// changed, goes in the urgent lane.
+func TestVerdictShownQueuesNothing(t *testing.T) {
+	clk := testingclock.NewFakeClock(time.Now())
+	p := &Projector{Clock: clk}
+	p.init()
+	v := Verdict{Generation: 3, UUID: "3f0c1f4e-7c1e-4a8f-9a57-2b1d1c0c9d11", PingURL: "https://vigil.example/ping/3f0c1f4e-7c1e-4a8f-9a57-2b1d1c0c9d11"}
+	shown := &v1.Check{}
+	shown.Namespace, shown.Name, shown.UID = "ns", "shown", "shown"
+	p.applyVerdict(&shown.Status, v, clk.Now().Add(-time.Hour))
+	p.SetVerdict(shown, v)
+	if uid, e, _ := p.next(true); e != nil {
+		t.Fatalf("a verdict the status shows queued %s", uid)
+	}
+
+	fresh := &v1.Check{}
+	fresh.Namespace, fresh.Name, fresh.UID = "ns", "fresh", "fresh"
+	p.SetVerdict(fresh, v)
+	if uid, e, _ := p.next(false); uid != "fresh" || !e.urgent {
+		t.Fatalf("a new check's verdict: %q %+v, want it urgent", uid, e)
+	}
+
+	p.SetVerdict(shown, Verdict{Generation: 4, UUID: v.UUID, PingURL: v.PingURL, Reason: "InvalidSchedule", Message: "61 is out of range"})
+	if uid, e, _ := p.next(false); uid != "shown" || !e.urgent {
+		t.Fatalf("a changed verdict: %q %+v, want it urgent", uid, e)
+	}
 }

@@ -51,7 +51,7 @@ const (
 func main() {
 	n := flag.Int("checks", 1000, "checks")
 	spread := flag.Duration("spread", time.Minute, "deadlines are spread over this long, starting after setup")
-	budget := flag.Float64("status-budget", 0, "status writes per second of statistics and grace (0: the manager's default)")
+	budget := flag.Float64("status-budget", 0, "status writes per second of the second lane: statistics, first pings, grace (0: the manager's default)")
 	changes := flag.Float64("status-changes", 0, "status writes per second of changes of state (0: the manager's default)")
 	statusWait := flag.Duration("status-wait", 15*time.Minute, "how long to wait for every status to show down")
 	storm := flag.Int("storm-threshold", -1, "the manager's --storm-threshold (-1: every notification alone, as before storm control)")
