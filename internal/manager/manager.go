@@ -596,13 +596,7 @@ func setupCronJobs(mgr ctrl.Manager, cfg *rest.Config, opts Options, door *check
 // manager's other requests, within their 50 a second, nor starves them.
 func statusClient(cfg *rest.Config, mgr ctrl.Manager, opts Options) (client.Client, error) {
 	cfg = rest.CopyConfig(cfg)
-	budget, changes := opts.StatusBudget, opts.StatusChangeBudget
-	if budget <= 0 {
-		budget = projection.DefaultBudget
-	}
-	if changes <= 0 {
-		changes = projection.DefaultChangeBudget
-	}
+	budget, changes := projection.Budgets(opts.StatusBudget, opts.StatusChangeBudget)
 	// Reads after a conflict come out of the same allowance.
 	cfg.QPS = float32(budget + changes)
 	cfg.Burst = int(budget + changes)

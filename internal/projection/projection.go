@@ -68,6 +68,18 @@ const DefaultBudget = 20
 // makes at most, by default, for verdicts and changes of state.
 const DefaultChangeBudget = 200
 
+// Budgets returns the two lanes' budgets, the defaults for those not above
+// zero: the projector's, and its client's rate limit (their sum).
+func Budgets(stats, changes float64) (float64, float64) {
+	if stats <= 0 {
+		stats = DefaultBudget
+	}
+	if changes <= 0 {
+		changes = DefaultChangeBudget
+	}
+	return stats, changes
+}
+
 // Verdict is the check controller's judgement of a check's spec.
 type Verdict struct {
 	// Generation is the spec's generation the verdict is about.
@@ -150,12 +162,7 @@ func (p *Projector) init() {
 		p.inflight = map[types.UID]bool{}
 		p.queued = make(chan struct{})
 		p.wake = make(chan struct{}, 1)
-		if p.Budget <= 0 {
-			p.Budget = DefaultBudget
-		}
-		if p.ChangeBudget <= 0 {
-			p.ChangeBudget = DefaultChangeBudget
-		}
+		p.Budget, p.ChangeBudget = Budgets(p.Budget, p.ChangeBudget)
 		if p.Writer == nil {
 			p.Writer = p.Client
 		}
