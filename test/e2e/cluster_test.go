@@ -341,6 +341,28 @@ func (cl *cluster) expectHealthyManager() {
 	}
 }
 
+// replicaReport says, for each replica, whether it runs or how it exited,
+// and the last lines of its output.
+func (cl *cluster) replicaReport() string {
+	var b strings.Builder
+	for i, r := range cl.replicas {
+		switch {
+		case r == nil:
+			fmt.Fprintf(&b, "replica %d: stopped by the test\n", i)
+			continue
+		case r.exited():
+			fmt.Fprintf(&b, "replica %d: EXITED (%v); its output ends:\n", i, r.err)
+		default:
+			fmt.Fprintf(&b, "replica %d: running; its output ends:\n", i)
+		}
+		lines := strings.Split(strings.TrimRight(r.output(), "\n"), "\n")
+		for _, l := range lines[max(0, len(lines)-20):] {
+			b.WriteString("  " + l + "\n")
+		}
+	}
+	return b.String()
+}
+
 // rewriteFlags returns args with the flags in overrides set to their
 // values, added when missing.
 func rewriteFlags(args []string, overrides map[string]string) []string {

@@ -130,7 +130,7 @@ var _ = Describe("The installed manager under faults", Ordered, func() {
 		const pings = 2000
 		body := make([]byte, 10_000) // runitor's default body limit
 		for i := range pings {
-			r := do(http.DefaultClient, "POST", cl.httpURL+"/ping/"+c.uuid(), string(body), nil)
+			r := cl.request("POST", cl.httpURL+"/ping/"+c.uuid(), string(body), nil)
 			Expect(r.Status).To(Equal(http.StatusOK), "ping %d while the API server is unreachable: %s", i, r.Body)
 		}
 		// Creating a check needs the API server: a 503 that says when to

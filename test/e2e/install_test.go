@@ -480,7 +480,21 @@ type apiResult struct {
 }
 
 func (cl *cluster) api(method, path, key, body string) apiResult {
-	return do(http.DefaultClient, method, cl.httpURL+path, body, map[string]string{"X-Api-Key": key})
+	GinkgoHelper()
+	return cl.request(method, cl.httpURL+path, body, map[string]string{"X-Api-Key": key})
+}
+
+// request is do for a request to the manager: when it gets no answer, the
+// failure says how each replica is, and how its output ends, so that a
+// replica that died or cut the connection says why (a suite's whole output
+// may be cut).
+func (cl *cluster) request(method, url, body string, headers map[string]string) apiResult {
+	GinkgoHelper()
+	res, err := tryDo(http.DefaultClient, method, url, body, headers)
+	if err != nil {
+		Fail(fmt.Sprintf("%s %s got no answer: %v\n%s", method, url, err, cl.replicaReport()))
+	}
+	return res
 }
 
 // metrics scrapes every running replica, as Prometheus does, and returns
@@ -507,28 +521,37 @@ func (cl *cluster) metrics(token string) apiResult {
 // ping sends a ping and returns the answer's body.
 func (cl *cluster) ping(url, method, body string) string {
 	GinkgoHelper()
-	r := do(http.DefaultClient, method, url, body, nil)
+	r := cl.request(method, url, body, nil)
 	Expect(r.Status).To(BeNumerically("<", 300), "%s %s: %d %s", method, url, r.Status, r.Body)
 	return r.Body
 }
 
 func do(hc *http.Client, method, url, body string, headers map[string]string) apiResult {
 	GinkgoHelper()
+	res, err := tryDo(hc, method, url, body, headers)
+	Expect(err).NotTo(HaveOccurred())
+	return res
+}
+
+func tryDo(hc *http.Client, method, url, body string, headers map[string]string) (apiResult, error) {
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
 	}
 	req, err := http.NewRequestWithContext(context.Background(), method, url, rd)
-	Expect(err).NotTo(HaveOccurred())
+	if err != nil {
+		return apiResult{}, err
+	}
 	for k, v := range headers {
 		req.Header.Set(k, v)
 	}
 	resp, err := hc.Do(req)
-	Expect(err).NotTo(HaveOccurred())
+	if err != nil {
+		return apiResult{}, err
+	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
-	Expect(err).NotTo(HaveOccurred())
-	return apiResult{resp.StatusCode, string(b)}
+	return apiResult{resp.StatusCode, string(b)}, err
 }
 
 // vigil runs the vigil CLI as the cluster administrator and returns its
