@@ -9,6 +9,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/runstats"
 	"github.com/vigil-operator/vigil/internal/store"
+	"github.com/vigil-operator/vigil/internal/uptime"
 )
 
 // The charts are SVG drawn on the server: no script is needed to see them,
@@ -317,8 +318,8 @@ type calendarMonth struct {
 }
 
 // calendarOf colours each of the last calendarDays days (in tz) by the
-// share of its known time the timeline shows up.
-func calendarOf(tl timeline, now time.Time, tz *time.Location) calendar {
+// check's uptime that day.
+func calendarOf(h uptime.History, now time.Time, tz *time.Location) calendar {
 	ty, tm, td := now.In(tz).Date()
 	first := dayStart(ty, tm, td-(calendarDays-1), tz)
 	// Monday of the first day's week: the columns are weeks.
@@ -330,7 +331,7 @@ func calendarOf(tl timeline, now time.Time, tz *time.Location) calendar {
 		day := dayStart(ty, tm, td-(calendarDays-1)+i, tz)
 		next := dayStart(ty, tm, td-(calendarDays-1)+i+1, tz)
 		col, rowN := (i+offset)/7, (i+offset)%7
-		d := dayOf(tl, day, next, now)
+		d := dayOf(h, day, next, now)
 		d.X, d.Y = float64(col)*(calCell+calGap), 14+float64(rowN)*(calCell+calGap)
 		switch d.Class {
 		case "up":
@@ -358,15 +359,26 @@ func calendarOf(tl timeline, now time.Time, tz *time.Location) calendar {
 	return cal
 }
 
-// dayOf is the day [day, next) of the timeline, up to now: coloured by the
-// share of its known time up, titled with that share.
-func dayOf(tl timeline, day, next, now time.Time) calendarDay {
-	up, known := overlap(tl.Segments, day, min2(next, now))
-	if known == 0 {
-		return calendarDay{Class: "unknown", Title: day.Format("Mon 2 Jan") + ": no data"}
+// dayOf is the day [day, next) of the history, up to now: coloured by its
+// uptime that day, titled with it. A day with no up or down time is
+// maintenance or paused when it was, else no data.
+func dayOf(h uptime.History, day, next, now time.Time) calendarDay {
+	fig := h.Measure(day, min2(next, now))
+	name := day.Format("Mon 2 Jan")
+	share, ok := fig.Uptime()
+	switch {
+	case !ok && fig.Maintenance > 0:
+		return calendarDay{Class: "maintenance", Title: name + ": under maintenance"}
+	case !ok && fig.Paused > 0:
+		return calendarDay{Class: "paused", Title: name + ": paused"}
+	case !ok:
+		return calendarDay{Class: "unknown", Title: name + ": no data"}
 	}
-	d := calendarDay{Title: fmt.Sprintf("%s: up %s%%", day.Format("Mon 2 Jan"), percent(100*float64(up)/float64(known)))}
-	switch share := float64(up) / float64(known); {
+	d := calendarDay{Title: fmt.Sprintf("%s: up %s%%", name, percent(100*share))}
+	if fig.Downs > 0 {
+		d.Title += fmt.Sprintf(", down %s for %s", plural(int64(fig.Downs), "time"), words(fig.Down))
+	}
+	switch {
 	case share >= 1:
 		d.Class = "up"
 	case share >= 0.99:
@@ -385,15 +397,15 @@ func dayOf(tl timeline, day, next, now time.Time) calendarDay {
 // ("Mon 2 Nov – Sun 6 Dec: up 100%"); a day with a down is its own. So a
 // quiet check is a shape or two, and one that flapped all quarter at most
 // calendarDays, however often it flipped.
-func dayStrip(tl timeline, now time.Time) []calendarDay {
+func dayStrip(h uptime.History, now time.Time) []calendarDay {
 	y, m, d := now.UTC().Date()
 	var strip []calendarDay
 	var runFrom time.Time
 	for i := range calendarDays {
 		day := time.Date(y, m, d-(calendarDays-1)+i, 0, 0, 0, 0, time.UTC)
-		cd := dayOf(tl, day, day.AddDate(0, 0, 1), now)
+		cd := dayOf(h, day, day.AddDate(0, 0, 1), now)
 		cd.X, cd.Width = float64(i), 1
-		if n := len(strip); n > 0 && (cd.Class == "up" || cd.Class == "unknown") && strip[n-1].Class == cd.Class {
+		if n := len(strip); n > 0 && (cd.Class == "up" || cd.Class == "unknown" || cd.Class == "paused") && strip[n-1].Class == cd.Class {
 			last := &strip[n-1]
 			last.Width++
 			_, text, _ := strings.Cut(cd.Title, ": ")
@@ -404,24 +416,6 @@ func dayStrip(tl timeline, now time.Time) []calendarDay {
 		strip = append(strip, cd)
 	}
 	return strip
-}
-
-// overlap is how long of [from, to) the segments show up, and known.
-func overlap(segs []segment, from, to time.Time) (up, known time.Duration) {
-	for _, s := range segs {
-		a, b := maxTime(s.From, from), min2(s.To, to)
-		if !b.After(a) {
-			continue
-		}
-		switch s.State {
-		case "up":
-			up += b.Sub(a)
-			known += b.Sub(a)
-		case "down":
-			known += b.Sub(a)
-		}
-	}
-	return up, known
 }
 
 // dayStart is the first instant of the day (normalized as time.Date does)
@@ -440,13 +434,6 @@ func dayStart(y int, m time.Month, d int, tz *time.Location) time.Time {
 
 func min2(a, b time.Time) time.Time {
 	if a.Before(b) {
-		return a
-	}
-	return b
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
 		return a
 	}
 	return b

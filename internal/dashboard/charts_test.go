@@ -8,6 +8,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/runstats"
 	"github.com/vigil-operator/vigil/internal/store"
+	"github.com/vigil-operator/vigil/internal/uptime"
 )
 
 func TestNiceCeil(t *testing.T) {
@@ -92,6 +93,13 @@ func TestRateChart(t *testing.T) {
 	}
 }
 
+// downFor is the history of a check up since long before now but for one
+// down at at, for d.
+func downFor(now, at time.Time, d time.Duration) uptime.History {
+	return historyAt([]store.Flip{{N: 2, At: at.Add(d), Up: true, Since: at}, {N: 1, At: at}},
+		monitor.StatusUp, now.Add(-400*24*time.Hour), now)
+}
+
 func TestCalendarDaysWhereMidnightIsSkipped(t *testing.T) {
 	santiago, err := time.LoadLocation("America/Santiago")
 	if err != nil {
@@ -103,12 +111,8 @@ func TestCalendarDaysWhereMidnightIsSkipped(t *testing.T) {
 	// midnight: a down from 00:10 to 00:50 on Mon 7 Sep is Monday's.
 	now := time.Date(2026, 12, 5, 12, 0, 0, 0, santiago)
 	downAt := time.Date(2026, 9, 7, 0, 10, 0, 0, santiago)
-	tl := timeline{Segments: []segment{
-		{State: "up", From: now.Add(-timelineSpan), To: downAt},
-		{State: "down", From: downAt, To: downAt.Add(40 * time.Minute)},
-		{State: "up", From: downAt.Add(40 * time.Minute), To: now},
-	}}
-	cal := calendarOf(tl, now, santiago)
+	h := downFor(now, downAt, 40*time.Minute)
+	cal := calendarOf(h, now, santiago)
 	for i, want := range []struct{ title, class string }{{"Sun 6 Sep", "up"}, {"Mon 7 Sep", "some"}, {"Tue 8 Sep", "up"}} {
 		if d := cal.Days[i]; !strings.HasPrefix(d.Title, want.title) || d.Class != want.class {
 			t.Errorf("day %d: %+v, want %s %s", i, d, want.title, want.class)
@@ -128,12 +132,7 @@ func TestCalendarIsInTheCheckZone(t *testing.T) {
 	// 28th. Down from 22:30 to 23:00 UTC: 00:30 to 01:00 of the 28th in
 	// Riga, the 27th in UTC.
 	now := time.Date(2026, 11, 27, 23, 30, 0, 0, time.UTC)
-	start := now.Add(-timelineSpan)
-	tl := timeline{Segments: []segment{
-		{State: "up", From: start, To: now.Add(-time.Hour)},
-		{State: "down", From: now.Add(-time.Hour), To: now.Add(-30 * time.Minute)},
-		{State: "up", From: now.Add(-30 * time.Minute), To: now},
-	}}
+	h := downFor(now, now.Add(-time.Hour), 30*time.Minute)
 	for _, tc := range []struct {
 		loc            *time.Location
 		today, lastDay string
@@ -141,7 +140,7 @@ func TestCalendarIsInTheCheckZone(t *testing.T) {
 		{riga, "some", "up"},
 		{time.UTC, "some", "up"},
 	} {
-		cal := calendarOf(tl, now, tc.loc)
+		cal := calendarOf(h, now, tc.loc)
 		if len(cal.Days) != calendarDays {
 			t.Fatalf("%d days", len(cal.Days))
 		}
@@ -154,11 +153,11 @@ func TestCalendarIsInTheCheckZone(t *testing.T) {
 			t.Errorf("%s: today is %q, want %s", tc.loc, last.Title, wantDay)
 		}
 	}
-	// The first day of the span has no data before the bar starts.
-	cal := calendarOf(timeline{}, now, time.UTC)
+	// Before the check existed, no data.
+	cal := calendarOf(historyAt(nil, monitor.StatusUp, now, now), now, time.UTC)
 	for _, d := range cal.Days {
 		if d.Class != "unknown" {
-			t.Fatalf("no timeline, yet %+v", d)
+			t.Fatalf("created now, yet %+v", d)
 		}
 	}
 	if !strings.Contains(cal.Label, "0 days fully up") {

@@ -124,12 +124,13 @@ func (s *Server) checkPage(w http.ResponseWriter, r *http.Request) {
 		s.unavailable(w, r, "reading the flips", err)
 		return
 	}
-	p.Timeline = timelineOf(flips, view.Status, c.CreationTimestamp.Time, now)
+	history := historyOf(c, obs, view.Status, flips, now)
+	p.Timeline = timelineOf(history, now)
 	loc, err := schedule.LoadLocation(p.TZ)
 	if err != nil {
 		loc = time.UTC
 	}
-	p.Calendar = calendarOf(p.Timeline, now, loc)
+	p.Calendar = calendarOf(history, now, loc)
 	window, err := runstats.ParseWindow(r.URL.Query().Get("window"))
 	if err != nil {
 		window = runstats.Default // a hand-edited address: the page, not an error

@@ -167,8 +167,9 @@ func (s *Server) statusData(ctx context.Context, sp *v1.StatusPage, now time.Tim
 			return nil, err
 		}
 		label := labelOf(view)
-		tl := timelineOf(flips, view.Status, c.CreationTimestamp.Time, now)
-		sc := statusCheck{Name: publicName(c), State: label.Word, Label: label, Days: dayStrip(tl, now)}
+		history := historyOf(c, obs, view.Status, flips, now)
+		tl := timelineOf(history, now)
+		sc := statusCheck{Name: publicName(c), State: label.Word, Label: label, Days: dayStrip(history, now)}
 		if parent := obs.Dependency.Parent; parent != "" {
 			if sc.HeldBy = shown[parent]; sc.HeldBy == "" {
 				sc.HeldBy = "another check" // one the page does not show: not named

@@ -32,13 +32,13 @@ func TestDayStripIsAtMostAShapeADayHoweverOftenTheCheckFlipped(t *testing.T) {
 		return w
 	}
 
-	strip := dayStrip(timelineOf(flips, monitor.StatusUp, created, now), now)
-	// No data until the first flip (83 days in one shape), then a shape
-	// for each of the 8 days it flapped, today's included.
-	if len(strip) != 9 || width(strip) != calendarDays || strip[0].Class != "unknown" || strip[0].Width != 83 {
+	strip := dayStrip(historyAt(flips, monitor.StatusUp, created, now), now)
+	// Up until the first flip (83 days in one shape), then a shape for
+	// each of the 8 days it flapped, today's included.
+	if len(strip) != 9 || width(strip) != calendarDays || strip[0].Class != "up" || strip[0].Width != 83 {
 		t.Fatalf("flapping for a week: %+v", strip)
 	}
-	if !strings.HasPrefix(strip[0].Title, "Mon 7 Sep – Sat 28 Nov: no data") {
+	if !strings.HasPrefix(strip[0].Title, "Mon 7 Sep – Sat 28 Nov: up 100%") {
 		t.Errorf("the days before: %q", strip[0].Title)
 	}
 	for i, d := range strip[1:] {
@@ -50,7 +50,7 @@ func TestDayStripIsAtMostAShapeADayHoweverOftenTheCheckFlipped(t *testing.T) {
 		t.Errorf("yesterday, half down: %+v", d)
 	}
 
-	strip = dayStrip(timelineOf(nil, monitor.StatusUp, created, now), now)
+	strip = dayStrip(historyAt(nil, monitor.StatusUp, created, now), now)
 	if len(strip) != 1 || strip[0].Class != "up" || strip[0].Width != calendarDays ||
 		strip[0].Title != "Mon 7 Sep – Sun 6 Dec: up 100%" {
 		t.Errorf("up all along: %+v", strip)

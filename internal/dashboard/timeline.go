@@ -3,8 +3,10 @@ package dashboard
 import (
 	"time"
 
+	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/store"
+	"github.com/vigil-operator/vigil/internal/uptime"
 )
 
 // timelineSpan is how far back a check's page shows its flips.
@@ -15,118 +17,54 @@ const timelineSpan = 90 * 24 * time.Hour
 // flipped (a flapping check's earlier part of the span shows no data).
 const timelineFlips = 1000
 
-// timeline is a check's up and down periods over the span, as a bar.
+// historyOf is the check's history until now by the uptime rule, from the
+// flips a page read (the newest timelineFlips) and what the store holds.
+func historyOf(c *v1.Check, obs store.Check, status monitor.Status, flips []store.Flip, now time.Time) uptime.History {
+	return uptime.Of(uptime.Check{Created: c.CreationTimestamp.Time, Flips: flips, Truncated: len(flips) >= timelineFlips,
+		Status: status, PausedAt: obs.Facts.PausedAt, ResumedAt: obs.Facts.ResumedAt}, now)
+}
+
+// timeline is a check's states over the span, as a bar.
 type timeline struct {
 	Segments []segment
 	// Downs is how many down periods began in the span; DownFor their
-	// total length within it; UpPercent the share of the known time up.
+	// total length within it; UpPercent the share of the up and down time
+	// that was up (the uptime rule's).
 	Downs     int
 	DownFor   string
 	UpPercent float64
-	Known     bool // some of the span has a known state
-	// Maintenance: some of the span was down inside a maintenance window,
-	// which the figures leave out.
-	Maintenance bool
+	Known     bool // some of the span was up or down
+	// Maintenance and Paused: some of the span was down inside a
+	// maintenance window, or paused, which the figures leave out.
+	Maintenance, Paused bool
 }
 
 // segment is one period: its state and where it lies on the bar, in
 // percent of the span.
 type segment struct {
-	State        string // up, down, maintenance, unknown
+	State        string // up, down, maintenance, paused, unknown
 	Left, Width  float64
 	From, To     time.Time
 	Length, Word string
 }
 
-// timelineOf lays the flips (newest first, as the store returns them) over
-// the span ending at now. Before the check was created, and before its
-// first flip, its state is unknown, unless it is up or down now and never
-// flipped (a new or paused check that never flipped: unknown throughout).
-// A down that a maintenance window held is maintenance until the window's
-// end: the figures leave it out, and it counts as a down only if it
-// outlasts the window.
-func timelineOf(flips []store.Flip, status monitor.Status, created, now time.Time) timeline {
+// timelineOf lays the history over the span ending at now.
+func timelineOf(h uptime.History, now time.Time) timeline {
 	start := now.Add(-timelineSpan)
-	// Walk oldest first: the state at the span's start is that of the last
-	// flip before it.
-	state := "unknown"
-	if len(flips) == 0 {
-		switch status {
-		case monitor.StatusUp, monitor.StatusGrace:
-			state = "up"
-		case monitor.StatusDown:
-			state = "down"
-		}
-	}
 	var tl timeline
-	from := start
-	var downFor, known time.Duration
-	if created.After(start) && len(flips) == 0 {
-		tl.Segments = append(tl.Segments, segment{State: "unknown", Word: "unknown", From: start, To: created,
-			Width: pct(created.Sub(start)), Length: words(created.Sub(start))})
-		from = created
+	for _, s := range h.Within(start, now) {
+		word := string(s.State)
+		if s.State == uptime.Unknown {
+			word = "no data"
+		}
+		tl.Segments = append(tl.Segments, segment{State: string(s.State), Word: word, From: s.From, To: s.To,
+			Left: pct(s.From.Sub(start)), Width: pct(s.To.Sub(s.From)), Length: words(s.To.Sub(s.From))})
 	}
-	add := func(to time.Time) {
-		if !to.After(from) {
-			return
-		}
-		d := to.Sub(from)
-		if n := len(tl.Segments); n > 0 && tl.Segments[n-1].State == state {
-			last := &tl.Segments[n-1] // one period, however it was reached
-			last.To, last.Width, last.Length = to, pct(to.Sub(last.From)), words(to.Sub(last.From))
-		} else {
-			tl.Segments = append(tl.Segments, segment{State: state, From: from, To: to,
-				Left: pct(from.Sub(start)), Width: pct(d), Length: words(d), Word: state})
-		}
-		switch state {
-		case "down":
-			downFor += d
-			known += d
-		case "up":
-			known += d
-		case "maintenance":
-			tl.Maintenance = true
-		}
-	}
-	// A held down's window ends at maintEnd: down from there, unless a
-	// flip comes first.
-	var maintEnd time.Time
-	endMaintenance := func(before time.Time) {
-		if state != "maintenance" || maintEnd.After(before) {
-			return
-		}
-		if maintEnd.After(start) {
-			add(maintEnd)
-			from = maintEnd
-			tl.Downs++
-		}
-		state = "down"
-	}
-	for i := len(flips) - 1; i >= 0; i-- {
-		f := flips[i]
-		if f.At.After(now) {
-			break
-		}
-		endMaintenance(f.At)
-		held := !f.Up && f.HeldBy() != "" && f.HeldUntil.After(f.At)
-		if f.At.After(start) {
-			add(f.At)
-			from = f.At
-			if !f.Up && !held {
-				tl.Downs++
-			}
-		}
-		state = stateWord(f.Up)
-		if held {
-			state, maintEnd = "maintenance", f.HeldUntil
-		}
-	}
-	endMaintenance(now)
-	add(now)
-	tl.Known = known > 0
-	tl.DownFor = words(downFor)
-	if known > 0 {
-		tl.UpPercent = 100 * float64(known-downFor) / float64(known)
+	fig := h.Measure(start, now)
+	tl.Downs, tl.DownFor = fig.Downs, words(fig.Down)
+	tl.Maintenance, tl.Paused = fig.Maintenance > 0, fig.Paused > 0
+	if share, ok := fig.Uptime(); ok {
+		tl.UpPercent, tl.Known = 100*share, true
 	}
 	return tl
 }

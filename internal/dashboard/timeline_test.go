@@ -6,8 +6,17 @@ import (
 
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/store"
+	"github.com/vigil-operator/vigil/internal/uptime"
 )
 
+// historyAt is the uptime rule's history of a check created at created,
+// whose flips (newest first) are all the store keeps.
+func historyAt(flips []store.Flip, status monitor.Status, created, now time.Time) uptime.History {
+	return uptime.Of(uptime.Check{Created: created, Flips: flips, Status: status}, now)
+}
+
+// The bar is the uptime rule's history laid over the last 90 days (the
+// rule's edges are package uptime's tests).
 func TestTimeline(t *testing.T) {
 	now := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
 	day := 24 * time.Hour
@@ -19,7 +28,7 @@ func TestTimeline(t *testing.T) {
 		{N: 2, At: start.Add(30 * day), Up: false},
 		{N: 1, At: start.Add(-10 * day), Up: true},
 	}
-	tl := timelineOf(flips, monitor.StatusUp, start.Add(-20*day), now)
+	tl := timelineOf(historyAt(flips, monitor.StatusUp, start.Add(-20*day), now), now)
 	if len(tl.Segments) != 3 {
 		t.Fatalf("segments = %+v", tl.Segments)
 	}
@@ -37,24 +46,25 @@ func TestTimeline(t *testing.T) {
 		t.Errorf("summary = %+v", tl)
 	}
 
-	// A new check that never flipped: nothing known.
-	if tl := timelineOf(nil, monitor.StatusNew, now.Add(-day), now); tl.Known || len(tl.Segments) != 1 || tl.Segments[0].State != "unknown" {
-		t.Errorf("new check: %+v", tl)
+	// A check created 30 days ago, up for its first 40 seconds and down
+	// since ten minutes after: no data before it existed, up, then down,
+	// and its uptime is over its own life, not 0% (the status page said
+	// "0% uptime over 90 days" of such a check).
+	created := now.Add(-30 * day)
+	tl = timelineOf(historyAt([]store.Flip{{N: 1, At: created.Add(40 * time.Second), From: monitor.StatusUp}},
+		monitor.StatusDown, created, now), now)
+	if len(tl.Segments) != 3 || tl.Segments[0].State != "unknown" || tl.Segments[0].Word != "no data" ||
+		tl.Segments[1].State != "up" || tl.Segments[1].Length != "40 seconds" || tl.Segments[2].State != "down" {
+		t.Errorf("up 40 s, then down: %+v", tl.Segments)
 	}
-	// An up check created 30 days ago that never flipped: unknown, then up.
-	tl = timelineOf(nil, monitor.StatusUp, now.Add(-30*day), now)
-	if len(tl.Segments) != 2 || tl.Segments[0].State != "unknown" || tl.Segments[1].State != "up" ||
-		abs(tl.Segments[1].Width-100*30.0/90) > 1e-9 || tl.UpPercent != 100 {
-		t.Errorf("young up check: %+v", tl)
+	if !tl.Known || tl.UpPercent <= 0 || tl.Downs != 1 {
+		t.Errorf("up 40 s, then down: %+v", tl)
 	}
-	// A paused check that never flipped says nothing about up or down.
-	if tl := timelineOf(nil, monitor.StatusPaused, now.Add(-30*day), now); tl.Known || len(tl.Segments) != 1 {
-		t.Errorf("paused check: %+v", tl)
-	}
-	// A check whose first flip (down) came 10 days ago: unknown before it.
-	tl = timelineOf([]store.Flip{{N: 1, At: now.Add(-10 * day), Up: false}}, monitor.StatusDown, now.Add(-11*day), now)
-	if len(tl.Segments) != 2 || tl.Segments[0].State != "unknown" || tl.Segments[1].State != "down" || tl.UpPercent != 0 {
-		t.Errorf("first flip down: %+v", tl)
+	// A check paused a day after it was created: its paused time counts
+	// neither way.
+	tl = timelineOf(uptime.Of(uptime.Check{Created: created, Status: monitor.StatusPaused, PausedAt: created.Add(day)}, now), now)
+	if got := states(tl); len(got) != 3 || got[2] != "paused 29 days" || !tl.Known || tl.UpPercent != 100 || !tl.Paused {
+		t.Errorf("paused check: %v %+v", got, tl)
 	}
 }
 
@@ -65,24 +75,25 @@ func abs(f float64) float64 {
 	return f
 }
 
+func states(tl timeline) []string {
+	var out []string
+	for _, s := range tl.Segments {
+		out = append(out, s.State+" "+s.Length)
+	}
+	return out
+}
+
 func TestTimelineMaintenance(t *testing.T) {
 	now := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
 	day := 24 * time.Hour
 	start := now.Add(-timelineSpan)
-	states := func(tl timeline) []string {
-		var out []string
-		for _, s := range tl.Segments {
-			out = append(out, s.State+" "+s.Length)
-		}
-		return out
-	}
 	// Up since before the span; on day 30 down inside a window that ended
 	// a day later, and up again before it ended: no down counts.
-	tl := timelineOf([]store.Flip{
+	tl := timelineOf(historyAt([]store.Flip{
 		{N: 3, At: start.Add(30*day + 12*time.Hour), Up: true},
 		{N: 2, At: start.Add(30 * day), Held: "upgrade", HeldUntil: start.Add(31 * day)},
 		{N: 1, At: start.Add(-10 * day), Up: true},
-	}, monitor.StatusUp, start.Add(-20*day), now)
+	}, monitor.StatusUp, start.Add(-20*day), now), now)
 	if got := states(tl); len(got) != 3 || got[1] != "maintenance 12 hours" {
 		t.Fatalf("segments %v", got)
 	}
@@ -90,30 +101,15 @@ func TestTimelineMaintenance(t *testing.T) {
 		t.Errorf("a down inside a window: %+v", tl)
 	}
 	// Down inside a window that ended a day later, and still down two
-	// days after: one down, of two days.
-	tl = timelineOf([]store.Flip{
+	// days after: one down, of two days; the window counts neither way.
+	tl = timelineOf(historyAt([]store.Flip{
 		{N: 2, At: now.Add(-3 * day), Held: "upgrade", HeldUntil: now.Add(-2 * day)},
 		{N: 1, At: start.Add(-10 * day), Up: true},
-	}, monitor.StatusDown, start.Add(-20*day), now)
+	}, monitor.StatusDown, start.Add(-20*day), now), now)
 	if got := states(tl); len(got) != 3 || got[1] != "maintenance 1 day" || got[2] != "down 2 days" {
 		t.Fatalf("segments %v", got)
 	}
 	if tl.Downs != 1 || tl.DownFor != "2 days" || abs(tl.UpPercent-100*87.0/89) > 1e-9 {
 		t.Errorf("a down that outlasts its window: %+v", tl)
-	}
-	// A held down whose window ended before the span: down all along.
-	tl = timelineOf([]store.Flip{
-		{N: 1, At: start.Add(-3 * day), Held: "upgrade", HeldUntil: start.Add(-2 * day)},
-	}, monitor.StatusDown, start.Add(-20*day), now)
-	if got := states(tl); len(got) != 1 || got[0] != "down 90 days" || tl.Maintenance {
-		t.Fatalf("segments %v", got)
-	}
-	// A held up is up: only a down is left out.
-	tl = timelineOf([]store.Flip{
-		{N: 2, At: now.Add(-day), Up: true, Held: "upgrade", HeldUntil: now},
-		{N: 1, At: now.Add(-2 * day)},
-	}, monitor.StatusUp, start.Add(-20*day), now)
-	if got := states(tl); len(got) != 3 || got[1] != "down 1 day" || got[2] != "up 1 day" {
-		t.Fatalf("segments %v", got)
 	}
 }

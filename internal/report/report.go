@@ -11,7 +11,7 @@ import (
 
 	"github.com/vigil-operator/vigil/internal/notify"
 	"github.com/vigil-operator/vigil/internal/runstats"
-	"github.com/vigil-operator/vigil/internal/store"
+	"github.com/vigil-operator/vigil/internal/uptime"
 )
 
 // MaxRows bounds the checks a report lists, the least available first:
@@ -24,8 +24,8 @@ const slowestRuns = 5
 // Check is one check's figures over the period.
 type Check struct {
 	Name string
-	// Uptime is the share of the period (from the check's creation when
-	// later) it was not down, in [0, 1]; valid when HasUptime.
+	// Uptime is the share of its up and down time in the period that was
+	// up (package uptime's rule), in [0, 1]; valid when HasUptime.
 	Uptime    float64
 	HasUptime bool
 	// Downs is how many times it went down in the period, DownFor for how
@@ -44,77 +44,16 @@ type Project struct {
 	URL string
 }
 
-// Before is what is known of a check's state before the oldest flip the
-// store holds (flips older than 90 days are let go): with no flip, whether
-// it is down now, and since when.
-type Before struct {
-	Down  bool
-	Since time.Time
-}
-
-// Uptime is a check's share of [from, to) that it was up, from its flips
-// (newest first, as the store lists them), what came before them, and its
-// creation: ok is false when the check did not exist in the span. A down
-// held by a maintenance window is down only from the window's end.
-func Uptime(flips []store.Flip, before Before, created, from, to time.Time) (c Check, ok bool) {
-	start := from
-	if created.After(start) {
-		start = created
-	}
-	if !to.After(start) {
+// Uptime is a check's figures over [from, to) by the uptime rule (package
+// uptime): ok is false when the check did not exist then.
+func Uptime(c uptime.Check, from, to time.Time) (row Check, ok bool) {
+	if !to.After(c.Created) {
 		return Check{}, false
 	}
-	down, since := before.Down, before.Since
-	if n := len(flips); n > 0 {
-		// The oldest flip held says what came before it: an up ended a
-		// down that began at its Since (unknown: before the span).
-		down, since = flips[n-1].Up, flips[n-1].Since
-	}
-	// add ends a down at until: its time inside the span, and a down if
-	// it began inside it (a held one, once its window ended).
-	add := func(until time.Time) {
-		a, b := max2(since, start), min2(until, to)
-		if b.After(a) {
-			c.DownFor += b.Sub(a)
-			if !since.Before(start) {
-				c.Downs++
-			}
-		}
-	}
-	for _, f := range slices.Backward(flips) {
-		if !f.At.Before(to) {
-			break
-		}
-		switch {
-		case f.Up && down:
-			add(f.At)
-			down = false
-		case !f.Up && !down:
-			down, since = true, f.At
-			if f.HeldBy() != "" && f.HeldUntil.After(f.At) {
-				since = f.HeldUntil
-			}
-		}
-	}
-	if down {
-		add(to)
-	}
-	c.Uptime, c.HasUptime = 1-float64(c.DownFor)/float64(to.Sub(start)), true
-	return c, true
-}
-
-func max2(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
-}
-
-func min2(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
+	fig := uptime.Of(c, to).Measure(from, to)
+	row.Downs, row.DownFor = fig.Downs, fig.Down
+	row.Uptime, row.HasUptime = fig.Uptime()
+	return row, true
 }
 
 // Write is the report as an email: its subject, text and HTML.

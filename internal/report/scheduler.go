@@ -11,9 +11,9 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/checks"
-	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/notify"
 	"github.com/vigil-operator/vigil/internal/store"
+	"github.com/vigil-operator/vigil/internal/uptime"
 )
 
 // Scheduler sends each email Channel that asks for reports its project's
@@ -144,8 +144,9 @@ func (s *Scheduler) write(ctx context.Context, namespace string, period Period) 
 		if err != nil {
 			return notify.Report{}, err
 		}
-		before := Before{Down: project.View(i, now).Status == monitor.StatusDown, Since: project.Observed(i).Facts.StateSince}
-		row, ok := Uptime(flips, before, c.CreationTimestamp.Time, period.From, period.To)
+		facts := project.Observed(i).Facts
+		row, ok := Uptime(uptime.Check{Created: c.CreationTimestamp.Time, Flips: flips, Status: project.View(i, now).Status,
+			PausedAt: facts.PausedAt, ResumedAt: facts.ResumedAt}, period.From, period.To)
 		if !ok {
 			continue // created after the period
 		}

@@ -51,6 +51,10 @@ var _ = Describe("A status page", func() {
 		nameless := create("", "nameless-probe", "public")
 		hidden := create("Secret payroll export", "payroll-export", "internal")
 		curl(api.pingURL, "SECRET-BODY-42 rows exported")
+		// The site is up for 40 s, then down: its uptime is its own life's,
+		// not 0% over a grey bar.
+		curl(site.pingURL, "")
+		clk.Step(40 * time.Second)
 		curl(site.pingURL+"/fail", "SECRET-FAILURE-DETAIL")
 		curl(nameless.pingURL, "")
 		curl(hidden.pingURL, "SECRET-PAYROLL")
@@ -96,6 +100,9 @@ var _ = Describe("A status page", func() {
 		Expect(doc.Checks[0].Status).To(Equal("down"))
 		Expect(doc.Checks[1].Name).To(Equal("Public API"))
 		Expect(doc.Checks[1].Status).To(Equal("up"))
+		Expect(doc.Checks[0].Uptime).NotTo(BeNil())
+		Expect(*doc.Checks[0].Uptime).To(And(BeNumerically(">", 0), BeNumerically("<", 100)), "up, then down for 10 minutes")
+		Expect(doc.Checks[1].Uptime).To(HaveValue(BeNumerically("==", 100)), "up since it was created")
 		Expect(doc.Events).To(ContainElement(And(HaveField("Check", "Marketing site"), HaveField("Status", "down"))))
 
 		status, header, feed := get(sp.Status.URL + ".rss")
@@ -144,6 +151,19 @@ var _ = Describe("A status page", func() {
 		ctx := newSession()
 		do(ctx, chromedp.Navigate(sp.Status.URL), chromedp.WaitVisible(chromedp.CSS(".status-checks")))
 		Expect(js[bool](ctx, `document.documentElement.scrollWidth <= window.innerWidth`)).To(BeTrue())
+		// A day a mark, in order: no data only before the check existed.
+		marks := js[[][]string](ctx, `[...document.querySelectorAll(".status-checks li")].map(li =>
+			[...li.querySelectorAll("svg.days rect")].map(r => r.getAttribute("class")))`)
+		Expect(marks).To(HaveLen(3))
+		for _, row := range marks {
+			Expect(row[0]).To(Equal("day-unknown"), "90 days ago, before the check existed")
+		}
+		site0, api1 := marks[0], marks[1]
+		Expect(api1[len(api1)-1]).To(Equal("day-up"))
+		Expect(api1).To(HaveEach(BeElementOf("day-unknown", "day-up")))
+		// Today: up, then down (all down if the down began in the last
+		// minutes before the clock's midnight).
+		Expect(site0[len(site0)-1]).To(BeElementOf("day-some", "day-mostly", "day-down"))
 		screenshot(ctx, "status-page")
 		do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Navigate(sp.Status.URL), chromedp.WaitVisible(chromedp.CSS(".status-checks")))
 		Expect(js[bool](ctx, `document.documentElement.scrollWidth <= window.innerWidth`)).To(BeTrue())
