@@ -116,3 +116,13 @@ func (s *Store) OwnerRows(ctx context.Context) (keys, uuids int64, err error) {
 	}
 	return keys, uuids, nil
 }
+
+// KeyRowsOf counts the key rows a namespace holds or held: what one
+// project's keys cost the store.
+func (s *Store) KeyRowsOf(ctx context.Context, namespace string) (int64, error) {
+	var n int64
+	if err := s.queryRow(ctx, `SELECT COUNT(*) FROM key_owners WHERE namespace = ?`, namespace).Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting the key owners of %s: %w", namespace, err)
+	}
+	return n, nil
+}

@@ -87,7 +87,7 @@ func suite(tb testing.TB) *fixture {
 		fix.namespace, fix.rw, fix.ro, fix.pingKey, fix.slug = p.Namespace, p.ReadWrite, p.ReadOnly, p.PingKey, "nightly"
 		r, err := send(fix.addr, http.MethodPost, "/api/v3/checks/", "X-Api-Key: "+fix.rw, []byte(`{"name": "nightly", "slug": "nightly"}`))
 		gomega.Expect(err).NotTo(gomega.HaveOccurred())
-		gomega.Expect(r.StatusCode).To(gomega.Equal(http.StatusCreated))
+		gomega.Expect(r.StatusCode).To(gomega.Equal(http.StatusCreated), "POST /api/v3/checks/ answered %s", r.body)
 		fix.uuid = jsonField(r.body, "uuid")
 	})
 	if fix.startErr != nil {
