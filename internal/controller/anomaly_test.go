@@ -40,7 +40,7 @@ var _ = Describe("Duration anomalies", func() {
 
 		run(10, 4*time.Second) // "succeeds" at once
 		Eventually(upCondition(c)).Should(And(HaveField("Status", metav1.ConditionFalse), HaveField("Reason", v1.ReasonRunAnomalous),
-			HaveField("Message", MatchRegexp(`^The check is down: a run ran 4 s; usually \d+ min( \d+ s)? to \d+ min( \d+ s)? over its last 10 runs, at `))))
+			HaveField("Message", MatchRegexp(`^The check is down: a run ran 4 seconds; usually \d+ minutes?( \d+ seconds?)? to \d+ minutes?( \d+ seconds?)? over its last 10 runs, at `))))
 		Eventually(r.got).Should(Equal([]string{"/ops-down"}))
 
 		run(11, 41*time.Minute)

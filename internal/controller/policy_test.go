@@ -146,12 +146,12 @@ var _ = Describe("The alert policy", func() {
 		Eventually(flipsOf(c)).Should(HaveLen(1))
 		f := flipsOf(c)(Default)[0]
 		Expect(f.Reason).To(Equal(monitor.ReasonRuntime))
-		Expect(f.Detail).To(Equal("ran longer than 10 min"))
+		Expect(f.Detail).To(Equal("ran longer than 10 minutes"))
 		Expect(f.At).To(BeTemporally("==", t0.Add(11*time.Minute).UTC().Truncate(time.Microsecond)))
 		Eventually(upCondition(c)).Should(And(HaveField("Reason", v1.ReasonRanTooLong),
-			HaveField("Message", ContainSubstring("ran longer than 10 min"))))
+			HaveField("Message", ContainSubstring("ran longer than 10 minutes"))))
 		Eventually(eventsFor(c, v1.ReasonCheckDown)).Should(ContainElement(
-			HaveField("Note", ContainSubstring("ran longer than 10 min"))))
+			HaveField("Note", ContainSubstring("ran longer than 10 minutes"))))
 	})
 
 	It("fails a run that succeeds under minRuntime, with how long it took", func() {
@@ -167,10 +167,10 @@ var _ = Describe("The alert policy", func() {
 		Expect(rec.Kind).To(Equal(monitor.PingFail), "logged as the failure it counts as")
 		Expect(rec.Flip).NotTo(BeNil())
 		Expect(rec.Flip.Reason).To(Equal(monitor.ReasonShort))
-		Expect(rec.Flip.Detail).To(Equal("finished in 3 s, expected at least 5 min"))
+		Expect(rec.Flip.Detail).To(Equal("finished in 3 seconds, expected at least 5 minutes"))
 		Eventually(upCondition(c)).Should(And(HaveField("Status", metav1.ConditionFalse),
 			HaveField("Reason", v1.ReasonRanTooShort),
-			HaveField("Message", ContainSubstring("finished in 3 s, expected at least 5 min"))))
+			HaveField("Message", ContainSubstring("finished in 3 seconds, expected at least 5 minutes"))))
 	})
 
 	It("refuses a minRuntime not shorter than maxRuntime, values out of bounds, an escalation without channels and an unknown Channel event", func() {

@@ -22,6 +22,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/runstats"
 	"github.com/vigil-operator/vigil/internal/store"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 // pageSize is how many checks the board shows at once: the page is paged on
@@ -142,7 +143,7 @@ type row struct {
 func (rw *row) fill(q query, readWrite bool, now time.Time) {
 	c := rw.check
 	rw.ID, rw.Slug = checkID(c, readWrite), c.Spec.Slug
-	rw.Period, rw.Grace = period(c), words(time.Duration(c.Spec.Grace)*time.Second)
+	rw.Period, rw.Grace = period(c), words.Duration(time.Duration(c.Spec.Grace)*time.Second)
 	for _, t := range checks.Tags(c.Spec.Tags) {
 		rw.Tags = append(rw.Tags, chip{Tag: t, URL: q.withTag(t).url(), On: slices.Contains(q.Tags, t)})
 	}
@@ -430,7 +431,7 @@ func period(c *v1.Check) string {
 	if c.Spec.Schedule != nil {
 		return *c.Spec.Schedule + " (" + string(c.Spec.Zone()) + ")"
 	}
-	return "every " + words(time.Duration(c.Spec.TimeoutSeconds())*time.Second)
+	return "every " + words.Duration(time.Duration(c.Spec.TimeoutSeconds())*time.Second)
 }
 
 // sortRows orders the board; ties go by name, then object name (unique in

@@ -10,6 +10,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/runstats"
 	"github.com/vigil-operator/vigil/internal/store"
 	"github.com/vigil-operator/vigil/internal/uptime"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 // The charts are SVG drawn on the server: no script is needed to see them,
@@ -101,18 +102,18 @@ func runsViewOf(st runstats.Stats, usual monitor.Usual, window time.Duration, tz
 	case st.Runs == 0 && st.Missed == 0:
 		v.Summary = "No run ended in the " + span + "."
 	default:
-		v.Summary = fmt.Sprintf("%s in the %s: %d succeeded, %d failed", plural(int64(st.Runs), "run"), span, st.Succeeded, st.Failed)
+		v.Summary = fmt.Sprintf("%s in the %s: %d succeeded, %d failed", words.Plural(int64(st.Runs), "run"), span, st.Succeeded, st.Failed)
 		if st.Missed > 0 {
-			v.Summary += fmt.Sprintf(", %s", plural(int64(st.Missed), "missed deadline"))
+			v.Summary += fmt.Sprintf(", %s", words.Plural(int64(st.Missed), "missed deadline"))
 		}
 		v.Summary += "."
 		if st.HasRate {
-			v.Summary += fmt.Sprintf(" Success rate %s%%.", percent(st.SuccessRate*100))
+			v.Summary += fmt.Sprintf(" Success rate %s.", words.Percent(st.SuccessRate))
 		}
 	}
 	if st.Timed > 0 {
 		v.Durations = fmt.Sprintf("Duration p50 %s, p95 %s, p99 %s, longest %s (%s timed from a start signal).",
-			short(st.P50), short(st.P95), short(st.P99), short(st.Max), plural(int64(st.Timed), "run"))
+			short(st.P50), short(st.P95), short(st.P99), short(st.Max), words.Plural(int64(st.Timed), "run"))
 	} else if st.Runs > 0 {
 		v.Durations = "No run was timed: send a start signal (/start) before the end to measure how long runs take."
 	}
@@ -233,13 +234,13 @@ func durationChartOf(st runstats.Stats, usual monitor.Usual, tz *time.Location) 
 		ch.P50 = chartLine{Y: y(st.P50), Label: "p50 " + short(st.P50), Show: true}
 		ch.P95 = chartLine{Y: y(st.P95), Label: "p95 " + short(st.P95), Show: true}
 		ch.Label = fmt.Sprintf("Run durations from %s to %s: %s timed, p50 %s, p95 %s, longest %s.",
-			ch.From, ch.To, plural(int64(st.Timed), "run"), short(st.P50), short(st.P95), short(st.Max))
+			ch.From, ch.To, words.Plural(int64(st.Timed), "run"), short(st.P50), short(st.P95), short(st.Max))
 	} else {
 		ch.Label = fmt.Sprintf("No timed run from %s to %s.", ch.From, ch.To)
 	}
 	if ch.Usual.Show {
 		ch.Label += fmt.Sprintf(" Its usual range, learned from its last %s, is %s to %s.",
-			plural(int64(usual.Runs), "run"), short(usual.Low), short(usual.High))
+			words.Plural(int64(usual.Runs), "run"), short(usual.Low), short(usual.High))
 	}
 	return ch
 }
@@ -253,7 +254,7 @@ func rateChartOf(st runstats.Stats) rateChart {
 		return rc
 	}
 	bucket := span / rateBucketsPerWindow
-	rc.Bucket = words(bucket)
+	rc.Bucket = words.Duration(bucket)
 	var ok, all [rateBucketsPerWindow]int
 	slot := func(t time.Time) int {
 		return min(max(int(t.Sub(st.From)/bucket), 0), rateBucketsPerWindow-1)
@@ -283,11 +284,11 @@ func rateChartOf(st runstats.Stats) rateChart {
 		}
 		from := st.From.Add(time.Duration(i) * bucket)
 		rc.Dots = append(rc.Dots, chartPoint{X: px, Y: py, Class: class,
-			Title: fmt.Sprintf("%s%% of %s from %s", percent(rate*100), plural(int64(all[i]), "run"), from.UTC().Format("2 Jan 15:04 UTC"))})
+			Title: fmt.Sprintf("%s of %s from %s", words.Percent(rate), words.Plural(int64(all[i]), "run"), from.UTC().Format("2 Jan 15:04 UTC"))})
 	}
 	rc.Line, rc.Has = strings.Join(pts, " "), len(pts) > 0
 	if st.HasRate {
-		rc.Label = fmt.Sprintf("Success rate over the window, %s%% in all, a point per %s.", percent(st.SuccessRate*100), rc.Bucket)
+		rc.Label = fmt.Sprintf("Success rate over the window, %s in all, a point per %s.", words.Percent(st.SuccessRate), rc.Bucket)
 	}
 	return rc
 }
@@ -374,9 +375,9 @@ func dayOf(h uptime.History, day, next, now time.Time) calendarDay {
 	case !ok:
 		return calendarDay{Class: "unknown", Title: name + ": no data"}
 	}
-	d := calendarDay{Title: fmt.Sprintf("%s: up %s%%", name, percent(100*share))}
+	d := calendarDay{Title: fmt.Sprintf("%s: up %s", name, words.Percent(share))}
 	if fig.Downs > 0 {
-		d.Title += fmt.Sprintf(", down %s for %s", plural(int64(fig.Downs), "time"), words(fig.Down))
+		d.Title += fmt.Sprintf(", down %s for %s", words.Plural(int64(fig.Downs), "time"), words.Duration(fig.Down))
 	}
 	switch {
 	case share >= 1:
@@ -454,7 +455,7 @@ type sparkline struct {
 func sparklineOf(st runstats.Stats) sparkline {
 	var sp sparkline
 	if st.HasRate {
-		sp.Rate = percent(st.SuccessRate*100) + "%"
+		sp.Rate = words.Percent(st.SuccessRate)
 	}
 	if st.Timed > 0 {
 		sp.P95 = short(st.P95)
@@ -485,6 +486,6 @@ func sparklineOf(st runstats.Stats) sparkline {
 		}
 	}
 	sp.Line, sp.Has = strings.Join(pts, " "), true
-	sp.Label = fmt.Sprintf("Last %s: longest %s", plural(int64(n), "timed run"), short(top))
+	sp.Label = fmt.Sprintf("Last %s: longest %s", words.Plural(int64(n), "timed run"), short(top))
 	return sp
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/schedule"
 	"github.com/vigil-operator/vigil/internal/sla"
 	"github.com/vigil-operator/vigil/internal/store"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 // checkPage is a check's page template data. What a read-only key may not
@@ -104,7 +105,7 @@ func (s *Server) checkPage(w http.ResponseWriter, r *http.Request) {
 		Title: checks.DisplayName(c), Namespace: c.Namespace, ID: checkID(c, v.ReadWrite), Object: c.Name, Name: checks.DisplayName(c),
 		Slug: c.Spec.Slug, Desc: c.Spec.Desc, ReadWrite: v.ReadWrite, CSRF: v.CSRF, Status: labelOf(view),
 		Tags: checks.Tags(c.Spec.Tags), Period: period(c), TZ: string(c.Spec.Zone()), NPings: view.NPings,
-		Grace:   words(time.Duration(c.Spec.Grace) * time.Second),
+		Grace:   words.Duration(time.Duration(c.Spec.Grace) * time.Second),
 		Kubectl: "kubectl -n " + c.Namespace + " get check " + c.Name,
 		Paused:  view.Status == monitor.StatusPaused, Now: now,
 	}
@@ -189,16 +190,16 @@ func (s *Server) policy(c *v1.Check, obs store.Check, now time.Time) []string {
 		out = append(out, line+".")
 	}
 	if cfg.MaxRuntime > 0 {
-		out = append(out, "A run may take at most "+monitor.HumanDuration(cfg.MaxRuntime)+"; grace bounds only a late start.")
+		out = append(out, "A run may take at most "+words.Duration(cfg.MaxRuntime)+"; grace bounds only a late start.")
 	}
 	if cfg.MinRuntime > 0 {
-		out = append(out, "A run that succeeds in less than "+monitor.HumanDuration(cfg.MinRuntime)+" is a failure.")
+		out = append(out, "A run that succeeds in less than "+words.Duration(cfg.MinRuntime)+" is a failure.")
 	}
 	if p := c.Spec.RealertInterval; p != nil {
-		out = append(out, "While down, announced again every "+monitor.HumanDuration(p.Duration)+".")
+		out = append(out, "While down, announced again every "+words.Duration(p.Duration)+".")
 	}
 	if esc := c.Spec.Escalation; esc != nil {
-		out = append(out, "Still down after "+monitor.HumanDuration(esc.After.Duration)+": "+strings.Join(esc.Channels, ", ")+" told too.")
+		out = append(out, "Still down after "+words.Duration(esc.After.Duration)+": "+strings.Join(esc.Channels, ", ")+" told too.")
 	}
 	if spec := c.Spec.SLA; spec != nil {
 		if rules, err := sla.RulesOf(spec); err == nil {
@@ -279,9 +280,9 @@ func (s *Server) why(c *v1.Check, obs store.Check, view checks.View) string {
 
 // explainSchedule fills the schedule in words and its next five instants.
 func (s *Server) explainSchedule(p *checkPage, c *v1.Check, now time.Time) {
-	grace := words(time.Duration(c.Spec.Grace) * time.Second)
+	grace := words.Duration(time.Duration(c.Spec.Grace) * time.Second)
 	if c.Spec.Schedule == nil {
-		p.ScheduleWords = "Expects a ping every " + words(time.Duration(c.Spec.TimeoutSeconds())*time.Second) + ", and waits " + grace + " more before it goes down."
+		p.ScheduleWords = "Expects a ping every " + words.Duration(time.Duration(c.Spec.TimeoutSeconds())*time.Second) + ", and waits " + grace + " more before it goes down."
 		return
 	}
 	p.Schedule = *c.Spec.Schedule
@@ -347,10 +348,7 @@ func (s *Server) fillReadWrite(ctx context.Context, p *checkPage, c *v1.Check) e
 		pr := pingRow{N: pg.N, Kind: string(pg.Kind), Icon: pingIcon(pg.Kind), At: pg.At, Ago: relative(pg.At, p.Now),
 			Source: strings.TrimSpace(pg.Scheme + " " + pg.RemoteAddr), Method: pg.Method, UA: pg.UA}
 		if d, ok := durations[i]; ok {
-			pr.Duration = words(d)
-			if d < time.Second {
-				pr.Duration = strconv.FormatInt(d.Milliseconds(), 10) + " ms"
-			}
+			pr.Duration = words.Duration(d)
 		}
 		if pg.ExitStatus != nil {
 			pr.ExitStatus = strconv.Itoa(*pg.ExitStatus)

@@ -54,8 +54,8 @@ func TestNotificationRows(t *testing.T) {
 		{"the last flip its flapping held", []store.Notification{{Flip: store.Flip{At: t0, Up: true, Held: store.HeldFlapping}}}, store.Check{}, true,
 			"03:00 Up | Held while the check was flapping: once it keeps one state, the Channels are told it if they believe another."},
 		{"a re-alert and an overrun's words", []store.Notification{{Flip: store.Flip{At: t0, Notice: store.NoticeRealert}, Deliveries: []store.Delivery{delivered}},
-			{Flip: store.Flip{At: t0, Reason: monitor.ReasonRuntime, Detail: "ran longer than 2 h"}, Deliveries: []store.Delivery{delivered}}}, store.Check{}, true,
-			"03:00 Still down (re-alert) | ops: sent\n03:00 Down: the run ran longer than 2 h | ops: sent"},
+			{Flip: store.Flip{At: t0, Reason: monitor.ReasonRuntime, Detail: "ran longer than 2 hours"}, Deliveries: []store.Delivery{delivered}}}, store.Check{}, true,
+			"03:00 Still down (re-alert) | ops: sent\n03:00 Down: the run ran longer than 2 hours | ops: sent"},
 		{"an acknowledgement, and a down after Vigil's absence", []store.Notification{
 			{Flip: store.Flip{At: t0.Add(time.Minute), Notice: store.NoticeAck, Detail: "API key hcw_aaaaaaaa"}},
 			{Flip: store.Flip{At: t0, Reason: monitor.ReasonTimeout, Detail: "it fell due while Vigil was away"}, Deliveries: []store.Delivery{delivered}}},

@@ -6,8 +6,9 @@ import (
 	"encoding/hex"
 	"html/template"
 	"net/http"
-	"strconv"
 	"time"
+
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 // pageNames are the templates under templates/, each rendered inside
@@ -20,8 +21,7 @@ func parseTemplates(versions map[string]string) map[string]*template.Template {
 		"iso":       func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 		"utc":       func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 		"in":        formatIn,
-		"pct":       percent,
-		"deref":     func(f *float64) float64 { return *f },
+		"pct":       words.Percent,
 		"stripDays": func() int { return calendarDays },
 		// gap leaves a sliver between a strip's shapes.
 		"gap": func(w float64) float64 { return w - 0.2 },
@@ -80,12 +80,4 @@ func (s *Server) execute(page, name string, data any) ([]byte, error) {
 		return nil, err
 	}
 	return buf.Bytes(), nil
-}
-
-// percent writes a share for people: "100", "99.95", "0".
-func percent(f float64) string {
-	if f >= 100 || f <= 0 {
-		return strconv.FormatFloat(f, 'f', 0, 64)
-	}
-	return strconv.FormatFloat(f, 'f', 2, 64)
 }

@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"fmt"
-	"math"
 	"net/http"
 	"regexp"
 	"slices"
@@ -23,6 +22,7 @@ import (
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/statuspage"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 // A status page shows what its StatusPage selects to anyone with its
@@ -57,9 +57,10 @@ type statusPageData struct {
 }
 
 type statusCheck struct {
-	Name   string   `json:"name"`
-	State  string   `json:"status"`
-	Uptime *float64 `json:"uptime_90d"` // percent; null: no data
+	Name        string   `json:"name"`
+	State       string   `json:"status"`
+	Uptime      *float64 `json:"uptime_90d"` // percent; null: no data
+	UptimeWords string   `json:"-"`
 	// HeldBy names the check it depends on that is down and holds its
 	// notifications: its public name when the page shows it, "another
 	// check" when it does not (spec.dependsOn).
@@ -176,8 +177,8 @@ func (s *Server) statusData(ctx context.Context, sp *v1.StatusPage, now time.Tim
 			}
 		}
 		if tl.Known {
-			up := math.Round(tl.UpPercent*100) / 100
-			sc.Uptime = &up
+			up := words.PercentValue(tl.Uptime)
+			sc.Uptime, sc.UptimeWords = &up, words.Percent(tl.Uptime)
 		}
 		if label.Class == "down" {
 			d.Down++
@@ -200,7 +201,7 @@ func (s *Server) statusData(ctx context.Context, sp *v1.StatusPage, now time.Tim
 	case d.Down == 1:
 		d.Summary = "1 check is down."
 	default:
-		d.Summary = plural(int64(d.Down), "check") + " are down."
+		d.Summary = words.Plural(int64(d.Down), "check") + " are down."
 	}
 	return d, nil
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/store"
 	"github.com/vigil-operator/vigil/internal/uptime"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 // timelineSpan is how far back a check's page shows its flips.
@@ -28,12 +29,12 @@ func historyOf(c *v1.Check, obs store.Check, status monitor.Status, flips []stor
 type timeline struct {
 	Segments []segment
 	// Downs is how many down periods began in the span; DownFor their
-	// total length within it; UpPercent the share of the up and down time
-	// that was up (the uptime rule's).
-	Downs     int
-	DownFor   string
-	UpPercent float64
-	Known     bool // some of the span was up or down
+	// total length within it; Uptime the share of the up and down time
+	// that was up (the uptime rule's), in [0, 1].
+	Downs   int
+	DownFor string
+	Uptime  float64
+	Known   bool // some of the span was up or down
 	// Maintenance and Paused: some of the span was down inside a
 	// maintenance window, or paused, which the figures leave out.
 	Maintenance, Paused bool
@@ -58,13 +59,13 @@ func timelineOf(h uptime.History, now time.Time) timeline {
 			word = "no data"
 		}
 		tl.Segments = append(tl.Segments, segment{State: string(s.State), Word: word, From: s.From, To: s.To,
-			Left: pct(s.From.Sub(start)), Width: pct(s.To.Sub(s.From)), Length: words(s.To.Sub(s.From))})
+			Left: pct(s.From.Sub(start)), Width: pct(s.To.Sub(s.From)), Length: words.Duration(s.To.Sub(s.From))})
 	}
 	fig := h.Measure(start, now)
-	tl.Downs, tl.DownFor = fig.Downs, words(fig.Down)
+	tl.Downs, tl.DownFor = fig.Downs, words.Duration(fig.Down)
 	tl.Maintenance, tl.Paused = fig.Maintenance > 0, fig.Paused > 0
 	if share, ok := fig.Uptime(); ok {
-		tl.UpPercent, tl.Known = 100*share, true
+		tl.Uptime, tl.Known = share, true
 	}
 	return tl
 }

@@ -42,7 +42,7 @@ func TestTimeline(t *testing.T) {
 			t.Errorf("segment %d = %s at %.3f width %.3f, want %s at %.3f width %.3f", i, s.State, s.Left, s.Width, w.state, w.left, w.width)
 		}
 	}
-	if tl.Downs != 1 || tl.DownFor != "1 day" || abs(tl.UpPercent-100*89.0/90) > 1e-9 || !tl.Known {
+	if tl.Downs != 1 || tl.DownFor != "1 day" || abs(tl.Uptime-89.0/90) > 1e-9 || !tl.Known {
 		t.Errorf("summary = %+v", tl)
 	}
 
@@ -57,13 +57,13 @@ func TestTimeline(t *testing.T) {
 		tl.Segments[1].State != "up" || tl.Segments[1].Length != "40 seconds" || tl.Segments[2].State != "down" {
 		t.Errorf("up 40 s, then down: %+v", tl.Segments)
 	}
-	if !tl.Known || tl.UpPercent <= 0 || tl.Downs != 1 {
+	if !tl.Known || tl.Uptime <= 0 || tl.Downs != 1 {
 		t.Errorf("up 40 s, then down: %+v", tl)
 	}
 	// A check paused a day after it was created: its paused time counts
 	// neither way.
 	tl = timelineOf(uptime.Of(uptime.Check{Created: created, Status: monitor.StatusPaused, PausedAt: created.Add(day)}, now), now)
-	if got := states(tl); len(got) != 3 || got[2] != "paused 29 days" || !tl.Known || tl.UpPercent != 100 || !tl.Paused {
+	if got := states(tl); len(got) != 3 || got[2] != "paused 29 days" || !tl.Known || tl.Uptime != 1 || !tl.Paused {
 		t.Errorf("paused check: %v %+v", got, tl)
 	}
 }
@@ -97,7 +97,7 @@ func TestTimelineMaintenance(t *testing.T) {
 	if got := states(tl); len(got) != 3 || got[1] != "maintenance 12 hours" {
 		t.Fatalf("segments %v", got)
 	}
-	if tl.Downs != 0 || tl.UpPercent != 100 || !tl.Maintenance {
+	if tl.Downs != 0 || tl.Uptime != 1 || !tl.Maintenance {
 		t.Errorf("a down inside a window: %+v", tl)
 	}
 	// Down inside a window that ended a day later, and still down two
@@ -109,7 +109,7 @@ func TestTimelineMaintenance(t *testing.T) {
 	if got := states(tl); len(got) != 3 || got[1] != "maintenance 1 day" || got[2] != "down 2 days" {
 		t.Fatalf("segments %v", got)
 	}
-	if tl.Downs != 1 || tl.DownFor != "2 days" || abs(tl.UpPercent-100*87.0/89) > 1e-9 {
+	if tl.Downs != 1 || tl.DownFor != "2 days" || abs(tl.Uptime-87.0/89) > 1e-9 {
 		t.Errorf("a down that outlasts its window: %+v", tl)
 	}
 }

@@ -5,43 +5,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/vigil-operator/vigil/internal/words"
 )
-
-// words says a duration the way people do, in at most two units:
-// "1 day", "2 hours 30 minutes", "45 seconds".
-func words(d time.Duration) string {
-	if d < 0 {
-		d = -d
-	}
-	d = d.Round(time.Second)
-	if d < time.Second {
-		return "0 seconds"
-	}
-	units := []struct {
-		name string
-		size time.Duration
-	}{{"day", 24 * time.Hour}, {"hour", time.Hour}, {"minute", time.Minute}, {"second", time.Second}}
-	var parts []string
-	for _, u := range units {
-		if n := d / u.size; n > 0 {
-			parts = append(parts, plural(int64(n), u.name))
-			d -= n * u.size
-			if len(parts) == 2 {
-				break
-			}
-		} else if len(parts) > 0 {
-			break // "1 day 3 minutes" reads as more exact than it is
-		}
-	}
-	return strings.Join(parts, " ")
-}
-
-func plural(n int64, unit string) string {
-	if n == 1 {
-		return "1 " + unit
-	}
-	return strconv.FormatInt(n, 10) + " " + unit + "s"
-}
 
 // relative says when t is from now: "just now", "3 minutes ago", "in 2 hours".
 func relative(t, now time.Time) string {
@@ -60,13 +26,13 @@ func relative(t, now time.Time) string {
 func coarse(d time.Duration) string {
 	switch {
 	case d < time.Minute:
-		return plural(int64(d/time.Second), "second")
+		return words.Plural(int64(d/time.Second), "second")
 	case d < time.Hour:
-		return plural(int64(d/time.Minute), "minute")
+		return words.Plural(int64(d/time.Minute), "minute")
 	case d < 48*time.Hour:
-		return plural(int64(d/time.Hour), "hour")
+		return words.Plural(int64(d/time.Hour), "hour")
 	default:
-		return plural(int64(d/(24*time.Hour)), "day")
+		return words.Plural(int64(d/(24*time.Hour)), "day")
 	}
 }
 

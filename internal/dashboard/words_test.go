@@ -7,27 +7,6 @@ import (
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 )
 
-func TestWords(t *testing.T) {
-	for _, tc := range []struct {
-		d    time.Duration
-		want string
-	}{
-		{0, "0 seconds"},
-		{time.Second, "1 second"},
-		{90 * time.Second, "1 minute 30 seconds"},
-		{time.Hour, "1 hour"},
-		{24 * time.Hour, "1 day"},
-		{26 * time.Hour, "1 day 2 hours"},
-		{24*time.Hour + 3*time.Minute, "1 day"}, // two adjacent units at most
-		{-2 * time.Minute, "2 minutes"},
-		{1500 * time.Millisecond, "2 seconds"},
-	} {
-		if got := words(tc.d); got != tc.want {
-			t.Errorf("words(%v) = %q, want %q", tc.d, got, tc.want)
-		}
-	}
-}
-
 func TestRelative(t *testing.T) {
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {

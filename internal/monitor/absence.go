@@ -3,6 +3,8 @@ package monitor
 import (
 	"fmt"
 	"time"
+
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 // Vigil's own absence. A deadline that falls while no manager is running
@@ -81,5 +83,5 @@ func (c Config) nextMiss(f Facts) (time.Time, bool) {
 // fresh grace a return of Vigil gave.
 func (c Config) explainAbsent(f Facts) string {
 	return fmt.Sprintf("it fell due while Vigil was away; no ping came in the %s of grace after Vigil was back at %s",
-		HumanDuration(c.Grace), f.Reprieve.UTC().Format("2006-01-02 15:04:05 UTC"))
+		words.Duration(c.Grace), f.Reprieve.UTC().Format("2006-01-02 15:04:05 UTC"))
 }

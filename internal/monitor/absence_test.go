@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/vigil-operator/vigil/internal/monitor"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 // back is Vigil coming back at until from an absence that began at from.
@@ -15,7 +16,7 @@ func back(from, until time.Duration) monitor.Event {
 // absentDetail is the flip's detail for a down at the end of a fresh grace
 // given at the return at off.
 func absentDetail(c monitor.Config, off time.Duration) string {
-	return "it fell due while Vigil was away; no ping came in the " + monitor.HumanDuration(c.Grace) +
+	return "it fell due while Vigil was away; no ping came in the " + words.Duration(c.Grace) +
 		" of grace after Vigil was back at " + at(off).UTC().Format("2006-01-02 15:04:05 UTC")
 }
 

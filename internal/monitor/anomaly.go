@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 // Duration anomalies learned from each check's own runs. A job that always
@@ -101,5 +103,5 @@ func middle(sorted []time.Duration) time.Duration {
 
 // anomalyDetail words an anomalous run.
 func anomalyDetail(d time.Duration, u Usual) string {
-	return fmt.Sprintf("ran %s; usually %s to %s over its last %d runs", HumanDuration(d), HumanDuration(u.Low), HumanDuration(u.High), u.Runs)
+	return fmt.Sprintf("ran %s; usually %s to %s over its last %d runs", words.Duration(d), words.Duration(u.Low), words.Duration(u.High), u.Runs)
 }

@@ -77,9 +77,9 @@ func TestAnomaly(t *testing.T) {
 	}{
 		{"a run in its usual range", on, usual, 40 * m, monitor.PingSuccess, "", monitor.StatusUp},
 		{"a run far too short", on, usual, 4 * time.Second, monitor.PingFail,
-			"ran 4 s; usually 38 min to 45 min over its last 30 runs", monitor.StatusDown},
+			"ran 4 seconds; usually 38 minutes to 45 minutes over its last 30 runs", monitor.StatusDown},
 		{"a run far too long", on, usual, 3 * h, monitor.PingFail,
-			"ran 3 h; usually 38 min to 45 min over its last 30 runs", monitor.StatusDown},
+			"ran 3 hours; usually 38 minutes to 45 minutes over its last 30 runs", monitor.StatusDown},
 		{"no usual range yet: nothing judged", on, monitor.Usual{}, 4 * time.Second, monitor.PingSuccess, "", monitor.StatusUp},
 		{"without the setting, a range judges nothing", simple, usual, 4 * time.Second, monitor.PingSuccess, "", monitor.StatusUp},
 		{"below the failure threshold: counted, still up", three, usual, 4 * time.Second, monitor.PingFail, "", monitor.StatusUp},

@@ -2,8 +2,9 @@ package monitor
 
 import (
 	"fmt"
-	"strings"
 	"time"
+
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 // The alert policy: how many failed runs make a check down, how many
@@ -197,42 +198,16 @@ func (c Config) Recovery(f Facts) (streak, threshold int) {
 }
 
 // Explain is the plain words for why a check went down, with the policy's
-// figures: "ran longer than 1 h", "finished in 3 s, expected at least
-// 5 min". Empty for the reference's reasons, which their consumers word.
+// figures: "ran longer than 1 hour", "finished in 3 seconds, expected at
+// least 5 minutes". Empty for the reference's reasons, which their consumers word.
 func (c Config) Explain(reason Reason, f Facts) string {
 	switch reason {
 	case ReasonRuntime:
-		return "ran longer than " + HumanDuration(c.MaxRuntime)
+		return "ran longer than " + words.Duration(c.MaxRuntime)
 	case ReasonShort:
-		return fmt.Sprintf("finished in %s, expected at least %s", HumanDuration(f.LastDuration), HumanDuration(c.MinRuntime))
+		return fmt.Sprintf("finished in %s, expected at least %s", words.Duration(f.LastDuration), words.Duration(c.MinRuntime))
 	case ReasonAnomaly:
 		return f.FailDetail
 	}
 	return ""
-}
-
-// HumanDuration writes a duration as people read it, to the second and in
-// at most two units: "3 s", "5 min", "1 h 30 min", "2 d 4 h".
-func HumanDuration(d time.Duration) string {
-	if d < time.Second {
-		if d <= 0 {
-			return "0 s"
-		}
-		return fmt.Sprintf("%d ms", d.Milliseconds())
-	}
-	secs := int64(d / time.Second)
-	units := []struct {
-		name string
-		secs int64
-	}{{"d", 86400}, {"h", 3600}, {"min", 60}, {"s", 1}}
-	var parts []string
-	for _, u := range units {
-		if v := secs / u.secs; v > 0 && len(parts) < 2 {
-			parts = append(parts, fmt.Sprintf("%d %s", v, u.name))
-			secs %= u.secs
-		} else if len(parts) > 0 {
-			break
-		}
-	}
-	return strings.Join(parts, " ")
 }

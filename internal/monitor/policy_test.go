@@ -160,7 +160,7 @@ func TestPolicy(t *testing.T) {
 			name:   "maxRuntime 2h: down at start plus 2h, ran longer than",
 			cfg:    long,
 			events: []monitor.Event{success(0), start(h + 5*m), tick(5 * h)},
-			flips:  []monitor.Flip{down(3*h+5*m, monitor.StatusUp, monitor.ReasonRuntime, "ran longer than 2 h")},
+			flips:  []monitor.Flip{down(3*h+5*m, monitor.StatusUp, monitor.ReasonRuntime, "ran longer than 2 hours")},
 			status: monitor.StatusDown, failures: 1,
 		},
 		{
@@ -187,7 +187,7 @@ func TestPolicy(t *testing.T) {
 			name:   "minRuntime 5m: a run that ends in 3 s is down, finished in",
 			cfg:    short,
 			events: []monitor.Event{success(0), start(h), success(h + 3*time.Second)},
-			flips:  []monitor.Flip{down(h+3*time.Second, monitor.StatusGrace, monitor.ReasonShort, "finished in 3 s, expected at least 5 min")},
+			flips:  []monitor.Flip{down(h+3*time.Second, monitor.StatusGrace, monitor.ReasonShort, "finished in 3 seconds, expected at least 5 minutes")},
 			status: monitor.StatusDown, failures: 1,
 		},
 		{
@@ -262,24 +262,5 @@ func TestPolicyDeadline(t *testing.T) {
 	}
 	if st := three.Status(f, at(3*h+10*m)); st != monitor.StatusDown {
 		t.Errorf("status after the last wake %s, want down", st)
-	}
-}
-
-func TestHumanDuration(t *testing.T) {
-	for _, tt := range []struct {
-		d    time.Duration
-		want string
-	}{
-		{0, "0 s"},
-		{250 * time.Millisecond, "250 ms"},
-		{3 * time.Second, "3 s"},
-		{5 * m, "5 min"},
-		{90 * m, "1 h 30 min"},
-		{h + 5*time.Second, "1 h"},
-		{2*d + 4*h + 3*m, "2 d 4 h"},
-	} {
-		if got := monitor.HumanDuration(tt.d); got != tt.want {
-			t.Errorf("HumanDuration(%s) = %q, want %q", tt.d, got, tt.want)
-		}
 	}
 }

@@ -294,7 +294,7 @@ func TestGitHubOpenCommentClose(t *testing.T) {
 	reqs = gh.takeRequests()
 	checkGitHubRequests(t, "re-alert", reqs, githubListVigil, fmt.Sprintf("POST %s/%d/comments", fakeGitHubIssues, issue))
 	decodeStrict(t, reqs[1].Body, &comment)
-	if !strings.HasPrefix(comment.Body, "**[“Nightly backup” is still DOWN (for 2 h).](https://vigil.example.com/checks/") ||
+	if !strings.HasPrefix(comment.Body, "**[“Nightly backup” is still DOWN (for 2 hours).](https://vigil.example.com/checks/") ||
 		!strings.Contains(comment.Body, "- **Namespace:** team-a\n") {
 		t.Errorf("re-alert comment %q", comment.Body)
 	}

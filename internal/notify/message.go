@@ -8,7 +8,7 @@ import (
 	"unicode/utf8"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
-	"github.com/vigil-operator/vigil/internal/monitor"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 // Message is one notification: a check went down or came back up.
@@ -298,7 +298,7 @@ func (m *Message) applyTemplate(t *v1.MessageTemplate) {
 func (m *Message) state() string {
 	lasted := ""
 	if !m.Since.IsZero() && m.flipTime().After(m.Since) {
-		lasted = monitor.HumanDuration(m.flipTime().Sub(m.Since))
+		lasted = words.Duration(m.flipTime().Sub(m.Since))
 	}
 	switch {
 	case m.Notice == "maintenance-start" && !m.Until.IsZero():
@@ -403,7 +403,7 @@ func (m *Message) facts() []fact {
 		}
 		out = append(out, fact{Title: "Time Zone", Value: tz})
 	} else if c.Timeout > 0 {
-		out = append(out, fact{Title: "Period", Value: formatDuration(c.Timeout)})
+		out = append(out, fact{Title: "Period", Value: words.Duration(c.Timeout)})
 	}
 	out = append(out,
 		fact{Title: "Total Pings", Value: fmt.Sprint(c.NPings)},
@@ -438,7 +438,7 @@ func (m *Message) groupFacts() []fact {
 		if m.Up {
 			v = "up at " + g.At.UTC().Format("15:04:05 UTC")
 			if !g.Since.IsZero() && g.At.After(g.Since) {
-				v += " (was down for " + monitor.HumanDuration(g.At.Sub(g.Since)) + ")"
+				v += " (was down for " + words.Duration(g.At.Sub(g.Since)) + ")"
 			}
 		} else if r := one.reasonText(); r != "" {
 			v += ": " + r
@@ -514,34 +514,6 @@ func ellipsize(s string, max int) string {
 	}
 	r := []rune(s)
 	return string(r[:max-1]) + "…"
-}
-
-// formatDuration writes a duration as the reference does: "1 day",
-// "2 hours 30 minutes", "8 days" (weeks only when they divide it).
-func formatDuration(d time.Duration) string {
-	secs := int64(d / time.Second)
-	units := []struct {
-		name string
-		secs int64
-	}{{"week", 7 * 86400}, {"day", 86400}, {"hour", 3600}, {"minute", 60}}
-	var parts []string
-	for _, u := range units {
-		if u.name == "week" && secs%u.secs != 0 {
-			continue
-		}
-		v := secs / u.secs
-		secs %= u.secs
-		switch {
-		case v == 1:
-			parts = append(parts, "1 "+u.name)
-		case v > 1:
-			parts = append(parts, fmt.Sprintf("%d %ss", v, u.name))
-		}
-	}
-	if len(parts) == 0 {
-		return fmt.Sprintf("%d seconds", int64(d/time.Second))
-	}
-	return strings.Join(parts, " ")
 }
 
 // naturalTime says how long before ref t was, as Django's naturaltime does:

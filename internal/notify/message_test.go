@@ -11,23 +11,6 @@ import (
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 )
 
-func TestFormatDuration(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		time.Minute:                "1 minute",
-		90 * time.Minute:           "1 hour 30 minutes",
-		24 * time.Hour:             "1 day",
-		7 * 24 * time.Hour:         "1 week",
-		8 * 24 * time.Hour:         "8 days",
-		14 * 24 * time.Hour:        "2 weeks",
-		26*time.Hour + time.Minute: "1 day 2 hours 1 minute",
-		30 * time.Second:           "30 seconds",
-	} {
-		if got := formatDuration(d); got != want {
-			t.Errorf("formatDuration(%s) = %q, want %q", d, got, want)
-		}
-	}
-}
-
 func TestNaturalTime(t *testing.T) {
 	ref := fixedNow
 	for d, want := range map[time.Duration]string{
@@ -112,19 +95,19 @@ func TestStory(t *testing.T) {
 		{"a down", Message{Time: down, Reason: "timeout"},
 			"“backup” is DOWN.", "DOWN | backup", "success signal did not arrive on time, grace time passed"},
 		{"a down after Vigil's absence says why the grace began late", Message{Time: down, Reason: "timeout",
-			Detail: "it fell due while Vigil was away; no ping came in the 1 min of grace after Vigil was back at 2026-11-28 02:59:00 UTC"},
+			Detail: "it fell due while Vigil was away; no ping came in the 1 minute of grace after Vigil was back at 2026-11-28 02:59:00 UTC"},
 			"“backup” is DOWN.", "DOWN | backup", "success signal did not arrive on time, grace time passed (it fell due while Vigil was away; " +
-				"no ping came in the 1 min of grace after Vigil was back at 2026-11-28 02:59:00 UTC)"},
+				"no ping came in the 1 minute of grace after Vigil was back at 2026-11-28 02:59:00 UTC)"},
 		{"an up says how long it was down", Message{Up: true, Time: down.Add(2*time.Hour + 5*time.Minute), Since: down},
-			"“backup” is UP (was down for 2 h 5 min).", "UP | backup", ""},
+			"“backup” is UP (was down for 2 hours 5 minutes).", "UP | backup", ""},
 		{"a re-alert says for how long", Message{Time: down.Add(time.Hour), Since: down, Notice: "realert", Reason: "fail"},
-			"“backup” is still DOWN (for 1 h).", "STILL DOWN | backup", "received a failure signal"},
-		{"an escalation", Message{Time: down.Add(30 * time.Minute), Since: down, Notice: "escalation", Reason: "runtime", Detail: "ran longer than 2 h"},
-			"“backup” is still DOWN (for 30 min).", "STILL DOWN | backup", "the run ran longer than 2 h"},
+			"“backup” is still DOWN (for 1 hour).", "STILL DOWN | backup", "received a failure signal"},
+		{"an escalation", Message{Time: down.Add(30 * time.Minute), Since: down, Notice: "escalation", Reason: "runtime", Detail: "ran longer than 2 hours"},
+			"“backup” is still DOWN (for 30 minutes).", "STILL DOWN | backup", "the run ran longer than 2 hours"},
 		{"a failure below the threshold", Message{Time: down, Notice: "failure", Reason: "short", Detail: "1 of 3 failures in a row"},
 			"“backup” had a failed run (1 of 3 failures in a row).", "FAILURE | backup", ""},
-		{"a too-short run", Message{Time: down, Reason: "short", Detail: "finished in 3 s, expected at least 5 min"},
-			"“backup” is DOWN.", "DOWN | backup", "the run finished in 3 s, expected at least 5 min"},
+		{"a too-short run", Message{Time: down, Reason: "short", Detail: "finished in 3 seconds, expected at least 5 minutes"},
+			"“backup” is DOWN.", "DOWN | backup", "the run finished in 3 seconds, expected at least 5 minutes"},
 		{"a maintenance window starts", Message{Time: down, Notice: "maintenance-start", Held: "nightly", Until: down.Add(2 * time.Hour)},
 			"“backup” is in maintenance (window nightly holds its notifications until 2026-11-28 05:00 UTC).", "MAINTENANCE | backup", ""},
 		{"a maintenance window ends", Message{Time: down, Notice: "maintenance-end", Held: "nightly"},
@@ -134,8 +117,8 @@ func TestStory(t *testing.T) {
 		{"an SLA met again", Message{Time: down, Notice: "sla-met", Detail: "success rate 96% over 7 days"},
 			"“backup” meets its SLA again (success rate 96% over 7 days).", "SLA MET | backup", ""},
 		{"flapping", Message{Time: down, Notice: "flapping",
-			Detail: "11 state changes within 1 h; its notifications are held until it keeps one state for 10 min"},
-			"“backup” is flapping (11 state changes within 1 h; its notifications are held until it keeps one state for 10 min).",
+			Detail: "11 state changes within 1 hour; its notifications are held until it keeps one state for 10 minutes"},
+			"“backup” is flapping (11 state changes within 1 hour; its notifications are held until it keeps one state for 10 minutes).",
 			"FLAPPING | backup", ""},
 	}
 	for _, tt := range tests {

@@ -186,7 +186,7 @@ func TestOpsgenieNoticesRecreateTheAlert(t *testing.T) {
 	for _, req := range reqs {
 		var a ogWireAlert
 		decodeStrict(t, req.Body, &a)
-		if req.Path != "/v2/alerts" || a.Alias != "vigil-"+fixtureUUID || a.Message != "Nightly backup is still DOWN (for 2 h)" || a.Priority != "P3" {
+		if req.Path != "/v2/alerts" || a.Alias != "vigil-"+fixtureUUID || a.Message != "Nightly backup is still DOWN (for 2 hours)" || a.Priority != "P3" {
 			t.Errorf("notice to %s: %+v", req.Path, a)
 		}
 	}

@@ -44,7 +44,7 @@ func TestGroupedMessage(t *testing.T) {
 		up.Group = append(up.Group, GroupedCheck{Name: fmt.Sprintf("job-%02d", i), At: at, Since: at.Add(-90 * time.Second)})
 	}
 	text = up.plainText(0)
-	if !strings.HasPrefix(text, "30 checks in team-a are UP.") || !strings.Contains(text, "job-00: up at 03:00:00 UTC (was down for 1 min 30 s)") {
+	if !strings.HasPrefix(text, "30 checks in team-a are UP.") || !strings.Contains(text, "job-00: up at 03:00:00 UTC (was down for 1 minute 30 seconds)") {
 		t.Errorf("grouped up:\n%s", text)
 	}
 	if !strings.Contains(text, fmt.Sprintf("job-%02d:", maxGroupFacts-1)) || strings.Contains(text, fmt.Sprintf("job-%02d:", maxGroupFacts)) ||

@@ -228,7 +228,7 @@ func TestTrelloCardCommentResolve(t *testing.T) {
 	checkTrelloRequests(t, "escalation", reqs, trelloListCards, "POST /1/cards/"+id+"/actions/comments")
 	var comment trelloWireComment
 	decodeStrict(t, reqs[1].Body, &comment)
-	if !strings.HasPrefix(comment.Text, "**[“Nightly backup” is still DOWN (for 3 h).](https://vigil.example.com/checks/"+fixtureUUID+")**\n\nReason: ") {
+	if !strings.HasPrefix(comment.Text, "**[“Nightly backup” is still DOWN (for 3 hours).](https://vigil.example.com/checks/"+fixtureUUID+")**\n\nReason: ") {
 		t.Errorf("comment %q", comment.Text)
 	}
 

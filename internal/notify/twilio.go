@@ -214,7 +214,8 @@ func (callKind) Send(ctx context.Context, d Delivery) error {
 // callTwiML is the call's TwiML: one sentence, said once.
 func callTwiML(m *Message) string {
 	spoken := strings.Join(strings.Fields("Hello! A message from Vigil: "+m.shortText()), " ")
-	spoken = ellipsize(spokenDurations(spoken), callSpokenMax)
+	// Durations are in words already (package words), which a voice reads.
+	spoken = ellipsize(spoken, callSpokenMax)
 	var b strings.Builder
 	b.WriteString("<Response><Say>")
 	// EscapeText writes to a strings.Builder, which does not fail.
@@ -222,22 +223,3 @@ func callTwiML(m *Message) string {
 	b.WriteString("</Say></Response>")
 	return b.String()
 }
-
-// spokenDurations writes out the units of the durations the messages
-// abbreviate ("still DOWN (for 2 h)", "ran longer than 90 min"), so a
-// voice reads them as words.
-func spokenDurations(s string) string {
-	return spokenDuration.ReplaceAllStringFunc(s, func(d string) string {
-		n, unit, _ := strings.Cut(d, " ")
-		word := spokenUnits[unit]
-		if n != "1" {
-			word += "s"
-		}
-		return n + " " + word
-	})
-}
-
-var (
-	spokenDuration = regexp.MustCompile(`\b[0-9]+ (d|h|min|s|ms)\b`)
-	spokenUnits    = map[string]string{"d": "day", "h": "hour", "min": "minute", "s": "second", "ms": "millisecond"}
-)

@@ -338,20 +338,6 @@ func TestTwilioRateLimit(t *testing.T) {
 	}
 }
 
-func TestCallSpokenDurations(t *testing.T) {
-	for in, want := range map[string]string{
-		"is still DOWN (for 2 h)":                        "is still DOWN (for 2 hours)",
-		"is UP (was down for 1 d 3 h)":                   "is UP (was down for 1 day 3 hours)",
-		"the run ran longer than 1 min, expected 500 ms": "the run ran longer than 1 minute, expected 500 milliseconds",
-		"took 45 s; 3 hosts":                             "took 45 seconds; 3 hosts",
-		"backup-2 h100":                                  "backup-2 h100",
-	} {
-		if got := spokenDurations(in); got != want {
-			t.Errorf("spokenDurations(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestTwilioEllipsizeUTF16(t *testing.T) {
 	for _, tc := range []struct {
 		s    string

@@ -91,9 +91,9 @@ func TestVictorOps(t *testing.T) {
 	// The recovery resolves the same entity; annotations are for
 	// INFO, WARNING and CRITICAL alerts only.
 	r := alerts[1]
-	if r.MessageType != "RECOVERY" || r.EntityID != want.EntityID || r.EntityDisplayName != "Nightly backup is UP (was down for 1 h 30 min)" ||
+	if r.MessageType != "RECOVERY" || r.EntityID != want.EntityID || r.EntityDisplayName != "Nightly backup is UP (was down for 1 hour 30 minutes)" ||
 		r.StateStartTime != fixedFlip.Add(90*time.Minute).Unix() || r.MonitoringTool != "Vigil" || r.LinkAnnotation != "" ||
-		!strings.HasPrefix(r.StateMessage, "“Nightly backup” is UP (was down for 1 h 30 min).\n") ||
+		!strings.HasPrefix(r.StateMessage, "“Nightly backup” is UP (was down for 1 hour 30 minutes).\n") ||
 		!strings.HasSuffix(r.StateMessage, "\nhttps://vigil.example.com/checks/"+fixtureUUID) {
 		t.Errorf("recovery %#v", r)
 	}
@@ -114,7 +114,7 @@ func TestVictorOpsRealert(t *testing.T) {
 	mustSend(t, victorOpsChannel(), m, map[string]string{"vo/url": srv.URL + voPath})
 	var a voWireAlert
 	decodeStrict(t, srv.only(t).Body, &a)
-	if a.MessageType != "CRITICAL" || a.EntityID != "vigil-"+fixtureUUID || a.EntityDisplayName != "Nightly backup is still DOWN (for 3 h)" {
+	if a.MessageType != "CRITICAL" || a.EntityID != "vigil-"+fixtureUUID || a.EntityDisplayName != "Nightly backup is still DOWN (for 3 hours)" {
 		t.Errorf("re-alert %#v", a)
 	}
 }

@@ -309,7 +309,7 @@ func TestCheckJSONForCronCheck(t *testing.T) {
 func TestExpandStory(t *testing.T) {
 	down := time.Date(2026, 11, 28, 3, 0, 0, 0, time.UTC)
 	realert := Message{Check: CheckInfo{Object: "backup"}, Time: down.Add(2 * time.Hour), Since: down,
-		Notice: "realert", Reason: "runtime", Detail: "ran longer than 2 h"}
+		Notice: "realert", Reason: "runtime", Detail: "ran longer than 2 hours"}
 	up := Message{Check: CheckInfo{Object: "backup"}, Up: true, Time: down.Add(90 * time.Minute), Since: down, Reason: "fail"}
 	for _, tc := range []struct {
 		m     Message
@@ -317,9 +317,9 @@ func TestExpandStory(t *testing.T) {
 		tmpl  string
 		want  string
 	}{
-		{realert, inBody, "$SUMMARY|$REASON|$REASON_TEXT|$NOTICE", "backup is still DOWN (for 2 h)|runtime|the run ran longer than 2 h|realert"},
-		{up, inBody, "$SUMMARY|$REASON|$REASON_TEXT|$NOTICE", "backup is UP (was down for 1 h 30 min)|||"},
-		{realert, inURL, "/alert?s=$SUMMARY&r=$REASON", "/alert?s=backup%20is%20still%20DOWN%20%28for%202%20h%29&r=runtime"},
+		{realert, inBody, "$SUMMARY|$REASON|$REASON_TEXT|$NOTICE", "backup is still DOWN (for 2 hours)|runtime|the run ran longer than 2 hours|realert"},
+		{up, inBody, "$SUMMARY|$REASON|$REASON_TEXT|$NOTICE", "backup is UP (was down for 1 hour 30 minutes)|||"},
+		{realert, inURL, "/alert?s=$SUMMARY&r=$REASON", "/alert?s=backup%20is%20still%20DOWN%20%28for%202%20hours%29&r=runtime"},
 	} {
 		if got, err := tc.m.expand(tc.tmpl, tc.where, maxWebhookBody); got != tc.want || err != nil {
 			t.Errorf("expand(%q) = %q, %v, want %q", tc.tmpl, got, err, tc.want)

@@ -12,6 +12,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/notify"
 	"github.com/vigil-operator/vigil/internal/runstats"
 	"github.com/vigil-operator/vigil/internal/uptime"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 // MaxRows bounds the checks a report lists, the least available first:
@@ -75,7 +76,7 @@ func Write(p Project) (notify.Report, error) {
 		v.Missed += c.Runs.Missed
 		for _, r := range c.Runs.InWindow {
 			if r.HasDuration {
-				slow = append(slow, slowRun{Check: c.Name, Took: seconds(r.Duration), At: r.Ended.UTC().Format("Mon 2 Jan 15:04 UTC"), d: r.Duration})
+				slow = append(slow, slowRun{Check: c.Name, Took: words.Duration(r.Duration), At: r.Ended.UTC().Format("Mon 2 Jan 15:04 UTC"), d: r.Duration})
 			}
 		}
 	}
@@ -128,31 +129,23 @@ func rowOf(c Check) row {
 	r := row{Name: c.Name, Uptime: "no data", Downs: "0", Runs: fmt.Sprint(c.Runs.Runs), Failed: fmt.Sprint(c.Runs.Failed),
 		Missed: fmt.Sprint(c.Runs.Missed), Rate: "-", P95: "-", Max: "-", Trend: c.Runs.TrendWords()}
 	if c.HasUptime {
-		r.Uptime = fmt.Sprintf("%.2f%%", c.Uptime*100)
+		r.Uptime = words.Percent(c.Uptime)
 		r.Bad = c.Uptime < 1
 	}
 	if c.Downs > 0 {
-		r.Downs = fmt.Sprintf("%d (%s)", c.Downs, c.DownFor.Round(time.Second))
+		r.Downs = fmt.Sprintf("%d (%s)", c.Downs, words.Duration(c.DownFor))
 	}
 	if c.Runs.HasRate {
-		r.Rate = fmt.Sprintf("%.1f%%", c.Runs.SuccessRate*100)
+		r.Rate = words.Percent(c.Runs.SuccessRate)
 		r.Bad = r.Bad || c.Runs.SuccessRate < 1
 	}
 	if c.Runs.Timed > 0 {
-		r.P95, r.Max = seconds(c.Runs.P95), seconds(c.Runs.Max)
+		r.P95, r.Max = words.Duration(c.Runs.P95), words.Duration(c.Runs.Max)
 	}
 	if c.Runs.Partial {
 		r.Trend = "figures since " + c.Runs.HeldSince.UTC().Format("2 Jan 15:04") + " (older runs let go)"
 	}
 	return r
-}
-
-// seconds is a run's duration as the dashboard shows it.
-func seconds(d time.Duration) string {
-	if d < time.Second {
-		return d.Round(time.Millisecond).String()
-	}
-	return d.Round(100 * time.Millisecond).String()
 }
 
 var textReport = template.Must(template.New("text").Parse(`Vigil report for {{.Project}}: {{.Period}}

@@ -116,10 +116,10 @@ func TestWrite(t *testing.T) {
 	}
 	for _, want := range []string{
 		"3 checks; 1 went down. 3 runs, 0 failed, 0 missed.",
-		"uptime 90.00%, downs 3 (16h48m0s)",
-		"duration p95 7m0s, slowest 7m0s",
+		"uptime 90%, downs 3 (16 hours 48 minutes)",
+		"duration p95 7 minutes, slowest 7 minutes",
 		"uptime no data, downs 0",
-		"Slowest runs:\n  7m0s  <script>flaky</script>, ended Sun 22 Nov 21:00 UTC\n  5m0s  <script>flaky</script>, ended Sun 22 Nov 22:00 UTC\n  1s  fine,",
+		"Slowest runs:\n  7 minutes  <script>flaky</script>, ended Sun 22 Nov 21:00 UTC\n  5 minutes  <script>flaky</script>, ended Sun 22 Nov 22:00 UTC\n  1 second  fine,",
 		"https://vigil.example.com/",
 	} {
 		if !strings.Contains(r.Text, want) {

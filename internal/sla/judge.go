@@ -15,9 +15,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
-	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/runstats"
 	"github.com/vigil-operator/vigil/internal/store"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 // DefaultWindow is the window an SLA that names none is judged over.
@@ -75,15 +75,15 @@ const (
 // the figures of every rule judged.
 func Judge(r Rules, st runstats.Stats) (v store.SLAVerdict, judged bool) {
 	window := runstats.WindowWords(r.Window)
-	var words []string
+	var said []string
 	if r.MinRate > 0 && st.HasRate && st.Runs+st.Missed >= MinRuns {
 		judged = true
-		rate := fmt.Sprintf("success rate %s over the last %s (%d of %d runs)", percent(st.SuccessRate), window, st.Succeeded, st.Runs+st.Missed)
+		rate := fmt.Sprintf("success rate %s over the last %s (%d of %d runs)", words.Percent(st.SuccessRate), window, st.Succeeded, st.Runs+st.Missed)
 		if st.SuccessRate < r.MinRate {
 			v.Breach = BreachRate
-			rate += ", below " + percent(r.MinRate)
+			rate += ", below " + words.Percent(r.MinRate)
 		}
-		words = append(words, rate)
+		said = append(said, rate)
 	}
 	if r.MaxIncrease > 0 && st.Trend.HasP95 {
 		judged = true
@@ -92,24 +92,18 @@ func Judge(r Rules, st runstats.Stats) (v store.SLAVerdict, judged bool) {
 		if change < 0 {
 			dir = "down"
 		}
-		p95 := fmt.Sprintf("p95 run time %s, %s %s on the %s before (%s)", monitor.HumanDuration(st.P95), dir,
-			percent(math.Abs(change)), window, monitor.HumanDuration(st.Trend.P95Before))
+		p95 := fmt.Sprintf("p95 run time %s, %s %s on the %s before (%s)", words.Duration(st.P95), dir,
+			words.Percent(math.Abs(change)), window, words.Duration(st.Trend.P95Before))
 		if change > r.MaxIncrease {
 			if v.Breach == "" {
 				v.Breach = BreachDuration
 			}
-			p95 += ", more than the " + percent(r.MaxIncrease) + " allowed"
+			p95 += ", more than the " + words.Percent(r.MaxIncrease) + " allowed"
 		}
-		words = append(words, p95)
+		said = append(said, p95)
 	}
-	v.Detail = strings.Join(words, "; ")
+	v.Detail = strings.Join(said, "; ")
 	return v, judged
-}
-
-// percent says a fraction as a percentage, to one decimal where it has
-// one: 0.8 is "80%", 0.9953 "99.5%".
-func percent(f float64) string {
-	return strconv.FormatFloat(math.Round(f*1000)/10, 'f', -1, 64) + "%"
 }
 
 // Condition is the SLAMet condition of a verdict on the spec of
@@ -135,10 +129,10 @@ func (r Rules) Describe() string {
 	window := runstats.WindowWords(r.Window)
 	var rules []string
 	if r.MinRate > 0 {
-		rules = append(rules, "at least "+percent(r.MinRate)+" of runs succeed")
+		rules = append(rules, "at least "+words.Percent(r.MinRate)+" of runs succeed")
 	}
 	if r.MaxIncrease > 0 {
-		rules = append(rules, "p95 run time at most "+percent(r.MaxIncrease)+" above the "+window+" before")
+		rules = append(rules, "p95 run time at most "+words.Percent(r.MaxIncrease)+" above the "+window+" before")
 	}
 	return "SLA over the last " + window + ": " + strings.Join(rules, "; ") + "."
 }

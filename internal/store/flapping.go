@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/vigil-operator/vigil/internal/monitor"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 // A check that changes state faster than anyone can act on is flapping. Its
@@ -109,5 +109,5 @@ func (t *txn) flappingNotice(r *row, tg *Target, at time.Time) error {
 	}
 	return t.insertFlip(r, &Flip{Notice: NoticeFlapping, At: at, From: r.Facts.State, To: r.Facts.State,
 		Detail: fmt.Sprintf("%d state changes within %s; its notifications are held until it keeps one state for %s",
-			r.flapCount, monitor.HumanDuration(p.Window), monitor.HumanDuration(p.Steady))}, channels)
+			r.flapCount, words.Duration(p.Window), words.Duration(p.Steady))}, channels)
 }

@@ -1,0 +1,84 @@
+// Package words is how Vigil says a duration, a count and a share to
+// people: on the dashboard and the status page, in every Channel kind's
+// message, in the reports, and in the conditions and Events kubectl
+// shows. One run reads "1 minute 30 seconds" wherever it is shown.
+// Standard library only, so that any package may use it.
+package words
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Duration says a duration as people do: in at most two units, the
+// larger first ("2 days 3 hours", "1 minute 30 seconds", "45 seconds"),
+// and the second left out when it is zero ("1 day", not "1 day 0 hours";
+// "1 day 3 minutes" would read as more exact than it is, so it is "1
+// day"). Under ten seconds it keeps a tenth ("1.4 seconds"), under a
+// second it counts milliseconds ("250 milliseconds"): a run's length
+// matters there. A negative duration is said as its length.
+func Duration(d time.Duration) string {
+	if d < 0 {
+		d = -d
+	}
+	switch {
+	case d == 0:
+		return "0 seconds"
+	case d < time.Second:
+		return Plural(max(1, d.Round(time.Millisecond).Milliseconds()), "millisecond")
+	case d < 10*time.Second:
+		s := strconv.FormatFloat(math.Round(d.Seconds()*10)/10, 'f', -1, 64)
+		if s == "1" {
+			return "1 second"
+		}
+		return s + " seconds"
+	}
+	d = d.Round(time.Second)
+	units := []struct {
+		name string
+		size time.Duration
+	}{{"day", 24 * time.Hour}, {"hour", time.Hour}, {"minute", time.Minute}, {"second", time.Second}}
+	var parts []string
+	for _, u := range units {
+		if n := d / u.size; n > 0 {
+			parts = append(parts, Plural(int64(n), u.name))
+			d -= n * u.size
+			if len(parts) == 2 {
+				break
+			}
+		} else if len(parts) > 0 {
+			break
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// Plural is a count of a unit: "1 check", "0 checks", "3 checks".
+func Plural(n int64, unit string) string {
+	if n == 1 {
+		return "1 " + unit
+	}
+	return strconv.FormatInt(n, 10) + " " + unit + "s"
+}
+
+// Percent says a share in [0, 1] as a percentage to at most two decimals
+// ("100%", "99.95%", "80%", "0%"): PercentValue, written.
+func Percent(share float64) string {
+	return strconv.FormatFloat(PercentValue(share), 'f', -1, 64) + "%"
+}
+
+// PercentValue is a share in [0, 1] as a percentage rounded to two
+// decimals, where only a whole share is 100 and only none is 0: a check
+// down for a second of 90 days reads 99.99, not 100.
+func PercentValue(share float64) float64 {
+	p := math.Round(share*10000) / 100
+	switch {
+	case p >= 100 && share < 1:
+		return 99.99
+	case p <= 0 && share > 0:
+		return 0.01
+	}
+	return p
+}

@@ -1,0 +1,81 @@
+package words
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestDuration(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0 seconds"},
+		{400 * time.Microsecond, "1 millisecond"},
+		{250 * time.Millisecond, "250 milliseconds"},
+		{999 * time.Millisecond, "999 milliseconds"},
+		{time.Second, "1 second"},
+		{1400 * time.Millisecond, "1.4 seconds"},
+		{1449 * time.Millisecond, "1.4 seconds"},
+		{9940 * time.Millisecond, "9.9 seconds"},
+		{9960 * time.Millisecond, "10 seconds"},
+		{45 * time.Second, "45 seconds"},
+		{time.Minute, "1 minute"},
+		{90 * time.Second, "1 minute 30 seconds"},
+		{90*time.Second + 600*time.Millisecond, "1 minute 31 seconds"},
+		{time.Hour, "1 hour"},
+		{2*time.Hour + 30*time.Minute, "2 hours 30 minutes"},
+		{time.Hour + 30*time.Second, "1 hour"},
+		{24 * time.Hour, "1 day"},
+		{7 * 24 * time.Hour, "7 days"},
+		{26*time.Hour + 5*time.Minute, "1 day 2 hours"},
+		{24*time.Hour + 3*time.Minute, "1 day"},
+		{-90 * time.Second, "1 minute 30 seconds"},
+	} {
+		if got := Duration(tc.d); got != tc.want {
+			t.Errorf("Duration(%v) = %q, want %q", tc.d, got, tc.want)
+		}
+	}
+}
+
+func TestPercent(t *testing.T) {
+	for _, tc := range []struct {
+		share float64
+		want  string
+	}{
+		{1, "100%"}, {0, "0%"}, {0.8, "80%"}, {0.9995, "99.95%"}, {0.995, "99.5%"}, {0.123456, "12.35%"},
+		{0.9999999, "99.99%"}, {0.0000001, "0.01%"},
+	} {
+		if got := Percent(tc.share); got != tc.want {
+			t.Errorf("Percent(%v) = %q, want %q", tc.share, got, tc.want)
+		}
+	}
+}
+
+func TestPlural(t *testing.T) {
+	for n, want := range map[int64]string{0: "0 runs", 1: "1 run", 2: "2 runs"} {
+		if got := Plural(n, "run"); got != want {
+			t.Errorf("Plural(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+// FuzzDuration: whatever the duration, it is said in at most two units,
+// and never as nothing.
+func FuzzDuration(f *testing.F) {
+	f.Add(int64(90 * time.Second))
+	f.Add(int64(-1))
+	f.Fuzz(func(t *testing.T, n int64) {
+		if n == -1<<63 {
+			return // its length does not fit a Duration
+		}
+		got := Duration(time.Duration(n))
+		if got == "" {
+			t.Fatalf("Duration(%d) is empty", n)
+		}
+		if fields := len(strings.Fields(got)); fields != 2 && fields != 4 {
+			t.Fatalf("Duration(%d) = %q: not one or two units", n, got)
+		}
+	})
+}
