@@ -18,7 +18,7 @@ import (
 // and the median absolute deviation), so that one odd run in the history
 // does not move it. With Config.Anomaly set, a success that ends a run
 // outside the range is a failed run, reason ReasonAnomaly, in the words
-// "ran 4 s; usually 38 min to 45 min over its last 30 runs".
+// "ran 4 seconds; usually 38 minutes to 45 minutes over its last 30 runs".
 
 // ReasonAnomaly: a success ended a run far outside the check's usual range
 // of durations.

@@ -113,8 +113,8 @@ type Facts struct {
 	// MinRuntime, ReasonAnomaly for one outside its usual range ("" for a
 	// fail signal).
 	FailReason Reason
-	// FailDetail words an anomalous run ("ran 4 s; usually 38 min to
-	// 45 min over its last 30 runs"): the range it was judged by, as it
+	// FailDetail words an anomalous run ("ran 4 seconds; usually 38
+	// minutes to 45 minutes over its last 30 runs"): the range it was judged by, as it
 	// was then.
 	FailDetail string
 	// Successes is a down check's recovery streak: the successes in a row

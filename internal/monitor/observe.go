@@ -31,7 +31,7 @@ type Flip struct {
 	// Reason is why the check went down; empty for an up flip.
 	Reason Reason
 	// Detail is the policy's plain words for the reason ("ran longer than
-	// 1 h"), when it has any (see Config.Explain).
+	// 1 hour"), when it has any (see Config.Explain).
 	Detail string
 }
 

@@ -38,7 +38,7 @@ func init() { register(v1.ChannelGitHub, gitHubKind{}) }
 //     hidden line, labels the channel's. With one open (a retry, or a down
 //     after someone reopened it), it comments on it instead.
 //   - Re-alert and escalation: a comment on the open issue ("… is still
-//     DOWN (for 2 h)."); with none open (closed by hand), a new issue.
+//     DOWN (for 2 hours)."); with none open (closed by hand), a new issue.
 //   - Up: each open issue of the check is closed (state_reason
 //     "completed") and then commented on; with none open, nothing is sent.
 //   - Failure and maintenance notices are not sent (the check is not down).

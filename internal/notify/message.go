@@ -26,7 +26,7 @@ type Message struct {
 	// Empty for an up flip.
 	Reason string
 	// Detail is the alert policy's plain words for runtime and short ("ran
-	// longer than 2 h"), or for a failure notice the count ("1 of 3
+	// longer than 2 hours"), or for a failure notice the count ("1 of 3
 	// failures in a row"); empty otherwise.
 	Detail string
 	// Notice is empty for a flip. Otherwise the check's state has not
@@ -216,7 +216,7 @@ func (c *CheckInfo) name() string {
 
 // headline is the one-line summary chat messages open with:
 // “backup” is DOWN. It tells the story where it can: “backup” is UP (was
-// down for 2 h). “backup” is still DOWN (for 2 h).
+// down for 2 hours). “backup” is still DOWN (for 2 hours).
 func (m *Message) headline() string {
 	if m.Group != nil {
 		return m.summary() + "."
@@ -293,7 +293,7 @@ func (m *Message) applyTemplate(t *v1.MessageTemplate) {
 }
 
 // state is what the headline says of the check: "is DOWN", "is still DOWN
-// (for 2 h)", "is UP (was down for 2 h)", "had a failed run (1 of 3
+// (for 2 hours)", "is UP (was down for 2 hours)", "had a failed run (1 of 3
 // failures in a row)".
 func (m *Message) state() string {
 	lasted := ""
@@ -360,8 +360,8 @@ func (m *Message) reasonText() string {
 			return ""
 		}
 		// The alert policy's reasons, with its figures: "the run ran
-		// longer than 2 h", "the run finished in 3 s, expected at least
-		// 5 min".
+		// longer than 2 hours", "the run finished in 3 seconds, expected at
+		// least 5 minutes".
 		if m.Detail != "" {
 			return "the run " + m.Detail
 		}

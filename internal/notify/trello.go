@@ -30,11 +30,11 @@ func init() { register(v1.ChannelTrello, trelloKind{}) }
 //     link to the check) and the marker line. With one there (a retry), it
 //     comments on it instead.
 //   - Re-alert and escalation: a comment on the card ("… is still DOWN (for
-//     2 h)."); with none (archived or moved by hand), a new card.
+//     2 hours)."); with none (archived or moved by hand), a new card.
 //   - Up: each card of the check has its marker line turned into
 //     `vigil-resolved: …` (the card stays where people put it, but the
 //     next down adds a new one) and is then commented on ("… is UP (was
-//     down for 2 h)."). With no card, nothing is sent.
+//     down for 2 hours)."). With no card, nothing is sent.
 //   - Failure and maintenance notices are not sent (the check is not down).
 type trelloKind struct{ tracker }
 

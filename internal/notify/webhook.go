@@ -36,9 +36,9 @@ func init() { register(v1.ChannelWebhook, webhookKind{}) }
 //
 // and Vigil's additions, which tell what the other kinds' messages tell:
 //
-//	$SUMMARY     "backup is still DOWN (for 2 h)", "backup is UP (was down for 2 h)"
+//	$SUMMARY     "backup is still DOWN (for 2 hours)", "backup is UP (was down for 2 hours)"
 //	$REASON      why it is down: fail, timeout, runtime or short ("" for an up)
-//	$REASON_TEXT the same in words: "the run ran longer than 2 h"
+//	$REASON_TEXT the same in words: "the run ran longer than 2 hours"
 //	$NOTICE      "" for a flip; realert, escalation or failure for a notice
 //
 // A grouped message (storm control) is about several checks: $SUMMARY is

@@ -48,7 +48,7 @@ func anomalyTest(ctx context.Context, t *testing.T, dsn string) {
 	if rec.Kind != monitor.PingFail || rec.Flip == nil || rec.Flip.Reason != monitor.ReasonAnomaly {
 		t.Fatalf("a 4 s run among 40-minute ones: %+v, want a fail with an anomaly flip", rec)
 	}
-	if d := rec.Flip.Detail; !strings.HasPrefix(d, "ran 4 s; usually ") || !strings.HasSuffix(d, " over its last 15 runs") {
+	if d := rec.Flip.Detail; !strings.HasPrefix(d, "ran 4 seconds; usually ") || !strings.HasSuffix(d, " over its last 15 runs") {
 		t.Fatalf("detail %q", d)
 	}
 	must(t, s.Close())

@@ -975,8 +975,8 @@ func Run(t *testing.T, newDSN NewDSN) {
 			s = open(t, dsn, store.Options{})
 			read, err := s.Flips(ctx, long.UID)
 			must(t, err)
-			if len(read) != 1 || read[0].Detail != "ran longer than 5 min" {
-				t.Fatalf("flips read back %+v, want one with the detail \"ran longer than 5 min\"", read)
+			if len(read) != 1 || read[0].Detail != "ran longer than 5 minutes" {
+				t.Fatalf("flips read back %+v, want one with the detail \"ran longer than 5 minutes\"", read)
 			}
 		},
 		"re-alerts and escalations are queued at their instants, survive a restart, and stop at the up": func(t *testing.T, dsn string) {
