@@ -11,7 +11,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"golang.org/x/sync/singleflight"
 	"k8s.io/apimachinery/pkg/types"
@@ -48,7 +47,7 @@ const (
 
 func parseQuery(v url.Values) query {
 	q := query{Search: strings.TrimSpace(v.Get("q")), Sort: v.Get("sort"), Wall: v.Get("wall") == "1"}
-	q.Search = truncate(q.Search, maxSearch)
+	q.Search, _ = words.Cut(q.Search, maxSearch)
 	for _, t := range v["tag"] {
 		if t = strings.TrimSpace(t); t != "" && len(t) <= maxTag && len(q.Tags) < maxTags && !slices.Contains(q.Tags, t) {
 			q.Tags = append(q.Tags, t)
@@ -65,17 +64,6 @@ func parseQuery(v url.Values) query {
 	q.Page, _ = strconv.Atoi(v.Get("page"))
 	q.Page = max(q.Page, 1)
 	return q
-}
-
-// truncate cuts s to at most n bytes, at a rune boundary.
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
 }
 
 // url is the board's address for q, with only what differs from the

@@ -57,6 +57,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/keylock"
 	"github.com/vigil-operator/vigil/internal/notify"
 	"github.com/vigil-operator/vigil/internal/store"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 // Defaults for Options.
@@ -397,7 +398,7 @@ func (d *Dispatcher) deliver(ctx context.Context, dl store.Delivery) {
 		// An attempt the breaker refused counts like the timeout it stands
 		// for: the retries and the give-up come as they would have, only
 		// without holding a worker for the timeout.
-		oc.LastError = truncate(err.Error(), 512)
+		oc.LastError = words.Clip(err.Error(), 512)
 		if notify.IsPermanent(err) || attempts >= d.Options.MaxAttempts {
 			oc.State = store.DeliveryFailed
 		} else {
@@ -533,7 +534,7 @@ func (d *Dispatcher) recordOnChannel(ch *v1.Channel, check *v1.Check, up bool, s
 	now := metav1.NewTime(d.Clock.Now())
 	last := &v1.Delivery{Time: now, Check: check.Name, Up: up}
 	if sendErr != nil {
-		last.Error = truncate(sendErr.Error(), 512)
+		last.Error = words.Clip(sendErr.Error(), 512)
 		reason := v1.ReasonDeliveryFailed
 		if egress.IsDenied(sendErr) {
 			reason = v1.ReasonEgressDenied
@@ -641,11 +642,4 @@ func (d *Dispatcher) checkInfo(ctx context.Context, c *v1.Check) (notify.CheckIn
 		info.Timeout = 24 * time.Hour
 	}
 	return info, nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "…"
 }

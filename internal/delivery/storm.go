@@ -16,6 +16,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/notify"
 	"github.com/vigil-operator/vigil/internal/store"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 // Storm control: when many checks go down (or up) at once, after a
@@ -165,7 +166,7 @@ func (d *Dispatcher) deliverGroup(ctx context.Context, members []store.Delivery,
 	for i, m := range members {
 		oc := store.Outcome{CheckUID: m.CheckUID, FlipN: m.Flip.N, Channel: m.Channel, State: store.DeliveryDelivered}
 		if sendErr != nil {
-			oc.LastError = truncate(sendErr.Error(), 512)
+			oc.LastError = words.Clip(sendErr.Error(), 512)
 			if attempts := m.Attempts + 1; notify.IsPermanent(sendErr) || attempts >= d.Options.MaxAttempts {
 				oc.State = store.DeliveryFailed
 			} else {

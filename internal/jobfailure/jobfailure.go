@@ -13,10 +13,11 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 // Bounds of what an explanation says.
@@ -409,25 +410,13 @@ func jobHint(job *batchv1.Job) string {
 
 // clip bounds a message taken from an object: one line, maxMessage bytes.
 func clip(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if len(s) <= maxMessage {
-		return s
-	}
-	cut := maxMessage
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
+	return words.Clip(strings.Join(strings.Fields(s), " "), maxMessage)
 }
 
 // Bound keeps a text within MaxBytes, cut at a character.
 func Bound(s string) []byte {
-	if len(s) <= MaxBytes {
-		return []byte(s)
+	if cut, ok := words.Cut(s, MaxBytes); ok {
+		return []byte(cut + "\n(cut)")
 	}
-	cut := MaxBytes
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return []byte(s[:cut] + "\n(cut)")
+	return []byte(s)
 }

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 // Helpers of the chat kinds (Telegram, Matrix, Mattermost, Rocket.Chat,
@@ -31,8 +33,8 @@ func chatFitted[T any](m *Message, max int, size func(T) int, render func(m *Mes
 			break
 		}
 		c := *m
-		c.Check.Desc = ellipsize(m.Check.Desc, n)
-		c.Text = ellipsize(m.Text, n)
+		c.Check.Desc = words.Ellipsize(m.Check.Desc, n)
+		c.Text = words.Ellipsize(m.Text, n)
 		out = render(&c, min(chatBodyLimit, n))
 	}
 	return out

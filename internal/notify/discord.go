@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 // Discord: the webhook gets Discord's own execute-webhook JSON (the
@@ -68,7 +69,7 @@ const (
 func discordPayload(m *Message) any {
 	esc := discordEscape
 	e := discordEmbed{
-		Title:     ellipsize(esc(m.testPrefix()+m.Check.name()), discordTitleMax),
+		Title:     words.Ellipsize(esc(m.testPrefix()+m.Check.name()), discordTitleMax),
 		URL:       m.Check.DetailsURL,
 		Color:     colorDown,
 		Fields:    []discordField{},
@@ -91,15 +92,15 @@ func discordPayload(m *Message) any {
 		if f.Title == "Tags" {
 			v = "`" + strings.Join(strings.Fields(f.Value), "` `") + "`"
 		}
-		e.Fields = append(e.Fields, discordField{Name: f.Title, Value: ellipsize(v, discordFieldValueMax), Inline: !f.Long})
+		e.Fields = append(e.Fields, discordField{Name: f.Title, Value: words.Ellipsize(v, discordFieldValueMax), Inline: !f.Long})
 	}
-	e.Description = ellipsize(strings.Join(desc, "\n\n"), discordDescriptionMax)
+	e.Description = words.Ellipsize(strings.Join(desc, "\n\n"), discordDescriptionMax)
 	if body := m.Check.bodyExcerpt(chatBodyLimit); body != "" && !strings.Contains(body, "```") {
-		e.Fields = append(e.Fields, discordField{Name: "Last Ping Body", Value: ellipsize("```\n"+body+"\n```", discordFieldValueMax)})
+		e.Fields = append(e.Fields, discordField{Name: "Last Ping Body", Value: words.Ellipsize("```\n"+body+"\n```", discordFieldValueMax)})
 	}
 	return discordMessage{
 		Username:        "Vigil",
-		Content:         ellipsize(esc(m.title()), discordContentMax),
+		Content:         words.Ellipsize(esc(m.title()), discordContentMax),
 		Embeds:          []discordEmbed{e},
 		AllowedMentions: discordAllowedMentions{Parse: []string{}},
 	}

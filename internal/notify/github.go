@@ -14,6 +14,7 @@ import (
 	"time"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 func init() { register(v1.ChannelGitHub, gitHubKind{}) }
@@ -164,8 +165,8 @@ func (gitHubKind) Send(ctx context.Context, d Delivery) error {
 		return repo.comment(ctx, open[0], text)
 	}
 	return repo.create(ctx, githubNewIssue{
-		Title:  ellipsize(m.title(), githubTitleMax),
-		Body:   ellipsize(text, githubBodyMax-len(marker)-2) + "\n\n" + marker,
+		Title:  words.Ellipsize(m.title(), githubTitleMax),
+		Body:   words.Ellipsize(text, githubBodyMax-len(marker)-2) + "\n\n" + marker,
 		Labels: s.Labels,
 	})
 }
@@ -235,7 +236,7 @@ func (r *githubRepo) create(ctx context.Context, is githubNewIssue) error {
 func (r *githubRepo) comment(ctx context.Context, number int, text string) error {
 	t := r.issue(number, "comments")
 	return githubRetryable(r.d.do(ctx, request{method: http.MethodPost, target: t, header: r.header,
-		json: githubComment{Body: ellipsize(text, githubBodyMax)}}))
+		json: githubComment{Body: words.Ellipsize(text, githubBodyMax)}}))
 }
 
 func (r *githubRepo) close(ctx context.Context, number int) error {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 func init() { register(v1.ChannelGotify, gotifyKind{}) }
@@ -77,7 +78,7 @@ func gotifyMessageOf(m *Message, priority int32) gotifyMessage {
 		extras["client::notification"] = map[string]any{"click": map[string]string{"url": u}}
 	}
 	return gotifyMessage{
-		Title:    ellipsize(m.shortTitle(), gotifyTitleMax),
+		Title:    words.Ellipsize(m.shortTitle(), gotifyTitleMax),
 		Message:  m.markdown(),
 		Priority: p,
 		Extras:   extras,

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vigil-operator/vigil/internal/retryafter"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 // target is a URL a sender calls, and how errors may show it.
@@ -176,7 +177,7 @@ func (d *Delivery) do(ctx context.Context, r request) error {
 // oneLine makes a response body printable on one line, at most max bytes.
 func oneLine(b string, max int) string {
 	s := strings.Join(strings.Fields(strings.ToValidUTF8(b, "\uFFFD")), " ")
-	if t, cut := truncate(s, max); cut {
+	if t, cut := words.Cut(s, max); cut {
 		return t + "…"
 	}
 	return s

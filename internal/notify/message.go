@@ -5,7 +5,6 @@ import (
 	"strings"
 	"time"
 	"unicode"
-	"unicode/utf8"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/words"
@@ -284,11 +283,11 @@ func (m *Message) applyTemplate(t *v1.MessageTemplate) {
 	// the spaces and line breaks that are dropped, then the cut.
 	if t.Subject != "" {
 		s, _ := m.expand(t.Subject, inBody, 4*maxSubject)
-		m.Subject, _ = truncate(strings.Join(strings.Fields(s), " "), maxSubject)
+		m.Subject, _ = words.Cut(strings.Join(strings.Fields(s), " "), maxSubject)
 	}
 	if t.Body != "" {
 		s, _ := m.expand(t.Body, inBody, 2*maxText)
-		m.Text, _ = truncate(strings.TrimSpace(s), maxText)
+		m.Text, _ = words.Cut(strings.TrimSpace(s), maxText)
 	}
 }
 
@@ -488,32 +487,11 @@ func (c *CheckInfo) bodyExcerpt(max int) string {
 	if strings.TrimSpace(body) == "" {
 		return ""
 	}
-	s, cut := truncate(body, max)
+	s, cut := words.Cut(body, max)
 	if cut {
 		s += "\n[truncated]"
 	}
 	return s
-}
-
-// truncate cuts s to at most max bytes without splitting a character.
-func truncate(s string, max int) (string, bool) {
-	if len(s) <= max {
-		return s, false
-	}
-	i := max
-	for i > 0 && !utf8.RuneStart(s[i]) {
-		i--
-	}
-	return s[:i], true
-}
-
-// ellipsize cuts s to at most max characters, ending it with "…" when cut.
-func ellipsize(s string, max int) string {
-	if utf8.RuneCountInString(s) <= max {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:max-1]) + "…"
 }
 
 // naturalTime says how long before ref t was, as Django's naturaltime does:

@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 func init() { register(v1.ChannelPagerDuty, pagerDutyKind{}) }
@@ -108,7 +109,7 @@ func pagerDutyEvent(m *Message, routingKey string) pdEvent {
 		details["Message"] = m.Text
 	}
 	ev.Payload = &pdPayload{
-		Summary:       ellipsize(m.shortTitle(), pdSummaryMax),
+		Summary:       words.Ellipsize(m.shortTitle(), pdSummaryMax),
 		Source:        c.Namespace + "/" + c.Object,
 		Severity:      "critical",
 		Timestamp:     m.flipTime().Format("2006-01-02T15:04:05.000Z07:00"),
@@ -133,6 +134,6 @@ func incidentKey(m *Message) string {
 	if m.Test {
 		prefix = "vigil-test-"
 	}
-	k, _ := truncate(prefix+id, pdDedupKeyMax)
+	k, _ := words.Cut(prefix+id, pdDedupKeyMax)
 	return k
 }

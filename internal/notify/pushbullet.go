@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 func init() { register(v1.ChannelPushbullet, pushbulletKind{}) }
@@ -71,7 +72,7 @@ func (pushbulletKind) Send(ctx context.Context, d Delivery) error {
 func pushbulletPushOf(m *Message, device string) pushbulletPush {
 	p := pushbulletPush{
 		Type:       "note",
-		Title:      ellipsize(m.shortTitle(), pushbulletTitleMax),
+		Title:      words.Ellipsize(m.shortTitle(), pushbulletTitleMax),
 		Body:       withoutTitleLine(m, m.plainText(chatBodyLimit)),
 		DeviceIden: device,
 	}

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 func init() { register(v1.ChannelPushover, pushoverKind{}) }
@@ -92,7 +93,7 @@ func pushoverForm(s *v1.PushoverChannel, m *Message, token, user string) url.Val
 	form := url.Values{
 		"token":     {token},
 		"user":      {user},
-		"title":     {ellipsize(m.shortTitle(), pushoverTitleMax)},
+		"title":     {words.Ellipsize(m.shortTitle(), pushoverTitleMax)},
 		"priority":  {strconv.Itoa(priority)},
 		"timestamp": {strconv.FormatInt(m.flipTime().Unix(), 10)},
 	}
@@ -148,7 +149,7 @@ func pushoverMessage(m *Message, linkApart bool) (string, bool) {
 		pushoverMessageMax, utf8.RuneCountInString); ok {
 		return text, true
 	}
-	return ellipsize(render(m.plainText(0)), pushoverMessageMax), false
+	return words.Ellipsize(render(m.plainText(0)), pushoverMessageMax), false
 }
 
 // pushoverHTML keeps to the tags Pushover documents (b, i, u, font and

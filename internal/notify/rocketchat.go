@@ -2,6 +2,7 @@ package notify
 
 import (
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 // Rocket.Chat: the incoming webhook gets {alias "Vigil", text, attachments}.
@@ -55,7 +56,7 @@ func rocketChatPayload(m *Message) any {
 	}
 	msg := rocketChatMessage{
 		Alias:       "Vigil",
-		Text:        ellipsize(chatDefuseMentions(m.title()), rocketChatTextMax),
+		Text:        words.Ellipsize(chatDefuseMentions(m.title()), rocketChatTextMax),
 		Attachments: []rocketChatAttachment{main},
 	}
 	if body := m.Check.bodyExcerpt(chatBodyLimit); body != "" {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 func init() { register(v1.ChannelTrello, trelloKind{}) }
@@ -140,10 +141,10 @@ func (trelloKind) Send(ctx context.Context, d Delivery) error {
 	}
 	return b.do(ctx, http.MethodPost, trelloNewCard{
 		IDList: s.ListID,
-		Name:   ellipsize(m.title(), trelloTextMax),
+		Name:   words.Ellipsize(m.title(), trelloTextMax),
 		// Room for the marker, and for it to become the longer
 		// vigil-resolved one.
-		Desc: ellipsize(text, trelloTextMax-2*len(marker)) + "\n\n" + marker,
+		Desc: words.Ellipsize(text, trelloTextMax-2*len(marker)) + "\n\n" + marker,
 		Pos:  "top",
 	}, "1", "cards")
 }
@@ -175,7 +176,7 @@ func (b *trelloBoard) cards(ctx context.Context, listID, marker string) ([]trell
 }
 
 func (b *trelloBoard) comment(ctx context.Context, cardID, text string) error {
-	return b.do(ctx, http.MethodPost, trelloComment{Text: ellipsize(text, trelloTextMax)}, "1", "cards", cardID, "actions", "comments")
+	return b.do(ctx, http.MethodPost, trelloComment{Text: words.Ellipsize(text, trelloTextMax)}, "1", "cards", cardID, "actions", "comments")
 }
 
 // do sends body as JSON to the API path made of elems.

@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 // The Twilio kinds: text messages, WhatsApp messages and voice calls, all
@@ -173,7 +174,7 @@ func whatsAppContentSID(s *v1.WhatsAppChannel, m *Message) string {
 // whatsAppVariable makes a template variable of s: WhatsApp refuses
 // variables with new lines, tabs or runs of spaces.
 func whatsAppVariable(s string) string {
-	return ellipsize(strings.Join(strings.Fields(s), " "), 200)
+	return words.Ellipsize(strings.Join(strings.Fields(s), " "), 200)
 }
 
 // whatsAppText is the free-text message: the plain text, its body excerpt
@@ -215,7 +216,7 @@ func (callKind) Send(ctx context.Context, d Delivery) error {
 func callTwiML(m *Message) string {
 	spoken := strings.Join(strings.Fields("Hello! A message from Vigil: "+m.shortText()), " ")
 	// Durations are in words already (package words), which a voice reads.
-	spoken = ellipsize(spoken, callSpokenMax)
+	spoken = words.Ellipsize(spoken, callSpokenMax)
 	var b strings.Builder
 	b.WriteString("<Response><Say>")
 	// EscapeText writes to a strings.Builder, which does not fail.

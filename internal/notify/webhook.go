@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 func init() { register(v1.ChannelWebhook, webhookKind{}) }
@@ -228,7 +229,7 @@ func (m *Message) expand(tmpl string, where varContext, limit int) (string, erro
 			b.WriteString(s)
 			return true
 		}
-		cut, _ := truncate(s, limit-b.Len())
+		cut, _ := words.Cut(s, limit-b.Len())
 		b.WriteString(cut)
 		return false
 	}
@@ -337,7 +338,7 @@ func (m *Message) value(name string, where varContext) string {
 	case "DETAILS_URL":
 		return enc(c.DetailsURL)
 	case "BODY_JSON", "BODY":
-		body, _ := truncate(strings.ToValidUTF8(string(c.LastPingBody), "\uFFFD"), webhookBodyLimit)
+		body, _ := words.Cut(strings.ToValidUTF8(string(c.LastPingBody), "\uFFFD"), webhookBodyLimit)
 		if name == "BODY_JSON" {
 			body = jsonString(body)
 		}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 func init() { register(v1.ChannelZulip, zulipKind{}) }
@@ -87,7 +88,7 @@ func zulipForm(s *v1.ZulipChannel, m *Message) (url.Values, error) {
 		}
 		form.Set("type", "stream")
 		form.Set("to", to)
-		form.Set("topic", ellipsize(topic, zulipTopicMax))
+		form.Set("topic", words.Ellipsize(topic, zulipTopicMax))
 	case "private":
 		to, err := zulipRecipients(s.To)
 		if err != nil {

@@ -8,11 +8,11 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/vigil-operator/vigil/internal/monitor"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 // op is one write. apply runs inside the writer's transaction and returns an
@@ -1029,13 +1029,8 @@ func (t *txn) channel(namespace, name string) error {
 // maxDetail bounds a flip's detail: the policy's own words, a sentence.
 const maxDetail = 200
 
-// bound cuts s to at most n bytes, on a rune boundary.
+// bound cuts s to at most n bytes, on a rune boundary (words.Cut).
 func bound(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && !utf8.RuneStart(s[n]) {
-		n--
-	}
-	return s[:n]
+	s, _ = words.Cut(s, n)
+	return s
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // Duration says a duration as people do: in at most two units, the
@@ -82,3 +83,42 @@ func PercentValue(share float64) float64 {
 	}
 	return p
 }
+
+// Cut bounds s to at most limit bytes, cutting at a character's start so
+// that valid UTF-8 stays valid, and reports whether it cut: for what a
+// store, a URL or a protocol bounds in bytes.
+func Cut(s string, limit int) (string, bool) {
+	if len(s) <= limit {
+		return s, false
+	}
+	i := max(0, limit)
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i], true
+}
+
+// Clip is Cut with an ellipsis: at most limit bytes, "…" (3 bytes) among
+// them when it cut.
+func Clip(s string, limit int) string {
+	if len(s) <= limit {
+		return s
+	}
+	cut, _ := Cut(s, limit-len(ellipsis))
+	return cut + ellipsis
+}
+
+// Ellipsize bounds s to at most limit characters, the last one "…" when it
+// cut: for what a person reads, which services bound in characters.
+func Ellipsize(s string, limit int) string {
+	if utf8.RuneCountInString(s) <= limit {
+		return s
+	}
+	if limit <= 0 {
+		return ""
+	}
+	r := []rune(s)
+	return string(r[:limit-1]) + ellipsis
+}
+
+const ellipsis = "…"

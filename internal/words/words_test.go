@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 func TestDuration(t *testing.T) {
@@ -76,6 +77,51 @@ func FuzzDuration(f *testing.F) {
 		}
 		if fields := len(strings.Fields(got)); fields != 2 && fields != 4 {
 			t.Fatalf("Duration(%d) = %q: not one or two units", n, got)
+		}
+	})
+}
+
+func TestCuts(t *testing.T) {
+	for _, tc := range []struct {
+		s          string
+		limit      int
+		cut, clip  string
+		ellipsized string
+	}{
+		{"short", 10, "short", "short", "short"},
+		{"exactly10!", 10, "exactly10!", "exactly10!", "exactly10!"},
+		{"a longer string", 10, "a longer s", "a longe…", "a longer …"},
+		// "é" is two bytes: a cut never splits it.
+		{"ééééé", 5, "éé", "é…", "ééééé"},
+		{"ééééé", 4, "éé", "…", "ééé…"},
+		{"abc", 0, "", "…", ""},
+	} {
+		if got, cut := Cut(tc.s, tc.limit); got != tc.cut || cut != (tc.cut != tc.s) {
+			t.Errorf("Cut(%q, %d) = %q, %v; want %q", tc.s, tc.limit, got, cut, tc.cut)
+		}
+		if got := Clip(tc.s, tc.limit); got != tc.clip {
+			t.Errorf("Clip(%q, %d) = %q, want %q", tc.s, tc.limit, got, tc.clip)
+		}
+		if got := Ellipsize(tc.s, tc.limit); got != tc.ellipsized {
+			t.Errorf("Ellipsize(%q, %d) = %q, want %q", tc.s, tc.limit, got, tc.ellipsized)
+		}
+	}
+}
+
+// FuzzCut: what Cut and Clip return is valid UTF-8 when s is, within the
+// bound (Clip's ellipsis needs 3 bytes), and a prefix of s.
+func FuzzCut(f *testing.F) {
+	f.Add("ééé abc", 4)
+	f.Fuzz(func(t *testing.T, s string, limit int) {
+		if limit < 0 || limit > 1<<20 || !utf8.ValidString(s) {
+			return
+		}
+		got, _ := Cut(s, limit)
+		if len(got) > limit || !utf8.ValidString(got) || !strings.HasPrefix(s, got) {
+			t.Fatalf("Cut(%q, %d) = %q", s, limit, got)
+		}
+		if clip := Clip(s, limit); limit >= 3 && (len(clip) > limit || !utf8.ValidString(clip)) {
+			t.Fatalf("Clip(%q, %d) = %q", s, limit, clip)
 		}
 	})
 }
