@@ -6,7 +6,7 @@ import (
 )
 
 // The outbox names a Channel by a number, channels.id, made the first
-// time a delivery is queued for the Channel (writer.go, queue) and kept
+// time a delivery is queued for the Channel (flips.go, queue) and kept
 // while any delivery names it: a delivery row holds 4 bytes in its table
 // and in each index that keys it, not the Channel's name (migration 23).
 // Callers never see the numbers: the store takes and returns names.
