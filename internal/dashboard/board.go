@@ -21,6 +21,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/runstats"
 	"github.com/vigil-operator/vigil/internal/store"
+	"github.com/vigil-operator/vigil/internal/webpage"
 	"github.com/vigil-operator/vigil/internal/words"
 )
 
@@ -110,7 +111,7 @@ func (q query) withPage(page int) query    { q.Page = page; return q }
 type row struct {
 	ID, Name, Slug, Object  string
 	Tags                    []chip
-	Status                  statusLabel
+	Status                  webpage.Label
 	Failures                string // "1 of 3": failed runs in a row below the threshold
 	Maintenance             string // the window holding its notifications
 	Period, Grace           string
@@ -150,31 +151,9 @@ type chip struct {
 	Count    int
 }
 
-// statusLabel is a status as shown: a word and an icon class, never colour
-// alone.
-type statusLabel struct {
-	Class, Word, Icon string
-}
-
-// labels of the statuses, in the order a wall shows them.
-var labels = map[string]statusLabel{
-	"down":    {"down", "down", "✖"},
-	"grace":   {"grace", "late", "!"},
-	"started": {"started", "running", "▶"},
-	"up":      {"up", "up", "✔"},
-	"new":     {"new", "new", "○"},
-	"paused":  {"paused", "paused", "❚❚"},
-}
-
+// statusOrder is the order a wall shows the statuses in: what needs a
+// person first.
 var statusOrder = map[string]int{"down": 0, "grace": 1, "started": 2, "up": 3, "new": 4, "paused": 5}
-
-func labelOf(v checks.View) statusLabel {
-	key := string(v.Status)
-	if v.Started && v.Status != monitor.StatusDown && v.Status != monitor.StatusPaused {
-		key = "started"
-	}
-	return labels[key]
-}
 
 // summary counts the project's checks by what they need from a person.
 type summary struct {
@@ -311,7 +290,7 @@ func (s *Server) snapshot(r *http.Request, namespace string, now time.Time) (*sn
 	for i, c := range project.Checks {
 		obs := project.Observed(i)
 		view := project.View(i, now)
-		label := labelOf(view)
+		label := webpage.LabelOf(view)
 		snap.summary.count(label.Class)
 		for _, t := range checks.Tags(c.Spec.Tags) {
 			snap.tags[t]++

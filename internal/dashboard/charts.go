@@ -10,6 +10,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/runstats"
 	"github.com/vigil-operator/vigil/internal/store"
 	"github.com/vigil-operator/vigil/internal/uptime"
+	"github.com/vigil-operator/vigil/internal/webpage"
 	"github.com/vigil-operator/vigil/internal/words"
 )
 
@@ -23,7 +24,6 @@ const (
 	rateH                = 70.0
 	rateTop, rateBottom  = 8.0, 52.0
 	calCell, calGap      = 11.0, 2.0
-	calendarDays         = 91 // 13 weeks, the 90-day bar's span and today
 	maxChartPoints       = 2000
 	sparkW, sparkH       = 80.0, 20.0
 	sparkRuns            = 20
@@ -295,19 +295,10 @@ func rateChartOf(st runstats.Stats) rateChart {
 
 func round1(v float64) float64 { return math.Round(v*10) / 10 }
 
-// calendarDay is a day of the uptime calendar, a square coloured by how
-// much of its known time the check was up.
-type calendarDay struct {
-	X, Y  float64
-	Width float64 // days, on a status page's strip
-	Class string  // up, mostly, some, down, unknown
-	Title string
-}
-
 // calendar is the last 13 weeks as squares, a column a week (Monday on
 // top), in the check's time zone, like a contribution graph.
 type calendar struct {
-	Days          []calendarDay
+	Days          []webpage.Day
 	Width, Height float64
 	Label         string
 	Months        []calendarMonth
@@ -318,21 +309,21 @@ type calendarMonth struct {
 	Name string
 }
 
-// calendarOf colours each of the last calendarDays days (in tz) by the
+// calendarOf colours each of the last webpage.Days days (in tz) by the
 // check's uptime that day.
 func calendarOf(h uptime.History, now time.Time, tz *time.Location) calendar {
 	ty, tm, td := now.In(tz).Date()
-	first := dayStart(ty, tm, td-(calendarDays-1), tz)
+	first := dayStart(ty, tm, td-(webpage.Days-1), tz)
 	// Monday of the first day's week: the columns are weeks.
 	offset := (int(first.Weekday()) + 6) % 7
 	var cal calendar
 	full, some, down := 0, 0, 0
 	lastMonth := -1
-	for i := range calendarDays {
-		day := dayStart(ty, tm, td-(calendarDays-1)+i, tz)
-		next := dayStart(ty, tm, td-(calendarDays-1)+i+1, tz)
+	for i := range webpage.Days {
+		day := dayStart(ty, tm, td-(webpage.Days-1)+i, tz)
+		next := dayStart(ty, tm, td-(webpage.Days-1)+i+1, tz)
 		col, rowN := (i+offset)/7, (i+offset)%7
-		d := dayOf(h, day, next, now)
+		d := webpage.DayOf(h, day, next, now)
 		d.X, d.Y = float64(col)*(calCell+calGap), 14+float64(rowN)*(calCell+calGap)
 		switch d.Class {
 		case "up":
@@ -352,71 +343,12 @@ func calendarOf(h uptime.History, now time.Time, tz *time.Location) calendar {
 		}
 		cal.Days = append(cal.Days, d)
 	}
-	cols := (calendarDays + offset + 6) / 7
+	cols := (webpage.Days + offset + 6) / 7
 	// Room on the right for a month named above the last week.
 	cal.Width, cal.Height = float64(cols)*(calCell+calGap)+16, 14+7*(calCell+calGap)
 	cal.Label = fmt.Sprintf("Uptime by day for the last %d days (%s): %d days fully up, %d partly down, %d down.",
-		calendarDays, tz.String(), full, some, down)
+		webpage.Days, tz.String(), full, some, down)
 	return cal
-}
-
-// dayOf is the day [day, next) of the history, up to now: coloured by its
-// uptime that day, titled with it. A day with no up or down time is
-// maintenance or paused when it was, else no data.
-func dayOf(h uptime.History, day, next, now time.Time) calendarDay {
-	fig := h.Measure(day, min2(next, now))
-	name := day.Format("Mon 2 Jan")
-	share, ok := fig.Uptime()
-	switch {
-	case !ok && fig.Maintenance > 0:
-		return calendarDay{Class: "maintenance", Title: name + ": under maintenance"}
-	case !ok && fig.Paused > 0:
-		return calendarDay{Class: "paused", Title: name + ": paused"}
-	case !ok:
-		return calendarDay{Class: "unknown", Title: name + ": no data"}
-	}
-	d := calendarDay{Title: fmt.Sprintf("%s: up %s", name, words.Percent(share))}
-	if fig.Downs > 0 {
-		d.Title += fmt.Sprintf(", down %s for %s", words.Plural(int64(fig.Downs), "time"), words.Duration(fig.Down))
-	}
-	switch {
-	case share >= 1:
-		d.Class = "up"
-	case share >= 0.99:
-		d.Class = "mostly"
-	case share > 0:
-		d.Class = "some"
-	default:
-		d.Class = "down"
-	}
-	return d
-}
-
-// dayStrip is the last calendarDays days (UTC) in a row, oldest first, X
-// their place and Width how many days a shape covers: what a public status
-// page draws. Whole days up, and days with no data, in a row are one shape
-// ("Mon 2 Nov – Sun 6 Dec: up 100%"); a day with a down is its own. So a
-// quiet check is a shape or two, and one that flapped all quarter at most
-// calendarDays, however often it flipped.
-func dayStrip(h uptime.History, now time.Time) []calendarDay {
-	y, m, d := now.UTC().Date()
-	var strip []calendarDay
-	var runFrom time.Time
-	for i := range calendarDays {
-		day := time.Date(y, m, d-(calendarDays-1)+i, 0, 0, 0, 0, time.UTC)
-		cd := dayOf(h, day, day.AddDate(0, 0, 1), now)
-		cd.X, cd.Width = float64(i), 1
-		if n := len(strip); n > 0 && (cd.Class == "up" || cd.Class == "unknown" || cd.Class == "paused") && strip[n-1].Class == cd.Class {
-			last := &strip[n-1]
-			last.Width++
-			_, text, _ := strings.Cut(cd.Title, ": ")
-			last.Title = runFrom.Format("Mon 2 Jan") + " – " + day.Format("Mon 2 Jan") + ": " + text
-			continue
-		}
-		runFrom = day
-		strip = append(strip, cd)
-	}
-	return strip
 }
 
 // dayStart is the first instant of the day (normalized as time.Date does)
@@ -431,13 +363,6 @@ func dayStart(y int, m time.Month, d int, tz *time.Location) time.Time {
 		return end
 	}
 	return t
-}
-
-func min2(a, b time.Time) time.Time {
-	if a.Before(b) {
-		return a
-	}
-	return b
 }
 
 // sparkline is a board row's recent durations as a small line, and the

@@ -9,6 +9,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/runstats"
 	"github.com/vigil-operator/vigil/internal/store"
 	"github.com/vigil-operator/vigil/internal/uptime"
+	"github.com/vigil-operator/vigil/internal/webpage"
 )
 
 func TestNiceCeil(t *testing.T) {
@@ -141,7 +142,7 @@ func TestCalendarIsInTheCheckZone(t *testing.T) {
 		{time.UTC, "some", "up"},
 	} {
 		cal := calendarOf(h, now, tc.loc)
-		if len(cal.Days) != calendarDays {
+		if len(cal.Days) != webpage.Days {
 			t.Fatalf("%d days", len(cal.Days))
 		}
 		last, before := cal.Days[len(cal.Days)-1], cal.Days[len(cal.Days)-2]

@@ -22,6 +22,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/schedule"
 	"github.com/vigil-operator/vigil/internal/sla"
 	"github.com/vigil-operator/vigil/internal/store"
+	"github.com/vigil-operator/vigil/internal/webpage"
 	"github.com/vigil-operator/vigil/internal/words"
 )
 
@@ -32,7 +33,7 @@ type checkPage struct {
 	Title, Namespace, ID, Object, Name, Slug, Desc string
 	ReadWrite                                      bool
 	CSRF                                           string
-	Status                                         statusLabel
+	Status                                         webpage.Label
 	Why                                            string
 	Policy                                         []string
 	Maintenance                                    []string
@@ -103,7 +104,7 @@ func (s *Server) checkPage(w http.ResponseWriter, r *http.Request) {
 	uuid := checks.UUIDOf(c)
 	p := &checkPage{
 		Title: checks.DisplayName(c), Namespace: c.Namespace, ID: checkID(c, v.ReadWrite), Object: c.Name, Name: checks.DisplayName(c),
-		Slug: c.Spec.Slug, Desc: c.Spec.Desc, ReadWrite: v.ReadWrite, CSRF: v.CSRF, Status: labelOf(view),
+		Slug: c.Spec.Slug, Desc: c.Spec.Desc, ReadWrite: v.ReadWrite, CSRF: v.CSRF, Status: webpage.LabelOf(view),
 		Tags: checks.Tags(c.Spec.Tags), Period: period(c), TZ: string(c.Spec.Zone()), NPings: view.NPings,
 		Grace:   words.Duration(time.Duration(c.Spec.Grace) * time.Second),
 		Kubectl: "kubectl -n " + c.Namespace + " get check " + c.Name,
@@ -120,12 +121,12 @@ func (s *Server) checkPage(w http.ResponseWriter, r *http.Request) {
 	}
 	p.Coverage = coverageLine(c.Status.Coverage)
 	s.explainSchedule(p, c, now)
-	flips, err := s.Checks.RecentFlips(r.Context(), c, timelineFlips)
+	flips, err := s.Checks.RecentFlips(r.Context(), c, webpage.FlipsRead)
 	if err != nil {
 		s.unavailable(w, r, "reading the flips", err)
 		return
 	}
-	history := historyOf(c, obs, view.Status, flips, now)
+	history := webpage.HistoryOf(c, obs, view.Status, flips, now)
 	p.Timeline = timelineOf(history, now)
 	loc, err := schedule.LoadLocation(p.TZ)
 	if err != nil {

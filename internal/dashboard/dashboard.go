@@ -22,8 +22,6 @@ import (
 	"crypto/rand"
 	"embed"
 	"errors"
-	"html/template"
-	"io/fs"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -36,13 +34,11 @@ import (
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/project"
+	"github.com/vigil-operator/vigil/internal/webpage"
 )
 
 //go:embed templates/*.html
 var templateFS embed.FS
-
-//go:embed static
-var staticFS embed.FS
 
 // DefaultSessionTTL is how long a sign-in lasts.
 const DefaultSessionTTL = 12 * time.Hour
@@ -63,40 +59,26 @@ type Server struct {
 	// namespace's Channel name (the dispatcher's Test); nil hides the
 	// dashboard's test buttons' effect (they answer 404).
 	TestChannel func(ctx context.Context, namespace, name string, check *v1.Check) error
-	// StatusPages finds the StatusPage with a key (statuspage.Find), nil
-	// when none has it; nil serves no status page.
-	StatusPages func(ctx context.Context, key string) (*v1.StatusPage, error)
 	Log         logr.Logger
 
-	pages       map[string]*template.Template
-	snapshots   snapshots
-	runStats    runStatsCache
-	statusPages statusCache
-	testTurns   turns
-	fallback    []byte // seals sessions of a project without a signing secret
+	pages     webpage.Pages
+	snapshots snapshots
+	runStats  runStatsCache
+	testTurns turns
+	fallback  []byte // seals sessions of a project without a signing secret
 }
 
-// Handler returns the dashboard's routes: /, /login, /logout, /checks/…,
-// /static/… and the public status pages, /status/…. Register it for
-// exactly those paths.
+// Handler returns the dashboard's routes: /, /login, /logout, /checks/…
+// and the pages' shared /static/…. Register it for exactly those paths.
 func (s *Server) Handler() http.Handler {
-	s.pages = parseTemplates(assetVersions())
+	s.pages = parseTemplates()
 	s.fallback = make([]byte, 32)
 	if _, err := rand.Read(s.fallback); err != nil {
 		panic(err)
 	}
-	static, err := fs.Sub(staticFS, "static")
-	if err != nil {
-		panic(err)
-	}
-	files := http.StripPrefix("/static/", http.FileServer(http.FS(static)))
-
 	mux := http.NewServeMux()
-	// The pages name assets with their content's hash (asset), so they can
-	// be cached for long and an upgrade is seen at once.
-	mux.Handle("GET /static/", longCache(noListing(files)))
+	mux.Handle("GET /static/", webpage.Static())
 	mux.HandleFunc("GET /{$}", s.signedIn(s.board))
-	mux.HandleFunc("GET /status/{page}", s.statusPage)
 	mux.HandleFunc("POST /login", s.login)
 	mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/", http.StatusSeeOther) })
 	mux.HandleFunc("POST /logout", s.signedIn(s.checkCSRF(s.logout)))
@@ -107,43 +89,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc("POST /checks/{id}/snooze", s.signedIn(s.readWrite(s.checkCSRF(s.withCheck(s.snooze)))))
 	mux.HandleFunc("POST /checks/{id}/ack", s.signedIn(s.readWrite(s.checkCSRF(s.withCheck(s.ack)))))
 	mux.HandleFunc("POST /checks/{id}/channels/{name}/test", s.signedIn(s.readWrite(s.checkCSRF(s.withCheck(s.testChannel)))))
-	return securityHeaders(s.secure(), mux)
-}
-
-// securityHeaders: no inline script or style and nothing from elsewhere
-// (the pages need neither), no framing, no sniffing.
-func securityHeaders(secure bool, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; object-src 'none'; "+
-			"base-uri 'none'; form-action 'self'; frame-ancestors 'none'")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "same-origin")
-		h.Set("X-Frame-Options", "DENY")
-		if secure {
-			h.Set("Strict-Transport-Security", "max-age=31536000")
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// noListing keeps the file server from listing the directory.
-func noListing(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/") {
-			http.NotFound(w, r)
-			return
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// longCache lets browsers keep a static file for 30 days.
-func longCache(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Cache-Control", "public, max-age=2592000")
-		next.ServeHTTP(w, r)
-	})
+	return webpage.SecurityHeaders(s.secure(), mux)
 }
 
 // visitor is a signed-in request's project and key kind.
@@ -381,19 +327,15 @@ func checkOf(r *http.Request) *v1.Check { return r.Context().Value(checkKey{}).(
 
 // unavailable answers a failure of the store or the cache.
 func (s *Server) unavailable(w http.ResponseWriter, r *http.Request, what string, err error) {
-	if s.Checks.Unavailable(err) {
-		w.Header().Set("Retry-After", "5")
-		s.errorPage(w, r, http.StatusServiceUnavailable, "The ping store is unavailable; try again in a moment.")
-		return
+	status, msg, retryAfter := webpage.Failure(s.Checks, what, err)
+	if status == http.StatusInternalServerError {
+		// The route's pattern, not the path, which holds a check's UUID.
+		s.Log.Error(err, what, "route", r.Pattern)
 	}
-	if errors.Is(err, checks.ErrOverShare) {
-		w.Header().Set("Retry-After", "1")
-		s.errorPage(w, r, http.StatusTooManyRequests, "This project has too many changes waiting; try again in a moment.")
-		return
+	if retryAfter != "" {
+		w.Header().Set("Retry-After", retryAfter)
 	}
-	// The route's pattern, not the path, which holds a check's UUID.
-	s.Log.Error(err, what, "route", r.Pattern)
-	s.errorPage(w, r, http.StatusInternalServerError, what+" failed; try again.")
+	s.errorPage(w, r, status, msg)
 }
 
 func (s *Server) errorPage(w http.ResponseWriter, r *http.Request, status int, msg string) {
@@ -401,7 +343,7 @@ func (s *Server) errorPage(w http.ResponseWriter, r *http.Request, status int, m
 		http.Error(w, msg, status)
 		return
 	}
-	s.render(w, r, status, "error", map[string]any{"Title": http.StatusText(status), "Message": msg})
+	s.render(w, r, status, "error", webpage.ErrorData(status, msg))
 }
 
 // isFragment: the script's live update asks for the page's live part only.

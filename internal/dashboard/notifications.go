@@ -8,6 +8,7 @@ import (
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/store"
+	"github.com/vigil-operator/vigil/internal/webpage"
 )
 
 // notificationsShown bounds the notifications a check's page lists.
@@ -42,7 +43,7 @@ func notificationRows(list []store.Notification, obs store.Check, hasChannels bo
 	for _, n := range list {
 		r := notificationRow{At: n.At, When: at(n.At), What: notificationWhat(n.Flip), Class: "notice"}
 		if n.Notice == "" {
-			r.Class = stateWord(n.Up)
+			r.Class = webpage.StateWord(n.Up)
 		}
 		for _, d := range n.Deliveries {
 			r.Outcomes = append(r.Outcomes, d.Channel+": "+deliveryWords(d, at))

@@ -3,27 +3,10 @@ package dashboard
 import (
 	"time"
 
-	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
-	"github.com/vigil-operator/vigil/internal/monitor"
-	"github.com/vigil-operator/vigil/internal/store"
 	"github.com/vigil-operator/vigil/internal/uptime"
+	"github.com/vigil-operator/vigil/internal/webpage"
 	"github.com/vigil-operator/vigil/internal/words"
 )
-
-// timelineSpan is how far back a check's page shows its flips.
-const timelineSpan = 90 * 24 * time.Hour
-
-// timelineFlips is how many of a check's flips, the newest, a page reads
-// for its timeline: what a page costs stays bounded however often a check
-// flipped (a flapping check's earlier part of the span shows no data).
-const timelineFlips = 1000
-
-// historyOf is the check's history until now by the uptime rule, from the
-// flips a page read (the newest timelineFlips) and what the store holds.
-func historyOf(c *v1.Check, obs store.Check, status monitor.Status, flips []store.Flip, now time.Time) uptime.History {
-	return uptime.Of(uptime.Check{Created: c.CreationTimestamp.Time, Flips: flips, Truncated: len(flips) >= timelineFlips,
-		Status: status, PausedAt: obs.Facts.PausedAt, ResumedAt: obs.Facts.ResumedAt}, now)
-}
 
 // timeline is a check's states over the span, as a bar.
 type timeline struct {
@@ -51,7 +34,7 @@ type segment struct {
 
 // timelineOf lays the history over the span ending at now.
 func timelineOf(h uptime.History, now time.Time) timeline {
-	start := now.Add(-timelineSpan)
+	start := now.Add(-webpage.Span)
 	var tl timeline
 	for _, s := range h.Within(start, now) {
 		word := string(s.State)
@@ -70,11 +53,4 @@ func timelineOf(h uptime.History, now time.Time) timeline {
 	return tl
 }
 
-func stateWord(up bool) string {
-	if up {
-		return "up"
-	}
-	return "down"
-}
-
-func pct(d time.Duration) float64 { return 100 * float64(d) / float64(timelineSpan) }
+func pct(d time.Duration) float64 { return 100 * float64(d) / float64(webpage.Span) }

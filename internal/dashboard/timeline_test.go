@@ -7,6 +7,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/store"
 	"github.com/vigil-operator/vigil/internal/uptime"
+	"github.com/vigil-operator/vigil/internal/webpage"
 )
 
 // historyAt is the uptime rule's history of a check created at created,
@@ -20,7 +21,7 @@ func historyAt(flips []store.Flip, status monitor.Status, created, now time.Time
 func TestTimeline(t *testing.T) {
 	now := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
 	day := 24 * time.Hour
-	start := now.Add(-timelineSpan)
+	start := now.Add(-webpage.Span)
 	// Newest first, as the store returns them: up before the span, down on
 	// day 30 for a day, up again.
 	flips := []store.Flip{
@@ -86,7 +87,7 @@ func states(tl timeline) []string {
 func TestTimelineMaintenance(t *testing.T) {
 	now := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
 	day := 24 * time.Hour
-	start := now.Add(-timelineSpan)
+	start := now.Add(-webpage.Span)
 	// Up since before the span; on day 30 down inside a window that ended
 	// a day later, and up again before it ended: no down counts.
 	tl := timelineOf(historyAt([]store.Flip{

@@ -472,8 +472,8 @@ func channelSecrets(mgr ctrl.Manager, opts Options) client.Reader {
 }
 
 // setupHTTP adds the HTTP server (the Management API, pings, badges, the
-// projects' Prometheus endpoints, the dashboard), the optional SMTP
-// listener, the probes and the heartbeat.
+// projects' Prometheus endpoints, the dashboard and the public status
+// pages), the optional SMTP listener, the probes and the heartbeat.
 func setupHTTP(mgr ctrl.Manager, opts Options, st *store.Store, door *checks.Door, projects *project.Registry,
 	dispatcher *delivery.Dispatcher) error {
 	log := ctrl.Log.WithName("http")
@@ -498,13 +498,15 @@ func setupHTTP(mgr ctrl.Manager, opts Options, st *store.Store, door *checks.Doo
 		}
 	}
 	dash := &dashboard.Server{Checks: door, Projects: projects, BaseURL: opts.BaseURL, TestChannel: dispatcher.Test,
-		StatusPages: func(ctx context.Context, key string) (*v1.StatusPage, error) {
-			return statuspage.Find(ctx, mgr.GetClient(), key)
-		},
 		Log: log.WithName("dashboard")}
+	statusPages := &statuspage.Server{Checks: door, BaseURL: opts.BaseURL, Log: log.WithName("status-page"),
+		Find: func(ctx context.Context, key string) (*v1.StatusPage, error) {
+			return statuspage.Find(ctx, mgr.GetClient(), key)
+		}}
 	handler := site.Handler(log, site.Parts{
 		API: http.HandlerFunc(apiServer.ServeAPI), Badges: http.HandlerFunc(apiServer.ServeBadge),
 		Metrics: http.HandlerFunc(apiServer.ServeMetrics), Pings: pings, Dashboard: dash.Handler(),
+		StatusPages: statusPages.Handler(),
 	})
 	server := &httpserver.Runnable{Addr: opts.HTTPAddr, Handler: handler, Cache: mgr.GetCache(), WaitFor: door.WaitForSync,
 		MaxConnections: opts.MaxConnections, MaxConnectionsPerSource: opts.MaxConnectionsPerSource, TrustedProxies: opts.TrustedProxies,

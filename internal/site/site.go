@@ -1,7 +1,7 @@
 // Package site is the root of Vigil's HTTP server: it routes each path to
 // the part that serves it (the Management API, badges, the Prometheus
-// endpoints, pings, the dashboard) and logs every request by its route,
-// never by a path that carries a credential.
+// endpoints, pings, the dashboard and the public status pages) and logs
+// every request by its route, never by a path that carries a credential.
 package site
 
 import (
@@ -26,8 +26,10 @@ type Parts struct {
 	// Pings serves the ping endpoints: /ping/.
 	Pings http.Handler
 	// Dashboard serves the web dashboard: /, /login, /logout, /checks/,
-	// /static/.
+	// and the pages' shared /static/.
 	Dashboard http.Handler
+	// StatusPages serves the public status pages: /status/.
+	StatusPages http.Handler
 }
 
 // Handler is Vigil's whole HTTP surface: each path goes straight to its
@@ -48,7 +50,8 @@ func Handler(log logr.Logger, p Parts) http.Handler {
 	handle(p.Badges, "/badge/", "/b/")
 	handle(p.Metrics, "/projects/")
 	handle(p.Pings, "/ping/")
-	handle(p.Dashboard, "/{$}", "/login", "/logout", "/checks/", "/static/", "/status/")
+	handle(p.Dashboard, "/{$}", "/login", "/logout", "/checks/", "/static/")
+	handle(p.StatusPages, "/status/")
 	mux.HandleFunc("/", notFound)
 	return withRequestLog(log, mux)
 }

@@ -1,7 +1,9 @@
-// Package statuspage names a StatusPage's public address and finds a page
-// by it. The address is derived from the object's UID, which only those
-// who may read the StatusPage see: unguessable as a badge's, stable while
-// the object lives, and new when it is created again.
+// Package statuspage serves the public status pages (page.go), apart from
+// the signed-in dashboard: anyone with a page's address reads it. It names
+// a StatusPage's address and finds a page by it. The address is derived
+// from the object's UID, which only those who may read the StatusPage
+// see: unguessable as a badge's, stable while the object lives, and new
+// when it is created again.
 package statuspage
 
 import (

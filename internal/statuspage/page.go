@@ -1,10 +1,11 @@
-package dashboard
+package statuspage
 
 import (
 	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
+	"embed"
 	"encoding/hex"
 	"encoding/json"
 	"encoding/xml"
@@ -17,11 +18,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	"golang.org/x/sync/singleflight"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/checks"
-	"github.com/vigil-operator/vigil/internal/statuspage"
+	"github.com/vigil-operator/vigil/internal/webpage"
 	"github.com/vigil-operator/vigil/internal/words"
 )
 
@@ -40,6 +42,33 @@ const statusEvents = 50
 // statusFor is how long a page is shared between its visitors: a public
 // address is asked for by anyone, as often as they like.
 const statusFor = 30 * time.Second
+
+// Server serves the public status pages at PathPrefix.
+type Server struct {
+	// Checks is the door the pages read checks through.
+	Checks *checks.Door
+	// Find finds the StatusPage with a key (Find with the manager's
+	// cache), nil when none has it.
+	Find func(ctx context.Context, key string) (*v1.StatusPage, error)
+	// BaseURL is the site's root, for the pages' own addresses; a
+	// https:// one turns on HSTS.
+	BaseURL string
+	Log     logr.Logger
+
+	pages webpage.Pages
+	cache statusCache
+}
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+// Handler serves GET /status/{page}. Register it for PathPrefix.
+func (s *Server) Handler() http.Handler {
+	s.pages = webpage.Parse(templateFS, nil, "status")
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+PathPrefix+"{page}", s.statusPage)
+	return webpage.SecurityHeaders(strings.HasPrefix(s.BaseURL, "https://"), mux)
+}
 
 // statusPageData is a status page's template data, and its JSON.
 type statusPageData struct {
@@ -65,8 +94,8 @@ type statusCheck struct {
 	// notifications: its public name when the page shows it, "another
 	// check" when it does not (spec.dependsOn).
 	HeldBy string        `json:"held_by,omitempty"`
-	Label  statusLabel   `json:"-"`
-	Days   []calendarDay `json:"-"` // the last calendarDays, oldest first
+	Label  webpage.Label `json:"-"`
+	Days   []webpage.Day `json:"-"` // the last webpage.Days, oldest first
 }
 
 type statusEvent struct {
@@ -92,23 +121,23 @@ func (s *Server) statusPage(w http.ResponseWriter, r *http.Request) {
 	h.Set("Referrer-Policy", "no-referrer")
 	var sp *v1.StatusPage
 	var err error
-	if keyRE.MatchString(key) && s.StatusPages != nil {
-		sp, err = s.StatusPages(r.Context(), key)
+	if keyRE.MatchString(key) && s.Find != nil {
+		sp, err = s.Find(r.Context(), key)
 	}
 	if err != nil {
 		s.unavailable(w, r, "finding the status page", err)
 		return
 	}
 	if sp != nil {
-		if _, err := statuspage.Selection(sp); err != nil || !statuspage.Served(sp) {
+		if _, err := Selection(sp); err != nil || !Served(sp) {
 			sp = nil // not served: its Ready condition says why
 		}
 	}
 	if sp == nil {
-		s.errorPage(w, r, http.StatusNotFound, "No such status page.")
+		s.errorPage(w, http.StatusNotFound, "No such status page.")
 		return
 	}
-	page, err := s.statusPages.of(r.Context(), sp, s.now(), s.renderStatus)
+	page, err := s.cache.of(r.Context(), sp, s.Checks.Now(), s.renderStatus)
 	if err != nil {
 		s.unavailable(w, r, "reading the checks", err)
 		return
@@ -135,13 +164,13 @@ var keyRE = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}
 
 // statusData looks at the page's checks now.
 func (s *Server) statusData(ctx context.Context, sp *v1.StatusPage, now time.Time) (*statusPageData, error) {
-	chosen, err := statuspage.Selection(sp)
+	chosen, err := Selection(sp)
 	if err != nil {
 		return nil, err
 	}
-	key := statuspage.Key(sp.UID)
+	key := Key(sp.UID)
 	d := &statusPageData{Title: sp.Spec.Title, Description: sp.Spec.Description, Updated: now, Now: now, Key: key,
-		URL: statuspage.URL(s.BaseURL, sp), Checks: []statusCheck{}, Events: []statusEvent{}}
+		URL: URL(s.BaseURL, sp), Checks: []statusCheck{}, Events: []statusEvent{}}
 	var selected []*v1.Check
 	for _, c := range s.Checks.InProject(sp.Namespace) {
 		if chosen.Selects(c) {
@@ -163,32 +192,31 @@ func (s *Server) statusData(ctx context.Context, sp *v1.StatusPage, now time.Tim
 	for _, c := range selected {
 		obs := observed.Of(c.UID)
 		view := s.Checks.View(c, obs, now)
-		flips, err := s.Checks.RecentFlips(ctx, c, timelineFlips)
+		flips, err := s.Checks.RecentFlips(ctx, c, webpage.FlipsRead)
 		if err != nil {
 			return nil, err
 		}
-		label := labelOf(view)
-		history := historyOf(c, obs, view.Status, flips, now)
-		tl := timelineOf(history, now)
-		sc := statusCheck{Name: publicName(c), State: label.Word, Label: label, Days: dayStrip(history, now)}
+		label := webpage.LabelOf(view)
+		history := webpage.HistoryOf(c, obs, view.Status, flips, now)
+		sc := statusCheck{Name: publicName(c), State: label.Word, Label: label, Days: webpage.Strip(history, now)}
 		if parent := obs.Dependency.Parent; parent != "" {
 			if sc.HeldBy = shown[parent]; sc.HeldBy == "" {
 				sc.HeldBy = "another check" // one the page does not show: not named
 			}
 		}
-		if tl.Known {
-			up := words.PercentValue(tl.Uptime)
-			sc.Uptime, sc.UptimeWords = &up, words.Percent(tl.Uptime)
+		if share, ok := history.Measure(now.Add(-webpage.Span), now).Uptime(); ok {
+			up := words.PercentValue(share)
+			sc.Uptime, sc.UptimeWords = &up, words.Percent(share)
 		}
 		if label.Class == "down" {
 			d.Down++
 		}
 		d.Checks = append(d.Checks, sc)
 		for _, f := range flips { // newest first
-			if now.Sub(f.At) > timelineSpan || len(d.Events) > statusEvents*4 {
+			if now.Sub(f.At) > webpage.Span || len(d.Events) > statusEvents*4 {
 				break
 			}
-			d.Events = append(d.Events, statusEvent{Check: sc.Name, State: stateWord(f.Up), At: f.At.UTC(), n: f.N})
+			d.Events = append(d.Events, statusEvent{Check: sc.Name, State: webpage.StateWord(f.Up), At: f.At.UTC(), n: f.N})
 		}
 	}
 	slices.SortStableFunc(d.Events, func(a, b statusEvent) int { return b.At.Compare(a.At) })
@@ -289,7 +317,7 @@ func (s *Server) renderStatus(ctx context.Context, sp *v1.StatusPage, now time.T
 		return nil, err
 	}
 	page := &renderedStatus{}
-	if page.html, err = s.execute("status", "layout.html", d); err != nil {
+	if page.html, err = s.pages.Execute("status", "layout.html", d); err != nil {
 		return nil, fmt.Errorf("rendering: %w", err)
 	}
 	if page.json, err = json.Marshal(d); err != nil {
@@ -381,4 +409,23 @@ func (sc *statusCache) keep(key string, e statusEntry) {
 		}
 	}
 	sc.byKey[key] = e
+}
+
+// errorPage answers with the frame's error page.
+func (s *Server) errorPage(w http.ResponseWriter, status int, msg string) {
+	if err := s.pages.Render(w, status, "error", "layout.html", webpage.ErrorData(status, msg)); err != nil {
+		s.Log.Error(err, "rendering a status page's error")
+	}
+}
+
+// unavailable answers a failure of the store or the cache.
+func (s *Server) unavailable(w http.ResponseWriter, r *http.Request, what string, err error) {
+	status, msg, retryAfter := webpage.Failure(s.Checks, what, err)
+	if status == http.StatusInternalServerError {
+		s.Log.Error(err, what, "route", r.Pattern) // the pattern: the path is the page's key
+	}
+	if retryAfter != "" {
+		w.Header().Set("Retry-After", retryAfter)
+	}
+	s.errorPage(w, status, msg)
 }
