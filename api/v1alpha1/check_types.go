@@ -200,7 +200,7 @@ type AlertPolicy struct {
 	RecoveryThreshold int32 `json:"recoveryThreshold,omitempty"`
 
 	// MaxRuntime bounds a run from its start signal ("2h", "45m"): a run
-	// that has not ended within it is a failure, "ran longer than 2 h".
+	// that has not ended within it is a failure, "ran longer than 2 hours".
 	// When set, grace bounds only a late start; unset, a started run must
 	// end within grace, as in Healthchecks.
 	// +optional
@@ -211,7 +211,7 @@ type AlertPolicy struct {
 	MaxRuntime *metav1.Duration `json:"maxRuntime,omitempty"`
 
 	// MinRuntime makes a success that ends a run sooner than this ("5m") a
-	// failure, "finished in 3 s, expected at least 5 min": a backup that
+	// failure, "finished in 3 seconds, expected at least 5 minutes": a backup that
 	// "succeeds" in seconds has usually done nothing. It applies to runs
 	// with a start signal (a success without one has no duration).
 	// +optional
@@ -224,7 +224,7 @@ type AlertPolicy struct {
 	// Anomaly learns the check's usual run duration from its own last
 	// successful timed runs (the median, give or take a tolerance of
 	// robust deviations), and makes a run far outside it a failure: "ran
-	// 4 s; usually 38 min to 45 min over its last 30 runs". Like
+	// 4 seconds; usually 38 minutes to 45 minutes over its last 30 runs". Like
 	// minRuntime, it applies to runs with a start signal. `anomaly: {}`
 	// turns it on with the defaults.
 	// +optional

@@ -10,33 +10,13 @@ import (
 // once what changed while it was held (a check still down is announced
 // then). A window is one-off (from, to) or recurring (schedule, duration,
 // tz).
-// +kubebuilder:validation:XValidation:rule="has(self.selector) || (has(self.tags) && size(self.tags) > 0) || (has(self.checks) && size(self.checks) > 0)",message="select the checks the window covers with at least one of selector, tags and checks (selector: {} selects every check of the namespace)"
 // +kubebuilder:validation:XValidation:rule="has(self.from) == has(self.to)",message="set from and to together (a one-off window)"
 // +kubebuilder:validation:XValidation:rule="has(self.schedule) == has(self.duration)",message="set schedule and duration together (a recurring window)"
 // +kubebuilder:validation:XValidation:rule="has(self.from) != has(self.schedule)",message="set either from and to (a one-off window) or schedule and duration (a recurring window)"
 // +kubebuilder:validation:XValidation:rule="!has(self.from) || !has(self.to) || self.from < self.to",message="to must be after from"
 type MaintenanceWindowSpec struct {
-	// Selector selects Checks of the namespace by their labels; {} selects
-	// every Check.
-	// +optional
-	Selector *metav1.LabelSelector `json:"selector,omitempty"`
-
-	// Tags selects Checks that have any of these tags (spec.tags).
-	// +optional
-	// +listType=set
-	// +kubebuilder:validation:MaxItems=20
-	// +kubebuilder:validation:items:MinLength=1
-	// +kubebuilder:validation:items:MaxLength=100
-	// +kubebuilder:validation:items:Pattern=`^\S+$`
-	Tags []string `json:"tags,omitempty"`
-
-	// Checks selects Checks of the namespace by name.
-	// +optional
-	// +listType=set
-	// +kubebuilder:validation:MaxItems=100
-	// +kubebuilder:validation:items:MinLength=1
-	// +kubebuilder:validation:items:MaxLength=253
-	Checks []string `json:"checks,omitempty"`
+	// CheckSelection: the Checks the window covers.
+	CheckSelection `json:",inline"`
 
 	// From is when a one-off window starts.
 	// +optional

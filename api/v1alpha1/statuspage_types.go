@@ -9,7 +9,6 @@ import (
 // ping URL, a slug or a ping's body). The page's address is unguessable,
 // as a badge's; status.url says it. Delete the StatusPage to unpublish
 // it, and create it again for a new address.
-// +kubebuilder:validation:XValidation:rule="has(self.selector) || (has(self.tags) && size(self.tags) > 0) || (has(self.checks) && size(self.checks) > 0)",message="select the checks the page shows with at least one of selector, tags and checks (selector: {} selects every check of the namespace)"
 type StatusPageSpec struct {
 	// Title heads the page.
 	// +kubebuilder:validation:MinLength=1
@@ -21,27 +20,8 @@ type StatusPageSpec struct {
 	// +kubebuilder:validation:MaxLength=1000
 	Description string `json:"description,omitempty"`
 
-	// Selector selects Checks of the namespace by their labels; {} selects
-	// every Check.
-	// +optional
-	Selector *metav1.LabelSelector `json:"selector,omitempty"`
-
-	// Tags selects Checks that have any of these tags (spec.tags).
-	// +optional
-	// +listType=set
-	// +kubebuilder:validation:MaxItems=20
-	// +kubebuilder:validation:items:MinLength=1
-	// +kubebuilder:validation:items:MaxLength=100
-	// +kubebuilder:validation:items:Pattern=`^\S+$`
-	Tags []string `json:"tags,omitempty"`
-
-	// Checks selects Checks of the namespace by name.
-	// +optional
-	// +listType=set
-	// +kubebuilder:validation:MaxItems=100
-	// +kubebuilder:validation:items:MinLength=1
-	// +kubebuilder:validation:items:MaxLength=253
-	Checks []string `json:"checks,omitempty"`
+	// CheckSelection: the Checks the page shows.
+	CheckSelection `json:",inline"`
 }
 
 // StatusPageStatus is the page as the manager serves it.

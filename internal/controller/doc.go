@@ -1,6 +1,7 @@
 // Package controller holds Vigil's reconcilers: thin loops that load an
-// object, call the domain packages (monitor, history, notify), patch status
-// once, and requeue at the next instant something can change.
+// object, call the domain packages (checks, monitor, coverage, maintenance,
+// notify), write its status once (a Check's through package projection),
+// and requeue at the next instant something can change.
 package controller
 
 import "sort"

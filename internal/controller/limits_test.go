@@ -44,7 +44,7 @@ var _ = Describe("Objects past their namespace's limit", func() {
 		By("maintenance windows: the second holds nothing")
 		window := func(name, tag string) *v1.MaintenanceWindow {
 			mw := &v1.MaintenanceWindow{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-				Spec: v1.MaintenanceWindowSpec{Tags: []string{tag}, From: at(now.Add(-time.Minute)), To: at(now.Add(time.Hour))}}
+				Spec: v1.MaintenanceWindowSpec{CheckSelection: v1.CheckSelection{Tags: []string{tag}}, From: at(now.Add(-time.Minute)), To: at(now.Add(time.Hour))}}
 			Expect(k8sClient.Create(ctx, mw)).To(Succeed())
 			return mw
 		}
@@ -59,7 +59,7 @@ var _ = Describe("Objects past their namespace's limit", func() {
 		By("status pages: the second is not served")
 		page := func(name string) *v1.StatusPage {
 			sp := &v1.StatusPage{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-				Spec: v1.StatusPageSpec{Title: name, Tags: []string{"db"}}}
+				Spec: v1.StatusPageSpec{CheckSelection: v1.CheckSelection{Tags: []string{"db"}}, Title: name}}
 			Expect(k8sClient.Create(ctx, sp)).To(Succeed())
 			return sp
 		}

@@ -52,7 +52,7 @@ var _ = Describe("Maintenance windows", func() {
 		t0 := clk.Now().UTC().Truncate(time.Second)
 
 		Expect(k8sClient.Create(ctx, &v1.MaintenanceWindow{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "upgrade"},
-			Spec: v1.MaintenanceWindowSpec{Tags: []string{"db"}, From: at(t0.Add(10 * time.Minute)), To: at(t0.Add(time.Hour))}})).To(Succeed())
+			Spec: v1.MaintenanceWindowSpec{CheckSelection: v1.CheckSelection{Tags: []string{"db"}}, From: at(t0.Add(10 * time.Minute)), To: at(t0.Add(time.Hour))}})).To(Succeed())
 		Eventually(windowStatus(ns, "upgrade")).Should(And(
 			HaveField("Active", false), HaveField("Checks", BeEquivalentTo(1)),
 			HaveField("NextStart", HaveField("Time", BeTemporally("==", t0.Add(10*time.Minute)))),
@@ -162,7 +162,7 @@ var _ = Describe("Maintenance windows", func() {
 		Eventually(ready(c)).Should(BeTrue())
 		t0 := clk.Now().UTC().Truncate(time.Second)
 		Expect(k8sClient.Create(ctx, &v1.MaintenanceWindow{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "migration"},
-			Spec: v1.MaintenanceWindowSpec{Checks: []string{"migrate"}, From: at(t0.Add(10 * time.Minute)), To: at(t0.Add(20 * time.Minute))}})).To(Succeed())
+			Spec: v1.MaintenanceWindowSpec{CheckSelection: v1.CheckSelection{Checks: []string{"migrate"}}, From: at(t0.Add(10 * time.Minute)), To: at(t0.Add(20 * time.Minute))}})).To(Succeed())
 		Eventually(windowStatus(ns, "migration")).Should(HaveField("Checks", BeEquivalentTo(1)))
 		clk.SetTime(t0.Add(10 * time.Minute))
 		Eventually(r.got).Should(Equal([]string{"/watch-maintenance-start"}))
@@ -175,7 +175,7 @@ var _ = Describe("Maintenance windows", func() {
 		ns := newNamespace()
 		sched := "Mon..Fry 02:00"
 		Expect(k8sClient.Create(ctx, &v1.MaintenanceWindow{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "typo"},
-			Spec: v1.MaintenanceWindowSpec{Selector: &metav1.LabelSelector{}, Schedule: &sched,
+			Spec: v1.MaintenanceWindowSpec{CheckSelection: v1.CheckSelection{Selector: &metav1.LabelSelector{}}, Schedule: &sched,
 				Duration: &metav1.Duration{Duration: time.Hour}}})).To(Succeed())
 		Eventually(windowStatus(ns, "typo")).Should(HaveField("Conditions", ContainElement(And(
 			HaveField("Type", v1.ConditionReady), HaveField("Status", metav1.ConditionFalse),

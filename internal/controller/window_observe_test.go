@@ -48,7 +48,7 @@ var _ = Describe("A maintenance window's change", func() {
 		}
 		t0 := clk.Now().UTC().Truncate(time.Second)
 		mw := &v1.MaintenanceWindow{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "one"},
-			Spec: v1.MaintenanceWindowSpec{Checks: []string{"c-3"}, From: at(t0.Add(-time.Minute)), To: at(t0.Add(time.Hour))}}
+			Spec: v1.MaintenanceWindowSpec{CheckSelection: v1.CheckSelection{Checks: []string{"c-3"}}, From: at(t0.Add(-time.Minute)), To: at(t0.Add(time.Hour))}}
 
 		cost("a window over c-3 applied", func() {
 			Expect(k8sClient.Create(ctx, mw)).To(Succeed())

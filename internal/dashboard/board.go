@@ -39,7 +39,7 @@ type query struct {
 	Wall   bool
 }
 
-// maxQuery bounds what the board reads from its URL.
+// These bound what the board reads from its URL.
 const (
 	maxSearch = 200
 	maxTags   = 10

@@ -21,7 +21,7 @@ func BenchmarkHoldRareWindows(b *testing.B) {
 	var set Set
 	for i := range 300 {
 		mw := &v1.MaintenanceWindow{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("rare-%d", i)},
-			Spec: v1.MaintenanceWindowSpec{Checks: []string{"backup"}, Schedule: &schedule, TZ: "Europe/Riga",
+			Spec: v1.MaintenanceWindowSpec{CheckSelection: v1.CheckSelection{Checks: []string{"backup"}}, Schedule: &schedule, TZ: "Europe/Riga",
 				Duration: &metav1.Duration{Duration: time.Hour}}}
 		w, err := Compile(mw)
 		if err != nil {

@@ -56,7 +56,7 @@ type memo struct {
 // spec in words a user can act on (the schema has caught the rest).
 func Compile(mw *v1.MaintenanceWindow) (*Window, error) {
 	s := &mw.Spec
-	chosen, err := selection.New(s.Selector, s.Tags, s.Checks)
+	chosen, err := selection.New(s.CheckSelection)
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@ func ts(s string) time.Time {
 func oneOff(name, from, to string) *v1.MaintenanceWindow {
 	f, t := metav1.NewTime(ts(from)), metav1.NewTime(ts(to))
 	return &v1.MaintenanceWindow{ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: v1.MaintenanceWindowSpec{Checks: []string{"backup"}, From: &f, To: &t}}
+		Spec: v1.MaintenanceWindowSpec{CheckSelection: v1.CheckSelection{Checks: []string{"backup"}}, From: &f, To: &t}}
 }
 
 func recurring(name, sched, dur, tz string) *v1.MaintenanceWindow {
@@ -30,7 +30,7 @@ func recurring(name, sched, dur, tz string) *v1.MaintenanceWindow {
 		panic(err)
 	}
 	return &v1.MaintenanceWindow{ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec: v1.MaintenanceWindowSpec{Checks: []string{"backup"}, Schedule: &sched,
+		Spec: v1.MaintenanceWindowSpec{CheckSelection: v1.CheckSelection{Checks: []string{"backup"}}, Schedule: &sched,
 			Duration: &metav1.Duration{Duration: d}, TZ: v1.TimeZone(tz)}}
 }
 
@@ -103,10 +103,10 @@ func TestCompileRefuses(t *testing.T) {
 		{"a schedule that does not parse", recurring("w", bad, "1h", "UTC"), "spec.schedule"},
 		{"an unknown zone", recurring("w", "0 2 * * *", "1h", "Mars/Olympus"), "spec.schedule"},
 		{"to before from", oneOff("w", "2026-11-28T04:00:00Z", "2026-11-28T02:00:00Z"), "must be after"},
-		{"neither kind", &v1.MaintenanceWindow{Spec: v1.MaintenanceWindowSpec{Checks: []string{"a"}}}, "set either"},
+		{"neither kind", &v1.MaintenanceWindow{Spec: v1.MaintenanceWindowSpec{CheckSelection: v1.CheckSelection{Checks: []string{"a"}}}}, "set either"},
 		{"a bad selector", &v1.MaintenanceWindow{Spec: v1.MaintenanceWindowSpec{
-			Selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "a", Operator: "Near"}}},
-			From:     &metav1.Time{Time: ts("2026-11-28T02:00:00Z")}, To: &metav1.Time{Time: ts("2026-11-28T03:00:00Z")}}}, "spec.selector"},
+			CheckSelection: v1.CheckSelection{Selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "a", Operator: "Near"}}}},
+			From:           &metav1.Time{Time: ts("2026-11-28T02:00:00Z")}, To: &metav1.Time{Time: ts("2026-11-28T03:00:00Z")}}}, "spec.selector"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := Compile(tc.mw)
@@ -131,14 +131,14 @@ func TestSelects(t *testing.T) {
 		check *v1.Check
 		want  bool
 	}{
-		{"by name", v1.MaintenanceWindowSpec{Checks: []string{"backup"}}, check("backup", "", nil), true},
-		{"another name", v1.MaintenanceWindowSpec{Checks: []string{"backup"}}, check("import", "", nil), false},
-		{"by tag", v1.MaintenanceWindowSpec{Tags: []string{"db"}}, check("x", "prod db", nil), true},
-		{"a tag is a whole word", v1.MaintenanceWindowSpec{Tags: []string{"db"}}, check("x", "dbs prod", nil), false},
-		{"by label", v1.MaintenanceWindowSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "data"}}}, check("x", "", map[string]string{"team": "data"}), true},
-		{"another label", v1.MaintenanceWindowSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "data"}}}, check("x", "", map[string]string{"team": "web"}), false},
-		{"{} selects every check", v1.MaintenanceWindowSpec{Selector: &metav1.LabelSelector{}}, check("x", "", nil), true},
-		{"any criterion is enough", v1.MaintenanceWindowSpec{Tags: []string{"db"}, Checks: []string{"backup"}}, check("backup", "web", nil), true},
+		{"by name", v1.MaintenanceWindowSpec{CheckSelection: v1.CheckSelection{Checks: []string{"backup"}}}, check("backup", "", nil), true},
+		{"another name", v1.MaintenanceWindowSpec{CheckSelection: v1.CheckSelection{Checks: []string{"backup"}}}, check("import", "", nil), false},
+		{"by tag", v1.MaintenanceWindowSpec{CheckSelection: v1.CheckSelection{Tags: []string{"db"}}}, check("x", "prod db", nil), true},
+		{"a tag is a whole word", v1.MaintenanceWindowSpec{CheckSelection: v1.CheckSelection{Tags: []string{"db"}}}, check("x", "dbs prod", nil), false},
+		{"by label", v1.MaintenanceWindowSpec{CheckSelection: v1.CheckSelection{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "data"}}}}, check("x", "", map[string]string{"team": "data"}), true},
+		{"another label", v1.MaintenanceWindowSpec{CheckSelection: v1.CheckSelection{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "data"}}}}, check("x", "", map[string]string{"team": "web"}), false},
+		{"{} selects every check", v1.MaintenanceWindowSpec{CheckSelection: v1.CheckSelection{Selector: &metav1.LabelSelector{}}}, check("x", "", nil), true},
+		{"any criterion is enough", v1.MaintenanceWindowSpec{CheckSelection: v1.CheckSelection{Tags: []string{"db"}, Checks: []string{"backup"}}}, check("backup", "web", nil), true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := compile(t, span(tc.spec)).Selects(tc.check); got != tc.want {
@@ -211,7 +211,7 @@ func FuzzAt(f *testing.F) {
 			return
 		}
 		mw := &v1.MaintenanceWindow{ObjectMeta: metav1.ObjectMeta{Name: "w"}, Spec: v1.MaintenanceWindowSpec{
-			Checks: []string{"c"}, Schedule: &sched, Duration: &metav1.Duration{Duration: time.Duration(seconds) * time.Second}, TZ: v1.TimeZone(tz)}}
+			CheckSelection: v1.CheckSelection{Checks: []string{"c"}}, Schedule: &sched, Duration: &metav1.Duration{Duration: time.Duration(seconds) * time.Second}, TZ: v1.TimeZone(tz)}}
 		w, err := Compile(mw)
 		if err != nil {
 			return

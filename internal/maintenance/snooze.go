@@ -44,7 +44,7 @@ func Snooze(c *v1.Check, now time.Time, d time.Duration) *v1.MaintenanceWindow {
 				APIVersion: v1.GroupVersion.String(), Kind: "Check", Name: c.Name, UID: c.UID,
 			}},
 		},
-		Spec: v1.MaintenanceWindowSpec{Checks: []string{c.Name}, From: &from, To: &to},
+		Spec: v1.MaintenanceWindowSpec{CheckSelection: v1.CheckSelection{Checks: []string{c.Name}}, From: &from, To: &to},
 	}
 }
 

@@ -1,6 +1,6 @@
 // Package selection is how a MaintenanceWindow or a StatusPage chooses
-// checks of its namespace: by labels, by tags, or by name, any of which
-// selects.
+// checks of its namespace (their spec's v1alpha1.CheckSelection): by
+// labels, by tags, or by name, any of which selects.
 package selection
 
 import (
@@ -23,10 +23,10 @@ type Selection struct {
 
 // New compiles a choice: a label selector ({} selects every check), tags
 // (a check with any of them) and names. Its error names spec.selector.
-func New(selector *metav1.LabelSelector, tags, names []string) (Selection, error) {
-	s := Selection{tags: tags, names: names}
-	if selector != nil {
-		sel, err := metav1.LabelSelectorAsSelector(selector)
+func New(c v1.CheckSelection) (Selection, error) {
+	s := Selection{tags: c.Tags, names: c.Checks}
+	if c.Selector != nil {
+		sel, err := metav1.LabelSelectorAsSelector(c.Selector)
 		if err != nil {
 			return Selection{}, fmt.Errorf("spec.selector: %w", err)
 		}

@@ -61,7 +61,7 @@ func Find(ctx context.Context, r client.Reader, key string) (*v1.StatusPage, err
 
 // Selection is the page's choice of checks.
 func Selection(sp *v1.StatusPage) (selection.Selection, error) {
-	return selection.New(sp.Spec.Selector, sp.Spec.Tags, sp.Spec.Checks)
+	return selection.New(sp.Spec.CheckSelection)
 }
 
 // Served reports whether the page is served: not when its controller found

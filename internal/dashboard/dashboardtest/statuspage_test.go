@@ -68,7 +68,7 @@ var _ = Describe("A status page", func() {
 		clk.Step(10 * time.Minute) // some known time since the down
 
 		sp := &v1.StatusPage{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: "public"},
-			Spec: v1.StatusPageSpec{Title: "Example Inc. status", Description: "What our customers rely on.", Tags: []string{"public"}}}
+			Spec: v1.StatusPageSpec{CheckSelection: v1.CheckSelection{Tags: []string{"public"}}, Title: "Example Inc. status", Description: "What our customers rely on."}}
 		Expect(harness.Client.Create(bg, sp)).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(harness.Client.Get(bg, client.ObjectKeyFromObject(sp), sp)).To(Succeed())
@@ -179,9 +179,9 @@ var _ = Describe("A status page", func() {
 		By("a page that selects nothing is refused; one whose selector does not parse is not served, and says why")
 		err := harness.Client.Create(bg, &v1.StatusPage{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: "empty"},
 			Spec: v1.StatusPageSpec{Title: "Nothing"}})
-		Expect(err).To(MatchError(ContainSubstring("select the checks the page shows")))
-		bad := &v1.StatusPage{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: "bad"}, Spec: v1.StatusPageSpec{Title: "Bad",
-			Selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: "Near"}}}}}
+		Expect(err).To(MatchError(ContainSubstring("select checks with at least one of selector, tags and checks")))
+		bad := &v1.StatusPage{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: "bad"}, Spec: v1.StatusPageSpec{
+			CheckSelection: v1.CheckSelection{Selector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "tier", Operator: "Near"}}}}, Title: "Bad"}}
 		Expect(harness.Client.Create(bg, bad)).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(harness.Client.Get(bg, client.ObjectKeyFromObject(bad), bad)).To(Succeed())
@@ -227,7 +227,7 @@ var _ = Describe("A status page", func() {
 			curl(u+"/fail", "")
 		}
 		sp := &v1.StatusPage{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: "public"},
-			Spec: v1.StatusPageSpec{Title: "Example Inc. status", Tags: []string{"public"}}}
+			Spec: v1.StatusPageSpec{CheckSelection: v1.CheckSelection{Tags: []string{"public"}}, Title: "Example Inc. status"}}
 		Expect(harness.Client.Create(bg, sp)).To(Succeed())
 		Eventually(func(g Gomega) string {
 			g.Expect(harness.Client.Get(bg, client.ObjectKeyFromObject(sp), sp)).To(Succeed())
@@ -281,7 +281,7 @@ var _ = Describe("A status page", func() {
 		}).Should(Succeed())
 
 		sp := &v1.StatusPage{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: "flaps"},
-			Spec: v1.StatusPageSpec{Title: "Flaps", Tags: []string{"public"}}}
+			Spec: v1.StatusPageSpec{CheckSelection: v1.CheckSelection{Tags: []string{"public"}}, Title: "Flaps"}}
 		Expect(harness.Client.Create(bg, sp)).To(Succeed())
 		Eventually(func(g Gomega) {
 			g.Expect(harness.Client.Get(bg, client.ObjectKeyFromObject(sp), sp)).To(Succeed())

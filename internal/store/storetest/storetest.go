@@ -1807,7 +1807,7 @@ func windows(t *testing.T, spec ...any) maintenance.Set {
 	for i := 0; i+2 < len(spec); i += 3 {
 		from, to := metav1.NewTime(t0.Add(spec[i+1].(time.Duration))), metav1.NewTime(t0.Add(spec[i+2].(time.Duration)))
 		w, err := maintenance.Compile(&v1.MaintenanceWindow{ObjectMeta: metav1.ObjectMeta{Name: spec[i].(string)},
-			Spec: v1.MaintenanceWindowSpec{Checks: []string{"x"}, From: &from, To: &to}})
+			Spec: v1.MaintenanceWindowSpec{CheckSelection: v1.CheckSelection{Checks: []string{"x"}}, From: &from, To: &to}})
 		must(t, err)
 		set = append(set, w)
 	}
