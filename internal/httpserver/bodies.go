@@ -11,7 +11,7 @@ import (
 )
 
 // DefaultBodyBudget bounds the request body bytes the handlers hold at once:
-// 655 ping bodies of 100 kB, or 512 unauthenticated API bodies, being read
+// 671 ping bodies of 100 kB, or 512 unauthenticated API bodies, being read
 // at the same time.
 const DefaultBodyBudget = 64 << 20
 

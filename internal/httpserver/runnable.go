@@ -1,5 +1,6 @@
-// Package httpserver runs Vigil's HTTP server (the Management API, ping
-// endpoints and badges) inside the controller-runtime manager.
+// Package httpserver runs Vigil's HTTP server (whatever package site
+// routes: the Management API, pings, badges, the Prometheus endpoints, the
+// dashboard and the status pages) inside the controller-runtime manager.
 //
 // It is a manager.Runnable that runs in every replica, not only the leader:
 // pings and API calls must be answered wherever they land. It starts serving

@@ -1,5 +1,6 @@
 // Package metrics holds Vigil's Prometheus metrics, served on the manager's
-// metrics endpoint. Labels are bounded: namespace, state, type, direction.
+// metrics endpoint. Labels are bounded: namespace, state, type, direction,
+// kind, why.
 package metrics
 
 import (

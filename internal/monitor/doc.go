@@ -5,21 +5,24 @@
 //
 // # The model in one paragraph
 //
-// A check is its Config (what the user asked for: timeout or schedule, grace,
-// manual_resume) plus its Facts (what happened), and everything else is
-// derived. The facts live in the Check's status and have three writers, each
-// owning its own fields: the ping path records pings (LastPing,
-// LastPingFailed, LastStart, LastStartRID, LastDuration) with [Config.RecordPing];
-// the API records pause and resume (PausedAt, ResumedAt) with [Config.Pause]
-// and [Config.Resume]; the reconciler records the state it last saw (State,
-// StateSince) with [Config.Observe]. The status shown to users is never
-// stored as truth: [Config.Status] derives it from the facts at a given
-// instant, as the reference service computes status at read time, so the
-// three writers never have to agree on anything but the facts. The latest of
-// PausedAt and ResumedAt is the epoch: a ping or start at or before it no
-// longer counts (a pause ends a run in progress, a resume forgets the last
-// ping). A check is paused when its last pause is newer than its last resume
-// and no ping has counted since. The reconciler finds flips by comparing the
+// A check is its Config (what the user asked for: timeout or schedule,
+// grace, manual_resume) plus its Facts (what happened), and everything else
+// is derived. The facts live in the ping store (package store), which calls
+// these functions inside the transaction that records them, and have three
+// writers, each owning its own fields: the ping path records pings
+// (LastPing, LastPingFailed, LastStart, LastStartRID, LastDuration) with
+// [Config.RecordPing]; the API records pause and resume (PausedAt,
+// ResumedAt) with [Config.Pause] and [Config.Resume]; the reconciler (the
+// store's observation after every write, and the deadline loop's when a
+// deadline comes) records the state it last saw (State, StateSince) with
+// [Config.Observe]. The status shown to users is never stored as truth:
+// [Config.Status] derives it from the facts at a given instant, as the
+// reference service computes status at read time, so the three writers
+// never have to agree on anything but the facts. The latest of PausedAt and
+// ResumedAt is the epoch: a ping or start at or before it no longer counts
+// (a pause ends a run in progress, a resume forgets the last ping). A check
+// is paused when its last pause is newer than its last resume and no ping
+// has counted since. The reconciler finds flips by comparing the
 // derived status with the state it recorded last: into down from anything
 // else is a flip (reason "fail" at the failing ping, or "timeout" at the
 // deadline it missed, however late it is noticed), and out of down into up or
@@ -83,10 +86,11 @@
 //
 // # Instants and precision
 //
-// Status stores instants with microsecond precision. RecordPing, Pause and
-// Resume never record an instant that would order a fact before one it
-// already sees (replicas' clocks differ slightly): a ping is recorded just
-// after the epoch and not before the previous ping, the start, or the instant
-// a recorded down began; a pause or resume not before any fact. The bump
-// used is one microsecond, so it survives the round trip through status.
+// The store keeps instants with microsecond precision, as a Check's status
+// shows them. RecordPing, Pause and Resume never record an instant that
+// would order a fact before one it already sees (replicas' clocks differ
+// slightly): a ping is recorded just after the epoch and not before the
+// previous ping, the start, or the instant a recorded down began; a pause
+// or resume not before any fact. The bump used is one microsecond, so it
+// survives the round trip through the store.
 package monitor

@@ -26,8 +26,9 @@ const (
 	StatusPaused Status = "paused"
 )
 
-// microsecond is the precision of instants in a Check's status; it is the
-// smallest step by which this package moves an instant to keep facts ordered.
+// microsecond is the precision of instants in the ping store and a Check's
+// status; it is the smallest step by which this package moves an instant to
+// keep facts ordered.
 const microsecond = time.Microsecond
 
 // Config is what a check's spec says about monitoring.
@@ -67,8 +68,9 @@ type Config struct {
 	Anomaly *Anomaly
 }
 
-// Facts is what has happened to a check, as stored in its status. Each group
-// of fields has exactly one writer; the zero Facts is a brand-new check.
+// Facts is what has happened to a check, as the ping store keeps it. Each
+// group of fields has exactly one writer; the zero Facts is a brand-new
+// check.
 type Facts struct {
 	// Written by the ping path (RecordPing).
 

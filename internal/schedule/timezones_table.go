@@ -1,11 +1,12 @@
 package schedule
 
 // The time-zone names the reference accepts for "tz" (reference appendix 14.1:
-// 483 region/city names plus UTC, GMT and the Etc zones) and the legacy aliases
-// it rewrites to one of them before validating (appendix 14.2: 113). Both come
-// from Healthchecks' hc/lib/tz.py, as the reference notes list them. The Check
-// CRD's tz rule (api/v1alpha1/zz_generated.timezone.go) must accept exactly
-// these 596 names; TestCRDTimezoneRuleMatches checks that it does.
+// 483 names, the region/city names with UTC, GMT and the Etc zones) and the
+// legacy aliases it rewrites to one of them before validating (appendix 14.2:
+// 113). Both come from Healthchecks' hc/lib/tz.py, as the reference notes
+// list them. The Check CRD's tz rule (api/v1alpha1/zz_generated.timezone.go)
+// must accept exactly these 596 names; TestCRDTimezoneRuleMatches checks that
+// it does.
 
 // timezoneNames lists the canonical names, grouped by area.
 var timezoneNames = [...]string{

@@ -439,7 +439,7 @@ func (s *Store) Prune(ctx context.Context, cutoff time.Time) error {
 }
 
 // pruneChunk bounds the flips one prune transaction deletes, with their
-// deliveries: the prune shares the store's one writer with pings, and a
+// deliveries: the prune shares the store's writers with pings, and a
 // fleet's 90-day boundary can pass a million delivery rows at once. In
 // chunks, pings are committed between them: a chunk of 500 flips with 10
 // deliveries each held a ping 36 ms at most, where one prune of 100,000

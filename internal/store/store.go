@@ -4,15 +4,16 @@
 // source of truth for it. Check and Channel objects hold what users want;
 // this package holds what happened.
 //
-// Every write goes through the store's one writer, which commits whatever
-// is queued when it gets to it in one transaction (group commit): pings for
-// any checks, each with the state transition it causes, the flip and that
-// flip's pending deliveries. A caller hears back only once the transaction
-// is durable. Reads go straight to the database.
+// Every write goes through the store's writers (one on SQLite, a few on
+// PostgreSQL), each of which commits whatever is queued when it gets to it
+// in one transaction (group commit): pings for any checks, each with the
+// state transition it causes, the flip and that flip's pending
+// deliveries. A caller hears back only once the transaction is durable.
+// Reads go straight to the database.
 //
 // One schema and one SQL dialect serve both backends (migrations/): the
-// embedded SQLite file (WAL, synchronous=FULL, one writer) and, later,
-// PostgreSQL.
+// embedded SQLite file (WAL, synchronous=FULL, one writer) and PostgreSQL
+// (postgres.go), which several replicas share.
 package store
 
 import (

@@ -286,7 +286,7 @@ type Flip struct {
 	To     monitor.Status
 	Reason monitor.Reason
 	// Detail is the reason in plain words with the policy's figures, as it
-	// was when the flip happened ("ran longer than 1 h"); often empty.
+	// was when the flip happened ("ran longer than 1 hour"); often empty.
 	Detail string
 	// Notice is empty for a flip; for a notice, its kind (the flips the API
 	// lists leave notices out).

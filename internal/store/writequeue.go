@@ -5,8 +5,9 @@ import (
 )
 
 // The writer's queue: every write is an op, submitted by its caller and
-// applied by the one writer goroutine in batches (commit.go), so that many
-// pings share a transaction and the database sees one writer.
+// applied in batches by the writer goroutines (write, below; one on SQLite,
+// dialect.writers on PostgreSQL), each batch in one transaction
+// (commit.go), so that many pings share a transaction.
 
 // op is one write. apply runs inside the writer's transaction and returns an
 // error only when the database fails; what the write means to its caller

@@ -1,7 +1,8 @@
-// Package managertest runs a whole Vigil manager (controllers, the
-// Management API and the ping endpoint) against envtest, for the suites
-// that test it over HTTP the way clients use it (internal/api/apitest and
-// internal/ping/pingtest). It asserts with Gomega, so call it from Ginkgo
+// Package managertest runs a whole Vigil manager (controllers, the leader's
+// loops and the HTTP server) against a real control plane (package
+// testenv), for the suites that test it the way clients and users reach it
+// (internal/api/apitest, internal/ping/pingtest, the dashboard's, the
+// controllers' and others). It asserts with Gomega, so call it from Ginkgo
 // nodes.
 package managertest
 
