@@ -137,10 +137,10 @@ func (rw *row) fill(q query, readWrite bool, now time.Time) {
 		rw.Tags = append(rw.Tags, chip{Tag: t, URL: q.withTag(t).url(), On: slices.Contains(q.Tags, t)})
 	}
 	if !rw.LastPing.IsZero() {
-		rw.LastPingAgo = relative(rw.LastPing, now)
+		rw.LastPingAgo = words.Relative(rw.LastPing, now)
 	}
 	if !rw.NextPing.IsZero() {
-		rw.NextPingIn = relative(rw.NextPing, now)
+		rw.NextPingIn = words.Relative(rw.NextPing, now)
 	}
 }
 

@@ -122,7 +122,7 @@ func runsViewOf(st runstats.Stats, usual monitor.Usual, window time.Duration, tz
 		v.Trend = strings.ToUpper(v.Trend[:1]) + v.Trend[1:] + "."
 	}
 	if !st.LastSuccess.IsZero() {
-		v.LastSuccess = "Last success " + relative(st.LastSuccess, st.To) + "."
+		v.LastSuccess = "Last success " + words.Relative(st.LastSuccess, st.To) + "."
 	}
 	if st.Partial {
 		v.Partial = "Vigil keeps the runs of a check's last pings; these figures cover the runs since " +

@@ -115,7 +115,7 @@ func (s *Server) checkPage(w http.ResponseWriter, r *http.Request) {
 	p.Maintenance, p.Snoozed = s.maintenance(c, obs, now)
 	p.Depends = s.depends(c, obs, v.ReadWrite, now)
 	if ack, ok := obs.Acknowledged(); ok {
-		p.Ack = "Acknowledged by " + ack.By + ", " + relative(ack.At, now) + ": its re-alerts and escalation stop until it recovers."
+		p.Ack = "Acknowledged by " + ack.By + ", " + words.Relative(ack.At, now) + ": its re-alerts and escalation stop until it recovers."
 	} else {
 		p.Acknowledgeable = obs.Facts.State == monitor.StatusDown
 	}
@@ -346,7 +346,7 @@ func (s *Server) fillReadWrite(ctx context.Context, p *checkPage, c *v1.Check) e
 		return err
 	}
 	for i, pg := range pings {
-		pr := pingRow{N: pg.N, Kind: string(pg.Kind), Icon: pingIcon(pg.Kind), At: pg.At, Ago: relative(pg.At, p.Now),
+		pr := pingRow{N: pg.N, Kind: string(pg.Kind), Icon: pingIcon(pg.Kind), At: pg.At, Ago: words.Relative(pg.At, p.Now),
 			Source: strings.TrimSpace(pg.Scheme + " " + pg.RemoteAddr), Method: pg.Method, UA: pg.UA}
 		if d, ok := durations[i]; ok {
 			pr.Duration = words.Duration(d)

@@ -5,6 +5,7 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/store"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 // dependsView is what a check page says of spec.dependsOn: the checks it
@@ -49,7 +50,7 @@ func (s *Server) depends(c *v1.Check, obs store.Check, readWrite bool, now time.
 	if d := obs.Dependency; d.Parent != "" {
 		v.Held = "Held: depends on " + d.Parent + ", which is down"
 		if !d.Since.IsZero() {
-			v.Held += " since " + inZone(string(c.Spec.Zone()))(d.Since) + " (" + relative(d.Since, now) + ")"
+			v.Held += " since " + inZone(string(c.Spec.Zone()))(d.Since) + " (" + words.Relative(d.Since, now) + ")"
 		}
 		v.Held += ". Its downs notify nobody until " + d.Parent + " is back; then the Channels hear once if it is still down."
 	}

@@ -5,36 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/vigil-operator/vigil/internal/words"
 )
-
-// relative says when t is from now: "just now", "3 minutes ago", "in 2 hours".
-func relative(t, now time.Time) string {
-	d := now.Sub(t)
-	switch {
-	case d > -time.Second && d < 5*time.Second:
-		return "just now"
-	case d > 0:
-		return coarse(d) + " ago"
-	default:
-		return "in " + coarse(-d)
-	}
-}
-
-// coarse is words in one unit, for the board's narrow columns.
-func coarse(d time.Duration) string {
-	switch {
-	case d < time.Minute:
-		return words.Plural(int64(d/time.Second), "second")
-	case d < time.Hour:
-		return words.Plural(int64(d/time.Minute), "minute")
-	case d < 48*time.Hour:
-		return words.Plural(int64(d/time.Hour), "hour")
-	default:
-		return words.Plural(int64(d/(24*time.Hour)), "day")
-	}
-}
 
 // zoneName is how a time zone is said: "Riga time" for Europe/Riga, "UTC".
 func zoneName(tz string) string {

@@ -2,30 +2,9 @@ package dashboard
 
 import (
 	"testing"
-	"time"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 )
-
-func TestRelative(t *testing.T) {
-	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
-	for _, tc := range []struct {
-		t    time.Time
-		want string
-	}{
-		{now, "just now"},
-		{now.Add(-3 * time.Second), "just now"},
-		{now.Add(-42 * time.Second), "42 seconds ago"},
-		{now.Add(-3 * time.Minute), "3 minutes ago"},
-		{now.Add(-26 * time.Hour), "26 hours ago"},
-		{now.Add(-72 * time.Hour), "3 days ago"},
-		{now.Add(time.Hour), "in 1 hour"},
-	} {
-		if got := relative(tc.t, now); got != tc.want {
-			t.Errorf("relative(%v) = %q, want %q", now.Sub(tc.t), got, tc.want)
-		}
-	}
-}
 
 func TestZoneName(t *testing.T) {
 	for tz, want := range map[string]string{"": "UTC", "UTC": "UTC", "Europe/Riga": "Riga time",

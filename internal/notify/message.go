@@ -476,7 +476,7 @@ func (c *CheckInfo) lastPingText() string {
 	default:
 		kind = "Success"
 	}
-	return kind + ", " + naturalTime(c.LastPing, now())
+	return kind + ", " + words.Relative(c.LastPing, now())
 }
 
 // bodyExcerpt is the last ping body as text without trailing white space,
@@ -492,36 +492,4 @@ func (c *CheckInfo) bodyExcerpt(max int) string {
 		s += "\n[truncated]"
 	}
 	return s
-}
-
-// naturalTime says how long before ref t was, as Django's naturaltime does:
-// "now", "10 minutes ago", "1 day, 2 hours ago".
-func naturalTime(t, ref time.Time) string {
-	d := ref.Sub(t)
-	if d < 0 {
-		d = 0
-	}
-	plural := func(n int64, unit string) string {
-		if n == 1 {
-			return "1 " + unit
-		}
-		return fmt.Sprintf("%d %ss", n, unit)
-	}
-	switch {
-	case d < time.Second:
-		return "now"
-	case d < time.Minute:
-		return plural(int64(d/time.Second), "second") + " ago"
-	case d < time.Hour:
-		return plural(int64(d/time.Minute), "minute") + " ago"
-	case d < 24*time.Hour:
-		return plural(int64(d/time.Hour), "hour") + " ago"
-	}
-	days := int64(d / (24 * time.Hour))
-	hours := int64(d/time.Hour) % 24
-	s := plural(days, "day")
-	if hours > 0 {
-		s += ", " + plural(hours, "hour")
-	}
-	return s + " ago"
 }

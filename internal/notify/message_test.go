@@ -11,26 +11,6 @@ import (
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 )
 
-func TestNaturalTime(t *testing.T) {
-	ref := fixedNow
-	for d, want := range map[time.Duration]string{
-		0:                          "now",
-		-time.Minute:               "now",
-		time.Second:                "1 second ago",
-		45 * time.Second:           "45 seconds ago",
-		time.Minute:                "1 minute ago",
-		10 * time.Minute:           "10 minutes ago",
-		3 * time.Hour:              "3 hours ago",
-		24 * time.Hour:             "1 day ago",
-		50 * time.Hour:             "2 days, 2 hours ago",
-		25*time.Hour + time.Minute: "1 day, 1 hour ago",
-	} {
-		if got := naturalTime(ref.Add(-d), ref); got != want {
-			t.Errorf("naturalTime(-%s) = %q, want %q", d, got, want)
-		}
-	}
-}
-
 func TestLastPingText(t *testing.T) {
 	three, zero := 3, 0
 	for _, tc := range []struct {

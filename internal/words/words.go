@@ -1,4 +1,5 @@
-// Package words is how Vigil says a duration, a count and a share to
+// Package words is how Vigil says a duration, a time relative to now, a
+// count and a share to
 // people: on the dashboard and the status page, in every Channel kind's
 // message, in the reports, and in the conditions and Events kubectl
 // shows. One run reads "1 minute 30 seconds" wherever it is shown.
@@ -54,6 +55,37 @@ func Duration(d time.Duration) string {
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// Relative says when t is, seen from now, in one unit, the largest that
+// is whole: "just now" (within 5 seconds), "42 seconds ago", "3 minutes
+// ago", "26 hours ago" (hours until two days), "3 days ago", and "in 2
+// hours" for a time to come. Narrow enough for a board's column, and
+// said the same in a notification's "Last Ping".
+func Relative(t, now time.Time) string {
+	d := now.Sub(t)
+	if d > -5*time.Second && d < 5*time.Second {
+		return "just now"
+	}
+	ahead := d < 0
+	if ahead {
+		d = -d
+	}
+	var said string
+	switch {
+	case d < time.Minute:
+		said = Plural(int64(d/time.Second), "second")
+	case d < time.Hour:
+		said = Plural(int64(d/time.Minute), "minute")
+	case d < 48*time.Hour:
+		said = Plural(int64(d/time.Hour), "hour")
+	default:
+		said = Plural(int64(d/(24*time.Hour)), "day")
+	}
+	if ahead {
+		return "in " + said
+	}
+	return said + " ago"
 }
 
 // Plural is a count of a unit: "1 check", "0 checks", "3 checks".

@@ -54,6 +54,33 @@ func TestPercent(t *testing.T) {
 	}
 }
 
+func TestRelative(t *testing.T) {
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		t    time.Time
+		want string
+	}{
+		{now, "just now"},
+		{now.Add(-3 * time.Second), "just now"},
+		{now.Add(3 * time.Second), "just now"},
+		{now.Add(-5 * time.Second), "5 seconds ago"},
+		{now.Add(-42 * time.Second), "42 seconds ago"},
+		{now.Add(-time.Minute), "1 minute ago"},
+		{now.Add(-3*time.Minute - 59*time.Second), "3 minutes ago"},
+		{now.Add(-time.Hour), "1 hour ago"},
+		{now.Add(-26 * time.Hour), "26 hours ago"},
+		{now.Add(-48 * time.Hour), "2 days ago"},
+		{now.Add(-72*time.Hour - 5*time.Hour), "3 days ago"},
+		{now.Add(time.Hour), "in 1 hour"},
+		{now.Add(90 * time.Second), "in 1 minute"},
+		{now.Add(-400 * 24 * time.Hour), "400 days ago"},
+	} {
+		if got := Relative(tc.t, now); got != tc.want {
+			t.Errorf("Relative(%v before) = %q, want %q", now.Sub(tc.t), got, tc.want)
+		}
+	}
+}
+
 func TestPlural(t *testing.T) {
 	for n, want := range map[int64]string{0: "0 runs", 1: "1 run", 2: "2 runs"} {
 		if got := Plural(n, "run"); got != want {
