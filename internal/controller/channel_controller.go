@@ -9,7 +9,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -48,12 +47,13 @@ type ChannelReconciler struct {
 }
 
 // Reconcile validates one Channel and records the result in its status.
-func (r *ChannelReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *ChannelReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
 	ch := &v1.Channel{}
 	if err := r.Get(ctx, req.NamespacedName, ch); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	before := ch.DeepCopy()
+	status := beginStatus(r.Client, ch)
+	defer func() { err = status.end(ctx, err) }()
 
 	reason, message, err := r.validate(ctx, ch)
 	if err != nil {
@@ -64,15 +64,8 @@ func (r *ChannelReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ct
 	if reason != v1.ReasonChannelReady {
 		ready.Status = metav1.ConditionFalse
 	}
-	changed := meta.SetStatusCondition(&ch.Status.Conditions, ready)
 	ch.Status.ObservedGeneration = ch.Generation
-
-	if !equality.Semantic.DeepEqual(before.Status, ch.Status) {
-		if err := r.Status().Patch(ctx, ch, client.MergeFrom(before)); err != nil {
-			return ctrl.Result{}, fmt.Errorf("patching status of channel %s: %w", req, err)
-		}
-	}
-	if changed && ready.Status == metav1.ConditionFalse && r.Recorder != nil {
+	if meta.SetStatusCondition(&ch.Status.Conditions, ready) && ready.Status == metav1.ConditionFalse && r.Recorder != nil {
 		r.Recorder.Eventf(ch, nil, corev1.EventTypeWarning, reason, "Validate", "%s", message)
 	}
 	recheck := r.Recheck

@@ -20,6 +20,10 @@ import (
 	"github.com/vigil-operator/vigil/internal/store"
 )
 
+// The CronJob controller's third job: what a CronJob itself got wrong
+// about its runs (a run never created, runs that overlap), told to every
+// check that follows it.
+
 // StartSlack is how long after its scheduled time a CronJob's run may take
 // to be created before it is reported as a run that never started, when
 // the CronJob sets no startingDeadlineSeconds (kube-controller-manager

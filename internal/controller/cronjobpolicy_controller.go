@@ -9,7 +9,6 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -126,78 +125,91 @@ func (r *CronJobPolicyReconciler) policyLimit(namespace string) int {
 	return objectLimit(r.Limit, namespace, project.CronJobPolicies)
 }
 
-// pastLimit writes the status of a policy past its namespace's limit: it
-// covers nothing, and says so, with an Event when it newly does.
-func (r *CronJobPolicyReconciler) pastLimit(ctx context.Context, before, p *v1.CronJobPolicy, limit int) (ctrl.Result, error) {
-	msg := project.PastLimit(project.CronJobPolicies, p.Namespace, "CronJobPolicies", limit) + "; the policy covers nothing"
-	st := &p.Status
-	st.ObservedGeneration, st.CronJobs, st.Conflicts = p.Generation, 0, nil
-	changed := meta.SetStatusCondition(&st.Conditions, pastLimitReady(p.Generation, msg))
-	meta.RemoveStatusCondition(&st.Conditions, v1.ConditionConflicting)
-	if !equality.Semantic.DeepEqual(before.Status, p.Status) {
-		if err := r.Status().Update(ctx, p); err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(err)
-		}
-	}
-	if changed {
-		recordPastLimit(r.Recorder, p, msg)
-	}
-	return ctrl.Result{RequeueAfter: recheckPastLimit(r.PastLimitRecheck)}, nil
-}
-
 // maxConflicts bounds the conflicts a policy's status lists.
 const maxConflicts = 20
 
-// Reconcile writes one policy's status.
-func (r *CronJobPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
-	if req.Namespace != "" {
-		p := &v1.CronJobPolicy{}
-		if err := r.Get(ctx, req.NamespacedName, p); err != nil {
-			return ctrl.Result{}, client.IgnoreNotFound(err)
-		}
-		before := p.DeepCopy()
-		var list v1.CronJobPolicyList
-		if err := r.List(ctx, &list, client.InNamespace(p.Namespace), client.UnsafeDisableDeepCopy); err != nil {
-			return ctrl.Result{}, err
-		}
-		if limit := r.policyLimit(p.Namespace); !project.Counts(list.Items, p.Name, limit) {
-			return r.pastLimit(ctx, before, p, limit)
-		}
-		compiled, err := coverage.Namespaced(p)
-		if err := r.tally(ctx, &p.Status, p.Generation, compiled, err, []string{p.Namespace}); err != nil {
-			return ctrl.Result{}, err
-		}
-		if equality.Semantic.DeepEqual(before.Status, p.Status) {
-			return ctrl.Result{}, nil
-		}
-		return ctrl.Result{}, client.IgnoreNotFound(r.Status().Update(ctx, p))
-	}
-	p := &v1.ClusterCronJobPolicy{}
+// Reconcile writes one policy's status: past its namespace's limit, it
+// covers nothing; otherwise the CronJobs of the namespaces it covers are
+// tallied.
+func (r *CronJobPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
+	p, st := policyObject(req)
 	if err := r.Get(ctx, req.NamespacedName, p); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	before := p.DeepCopy()
-	compiled, err := coverage.Cluster(p)
-	var namespaces []string
-	if err == nil {
-		var list metav1.PartialObjectMetadataList
-		list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NamespaceList"))
-		if err := r.List(ctx, &list); err != nil {
+	status := beginStatus(r.Client, p)
+	defer func() { err = status.end(ctx, err) }()
+
+	if namespaced, ok := p.(*v1.CronJobPolicy); ok {
+		var list v1.CronJobPolicyList
+		if err := r.List(ctx, &list, client.InNamespace(p.GetNamespace()), client.UnsafeDisableDeepCopy); err != nil {
 			return ctrl.Result{}, err
 		}
-		for _, ns := range list.Items {
-			if compiled.Namespaces.Matches(labels.Set(ns.Labels)) {
-				namespaces = append(namespaces, ns.Name)
-			}
+		if limit := r.policyLimit(p.GetNamespace()); !project.Counts(list.Items, p.GetName(), limit) {
+			r.pastLimit(namespaced, limit)
+			return ctrl.Result{RequeueAfter: recheckPastLimit(r.PastLimitRecheck)}, nil
 		}
 	}
-	if err := r.tally(ctx, &p.Status, p.Generation, compiled, err, namespaces); err != nil {
+	compiled, invalid := compilePolicy(p)
+	namespaces, err := r.namespacesOf(ctx, p, compiled, invalid)
+	if err != nil {
 		return ctrl.Result{}, err
 	}
-	if equality.Semantic.DeepEqual(before.Status, p.Status) {
-		return ctrl.Result{}, nil
+	return ctrl.Result{}, r.tally(ctx, st, p.GetGeneration(), compiled, invalid, namespaces)
+}
+
+// policyObject is the policy a request names, a ClusterCronJobPolicy when
+// it has no namespace, and its status.
+func policyObject(req ctrl.Request) (client.Object, *v1.CronJobPolicyStatus) {
+	if req.Namespace != "" {
+		p := &v1.CronJobPolicy{}
+		return p, &p.Status
 	}
-	return ctrl.Result{}, client.IgnoreNotFound(r.Status().Update(ctx, p))
+	p := &v1.ClusterCronJobPolicy{}
+	return p, &p.Status
+}
+
+// compilePolicy compiles either kind of policy.
+func compilePolicy(p client.Object) (coverage.Policy, error) {
+	if namespaced, ok := p.(*v1.CronJobPolicy); ok {
+		return coverage.Namespaced(namespaced)
+	}
+	return coverage.Cluster(p.(*v1.ClusterCronJobPolicy))
+}
+
+// namespacesOf are the namespaces a policy covers: a CronJobPolicy's own,
+// a ClusterCronJobPolicy's those its namespace selector matches (none when
+// it is invalid).
+func (r *CronJobPolicyReconciler) namespacesOf(ctx context.Context, p client.Object, compiled coverage.Policy, invalid error) ([]string, error) {
+	if p.GetNamespace() != "" {
+		return []string{p.GetNamespace()}, nil
+	}
+	if invalid != nil {
+		return nil, nil
+	}
+	var list metav1.PartialObjectMetadataList
+	list.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("NamespaceList"))
+	if err := r.List(ctx, &list); err != nil {
+		return nil, err
+	}
+	var namespaces []string
+	for _, ns := range list.Items {
+		if compiled.Namespaces.Matches(labels.Set(ns.Labels)) {
+			namespaces = append(namespaces, ns.Name)
+		}
+	}
+	return namespaces, nil
+}
+
+// pastLimit fills the status of a policy past its namespace's limit: it
+// covers nothing, and says so, with an Event when it newly does.
+func (r *CronJobPolicyReconciler) pastLimit(p *v1.CronJobPolicy, limit int) {
+	msg := project.PastLimit(project.CronJobPolicies, p.Namespace, "CronJobPolicies", limit) + "; the policy covers nothing"
+	st := &p.Status
+	st.ObservedGeneration, st.CronJobs, st.Conflicts = p.Generation, 0, nil
+	meta.RemoveStatusCondition(&st.Conditions, v1.ConditionConflicting)
+	if meta.SetStatusCondition(&st.Conditions, pastLimitReady(p.Generation, msg)) {
+		recordPastLimit(r.Recorder, p, msg)
+	}
 }
 
 // tally fills a policy's status: the CronJobs of the namespaces it covers,

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
@@ -49,96 +49,108 @@ type MaintenanceWindowReconciler struct {
 // checks that appear or change their labels.
 const windowRecount = 10 * time.Minute
 
-// Reconcile reads one MaintenanceWindow.
-func (r *MaintenanceWindowReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+// Reconcile reads one MaintenanceWindow: whether it counts against its
+// namespace's limit, whether it compiles, when it is active, and how many
+// checks it covers; the checks it concerns are observed again when it
+// changed.
+func (r *MaintenanceWindowReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
 	if err := r.Checks.RefreshWindows(ctx, req.Namespace); err != nil {
 		return ctrl.Result{}, err
 	}
 	mw := &v1.MaintenanceWindow{}
 	if err := r.Get(ctx, req.NamespacedName, mw); err != nil {
-		if client.IgnoreNotFound(err) != nil {
+		if !apierrors.IsNotFound(err) {
 			return ctrl.Result{}, err
 		}
 		return ctrl.Result{}, r.observeConcerned(ctx, req.Namespace, req.Name, nil) // the window went
 	}
-	before := mw.DeepCopy()
-	if counted, limit, err := r.counted(ctx, mw); err != nil || !counted {
-		if err != nil {
-			return ctrl.Result{}, err
-		}
+	status := beginStatus(r.Client, mw)
+	defer func() { err = status.end(ctx, err) }()
+
+	st := &mw.Status
+	wasPast, changed := wasPastLimit(st.Conditions), st.ObservedGeneration != mw.Generation
+	st.ObservedGeneration = mw.Generation
+	st.Active, st.ActiveUntil, st.NextStart, st.Checks = false, nil, nil, 0
+	counted, limit, err := r.counted(ctx, mw)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if !counted {
 		// RefreshWindows left it out: it holds nothing. The checks it held
 		// until now (the limit was lowered) are observed without it.
-		if !wasPastLimit(before.Status.Conditions) {
+		if !wasPast {
 			if err := r.observeConcerned(ctx, mw.Namespace, mw.Name, nil); err != nil {
 				return ctrl.Result{}, err
 			}
 		}
 		msg := project.PastLimit(project.MaintenanceWindows, mw.Namespace, "MaintenanceWindows", limit) + "; it holds nothing"
-		mw.Status.Active, mw.Status.ActiveUntil, mw.Status.NextStart, mw.Status.Checks = false, nil, nil, 0
-		return ctrl.Result{RequeueAfter: recheckPastLimit(r.PastLimitRecheck)}, r.writePastLimit(ctx, before, mw, msg)
+		if meta.SetStatusCondition(&st.Conditions, pastLimitReady(mw.Generation, msg)) {
+			recordPastLimit(r.Recorder, mw, msg)
+		}
+		return ctrl.Result{RequeueAfter: recheckPastLimit(r.PastLimitRecheck)}, nil
 	}
 	now := r.Clock.Now()
 	covered, err := r.namespaceChecks(ctx, mw.Namespace)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	w, err := maintenance.Compile(mw)
+	w, invalid := maintenance.Compile(mw)
 	// Changed, or counted again after it was past the limit: its checks'
 	// rows are to hold it now.
-	if mw.Status.ObservedGeneration != mw.Generation || wasPastLimit(mw.Status.Conditions) {
+	if changed || wasPast {
 		var selects func(*v1.Check) bool
-		if err == nil {
+		if invalid == nil {
 			selects = w.Selects
 		}
 		if err := r.observeAmong(ctx, covered, mw.Namespace, mw.Name, selects); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
-	ready := metav1.Condition{Type: v1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1.ReasonScheduled, ObservedGeneration: mw.Generation}
-	st := &mw.Status
-	st.Active, st.ActiveUntil, st.NextStart, st.Checks = false, nil, nil, 0
-	var wake time.Time
-	if err != nil {
-		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, v1.ReasonInvalidSpec, err.Error()+"; the window holds nothing"
-	} else {
-		span, active := w.At(now)
-		if active {
-			st.Active, st.ActiveUntil, wake = true, timePtr(span.End), span.End
-			span, _ = w.At(span.End)
-		}
-		if !span.IsZero() {
-			st.NextStart = timePtr(span.Start)
-			if wake.IsZero() {
-				wake = span.Start
-			}
-		}
-		for _, c := range covered {
-			if w.Selects(c) {
-				st.Checks++
-			}
-		}
-		ready.Message = fmt.Sprintf("the window covers %d checks; %s", st.Checks, windowWhen(st))
+	if invalid != nil {
+		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: v1.ConditionReady, Status: metav1.ConditionFalse,
+			Reason: v1.ReasonInvalidSpec, Message: invalid.Error() + "; the window holds nothing", ObservedGeneration: mw.Generation})
+		return ctrl.Result{RequeueAfter: windowRecount}, nil
 	}
-	meta.SetStatusCondition(&st.Conditions, ready)
-	st.ObservedGeneration = mw.Generation
-
-	if mw.Labels[v1.LabelSnooze] == "true" && err == nil && !st.Active && st.NextStart == nil {
+	wake := r.schedule(mw, w, covered, now)
+	if mw.Labels[v1.LabelSnooze] == "true" && !st.Active && st.NextStart == nil {
 		// A snooze that has ended is done: nothing shows it any more.
+		status.cancel()
 		return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, mw, client.Preconditions{UID: &mw.UID}))
-	}
-	if !equality.Semantic.DeepEqual(before.Status, mw.Status) {
-		// An update, not a merge patch: "active": false and "checks": 0
-		// must be written for the printer columns to show them. The
-		// controller is the status's only writer; a conflict retries.
-		if err := r.Status().Update(ctx, mw); err != nil {
-			return ctrl.Result{}, fmt.Errorf("writing status of MaintenanceWindow %s: %w", req, err)
-		}
 	}
 	after := windowRecount
 	if !wake.IsZero() {
 		after = min(after, wake.Sub(now)+time.Second)
 	}
 	return ctrl.Result{RequeueAfter: max(after, time.Second)}, nil
+}
+
+// schedule fills the status of a window that compiles: whether it is
+// active at now and until when, when it next starts, and how many of the
+// covered checks it selects. It returns when the window next starts or
+// ends (zero: never).
+func (r *MaintenanceWindowReconciler) schedule(mw *v1.MaintenanceWindow, w *maintenance.Window, covered []*v1.Check, now time.Time) time.Time {
+	st := &mw.Status
+	var wake time.Time
+	span, active := w.At(now)
+	if active {
+		st.Active, st.ActiveUntil, wake = true, timePtr(span.End), span.End
+		span, _ = w.At(span.End)
+	}
+	if !span.IsZero() {
+		st.NextStart = timePtr(span.Start)
+		if wake.IsZero() {
+			wake = span.Start
+		}
+	}
+	for _, c := range covered {
+		if w.Selects(c) {
+			st.Checks++
+		}
+	}
+	meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: v1.ConditionReady, Status: metav1.ConditionTrue,
+		Reason: v1.ReasonScheduled, Message: fmt.Sprintf("the window covers %d checks; %s", st.Checks, windowWhen(st)),
+		ObservedGeneration: mw.Generation})
+	return wake
 }
 
 // counted reports whether the window counts against its namespace's
@@ -154,22 +166,6 @@ func (r *MaintenanceWindowReconciler) counted(ctx context.Context, mw *v1.Mainte
 	}
 	counted, _ := maintenance.Counted(list.Items)
 	return project.Counts(counted, mw.Name, limit), limit, nil
-}
-
-// writePastLimit writes the status of a window past its namespace's
-// limit, Ready False, and records an Event when it newly is.
-func (r *MaintenanceWindowReconciler) writePastLimit(ctx context.Context, before, mw *v1.MaintenanceWindow, msg string) error {
-	changed := meta.SetStatusCondition(&mw.Status.Conditions, pastLimitReady(mw.Generation, msg))
-	mw.Status.ObservedGeneration = mw.Generation
-	if !equality.Semantic.DeepEqual(before.Status, mw.Status) {
-		if err := r.Status().Update(ctx, mw); err != nil {
-			return fmt.Errorf("writing status of MaintenanceWindow %s/%s: %w", mw.Namespace, mw.Name, err)
-		}
-	}
-	if changed {
-		recordPastLimit(r.Recorder, mw, msg)
-	}
-	return nil
 }
 
 // windowWhen says when a window is active, in words for its Ready message.

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -16,6 +15,7 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/project"
+	"github.com/vigil-operator/vigil/internal/selection"
 	"github.com/vigil-operator/vigil/internal/statuspage"
 )
 
@@ -40,55 +40,66 @@ type StatusPageReconciler struct {
 // checks that appear or change.
 const pageRecount = 10 * time.Minute
 
-// Reconcile reads one StatusPage.
-func (r *StatusPageReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+// Reconcile reads one StatusPage: whether it counts against its
+// namespace's limit, whether its selection compiles, and how many checks it
+// shows.
+func (r *StatusPageReconciler) Reconcile(ctx context.Context, req ctrl.Request) (result ctrl.Result, err error) {
 	sp := &v1.StatusPage{}
 	if err := r.Get(ctx, req.NamespacedName, sp); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	before := sp.DeepCopy()
-	st := &sp.Status
-	ready := metav1.Condition{Type: v1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1.ReasonPublished, ObservedGeneration: sp.Generation}
-	st.URL, st.Checks = statuspage.URL(r.BaseURL, sp), 0
-	chosen, err := statuspage.Selection(sp)
-	counted, limit, countErr := r.counted(ctx, sp)
-	switch {
-	case countErr != nil:
-		return ctrl.Result{}, countErr
-	case !counted:
-		st.URL = ""
-		ready = pastLimitReady(sp.Generation, project.PastLimit(project.StatusPages, sp.Namespace, "StatusPages", limit)+"; the page is not served")
-	case err != nil:
-		st.URL = ""
-		ready.Status, ready.Reason, ready.Message = metav1.ConditionFalse, v1.ReasonInvalidSpec, err.Error()+"; the page is not served"
-	default:
-		var list v1.CheckList
-		if err := r.List(ctx, &list, client.InNamespace(sp.Namespace)); err != nil {
-			return ctrl.Result{}, err
-		}
-		for i := range list.Items {
-			if chosen.Selects(&list.Items[i]) {
-				st.Checks++
-			}
-		}
-		ready.Message = fmt.Sprintf("the page shows %d checks at status.url", st.Checks)
-	}
-	changed := meta.SetStatusCondition(&st.Conditions, ready)
-	st.ObservedGeneration = sp.Generation
-	if !equality.Semantic.DeepEqual(before.Status, sp.Status) {
-		// An update: "checks": 0 must be written for the column to show
-		// it. The controller is the status's only writer.
-		if err := r.Status().Update(ctx, sp); err != nil {
-			return ctrl.Result{}, fmt.Errorf("writing status of StatusPage %s: %w", req, err)
-		}
+	status := beginStatus(r.Client, sp)
+	defer func() { err = status.end(ctx, err) }()
+
+	counted, limit, err := r.counted(ctx, sp)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	if !counted {
-		if changed {
-			recordPastLimit(r.Recorder, sp, ready.Message)
-		}
+		msg := project.PastLimit(project.StatusPages, sp.Namespace, "StatusPages", limit) + "; the page is not served"
+		sp.Status.URL, sp.Status.Checks = "", 0
+		r.setReady(sp, pastLimitReady(sp.Generation, msg))
 		return ctrl.Result{RequeueAfter: recheckPastLimit(r.PastLimitRecheck)}, nil
 	}
+	chosen, err := statuspage.Selection(sp)
+	if err != nil {
+		sp.Status.URL, sp.Status.Checks = "", 0
+		r.setReady(sp, metav1.Condition{Type: v1.ConditionReady, Status: metav1.ConditionFalse, Reason: v1.ReasonInvalidSpec,
+			Message: err.Error() + "; the page is not served", ObservedGeneration: sp.Generation})
+		return ctrl.Result{RequeueAfter: pageRecount}, nil
+	}
+	shown, err := r.shown(ctx, sp.Namespace, chosen)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	sp.Status.URL, sp.Status.Checks = statuspage.URL(r.BaseURL, sp), shown
+	r.setReady(sp, metav1.Condition{Type: v1.ConditionReady, Status: metav1.ConditionTrue, Reason: v1.ReasonPublished,
+		Message: fmt.Sprintf("the page shows %d checks at status.url", shown), ObservedGeneration: sp.Generation})
 	return ctrl.Result{RequeueAfter: pageRecount}, nil
+}
+
+// setReady sets the page's Ready condition, with an Event when it newly
+// says the page is past its namespace's limit.
+func (r *StatusPageReconciler) setReady(sp *v1.StatusPage, ready metav1.Condition) {
+	sp.Status.ObservedGeneration = sp.Generation
+	if meta.SetStatusCondition(&sp.Status.Conditions, ready) && ready.Reason == v1.ReasonLimitExceeded {
+		recordPastLimit(r.Recorder, sp, ready.Message)
+	}
+}
+
+// shown is how many checks of the namespace the page's selection chooses.
+func (r *StatusPageReconciler) shown(ctx context.Context, namespace string, chosen selection.Selection) (int32, error) {
+	var list v1.CheckList
+	if err := r.List(ctx, &list, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return 0, err
+	}
+	var n int32
+	for i := range list.Items {
+		if chosen.Selects(&list.Items[i]) {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // counted reports whether the page counts against its namespace's limit,
