@@ -232,7 +232,7 @@ var _ = Describe("CronJob policies", func() {
 		body, err := harness.Manager.Checks.PingBody(ctx, c, pings[0].N)
 		Expect(err).NotTo(HaveOccurred())
 		Expect(string(body)).To(And(ContainSubstring("CronJob archive has been suspended since"),
-			ContainSubstring("longer than its limit of 2h0m0s"), ContainSubstring("annotation monitoring.vigil.dev/max-suspended")))
+			ContainSubstring("longer than its limit of 2 hours"), ContainSubstring("annotation monitoring.vigil.dev/max-suspended")))
 
 		// Once: another reconcile, still suspended, adds nothing.
 		touch("2")

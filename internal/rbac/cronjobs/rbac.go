@@ -38,5 +38,5 @@ package cronjobs
 // namespaces are watched (their metadata only). With --namespaces the
 // manager applies no cluster policy and watches no namespace.
 // +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=cronjobpolicies;clustercronjobpolicies,verbs=get;list;watch
-// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=cronjobpolicies/status;clustercronjobpolicies/status,verbs=update
+// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=cronjobpolicies/status;clustercronjobpolicies/status,verbs=patch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=list;watch

@@ -24,19 +24,19 @@ package manager
 // +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=channels/status,verbs=patch
 
 // MaintenanceWindows: read from the cache by the Door (which checks a
-// window holds) and their controller, which writes their status (update:
-// the whole status, so that "active": false shows). A snooze
+// window holds) and their controller, which writes their status (patch:
+// what changed, the whole status the first time; controller.statusWrite). A snooze
 // (the API's and the dashboard's) is a one-off window the manager creates
 // or moves (update) for one check; the controller deletes it once it has
 // ended.
 // +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=maintenancewindows,verbs=get;list;watch;create;update;delete
-// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=maintenancewindows/status,verbs=update
+// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=maintenancewindows/status,verbs=patch
 
 // StatusPages: read from the cache by the page's server (which finds a page
 // by its address) and their controller, which writes their status (its
-// URL, how many checks it shows, Ready).
+// URL, how many checks it shows, Ready; patch, as a window's).
 // +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=statuspages,verbs=get;list;watch
-// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=statuspages/status,verbs=update
+// +kubebuilder:rbac:groups=monitoring.vigil.dev,resources=statuspages/status,verbs=patch
 
 // Secrets, read only:
 //   - list and watch: the cache holds the project Secrets (label
