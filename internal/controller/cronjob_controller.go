@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -29,6 +29,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/coverage"
 	"github.com/vigil-operator/vigil/internal/project"
+	"github.com/vigil-operator/vigil/internal/store"
 )
 
 // Annotations on a CronJob (internal/coverage has the rest).
@@ -96,10 +97,17 @@ type CronJobReconciler struct {
 	// every namespace; namespaces are read for their labels).
 	ClusterPolicies bool
 
-	// suspendedSeen is when each CronJob (by UID) was last seen suspended:
-	// its runs scheduled until then were not missed. In memory, so after a
-	// restart only the Check's own resumed-at annotation says so.
-	suspendedSeen sync.Map
+	// Suspensions is where the controller keeps when it last saw each
+	// CronJob suspended (the ping store): its runs scheduled until then
+	// were not missed, also after a restart or a change of leader.
+	Suspensions Suspensions
+}
+
+// Suspensions keeps what the CronJob controller last saw of each
+// CronJob's suspension (store.Store).
+type Suspensions interface {
+	CronJobSuspension(ctx context.Context, uid types.UID) (store.CronJobSuspension, bool, error)
+	SeeCronJobSuspension(ctx context.Context, namespace string, uid types.UID, seen store.CronJobSuspension) error
 }
 
 // Reconcile brings the CronJob's Check in step with the CronJob.

@@ -18,6 +18,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/schedule"
 	"github.com/vigil-operator/vigil/internal/store"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 // The CronJob controller's third job: what a CronJob itself got wrong
@@ -49,9 +50,16 @@ const maxMissedSteps = 20_000
 func (r *CronJobReconciler) watchRuns(ctx context.Context, cj *batchv1.CronJob, alertOnOverlap bool, resumedAt time.Time) (time.Duration, error) {
 	now := r.Clock.Now()
 	suspended := cj.Spec.Suspend != nil && *cj.Spec.Suspend
-	if seen, ok := r.suspendedSeen.Load(cj.UID); suspended || (ok && seen.(suspension).suspended) {
+	seen, ok, err := r.Suspensions.CronJobSuspension(ctx, cj.UID)
+	if err != nil {
+		return 0, err
+	}
+	if suspended || (ok && seen.Suspended) {
 		// Suspended, or resumed since last seen suspended: until now.
-		r.suspendedSeen.Store(cj.UID, suspension{suspended: suspended, until: now})
+		seen = store.CronJobSuspension{Suspended: suspended, Until: now}
+		if err := r.Suspensions.SeeCronJobSuspension(ctx, cj.Namespace, cj.UID, seen); err != nil {
+			return 0, err
+		}
 	}
 	if suspended {
 		return 0, nil
@@ -84,8 +92,8 @@ func (r *CronJobReconciler) watchRuns(ctx context.Context, cj *batchv1.CronJob, 
 	if t := cj.Status.LastScheduleTime; t != nil && t.After(last) {
 		last = t.Time
 	}
-	if seen, ok := r.suspendedSeen.Load(cj.UID); ok && seen.(suspension).until.After(last) {
-		last = seen.(suspension).until
+	if seen.Until.After(last) {
+		last = seen.Until
 	}
 	// The newest scheduled time after the last run whose slack is over.
 	var missed time.Time
@@ -113,13 +121,6 @@ func (r *CronJobReconciler) watchRuns(ctx context.Context, cj *batchv1.CronJob, 
 	return max(due.Add(slack).Sub(now), time.Second), nil
 }
 
-// suspension is what the controller last saw of a CronJob's suspension:
-// suspended, or not, as seen at until (the resume, once seen resumed).
-type suspension struct {
-	suspended bool
-	until     time.Time
-}
-
 // zone is the time zone a CronJob's schedule is read in.
 func (r *CronJobReconciler) zone(cj *batchv1.CronJob) string {
 	if cj.Spec.TimeZone != nil && *cj.Spec.TimeZone != "" {
@@ -144,10 +145,10 @@ func (r *CronJobReconciler) reportMissed(ctx context.Context, cj *batchv1.CronJo
 		why = fmt.Sprintf("the previous run (Job %s) is still running, and concurrencyPolicy Forbid skips a run while one is running. "+
 			"Hint: a run that hangs blocks every later one; give the jobTemplate an activeDeadlineSeconds.", cj.Status.Active[0].Name)
 	case cj.Spec.StartingDeadlineSeconds != nil:
-		why = fmt.Sprintf("it was not started within its startingDeadlineSeconds (%d s), so Kubernetes skipped it. "+
-			"Hint: kube-controller-manager was down or too busy at that time.", *cj.Spec.StartingDeadlineSeconds)
+		why = fmt.Sprintf("it was not started within its startingDeadlineSeconds (%s), so Kubernetes skipped it. "+
+			"Hint: kube-controller-manager was down or too busy at that time.", words.Duration(time.Duration(*cj.Spec.StartingDeadlineSeconds)*time.Second))
 	default:
-		why = fmt.Sprintf("no Job was created for it within %s. Hint: is kube-controller-manager (its CronJob controller) running?", slack)
+		why = fmt.Sprintf("no Job was created for it within %s. Hint: is kube-controller-manager (its CronJob controller) running?", words.Duration(slack))
 	}
 	body := fmt.Sprintf("The run of CronJob %s scheduled at %s did not start: %s", cj.Name, at, why)
 	return r.recordOnce(ctx, linked, key, due, body)

@@ -458,7 +458,7 @@ func setupControllers(ctx context.Context, mgr ctrl.Manager, cfg *rest.Config, o
 	if opts.DisableCronJobs {
 		return nil
 	}
-	return setupCronJobs(mgr, cfg, opts, door)
+	return setupCronJobs(mgr, cfg, opts, st, door)
 }
 
 // channelSecrets reads the Secrets Channels reference from the API server
@@ -559,13 +559,13 @@ func Run(ctx context.Context, cfg *rest.Config, opts Options) error {
 
 // setupCronJobs adds the CronJob feature: a Check for every annotated
 // CronJob, and pings from its Jobs (permissions: internal/rbac/cronjobs).
-func setupCronJobs(mgr ctrl.Manager, cfg *rest.Config, opts Options, door *checks.Door) error {
+func setupCronJobs(mgr ctrl.Manager, cfg *rest.Config, opts Options, st *store.Store, door *checks.Door) error {
 	// Cluster policies select namespaces by label: only a manager that
 	// watches every namespace (and may list them) applies them.
 	clusterPolicies := len(opts.Namespaces) == 0
 	if err := (&controller.CronJobReconciler{
 		Client: mgr.GetClient(), Clock: opts.Clock, DefaultTimeZone: opts.CronJobTimeZone, Checks: door,
-		ClusterPolicies: clusterPolicies,
+		Suspensions: st, ClusterPolicies: clusterPolicies,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the CronJob controller: %w", err)
 	}

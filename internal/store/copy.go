@@ -41,6 +41,7 @@ var copiedTables = []copiedTable{
 	{name: "reports", key: "namespace, channel, period", columns: []string{"namespace", "channel", "period", "sent",
 		"attempts", "next_attempt", "error", "created"}},
 	{name: "sla_verdicts", key: "check_uid", columns: []string{"check_uid", "reason", "detail", "since"}},
+	{name: "cronjob_suspensions", key: "cronjob_uid", columns: []string{"cronjob_uid", "namespace", "suspended", "seen_until"}},
 	{name: "clock", key: "id", columns: []string{"id", "alive", "away_from"}},
 }
 

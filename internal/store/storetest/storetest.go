@@ -891,6 +891,7 @@ func Run(t *testing.T, newDSN NewDSN) {
 	}
 	maps.Copy(tests, runTests(ctx))
 	maps.Copy(tests, reportTests(ctx))
+	maps.Copy(tests, cronJobTests(ctx))
 	for _, name := range slices.Sorted(maps.Keys(tests)) {
 		t.Run(name, func(t *testing.T) {
 			s := open(t, newDSN(t), store.Options{BodyBudget: 1000, MaxQueuedBytes: 1 << 20, RunLimit: 32})
