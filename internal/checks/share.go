@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/vigil-operator/vigil/internal/turns"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 // The manager's Kubernetes client is one budget for every namespace:
@@ -57,7 +58,7 @@ func (d *Door) share(ctx context.Context, namespace string) (func(), error) {
 		d.metrics.WriteRefused(namespace)
 		return nil, fmt.Errorf("%w (%d); try again in a moment", ErrOverShare, d.writeShare.MaxWaiting)
 	case errors.Is(err, context.DeadlineExceeded):
-		return nil, fmt.Errorf("%w: no write slot came within %s", ErrBusy, turnWait)
+		return nil, fmt.Errorf("%w: no write slot came within %s", ErrBusy, words.Duration(turnWait))
 	}
 	return leave, err
 }

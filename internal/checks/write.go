@@ -12,6 +12,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 // The Door is the one writer of Check objects (their spec and metadata;
@@ -56,7 +57,7 @@ func (d *Door) turn(ctx context.Context, key client.ObjectKey) (func(), error) {
 	defer cancel()
 	unlock, err := d.writes.Lock(ctx, key.String())
 	if errors.Is(err, context.DeadlineExceeded) {
-		return nil, fmt.Errorf("%w: its turn did not come within %s", ErrBusy, turnWait)
+		return nil, fmt.Errorf("%w: its turn did not come within %s", ErrBusy, words.Duration(turnWait))
 	}
 	if err != nil {
 		return nil, err

@@ -179,7 +179,7 @@ var _ = Describe("CronJob runs that fail, never start or overlap", func() {
 		j.Status.Terminating = ptr.To[int32](0)
 		Expect(k8sClient.Status().Update(ctx, j)).To(Succeed())
 		body := failBody(func(rid string) bool { return rid == string(j.UID) })
-		Expect(body).To(ContainSubstring("Job etl-3 has not started: none of its pods has run 5m"))
+		Expect(body).To(ContainSubstring("Job etl-3 has not started: none of its pods has run 5 minutes"))
 		Expect(body).To(ContainSubstring(`Pod etl-3-ddddd never ran: container etl: CreateContainerConfigError: secret "etl-db" not found`))
 		Expect(body).To(ContainSubstring("Hint: a ConfigMap or Secret the container uses"))
 		Eventually(func(g Gomega) v1.CheckState {
@@ -269,7 +269,7 @@ var _ = Describe("CronJob runs that fail, never start or overlap", func() {
 		}
 		touch("1")
 		body := failBody(anyRID)
-		Expect(body).To(ContainSubstring("did not start: no Job was created for it within 2m0s"))
+		Expect(body).To(ContainSubstring("did not start: no Job was created for it within 2 minutes"))
 		clk.Step(10 * time.Minute)
 		touch("2")
 		Consistently(func(g Gomega) int {

@@ -14,6 +14,7 @@ import (
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/store"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 // The CronJob controller's second job: a suspended CronJob's Check is
@@ -132,7 +133,7 @@ func (r *CronJobReconciler) alertSuspended(ctx context.Context, cj *batchv1.Cron
 	rid := uuid.NewSHA1(uuid.NameSpaceOID, []byte(string(cj.UID)+"/suspended/"+since.UTC().Format(time.RFC3339))).String()
 	body := fmt.Sprintf("CronJob %s has been suspended since %s, longer than its limit of %s (%s), so none of its runs happen. "+
 		"Resume it with: kubectl patch cronjob %s -n %s -p '{\"spec\":{\"suspend\":false}}'",
-		cj.Name, since.UTC().Format(time.RFC3339), limit, maxSuspendedSource(c), cj.Name, cj.Namespace)
+		cj.Name, since.UTC().Format(time.RFC3339), words.Duration(limit), maxSuspendedSource(c), cj.Name, cj.Namespace)
 	if err := failOnce(ctx, r.Checks, c, store.Ping{At: r.Clock.Now(), RID: rid, Body: []byte(body), UA: cronJobPingUA, Method: "CRONJOB"}); err != nil {
 		return err
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/jobfailure"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/store"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 // JobReconciler turns the Jobs of monitored CronJobs into pings: a start
@@ -126,7 +127,7 @@ func (r *JobReconciler) notStarted(ctx context.Context, job *batchv1.Job, linked
 	// failure, if it comes, is not counted again; its success still is.
 	rid := string(job.UID)
 	body := jobfailure.Bound(fmt.Sprintf("Job %s has not started: none of its pods has run %s after it was created.%s",
-		job.Name, waited.Truncate(time.Second), jobfailure.Tell(stuck)))
+		job.Name, words.Duration(waited), jobfailure.Tell(stuck)))
 	for i := range linked {
 		if err := failOnce(ctx, r.Checks, &linked[i], store.Ping{At: r.Clock.Now(), RID: rid, Body: body, UA: jobPingUA, Method: "JOB"}); err != nil {
 			return ctrl.Result{}, err

@@ -133,17 +133,8 @@ func runsViewOf(st runstats.Stats, usual monitor.Usual, window time.Duration, tz
 	return v
 }
 
-func windowLabel(w time.Duration) string {
-	switch w {
-	case runstats.Day:
-		return "last day"
-	case runstats.Week:
-		return "last 7 days"
-	case runstats.Month:
-		return "last 30 days"
-	}
-	return "last " + runstats.FormatWindow(w)
-}
+// windowLabel names a window among the page's choices: "last 7 days".
+func windowLabel(w time.Duration) string { return "last " + runstats.WindowWords(w) }
 
 // short is a duration to two significant figures, as a chart's label.
 func short(d time.Duration) string {

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 // MaxSnooze bounds a snooze: longer quiet is a MaintenanceWindow in git.
@@ -80,7 +81,7 @@ var ErrSnoozeTaken = errors.New("the snooze window's name is taken")
 // when it exists (uncached: the caller may have just written it).
 func ApplySnooze(ctx context.Context, w client.Writer, r client.Reader, c *v1.Check, now time.Time, d time.Duration) (*v1.MaintenanceWindow, error) {
 	if d < time.Minute || d > MaxSnooze {
-		return nil, fmt.Errorf("a snooze lasts from 1 minute to %s", MaxSnooze)
+		return nil, fmt.Errorf("a snooze lasts from 1 minute to %s", words.Duration(MaxSnooze))
 	}
 	want := Snooze(c, now, d)
 	var out *v1.MaintenanceWindow

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/vigil-operator/vigil/internal/store"
+	"github.com/vigil-operator/vigil/internal/words"
 )
 
 // The windows a user picks from, and the default.
@@ -233,16 +234,15 @@ func (s Stats) TrendWords() string {
 	return fmt.Sprintf("p95 %s %.0f%% against the previous %s", dir, math.Abs(change)*100, WindowWords(s.To.Sub(s.From)))
 }
 
-// WindowWords says a window as a person would: "day", "7 days", "12 hours".
+// WindowWords says a window as a person would, after "last" or "the
+// previous": "day", "hour", else its length in words ("7 days", "12
+// hours").
 func WindowWords(w time.Duration) string {
-	switch {
-	case w == Day:
+	switch w {
+	case Day:
 		return "day"
-	case w%Day == 0:
-		return fmt.Sprintf("%d days", w/Day)
-	case w == time.Hour:
+	case time.Hour:
 		return "hour"
-	default:
-		return fmt.Sprintf("%d hours", w/time.Hour)
 	}
+	return words.Duration(w)
 }

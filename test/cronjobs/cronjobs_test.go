@@ -271,7 +271,7 @@ var _ = Describe("Failures that say why", func() {
 	It("alerts once for a CronJob suspended past its limit", func() {
 		body := failBody("paused")
 		Expect(body).To(ContainSubstring("CronJob paused has been suspended since"))
-		Expect(body).To(ContainSubstring("longer than its limit of 1m0s"))
+		Expect(body).To(ContainSubstring("longer than its limit of 1 minute"))
 		Eventually(checkOf(team, "paused")).Should(HaveField("Status.State", v1.CheckStateDown))
 		Consistently(func(g Gomega) int {
 			pings, err := mgr.Checks.Pings(ctx, checkOf(team, "paused")(g))
