@@ -41,6 +41,7 @@ func TestUptime(t *testing.T) {
 		name    string
 		flips   []store.Flip
 		status  monitor.Status
+		paused  time.Time
 		created time.Time
 		ok      bool
 		downs   int
@@ -61,6 +62,12 @@ func TestUptime(t *testing.T) {
 			status: monitor.StatusDown, downFor: week},
 		{name: "flips after the period do not count", created: from.Add(-week), ok: true, span: week,
 			flips: flips(down(to.Add(h)), up(to.Add(2*h)))},
+		{name: "down since just after the period, when the report is written: up all the period", created: from.Add(-week), ok: true,
+			span: week, flips: flips(store.Flip{At: to.Add(2 * time.Minute), From: monitor.StatusUp}), status: monitor.StatusDown},
+		{name: "down from before the oldest flip held until after the period", created: from.Add(-week), ok: true, span: week,
+			flips: flips(store.Flip{At: to.Add(h), Up: true, From: monitor.StatusDown}), downFor: week},
+		{name: "paused after the period: up all of it", created: from.Add(-week), ok: true, span: week,
+			status: monitor.StatusPaused, paused: to.Add(time.Minute)},
 		{name: "a down held by a maintenance window counts from its end, and the window counts neither way", created: from.Add(-week), ok: true,
 			span:  week - 2*h,
 			flips: flips(store.Flip{At: from.Add(h), Held: "upgrade", HeldUntil: from.Add(3 * h)}, up(from.Add(4*h))),
@@ -73,7 +80,7 @@ func TestUptime(t *testing.T) {
 			if status == "" {
 				status = monitor.StatusUp
 			}
-			c, ok := Uptime(uptime.Check{Created: tc.created, Flips: tc.flips, Status: status}, from, to)
+			c, ok := Uptime(uptime.Check{Created: tc.created, Flips: tc.flips, Status: status, PausedAt: tc.paused}, from, to)
 			if ok != tc.ok {
 				t.Fatalf("ok = %v", ok)
 			}

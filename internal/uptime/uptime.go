@@ -97,8 +97,9 @@ type mark struct {
 
 // Of is the check's history until end.
 func Of(c Check, end time.Time) History {
+	c.Status = statusAt(c, end)
 	events := eventsOf(c, end)
-	state, since, began := initial(c, events)
+	state, since, began := initial(c, events, end)
 	var marks []mark
 	if since.After(c.Created) {
 		marks = append(marks, mark{at: c.Created, state: Unknown})
@@ -178,10 +179,46 @@ func eventsOf(c Check, end time.Time) []event {
 	return events
 }
 
+// statusAt is the check's status at end, which is what the rule takes for
+// all of its history when nothing happened before end. A page asks at now,
+// and the check's status is that; a report asks at its period's end, after
+// it: then the status was what the oldest flip since end changed it from,
+// or, with none, the status now, but for a pause since end (the check was
+// not paused at end: up, as a check that never flipped counts).
+func statusAt(c Check, end time.Time) monitor.Status {
+	if f := oldestSince(c, end); f != nil {
+		if f.From == monitor.StatusPaused && !c.PausedAt.Before(end) {
+			return monitor.StatusUp
+		}
+		return f.From
+	}
+	if c.Status == monitor.StatusPaused && !c.PausedAt.Before(end) {
+		return monitor.StatusUp
+	}
+	return c.Status
+}
+
+// oldestSince is the oldest flip (not a notice) at or after end, nil when
+// there is none.
+func oldestSince(c Check, end time.Time) *store.Flip {
+	var oldest *store.Flip
+	for i := range c.Flips {
+		if f := &c.Flips[i]; f.Notice == "" && !f.At.Before(end) && (oldest == nil || f.At.Before(oldest.At)) {
+			oldest = f
+		}
+	}
+	return oldest
+}
+
 // initial is the state before the first event, when it is known from
 // (zero: from the check's creation), and whether a down began then.
-func initial(c Check, events []event) (State, time.Time, bool) {
+func initial(c Check, events []event, end time.Time) (State, time.Time, bool) {
 	if len(events) == 0 {
+		if f := oldestSince(c, end); f != nil && f.Up {
+			// Down at end, and the flip after it that ended the down says
+			// since when.
+			return Down, f.Since, !f.Since.IsZero()
+		}
 		switch c.Status {
 		case monitor.StatusDown:
 			return Down, time.Time{}, false
