@@ -48,13 +48,8 @@ func (s *Server) ackCheck(w http.ResponseWriter, r *request) {
 // getAck answers GET /checks/<uuid>/ack: the acknowledgement of the
 // check's current down, or null.
 func (s *Server) getAck(w http.ResponseWriter, r *request) {
-	c, ok := s.lookupCheck(w, r)
+	_, obs, ok := s.lookupObserved(w, r)
 	if !ok {
-		return
-	}
-	obs, err := s.Checks.Observed(r.Context(), c)
-	if err != nil {
-		s.internalError(w, r, "reading the ping store", err)
 		return
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"ack": ackOf(obs)})

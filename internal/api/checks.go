@@ -205,13 +205,8 @@ func (s *Server) resolveChannels(w http.ResponseWriter, r *request, value string
 
 // deleteCheck answers DELETE /checks/<uuid> with the check as it was.
 func (s *Server) deleteCheck(w http.ResponseWriter, r *request) {
-	c, ok := s.lookupCheck(w, r)
+	c, obs, ok := s.lookupObserved(w, r)
 	if !ok {
-		return
-	}
-	obs, err := s.Checks.Observed(r.Context(), c)
-	if err != nil {
-		s.internalError(w, r, "reading the ping store", err)
 		return
 	}
 	if err := s.Checks.Delete(r.Context(), c); err != nil {

@@ -35,13 +35,8 @@ type heldByView struct {
 
 // getDependencies answers GET /checks/<uuid>/dependencies.
 func (s *Server) getDependencies(w http.ResponseWriter, r *request) {
-	c, ok := s.lookupCheck(w, r)
+	c, obs, ok := s.lookupObserved(w, r)
 	if !ok {
-		return
-	}
-	obs, err := s.Checks.Observed(r.Context(), c)
-	if err != nil {
-		s.internalError(w, r, "reading the ping store", err)
 		return
 	}
 	res := s.Checks.Dependencies(c)

@@ -40,6 +40,21 @@ func (s *Server) lookupCheck(w http.ResponseWriter, r *request) (*v1.Check, bool
 	return c, true
 }
 
+// lookupObserved finds the check the path names, as lookupCheck does, and
+// what the ping store holds of it, answering a failure itself.
+func (s *Server) lookupObserved(w http.ResponseWriter, r *request) (*v1.Check, store.Check, bool) {
+	c, ok := s.lookupCheck(w, r)
+	if !ok {
+		return nil, store.Check{}, false
+	}
+	obs, err := s.Checks.Observed(r.Context(), c)
+	if err != nil {
+		s.internalError(w, r, "reading the ping store", err)
+		return nil, store.Check{}, false
+	}
+	return c, obs, true
+}
+
 // internalError answers a failure of the store or the cache: 503 with
 // Retry-After while the store's database does not answer (said once by the
 // store, not logged per request), 500 otherwise.

@@ -15,7 +15,7 @@ import (
 // its up is told. The acknowledgement belongs to the down it was made in
 // (Check.Acknowledged): when the check comes up, or goes down again, it
 // no longer holds, and nothing has to remember to clear it. The history
-// keeps it as a notice (NoticeAck, who in Detail), queued for the
+// keeps it as a notice (monitor.NoticeAck, who in Detail), queued for the
 // Channels that were told of the down and carry an acknowledgement to the
 // incident they opened (PagerDuty, Opsgenie: the caller names them).
 
@@ -51,13 +51,9 @@ func (o *ackOp) targets() []*Target { return []*Target{&o.target} }
 
 func (o *ackOp) apply(t *txn) error {
 	tg := &o.target
-	r, err := t.load(tg)
+	// A down whose deadline has just passed is a down to acknowledge.
+	r, err := t.current(tg, o.now)
 	if err != nil {
-		return err
-	}
-	// What time has done first: a down whose deadline has just passed
-	// is a down to acknowledge.
-	if _, err := t.observe(r, tg, o.now, o.now); err != nil {
 		return err
 	}
 	_, acked := r.Acknowledged()
@@ -66,7 +62,7 @@ func (o *ackOp) apply(t *txn) error {
 		o.err = ErrNotDown // the caller's answer; the transaction goes on
 	case !acked:
 		r.Ack, r.dirty = Ack{At: o.now, By: o.by}, true
-		fl := &Flip{At: o.now, From: monitor.StatusDown, To: monitor.StatusDown, Notice: NoticeAck,
+		fl := &Flip{At: o.now, From: monitor.StatusDown, To: monitor.StatusDown, Notice: monitor.NoticeAck,
 			Since: r.Facts.StateSince, Detail: o.by}
 		if err := t.insertFlip(r, fl, toldOfDown(r, tg, o.carriers)); err != nil {
 			return err

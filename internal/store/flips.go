@@ -11,6 +11,20 @@ import (
 // What a write does to a check's state: the flips it causes, the
 // deliveries (the outbox) a flip queues, and the bounds on what a flip keeps.
 
+// current is the check's row with what time has done to it by now: a
+// write that acts on the check's state (a pause, an acknowledgement) acts
+// on the state it has, a deadline that has just passed included.
+func (t *txn) current(tg *Target, now time.Time) (*row, error) {
+	r, err := t.load(tg)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := t.observe(r, tg, now, now); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
 // observe records what time has done to the check by at (a missed deadline
 // is a down flip at the deadline, however late it is noticed), then moves
 // the check's next change. now is when the write happens (at or later):

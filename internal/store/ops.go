@@ -305,11 +305,8 @@ func (o *pauseOp) targets() []*Target { return []*Target{&o.target} }
 
 func (o *pauseOp) apply(t *txn) error {
 	tg := &o.target
-	r, err := t.load(tg)
+	r, err := t.current(tg, o.now)
 	if err != nil {
-		return err
-	}
-	if _, err := t.observe(r, tg, o.now, o.now); err != nil {
 		return err
 	}
 	// Resuming a check that is not paused is refused (the caller's answer,
