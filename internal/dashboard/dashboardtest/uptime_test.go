@@ -3,14 +3,8 @@ package dashboardtest
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"mime"
-	"mime/multipart"
-	"mime/quotedprintable"
 	"net/http"
-	"net/mail"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -49,38 +43,6 @@ func reportPeriodOf(kind v1.ReportPeriod, t time.Time) report.Period {
 	Expect(ok).To(BeTrue())
 	Expect(!p.From.After(t) && t.Before(p.To)).To(BeTrue(), "%s holds %s", p.ID, t)
 	return p
-}
-
-// reportEmail is the subject and the HTML part of a message the manager
-// sent, decoded.
-func reportEmail(raw string) (subject, html string) {
-	GinkgoHelper()
-	msg, err := mail.ReadMessage(strings.NewReader(raw))
-	Expect(err).NotTo(HaveOccurred())
-	subject, err = new(mime.WordDecoder).DecodeHeader(msg.Header.Get("Subject"))
-	Expect(err).NotTo(HaveOccurred())
-	_, params, err := mime.ParseMediaType(msg.Header.Get("Content-Type"))
-	Expect(err).NotTo(HaveOccurred())
-	mr := multipart.NewReader(msg.Body, params["boundary"])
-	for {
-		part, err := mr.NextPart()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		Expect(err).NotTo(HaveOccurred())
-		if !strings.HasPrefix(part.Header.Get("Content-Type"), "text/html") {
-			continue
-		}
-		var body io.Reader = part
-		if strings.EqualFold(part.Header.Get("Content-Transfer-Encoding"), "quoted-printable") {
-			body = quotedprintable.NewReader(part)
-		}
-		b, err := io.ReadAll(body)
-		Expect(err).NotTo(HaveOccurred())
-		html = string(b)
-	}
-	Expect(html).NotTo(BeEmpty(), "the message has an HTML part")
-	return subject, html
 }
 
 // Issue #49: the one uptime rule (package uptime) gives the same figure
@@ -305,9 +267,9 @@ var _ = Describe("A check's uptime", SpecPriority(1), func() {
 		var html string
 		Eventually(func() string {
 			for _, raw := range mails.Received() {
-				if subject, body := reportEmail(raw); subject == wantSubject {
-					html = body
-					return subject
+				if m := mailtest.Parse(raw); m.Subject == wantSubject && m.HTML != "" {
+					html = m.HTML
+					return m.Subject
 				}
 			}
 			return ""

@@ -1,12 +1,6 @@
 package reporttest
 
 import (
-	"errors"
-	"io"
-	"mime"
-	"mime/multipart"
-	"mime/quotedprintable"
-	"net/mail"
 	"strings"
 	"time"
 
@@ -21,36 +15,6 @@ import (
 	"github.com/vigil-operator/vigil/internal/store"
 	"github.com/vigil-operator/vigil/internal/testenv/mailtest"
 )
-
-// email is a received message: its subject and its two parts, decoded.
-type email struct{ subject, text, html string }
-
-func parse(raw string) email {
-	GinkgoHelper()
-	msg, err := mail.ReadMessage(strings.NewReader(raw))
-	Expect(err).NotTo(HaveOccurred())
-	var e email
-	e.subject, err = new(mime.WordDecoder).DecodeHeader(msg.Header.Get("Subject"))
-	Expect(err).NotTo(HaveOccurred())
-	_, params, err := mime.ParseMediaType(msg.Header.Get("Content-Type"))
-	Expect(err).NotTo(HaveOccurred())
-	mr := multipart.NewReader(msg.Body, params["boundary"])
-	for {
-		part, err := mr.NextPart()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		Expect(err).NotTo(HaveOccurred())
-		body, err := io.ReadAll(quotedprintable.NewReader(part))
-		Expect(err).NotTo(HaveOccurred())
-		if strings.HasPrefix(part.Header.Get("Content-Type"), "text/html") {
-			e.html = string(body)
-		} else {
-			e.text = string(body)
-		}
-	}
-	return e
-}
 
 // stepTo moves the manager's clock to at.
 func stepTo(at time.Time) {
@@ -118,16 +82,16 @@ var _ = Describe("Weekly reports to an email Channel", func() {
 		Consistently(mails.Received, "1s").Should(BeEmpty())
 		stepTo(first.To.Add(report.Settle))
 		Eventually(mails.Received).Should(HaveLen(1))
-		e := parse(mails.Received()[0])
-		Expect(e.subject).To(Equal("Vigil report for " + p.Namespace + ": " + first.Name()))
-		Expect(e.text).To(ContainSubstring("nightly backup"))
-		Expect(e.text).To(ContainSubstring("runs 3, failed 1, missed 1, success 50%"))
-		Expect(e.text).To(ContainSubstring("duration p95 1 minute 30 seconds, slowest 1 minute 30 seconds"))
-		Expect(e.text).To(MatchRegexp(`uptime \d+(\.\d\d?)?%, downs 2 \(`))
-		Expect(e.text).To(ContainSubstring("1 minute 30 seconds  nightly backup, ended "))
-		Expect(e.text).To(ContainSubstring(harness.BaseURL + "/"))
-		Expect(e.html).To(ContainSubstring("<td>nightly backup"))
-		Expect(e.html).To(ContainSubstring(`<a href="` + harness.BaseURL + `/">`))
+		e := mailtest.Parse(mails.Received()[0])
+		Expect(e.Subject).To(Equal("Vigil report for " + p.Namespace + ": " + first.Name()))
+		Expect(e.Text).To(ContainSubstring("nightly backup"))
+		Expect(e.Text).To(ContainSubstring("runs 3, failed 1, missed 1, success 50%"))
+		Expect(e.Text).To(ContainSubstring("duration p95 1 minute 30 seconds, slowest 1 minute 30 seconds"))
+		Expect(e.Text).To(MatchRegexp(`uptime \d+(\.\d\d?)?%, downs 2 \(`))
+		Expect(e.Text).To(ContainSubstring("1 minute 30 seconds  nightly backup, ended "))
+		Expect(e.Text).To(ContainSubstring(harness.BaseURL + "/"))
+		Expect(e.HTML).To(ContainSubstring("<td>nightly backup"))
+		Expect(e.HTML).To(ContainSubstring(`<a href="` + harness.BaseURL + `/">`))
 		// The walled project's report was tried, refused by the guard (not
 		// by the server, which saw one message), and waits to be tried again.
 		Eventually(func() (bool, error) {
@@ -152,7 +116,7 @@ var _ = Describe("Weekly reports to an email Channel", func() {
 		Eventually(mails.Received).Should(HaveLen(2))
 		second, _ := report.Last(v1.ReportWeekly, clk.Now())
 		Expect(second.From).To(Equal(first.To))
-		Expect(parse(mails.Received()[1]).subject).To(HaveSuffix(second.Name()))
+		Expect(mailtest.Parse(mails.Received()[1]).Subject).To(HaveSuffix(second.Name()))
 		clk.Step(10 * time.Minute)
 		Consistently(mails.Received, "1s").Should(HaveLen(2))
 	})

@@ -5,8 +5,13 @@ package mailtest
 
 import (
 	"context"
+	"errors"
 	"io"
+	"mime"
+	"mime/multipart"
 	"net"
+	"net/mail"
+	"strings"
 	"sync"
 
 	"github.com/emersion/go-smtp"
@@ -90,4 +95,36 @@ func (s *session) Data(r io.Reader) error {
 	}
 	s.m.messages = append(s.m.messages, string(b))
 	return err
+}
+
+// Message is a received message: its subject, decoded, and its text and
+// HTML parts.
+type Message struct{ Subject, Text, HTML string }
+
+// Parse reads a message the manager sent (multipart/alternative: a text
+// and an HTML part). The multipart reader decodes a quoted-printable part.
+func Parse(raw string) Message {
+	ginkgo.GinkgoHelper()
+	msg, err := mail.ReadMessage(strings.NewReader(raw))
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	var m Message
+	m.Subject, err = new(mime.WordDecoder).DecodeHeader(msg.Header.Get("Subject"))
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	_, params, err := mime.ParseMediaType(msg.Header.Get("Content-Type"))
+	gomega.Expect(err).NotTo(gomega.HaveOccurred())
+	mr := multipart.NewReader(msg.Body, params["boundary"])
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			return m
+		}
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		body, err := io.ReadAll(part)
+		gomega.Expect(err).NotTo(gomega.HaveOccurred())
+		if strings.HasPrefix(part.Header.Get("Content-Type"), "text/html") {
+			m.HTML = string(body)
+		} else {
+			m.Text = string(body)
+		}
+	}
 }
