@@ -54,11 +54,11 @@ func notificationRows(list []store.Notification, obs store.Check, hasChannels bo
 		parent := n.HeldByParent()
 		byParent := "Held while " + parent + ", which this check depends on, was down"
 		switch {
-		case n.Notice == store.NoticeMaintenanceStart || n.Notice == store.NoticeMaintenanceEnd:
+		case n.Notice == monitor.NoticeMaintenanceStart || n.Notice == monitor.NoticeMaintenanceEnd:
 			// About a window, not held by it.
-		case n.Notice == store.NoticeAck && len(n.Deliveries) > 0:
+		case n.Notice == monitor.NoticeAck && len(n.Deliveries) > 0:
 			r.Outcomes = append([]string{"Re-alerts and escalation of this down stopped; the incident is acknowledged where it was opened:"}, r.Outcomes...)
-		case n.Notice == store.NoticeAck:
+		case n.Notice == monitor.NoticeAck:
 			r.Outcomes = []string{"Re-alerts and escalation of this down stopped; no Channel told of it carries an acknowledgement (PagerDuty and Opsgenie do)."}
 		case window != "" && len(n.Deliveries) > 0:
 			r.Outcomes = append([]string{held + "; sent when it ended."}, r.Outcomes...)
@@ -101,23 +101,23 @@ func notificationRows(list []store.Notification, obs store.Check, hasChannels bo
 // notificationWhat says what a flip or notice told.
 func notificationWhat(f store.Flip) string {
 	switch f.Notice {
-	case store.NoticeRealert:
+	case monitor.NoticeRealert:
 		return "Still down (re-alert)"
-	case store.NoticeEscalation:
+	case monitor.NoticeEscalation:
 		return "Still down (escalation)"
-	case store.NoticeFailure:
+	case monitor.NoticeFailure:
 		return "A failed run (" + f.Detail + ")"
-	case store.NoticeSLABreach:
+	case monitor.NoticeSLABreach:
 		return "SLA breached (" + f.Detail + ")"
-	case store.NoticeSLAMet:
+	case monitor.NoticeSLAMet:
 		return "SLA met again (" + f.Detail + ")"
-	case store.NoticeMaintenanceStart:
+	case monitor.NoticeMaintenanceStart:
 		return "Maintenance window " + f.Held + " started"
-	case store.NoticeMaintenanceEnd:
+	case monitor.NoticeMaintenanceEnd:
 		return "Maintenance window " + f.Held + " ended"
-	case store.NoticeFlapping:
+	case monitor.NoticeFlapping:
 		return "Flapping (" + f.Detail + ")"
-	case store.NoticeAck:
+	case monitor.NoticeAck:
 		return "Acknowledged by " + f.Detail
 	}
 	if f.Up {

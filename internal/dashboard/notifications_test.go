@@ -36,16 +36,16 @@ func TestNotificationRows(t *testing.T) {
 			"04:00 Up | Held by maintenance window nightly; not sent: when it ended, the Channels already knew the check's state.\n" +
 				"03:00 Down: a failure ping | Held by maintenance window nightly; not sent: the check changed again before the Channels were told."},
 		{"held, then the window's end told to a Channel", []store.Notification{
-			{Flip: store.Flip{At: t0.Add(2 * time.Hour), Notice: store.NoticeMaintenanceEnd, Held: "nightly"}, Deliveries: []store.Delivery{delivered}},
+			{Flip: store.Flip{At: t0.Add(2 * time.Hour), Notice: monitor.NoticeMaintenanceEnd, Held: "nightly"}, Deliveries: []store.Delivery{delivered}},
 			{Flip: held(store.Flip{At: t0.Add(time.Hour), Up: true})}}, store.Check{}, true,
 			"05:00 Maintenance window nightly ended | ops: sent\n" +
 				"04:00 Up | Held by maintenance window nightly; not sent: when it ended, the Channels already knew the check's state."},
-		{"a window's notices", []store.Notification{{Flip: store.Flip{At: t0, Notice: store.NoticeMaintenanceStart, Held: "nightly"}, Deliveries: []store.Delivery{delivered}}}, store.Check{}, true,
+		{"a window's notices", []store.Notification{{Flip: store.Flip{At: t0, Notice: monitor.NoticeMaintenanceStart, Held: "nightly"}, Deliveries: []store.Delivery{delivered}}}, store.Check{}, true,
 			"03:00 Maintenance window nightly started | ops: sent"},
 		{"a flapping check: the notice, the changes it held, and the state told when it was steady", []store.Notification{
 			{Flip: store.Flip{At: t0.Add(40 * time.Minute), Reason: monitor.ReasonFail, Held: store.HeldFlapping}, Deliveries: []store.Delivery{delivered}},
 			{Flip: store.Flip{At: t0.Add(30 * time.Minute), Up: true, Held: store.HeldFlapping}},
-			{Flip: store.Flip{At: t0.Add(20 * time.Minute), Notice: store.NoticeFlapping, Detail: "11 state changes within 1 h"}, Deliveries: []store.Delivery{delivered}},
+			{Flip: store.Flip{At: t0.Add(20 * time.Minute), Notice: monitor.NoticeFlapping, Detail: "11 state changes within 1 h"}, Deliveries: []store.Delivery{delivered}},
 			{Flip: store.Flip{At: t0.Add(20 * time.Minute), Reason: monitor.ReasonFail, Held: store.HeldFlapping}}}, store.Check{}, true,
 			"03:40 Down: a failure ping | Held while the check was flapping; sent when it kept one state. | ops: sent\n" +
 				"03:30 Up | Held while the check was flapping; not sent: the check changed again.\n" +
@@ -53,17 +53,17 @@ func TestNotificationRows(t *testing.T) {
 				"03:20 Down: a failure ping | Held while the check was flapping; not sent: the check changed again."},
 		{"the last flip its flapping held", []store.Notification{{Flip: store.Flip{At: t0, Up: true, Held: store.HeldFlapping}}}, store.Check{}, true,
 			"03:00 Up | Held while the check was flapping: once it keeps one state, the Channels are told it if they believe another."},
-		{"a re-alert and an overrun's words", []store.Notification{{Flip: store.Flip{At: t0, Notice: store.NoticeRealert}, Deliveries: []store.Delivery{delivered}},
+		{"a re-alert and an overrun's words", []store.Notification{{Flip: store.Flip{At: t0, Notice: monitor.NoticeRealert}, Deliveries: []store.Delivery{delivered}},
 			{Flip: store.Flip{At: t0, Reason: monitor.ReasonRuntime, Detail: "ran longer than 2 hours"}, Deliveries: []store.Delivery{delivered}}}, store.Check{}, true,
 			"03:00 Still down (re-alert) | ops: sent\n03:00 Down: the run ran longer than 2 hours | ops: sent"},
 		{"an acknowledgement, and a down after Vigil's absence", []store.Notification{
-			{Flip: store.Flip{At: t0.Add(time.Minute), Notice: store.NoticeAck, Detail: "API key hcw_aaaaaaaa"}},
+			{Flip: store.Flip{At: t0.Add(time.Minute), Notice: monitor.NoticeAck, Detail: "API key hcw_aaaaaaaa"}},
 			{Flip: store.Flip{At: t0, Reason: monitor.ReasonTimeout, Detail: "it fell due while Vigil was away"}, Deliveries: []store.Delivery{delivered}}},
 			store.Check{}, true,
 			"03:01 Acknowledged by API key hcw_aaaaaaaa | Re-alerts and escalation of this down stopped; no Channel told of it carries an acknowledgement (PagerDuty and Opsgenie do).\n" +
 				"03:00 Down: no ping by the deadline (it fell due while Vigil was away) | ops: sent"},
 		{"an acknowledgement carried to PagerDuty", []store.Notification{
-			{Flip: store.Flip{At: t0.Add(time.Minute), Notice: store.NoticeAck, Detail: "API key hcw_aaaaaaaa"},
+			{Flip: store.Flip{At: t0.Add(time.Minute), Notice: monitor.NoticeAck, Detail: "API key hcw_aaaaaaaa"},
 				Deliveries: []store.Delivery{{Channel: "pager", State: store.DeliveryDelivered}}}},
 			store.Check{}, true,
 			"03:01 Acknowledged by API key hcw_aaaaaaaa | Re-alerts and escalation of this down stopped; the incident is acknowledged where it was opened: | pager: sent"},

@@ -450,7 +450,7 @@ func (d *Dispatcher) send(ctx context.Context, dl store.Delivery) error {
 		return err
 	}
 	msg := notify.Message{Check: info, Up: dl.Flip.Up, Time: dl.Flip.At, Reason: string(dl.Flip.Reason), Detail: dl.Flip.Detail,
-		Notice: string(dl.Flip.Notice), Since: dl.Flip.Since, Held: dl.Flip.HeldBy(), Until: dl.Flip.HeldUntil,
+		Notice: dl.Flip.Notice, Since: dl.Flip.Since, Held: dl.Flip.HeldBy(), Until: dl.Flip.HeldUntil,
 		Flapped: dl.Flip.Held == store.HeldFlapping, HeldByParent: dl.Flip.HeldByParent()}
 	attempt := d.breaker.Attempt(dl.Namespace)
 	sendErr := notify.Send(ctx, notify.Delivery{Channel: ch, Message: msg, Secret: notify.SecretsIn(d.Secrets, ch.Namespace),

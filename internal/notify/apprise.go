@@ -12,6 +12,7 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/egress"
+	"github.com/vigil-operator/vigil/internal/monitor"
 )
 
 func init() { register(v1.ChannelApprise, appriseKind{}) }
@@ -139,7 +140,7 @@ func (appriseKind) Send(ctx context.Context, d Delivery) error {
 // appriseType is Apprise's notification type of a message.
 func appriseType(m *Message) string {
 	switch {
-	case m.Test, m.maintenance(), m.Notice == "sla-met":
+	case m.Test, m.maintenance(), m.Notice == monitor.NoticeSLAMet:
 		return "info"
 	case m.Up:
 		return "success"

@@ -10,6 +10,7 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/egress"
+	"github.com/vigil-operator/vigil/internal/monitor"
 )
 
 // appriseURLs are Apprise URLs, each holding a service's credentials.
@@ -132,7 +133,7 @@ func TestAppriseStatelessURLs(t *testing.T) {
 func TestAppriseTypes(t *testing.T) {
 	notice := func(kind string, test bool) Message {
 		m := downMessage()
-		m.Notice, m.Test = kind, test
+		m.Notice, m.Test = monitor.Notice(kind), test
 		if strings.HasPrefix(kind, "maintenance") {
 			m.Held, m.Until = "nightly-restore", fixedNow.Add(time.Hour)
 		}

@@ -51,7 +51,7 @@ func chatNotificationKey(d *Delivery) string {
 	for _, part := range []string{
 		d.Channel.Namespace, d.Channel.Name,
 		m.Check.Namespace, m.Check.Object, m.Check.UUID,
-		strconv.FormatBool(m.Up), m.Reason, m.Notice, m.Held,
+		strconv.FormatBool(m.Up), m.Reason, string(m.Notice), m.Held,
 		m.flipTime().Format(time.RFC3339Nano), strconv.FormatBool(m.Test),
 	} {
 		h.Write([]byte(part))

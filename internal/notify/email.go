@@ -24,6 +24,7 @@ import (
 	"time"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/monitor"
 )
 
 func init() { register(v1.ChannelEmail, emailKind{}) }
@@ -337,15 +338,15 @@ func emailSubject(m *Message) string {
 	}
 	word := strings.ToUpper(m.status())
 	switch m.Notice {
-	case "realert", "escalation":
+	case monitor.NoticeRealert, monitor.NoticeEscalation:
 		word = "STILL DOWN"
-	case "maintenance-end":
+	case monitor.NoticeMaintenanceEnd:
 		word = "MAINTENANCE ENDED"
-	case "sla-breach":
+	case monitor.NoticeSLABreach:
 		word = "SLA BREACHED"
-	case "sla-met":
+	case monitor.NoticeSLAMet:
 		word = "SLA MET"
-	case "flapping":
+	case monitor.NoticeFlapping:
 		word = "FLAPPING"
 	}
 	return m.testPrefix() + word + " | " + m.Check.name()

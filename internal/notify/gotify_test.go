@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/monitor"
 )
 
 const gotifyTestToken = "AgotifyAppToken.x9"
@@ -99,7 +100,7 @@ func TestGotifyWithoutLink(t *testing.T) {
 
 func TestGotifyPriority(t *testing.T) {
 	failure := downMessage()
-	failure.Notice = "failure"
+	failure.Notice = monitor.NoticeFailure
 	maintenance := downMessage()
 	maintenance.Notice, maintenance.Held = "maintenance-start", "patching"
 	for _, tc := range []struct {

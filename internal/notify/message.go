@@ -7,6 +7,7 @@ import (
 	"unicode"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/words"
 )
 
@@ -29,16 +30,12 @@ type Message struct {
 	// failures in a row"); empty otherwise.
 	Detail string
 	// Notice is empty for a flip. Otherwise the check's state has not
-	// changed and this tells of it again: "realert" (still down, at its
-	// re-alert interval), "escalation" (still down after its escalation
-	// delay) or "failure" (a failed run below its failure threshold; the
-	// check is still up); or "maintenance-start" and "maintenance-end": the
-	// maintenance window Held started holding the check's notifications
-	// (until Until), or ended; or "sla-breach" and "sla-met": the check's
-	// runs breached its SLA (Reason the rule, Detail the figures), or meet
-	// it again; or "flapping": the check changes state too often to be
-	// told of each change (Detail says how often, and until when).
-	Notice string
+	// changed and this tells of it again (monitor.Notice says each kind):
+	// still down at a re-alert or an escalation, a failed run below the
+	// failure threshold, a maintenance window (Held, until Until) started
+	// or ended, an SLA breached (Reason the rule, Detail the figures) or met
+	// again, a check flapping (Detail says how often, and until when).
+	Notice monitor.Notice
 	// Since is when the down began: for an up flip, how long it was down;
 	// for a re-alert or an escalation, how long it has been. Zero: unknown.
 	Since time.Time
@@ -160,38 +157,40 @@ func (m *Message) status() string {
 	switch {
 	case m.Up:
 		return "up"
-	case m.Notice == "failure":
+	case m.Notice == monitor.NoticeFailure:
 		return "failure"
 	case m.maintenance():
 		return "maintenance"
 	case m.sla():
 		return "sla"
-	case m.Notice == "flapping":
+	case m.Notice == monitor.NoticeFlapping:
 		return "flapping"
 	}
 	return "down"
 }
 
 // sla reports whether the message is about the check's SLA.
-func (m *Message) sla() bool { return m.Notice == "sla-breach" || m.Notice == "sla-met" }
+func (m *Message) sla() bool {
+	return m.Notice == monitor.NoticeSLABreach || m.Notice == monitor.NoticeSLAMet
+}
 
 // aside reports whether the message tells of something beside the
 // check's state, for people to read: a failed run below the threshold, a
 // maintenance window, the SLA, flapping. The check is not down for it, so
 // an incident tracker opens no incident and a pager is not woken.
 func (m *Message) aside() bool {
-	return m.Notice == "failure" || m.maintenance() || m.sla() || m.Notice == "flapping"
+	return m.Notice == monitor.NoticeFailure || m.maintenance() || m.sla() || m.Notice == monitor.NoticeFlapping
 }
 
 // maintenance reports whether the message is about a maintenance window
 // starting or ending.
 func (m *Message) maintenance() bool {
-	return m.Notice == "maintenance-start" || m.Notice == "maintenance-end"
+	return m.Notice == monitor.NoticeMaintenanceStart || m.Notice == monitor.NoticeMaintenanceEnd
 }
 
 // calm reports whether the message is good news or none: an up, or a
 // maintenance window (senders colour it as an up).
-func (m *Message) calm() bool { return m.Up || m.maintenance() || m.Notice == "sla-met" }
+func (m *Message) calm() bool { return m.Up || m.maintenance() || m.Notice == monitor.NoticeSLAMet }
 
 // testPrefix marks the human-readable titles of test notifications.
 func (m *Message) testPrefix() string {
@@ -300,22 +299,22 @@ func (m *Message) state() string {
 		lasted = words.Duration(m.flipTime().Sub(m.Since))
 	}
 	switch {
-	case m.Notice == "maintenance-start" && !m.Until.IsZero():
+	case m.Notice == monitor.NoticeMaintenanceStart && !m.Until.IsZero():
 		return "is in maintenance (window " + m.Held + " holds its notifications until " + m.Until.UTC().Format("2006-01-02 15:04 UTC") + ")"
-	case m.Notice == "maintenance-start":
+	case m.Notice == monitor.NoticeMaintenanceStart:
 		return "is in maintenance (window " + m.Held + " holds its notifications)"
-	case m.Notice == "maintenance-end":
+	case m.Notice == monitor.NoticeMaintenanceEnd:
 		return "is out of maintenance (window " + m.Held + " ended)"
-	case m.Notice == "failure":
+	case m.Notice == monitor.NoticeFailure:
 		if m.Detail != "" {
 			return "had a failed run (" + m.Detail + ")"
 		}
 		return "had a failed run"
-	case m.Notice == "sla-breach":
+	case m.Notice == monitor.NoticeSLABreach:
 		return "breached its SLA (" + m.Detail + ")"
-	case m.Notice == "sla-met":
+	case m.Notice == monitor.NoticeSLAMet:
 		return "meets its SLA again (" + m.Detail + ")"
-	case m.Notice == "flapping":
+	case m.Notice == monitor.NoticeFlapping:
 		return "is flapping (" + m.Detail + ")"
 	case m.Notice != "" && lasted != "":
 		return "is still DOWN (for " + lasted + ")"
@@ -355,7 +354,7 @@ func (m *Message) reasonText() string {
 	case "fail":
 		return "received a failure signal"
 	case "runtime", "short", "anomaly":
-		if m.Notice == "failure" {
+		if m.Notice == monitor.NoticeFailure {
 			return ""
 		}
 		// The alert policy's reasons, with its figures: "the run ran

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/monitor"
 )
 
 func TestLastPingText(t *testing.T) {
@@ -80,23 +81,23 @@ func TestStory(t *testing.T) {
 				"no ping came in the 1 minute of grace after Vigil was back at 2026-11-28 02:59:00 UTC)"},
 		{"an up says how long it was down", Message{Up: true, Time: down.Add(2*time.Hour + 5*time.Minute), Since: down},
 			"“backup” is UP (was down for 2 hours 5 minutes).", "UP | backup", ""},
-		{"a re-alert says for how long", Message{Time: down.Add(time.Hour), Since: down, Notice: "realert", Reason: "fail"},
+		{"a re-alert says for how long", Message{Time: down.Add(time.Hour), Since: down, Notice: monitor.NoticeRealert, Reason: "fail"},
 			"“backup” is still DOWN (for 1 hour).", "STILL DOWN | backup", "received a failure signal"},
-		{"an escalation", Message{Time: down.Add(30 * time.Minute), Since: down, Notice: "escalation", Reason: "runtime", Detail: "ran longer than 2 hours"},
+		{"an escalation", Message{Time: down.Add(30 * time.Minute), Since: down, Notice: monitor.NoticeEscalation, Reason: "runtime", Detail: "ran longer than 2 hours"},
 			"“backup” is still DOWN (for 30 minutes).", "STILL DOWN | backup", "the run ran longer than 2 hours"},
-		{"a failure below the threshold", Message{Time: down, Notice: "failure", Reason: "short", Detail: "1 of 3 failures in a row"},
+		{"a failure below the threshold", Message{Time: down, Notice: monitor.NoticeFailure, Reason: "short", Detail: "1 of 3 failures in a row"},
 			"“backup” had a failed run (1 of 3 failures in a row).", "FAILURE | backup", ""},
 		{"a too-short run", Message{Time: down, Reason: "short", Detail: "finished in 3 seconds, expected at least 5 minutes"},
 			"“backup” is DOWN.", "DOWN | backup", "the run finished in 3 seconds, expected at least 5 minutes"},
-		{"a maintenance window starts", Message{Time: down, Notice: "maintenance-start", Held: "nightly", Until: down.Add(2 * time.Hour)},
+		{"a maintenance window starts", Message{Time: down, Notice: monitor.NoticeMaintenanceStart, Held: "nightly", Until: down.Add(2 * time.Hour)},
 			"“backup” is in maintenance (window nightly holds its notifications until 2026-11-28 05:00 UTC).", "MAINTENANCE | backup", ""},
-		{"a maintenance window ends", Message{Time: down, Notice: "maintenance-end", Held: "nightly"},
+		{"a maintenance window ends", Message{Time: down, Notice: monitor.NoticeMaintenanceEnd, Held: "nightly"},
 			"“backup” is out of maintenance (window nightly ended).", "MAINTENANCE ENDED | backup", ""},
-		{"an SLA breached", Message{Time: down, Notice: "sla-breach", Reason: "SuccessRateLow", Detail: "success rate 80% over 7 days, below 95%"},
+		{"an SLA breached", Message{Time: down, Notice: monitor.NoticeSLABreach, Reason: "SuccessRateLow", Detail: "success rate 80% over 7 days, below 95%"},
 			"“backup” breached its SLA (success rate 80% over 7 days, below 95%).", "SLA BREACHED | backup", ""},
-		{"an SLA met again", Message{Time: down, Notice: "sla-met", Detail: "success rate 96% over 7 days"},
+		{"an SLA met again", Message{Time: down, Notice: monitor.NoticeSLAMet, Detail: "success rate 96% over 7 days"},
 			"“backup” meets its SLA again (success rate 96% over 7 days).", "SLA MET | backup", ""},
-		{"flapping", Message{Time: down, Notice: "flapping",
+		{"flapping", Message{Time: down, Notice: monitor.NoticeFlapping,
 			Detail: "11 state changes within 1 hour; its notifications are held until it keeps one state for 10 minutes"},
 			"“backup” is flapping (11 state changes within 1 hour; its notifications are held until it keeps one state for 10 minutes).",
 			"FLAPPING | backup", ""},
@@ -122,7 +123,7 @@ func TestStory(t *testing.T) {
 func TestFailureNoticeOpensNoIncident(t *testing.T) {
 	for _, kind := range []v1.ChannelKind{v1.ChannelPagerDuty, v1.ChannelAlertmanager} {
 		ch := &v1.Channel{Spec: v1.ChannelSpec{Kind: kind}} // no settings: sending would fail
-		for _, notice := range []string{"failure", "maintenance-start", "maintenance-end", "sla-breach", "sla-met", "flapping"} {
+		for _, notice := range []monitor.Notice{monitor.NoticeFailure, monitor.NoticeMaintenanceStart, monitor.NoticeMaintenanceEnd, monitor.NoticeSLABreach, monitor.NoticeSLAMet, monitor.NoticeFlapping} {
 			err := Send(context.Background(), Delivery{Channel: ch, Message: Message{Notice: notice, Check: CheckInfo{Object: "backup"}}})
 			if err != nil {
 				t.Errorf("%s, %s: %v, want nothing sent", kind, notice, err)

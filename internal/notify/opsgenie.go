@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/monitor"
 )
 
 func init() { register(v1.ChannelOpsgenie, opsgenieKind{}) }
@@ -124,7 +125,7 @@ func (opsgenieKind) Send(ctx context.Context, d Delivery) error {
 	alias := incidentKey(m) // at most 255 characters; Opsgenie takes 512
 	req := request{method: http.MethodPost, header: header}
 	switch {
-	case m.Notice == "ack":
+	case m.Notice == monitor.NoticeAck:
 		u := base.JoinPath("v2", "alerts", url.PathEscape(alias), "acknowledge")
 		q := u.Query()
 		q.Set("identifierType", "alias")

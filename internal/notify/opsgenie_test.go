@@ -12,6 +12,7 @@ import (
 	"time"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/monitor"
 )
 
 const ogAPIKey = "ogGenieKeySecret-0123456789abcdef"
@@ -169,12 +170,12 @@ func TestOpsgenie(t *testing.T) {
 func TestOpsgenieNoticesRecreateTheAlert(t *testing.T) {
 	srv := newRecorder(t, http.StatusAccepted, "")
 	ch := opsgenieChannel(&v1.OpsgenieChannel{URL: srv.URL})
-	for _, notice := range []string{"realert", "escalation"} {
+	for _, notice := range []monitor.Notice{monitor.NoticeRealert, monitor.NoticeEscalation} {
 		m := downMessage()
 		m.Notice, m.Since = notice, fixedFlip.Add(-2*time.Hour)
 		mustSend(t, ch, m, map[string]string{"og/key": ogAPIKey})
 	}
-	for _, notice := range []string{"failure", "maintenance-start", "maintenance-end"} {
+	for _, notice := range []monitor.Notice{monitor.NoticeFailure, monitor.NoticeMaintenanceStart, monitor.NoticeMaintenanceEnd} {
 		m := downMessage()
 		m.Notice, m.Held = notice, "nightly-window"
 		mustSend(t, ch, m, map[string]string{"og/key": ogAPIKey})

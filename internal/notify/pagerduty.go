@@ -6,6 +6,7 @@ import (
 	"net/http"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/words"
 )
 
@@ -89,7 +90,7 @@ func pagerDutyEvent(m *Message, routingKey string) pdEvent {
 		EventAction: "resolve",
 		DedupKey:    incidentKey(m),
 	}
-	if m.Notice == "ack" {
+	if m.Notice == monitor.NoticeAck {
 		ev.EventAction = "acknowledge"
 		return ev
 	}

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/monitor"
 )
 
 const (
@@ -79,9 +80,9 @@ func TestPushover(t *testing.T) {
 
 func TestPushoverPriority(t *testing.T) {
 	realert := downMessage()
-	realert.Notice = "realert"
+	realert.Notice = monitor.NoticeRealert
 	failure := downMessage()
-	failure.Notice = "failure"
+	failure.Notice = monitor.NoticeFailure
 	maintenance := downMessage()
 	maintenance.Notice, maintenance.Held = "maintenance-end", "patching"
 	for _, tc := range []struct {

@@ -15,6 +15,7 @@ import (
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/egress"
+	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/version"
 )
 
@@ -112,7 +113,7 @@ func Send(ctx context.Context, d Delivery) error {
 	if d.Message.Report != nil && d.Channel.Spec.Kind != v1.ChannelEmail {
 		return Permanent(fmt.Errorf("a %s Channel does not take reports: only email does", d.Channel.Spec.Kind))
 	}
-	if _, carries := k.(acknowledger); d.Message.Notice == "ack" && !carries {
+	if _, carries := k.(acknowledger); d.Message.Notice == monitor.NoticeAck && !carries {
 		return nil // an acknowledgement is news to an incident, not to people
 	}
 	if _, tracks := k.(incidentTracker); tracks && d.Message.aside() {

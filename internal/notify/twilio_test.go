@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/monitor"
 )
 
 // The Twilio account of the tests; neither value may appear in an error
@@ -151,7 +152,7 @@ func TestWhatsApp(t *testing.T) {
 	test := upMessage()
 	test.Test = true
 	realert := downMessage()
-	realert.Notice = "realert"
+	realert.Notice = monitor.NoticeRealert
 	for _, tc := range []struct {
 		name          string
 		msg           Message

@@ -334,7 +334,7 @@ func (m *Message) value(name string, where varContext) string {
 		}
 		return enc(m.Reason)
 	case "NOTICE":
-		return enc(m.Notice)
+		return enc(string(m.Notice))
 	case "DETAILS_URL":
 		return enc(c.DetailsURL)
 	case "BODY_JSON", "BODY":

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/monitor"
 )
 
 // allVariables uses every webhook variable once.
@@ -309,7 +310,7 @@ func TestCheckJSONForCronCheck(t *testing.T) {
 func TestExpandStory(t *testing.T) {
 	down := time.Date(2026, 11, 28, 3, 0, 0, 0, time.UTC)
 	realert := Message{Check: CheckInfo{Object: "backup"}, Time: down.Add(2 * time.Hour), Since: down,
-		Notice: "realert", Reason: "runtime", Detail: "ran longer than 2 hours"}
+		Notice: monitor.NoticeRealert, Reason: "runtime", Detail: "ran longer than 2 hours"}
 	up := Message{Check: CheckInfo{Object: "backup"}, Up: true, Time: down.Add(90 * time.Minute), Since: down, Reason: "fail"}
 	for _, tc := range []struct {
 		m     Message

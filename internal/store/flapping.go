@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/words"
 )
 
@@ -107,7 +108,7 @@ func (t *txn) flappingNotice(r *row, tg *Target, at time.Time) error {
 	if len(channels) == 0 {
 		return nil
 	}
-	return t.insertFlip(r, &Flip{Notice: NoticeFlapping, At: at, From: r.Facts.State, To: r.Facts.State,
+	return t.insertFlip(r, &Flip{Notice: monitor.NoticeFlapping, At: at, From: r.Facts.State, To: r.Facts.State,
 		Detail: fmt.Sprintf("%d state changes within %s; its notifications are held until it keeps one state for %s",
 			r.flapCount, words.Duration(p.Window), words.Duration(p.Steady))}, channels)
 }

@@ -54,9 +54,9 @@ func (t *txn) maintenance(r *row, tg *Target, h hold, at time.Time) error {
 		var notice *Flip
 		switch {
 		case r.Maintenance == "" && h.window != "":
-			notice = &Flip{Notice: NoticeMaintenanceStart, Held: h.window, HeldUntil: h.until}
+			notice = &Flip{Notice: monitor.NoticeMaintenanceStart, Held: h.window, HeldUntil: h.until}
 		case r.Maintenance != "" && h.window == "":
-			notice = &Flip{Notice: NoticeMaintenanceEnd, Held: r.Maintenance}
+			notice = &Flip{Notice: monitor.NoticeMaintenanceEnd, Held: r.Maintenance}
 		}
 		r.Maintenance, r.MaintenanceUntil, r.dirty = h.window, h.until, true
 		if channels := routed(tg, tg.Channels, EventMaintenance); notice != nil && len(channels) > 0 {

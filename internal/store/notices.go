@@ -50,7 +50,7 @@ func (t *txn) notices(r *row, tg *Target, at time.Time, h hold) error {
 		return nil // someone has seen it (ack.go)
 	}
 	if esc := tg.Escalation; !r.escalated && esc.After > 0 && len(esc.Channels) > 0 && !at.Before(r.alertSince.Add(esc.After)) {
-		if err := t.notice(r, NoticeEscalation, at, esc.Channels); err != nil {
+		if err := t.notice(r, monitor.NoticeEscalation, at, esc.Channels); err != nil {
 			return err
 		}
 		r.escalated, r.dirty = true, true
@@ -62,7 +62,7 @@ func (t *txn) notices(r *row, tg *Target, at time.Time, h hold) error {
 		}
 	}
 	if len(due) > 0 {
-		if err := t.notice(r, NoticeRealert, at, due); err != nil {
+		if err := t.notice(r, monitor.NoticeRealert, at, due); err != nil {
 			return err
 		}
 		r.lastNotice, r.dirty = at, true
@@ -119,7 +119,7 @@ func (t *txn) failureNotice(r *row, tg *Target, at time.Time) error {
 		return nil
 	}
 	count, of := tg.Config.Failures(r.Facts, at)
-	fl := &Flip{At: at, From: r.Facts.State, To: r.Facts.State, Notice: NoticeFailure,
+	fl := &Flip{At: at, From: r.Facts.State, To: r.Facts.State, Notice: monitor.NoticeFailure,
 		Reason: reason, Detail: fmt.Sprintf("%d of %d failures in a row", count, of)}
 	return t.insertFlip(r, fl, channels)
 }
@@ -138,7 +138,7 @@ func failedRunReason(f monitor.Facts) monitor.Reason {
 
 // notice records a notice of the down: its reason and words are the down
 // flip's, and since is when the down began.
-func (t *txn) notice(r *row, kind Notice, at time.Time, channels []string) error {
+func (t *txn) notice(r *row, kind monitor.Notice, at time.Time, channels []string) error {
 	fl := &Flip{At: at, From: monitor.StatusDown, To: monitor.StatusDown, Notice: kind, Since: r.Facts.StateSince}
 	var reason string
 	err := t.queryRow(`SELECT reason, detail FROM flips WHERE check_uid = ? AND notice = '' AND NOT up ORDER BY n DESC LIMIT 1`,

@@ -225,7 +225,7 @@ func scanFlip(sc interface{ Scan(...any) error }, more ...any) (Flip, error) {
 	}
 	f.At = time.UnixMicro(created).UTC()
 	f.From, f.To, f.Reason = monitor.Status(from), monitor.Status(to), monitor.Reason(reason)
-	f.Notice, f.Since = Notice(notice), fromMicros(since)
+	f.Notice, f.Since = monitor.Notice(notice), fromMicros(since)
 	f.HeldUntil = fromMicros(heldUntil)
 	return f, nil
 }

@@ -100,9 +100,9 @@ func (o *slaOp) apply(t *txn) error {
 	if err != nil {
 		return err
 	}
-	notice := NoticeSLABreach
+	notice := monitor.NoticeSLABreach
 	if v.Breach == "" {
-		notice = NoticeSLAMet
+		notice = monitor.NoticeSLAMet
 		err = t.exec(`DELETE FROM sla_verdicts WHERE check_uid = ?`, string(tg.UID))
 	} else {
 		err = t.exec(`INSERT INTO sla_verdicts (check_uid, reason, detail, since) VALUES (?, ?, ?, ?)

@@ -134,36 +134,6 @@ func (tg *Target) route(channel string) Route {
 	return r
 }
 
-// Notice is the kind of a flips row that is not a flip: a notification
-// about a check whose state has not changed.
-type Notice string
-
-// The notices.
-const (
-	// NoticeRealert: the check is still down, at its re-alert interval.
-	NoticeRealert Notice = "realert"
-	// NoticeEscalation: the check is still down after its escalation delay.
-	NoticeEscalation Notice = "escalation"
-	// NoticeFailure: a failed run was counted below the failure threshold.
-	NoticeFailure Notice = "failure"
-	// NoticeMaintenanceStart and NoticeMaintenanceEnd: a maintenance
-	// window (Held) started holding the check's notifications (until
-	// HeldUntil), or ended.
-	NoticeMaintenanceStart Notice = "maintenance-start"
-	NoticeMaintenanceEnd   Notice = "maintenance-end"
-	// NoticeSLABreach and NoticeSLAMet: the check's runs breached its
-	// SLA (Reason says which rule, Detail the figures), or meet it again.
-	NoticeSLABreach Notice = "sla-breach"
-	NoticeSLAMet    Notice = "sla-met"
-	// NoticeFlapping: the check changes state too often to be told of
-	// each change; Detail says how often, and until when its
-	// notifications are held (flapping.go).
-	NoticeFlapping Notice = "flapping"
-	// NoticeAck: someone (Detail) acknowledged the down; its re-alerts
-	// and escalation stop until it ends (ack.go).
-	NoticeAck Notice = "ack"
-)
-
 // Ping is one ping to record.
 type Ping struct {
 	// Kind is the classified signal (after URL, exit status, methods and
@@ -290,7 +260,7 @@ type Flip struct {
 	Detail string
 	// Notice is empty for a flip; for a notice, its kind (the flips the API
 	// lists leave notices out).
-	Notice Notice
+	Notice monitor.Notice
 	// Since is when the down began, for an up flip (how long it was down)
 	// and a notice about a down; zero otherwise.
 	Since time.Time

@@ -58,7 +58,7 @@ func ackTest(ctx context.Context, t *testing.T, dsn string) {
 	// The history keeps it, sent to nobody.
 	notes, err := s.Notifications(ctx, tg.UID, 10)
 	must(t, err)
-	if len(notes) == 0 || notes[0].Notice != store.NoticeAck || notes[0].Detail != "API key hcw_aaaaaaaa" ||
+	if len(notes) == 0 || notes[0].Notice != monitor.NoticeAck || notes[0].Detail != "API key hcw_aaaaaaaa" ||
 		len(notes[0].Deliveries) != 1 || notes[0].Deliveries[0].Channel != "ops" {
 		t.Fatalf("newest notification %+v, want the acknowledgement, queued for ops alone", notes[0])
 	}

@@ -1116,7 +1116,7 @@ func Run(t *testing.T, newDSN NewDSN) {
 			}
 			list, err := s.Notifications(ctx, tg.UID, 10)
 			must(t, err)
-			if len(list) != 3 || list[0].Notice != store.NoticeSLAMet || list[0].Detail != "figures at 3h20m0s" ||
+			if len(list) != 3 || list[0].Notice != monitor.NoticeSLAMet || list[0].Detail != "figures at 3h20m0s" ||
 				list[2].Reason != "SuccessRateLow" {
 				t.Fatalf("notifications %+v", list)
 			}
