@@ -113,7 +113,7 @@ func runsViewOf(st runstats.Stats, usual monitor.Usual, window time.Duration, tz
 	}
 	if st.Timed > 0 {
 		v.Durations = fmt.Sprintf("Duration p50 %s, p95 %s, p99 %s, longest %s (%s timed from a start signal).",
-			short(st.P50), short(st.P95), short(st.P99), short(st.Max), words.Plural(int64(st.Timed), "run"))
+			words.Duration(st.P50), words.Duration(st.P95), words.Duration(st.P99), words.Duration(st.Max), words.Plural(int64(st.Timed), "run"))
 	} else if st.Runs > 0 {
 		v.Durations = "No run was timed: send a start signal (/start) before the end to measure how long runs take."
 	}
@@ -136,23 +136,7 @@ func runsViewOf(st runstats.Stats, usual monitor.Usual, window time.Duration, tz
 // windowLabel names a window among the page's choices: "last 7 days".
 func windowLabel(w time.Duration) string { return "last " + runstats.WindowWords(w) }
 
-// short is a duration to two significant figures, as a chart's label.
-func short(d time.Duration) string {
-	switch {
-	case d < time.Second:
-		return fmt.Sprintf("%d ms", d.Milliseconds())
-	case d < time.Minute:
-		return trimZero(fmt.Sprintf("%.1f", d.Seconds())) + " s"
-	case d < time.Hour:
-		return trimZero(fmt.Sprintf("%.1f", d.Minutes())) + " min"
-	default:
-		return trimZero(fmt.Sprintf("%.1f", d.Hours())) + " h"
-	}
-}
-
-func trimZero(s string) string { return strings.TrimSuffix(s, ".0") }
-
-// niceCeil is the smallest of 1, 2, 2.5, 5 × 10^k, in the unit short
+// niceCeil is the smallest of 1, 2, 2.5, 5 × 10^k, in the unit words.Short
 // writes d in (ms, s, min, h), at or above d: a scale's top that reads
 // well.
 func niceCeil(d time.Duration) time.Duration {
@@ -188,7 +172,7 @@ func durationChartOf(st runstats.Stats, usual monitor.Usual, tz *time.Location) 
 	if usual.Judges() {
 		top = niceCeil(max(st.Max, usual.High))
 	}
-	ch.YMax = short(top)
+	ch.YMax = words.Short(top)
 	layout := "2 Jan"
 	if span <= 2*runstats.Day {
 		layout = "2 Jan 15:04"
@@ -215,23 +199,23 @@ func durationChartOf(st runstats.Stats, usual monitor.Usual, tz *time.Location) 
 			continue
 		}
 		ch.Points = append(ch.Points, chartPoint{X: x(r.Ended), Y: y(r.Duration), Class: class,
-			Title: fmt.Sprintf("%s at %s after %s", word, when, short(r.Duration))})
+			Title: fmt.Sprintf("%s at %s after %s", word, when, words.Duration(r.Duration))})
 	}
 	if usual.Judges() {
-		words := "usual " + short(usual.Low) + " to " + short(usual.High)
-		ch.Usual = chartBand{Top: y(usual.High), Height: round1(y(usual.Low) - y(usual.High)), Label: words, Show: true}
+		label := "usual " + words.Short(usual.Low) + " to " + words.Short(usual.High)
+		ch.Usual = chartBand{Top: y(usual.High), Height: round1(y(usual.Low) - y(usual.High)), Label: label, Show: true}
 	}
 	if st.Timed > 0 {
-		ch.P50 = chartLine{Y: y(st.P50), Label: "p50 " + short(st.P50), Show: true}
-		ch.P95 = chartLine{Y: y(st.P95), Label: "p95 " + short(st.P95), Show: true}
+		ch.P50 = chartLine{Y: y(st.P50), Label: "p50 " + words.Short(st.P50), Show: true}
+		ch.P95 = chartLine{Y: y(st.P95), Label: "p95 " + words.Short(st.P95), Show: true}
 		ch.Label = fmt.Sprintf("Run durations from %s to %s: %s timed, p50 %s, p95 %s, longest %s.",
-			ch.From, ch.To, words.Plural(int64(st.Timed), "run"), short(st.P50), short(st.P95), short(st.Max))
+			ch.From, ch.To, words.Plural(int64(st.Timed), "run"), words.Duration(st.P50), words.Duration(st.P95), words.Duration(st.Max))
 	} else {
 		ch.Label = fmt.Sprintf("No timed run from %s to %s.", ch.From, ch.To)
 	}
 	if ch.Usual.Show {
 		ch.Label += fmt.Sprintf(" Its usual range, learned from its last %s, is %s to %s.",
-			words.Plural(int64(usual.Runs), "run"), short(usual.Low), short(usual.High))
+			words.Plural(int64(usual.Runs), "run"), words.Duration(usual.Low), words.Duration(usual.High))
 	}
 	return ch
 }
@@ -374,7 +358,7 @@ func sparklineOf(st runstats.Stats) sparkline {
 		sp.Rate = words.Percent(st.SuccessRate)
 	}
 	if st.Timed > 0 {
-		sp.P95 = short(st.P95)
+		sp.P95 = words.Short(st.P95)
 	}
 	var timed []store.Run
 	for i := len(st.InWindow) - 1; i >= 0 && len(timed) < sparkRuns; i-- {
@@ -402,6 +386,6 @@ func sparklineOf(st runstats.Stats) sparkline {
 		}
 	}
 	sp.Line, sp.Has = strings.Join(pts, " "), true
-	sp.Label = fmt.Sprintf("Last %s: longest %s", words.Plural(int64(n), "timed run"), short(top))
+	sp.Label = fmt.Sprintf("Last %s: longest %s", words.Plural(int64(n), "timed run"), words.Duration(top))
 	return sp
 }

@@ -65,7 +65,7 @@ func TestDurationChart(t *testing.T) {
 	if b := banded.Usual; !b.Show || banded.YMax != "10 s" || b.Top != y(0.8) || b.Height != round1(y(0.1)-y(0.8)) || b.Label != "usual 1 s to 8 s" {
 		t.Errorf("scale %q, band %+v", banded.YMax, b)
 	}
-	if !strings.HasSuffix(banded.Label, " Its usual range, learned from its last 12 runs, is 1 s to 8 s.") {
+	if !strings.HasSuffix(banded.Label, " Its usual range, learned from its last 12 runs, is 1 second to 8 seconds.") {
 		t.Errorf("label %q", banded.Label)
 	}
 	empty := durationChartOf(runstats.Summarize(store.History{}, now, runstats.Day), monitor.Usual{}, time.UTC)

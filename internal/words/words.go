@@ -1,5 +1,5 @@
-// Package words is how Vigil says a duration, a time relative to now, a
-// count and a share to
+// Package words is how Vigil says a duration (in prose, and short on a
+// chart), a time relative to now, a count and a share to
 // people: on the dashboard and the status page, in every Channel kind's
 // message, in the reports, and in the conditions and Events kubectl
 // shows. One run reads "1 minute 30 seconds" wherever it is shown.
@@ -55,6 +55,25 @@ func Duration(d time.Duration) string {
 		}
 	}
 	return strings.Join(parts, " ")
+}
+
+// Short says a duration where room is short, on a chart (its scale, a
+// line's or a band's label, a sparkline's figure): to two significant
+// figures in an abbreviated unit, "250 ms", "1.5 s", "1.5 min", "2 h".
+// Prose, a title or a chart's description for a screen reader says
+// Duration.
+func Short(d time.Duration) string {
+	one := func(v float64) string { return strings.TrimSuffix(strconv.FormatFloat(v, 'f', 1, 64), ".0") }
+	switch {
+	case d < time.Second:
+		return strconv.FormatInt(d.Milliseconds(), 10) + " ms"
+	case d < time.Minute:
+		return one(d.Seconds()) + " s"
+	case d < time.Hour:
+		return one(d.Minutes()) + " min"
+	default:
+		return one(d.Hours()) + " h"
+	}
 }
 
 // Relative says when t is, seen from now, in one unit, the largest that

@@ -54,6 +54,22 @@ func TestPercent(t *testing.T) {
 	}
 }
 
+func TestShort(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		250 * time.Millisecond:  "250 ms",
+		time.Second:             "1 s",
+		1500 * time.Millisecond: "1.5 s",
+		90 * time.Second:        "1.5 min",
+		59 * time.Minute:        "59 min",
+		2 * time.Hour:           "2 h",
+		150 * time.Minute:       "2.5 h",
+	} {
+		if got := Short(d); got != want {
+			t.Errorf("Short(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
 func TestRelative(t *testing.T) {
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	for _, tc := range []struct {
