@@ -150,7 +150,7 @@ func (r *CronJobPolicyReconciler) Reconcile(ctx context.Context, req ctrl.Reques
 		}
 	}
 	compiled, invalid := compilePolicy(p)
-	namespaces, err := r.namespacesOf(ctx, p, compiled, invalid)
+	namespaces, err := r.namespacesOf(ctx, p, compiled, invalid == nil)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -178,12 +178,12 @@ func compilePolicy(p client.Object) (coverage.Policy, error) {
 
 // namespacesOf are the namespaces a policy covers: a CronJobPolicy's own,
 // a ClusterCronJobPolicy's those its namespace selector matches (none when
-// it is invalid).
-func (r *CronJobPolicyReconciler) namespacesOf(ctx context.Context, p client.Object, compiled coverage.Policy, invalid error) ([]string, error) {
+// it is not valid).
+func (r *CronJobPolicyReconciler) namespacesOf(ctx context.Context, p client.Object, compiled coverage.Policy, valid bool) ([]string, error) {
 	if p.GetNamespace() != "" {
 		return []string{p.GetNamespace()}, nil
 	}
-	if invalid != nil {
+	if !valid {
 		return nil, nil
 	}
 	var list metav1.PartialObjectMetadataList
