@@ -187,6 +187,10 @@ bench-lateness: test-assets ## Measure how late checks are recorded down (and st
 bench-scale: test-assets ## Measure what a fleet costs: manager heap and RSS, kube-apiserver and etcd RSS per check at CHECKS/10 and CHECKS (10,000) over NAMESPACES (100), and a restart to the first acknowledged ping.
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./hack/bench/scale -checks $(or $(CHECKS),10000) -namespaces $(or $(NAMESPACES),100)
 
+.PHONY: bench-jobs
+bench-jobs: test-assets ## Measure a :00 wave of CronJob runs: 5,000 CronJobs whose runs start and end at once, live and as a backlog after a restart, with one Job worker and with the default.
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./hack/bench/jobs -cronjobs $(or $(CRONJOBS),5000) -namespaces $(or $(NAMESPACES),50)
+
 .PHONY: bench-api
 bench-api: test-assets ## Measure API create, update and list, the Prometheus scrape and the dashboard with 10,000 checks against the raw API-server write rate.
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./hack/bench/api -checks 10000

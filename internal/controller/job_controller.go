@@ -1,6 +1,7 @@
 package controller
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -48,7 +49,17 @@ type JobReconciler struct {
 	// annotated AnnotationLogs "true"; nil, or an error (no kubelet, no
 	// RBAC), leaves the log out of the failure's body.
 	Logs func(ctx context.Context, namespace, pod, container string) ([]byte, error)
+	// Workers is how many Jobs are reconciled at once (DefaultJobWorkers
+	// when 0).
+	Workers int
 }
+
+// DefaultJobWorkers is how many Jobs the controller reconciles at once. A
+// Job's reconcile mostly waits: for the store to commit its pings, and
+// for the pod reads of a failure. One worker took a :00 wave of runs one
+// commit at a time; several share the store's group commit
+// (docs/performance.md, "A :00 wave of CronJob runs").
+const DefaultJobWorkers = 8
 
 // LogTailBytes bounds the log tail a failure ping carries: its last bytes.
 const LogTailBytes = 10_000
@@ -229,7 +240,7 @@ func (r *JobReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("job").
 		For(&batchv1.Job{}, builder.WithPredicates(spawned)).
-		WithOptions(controller.Options{RecoverPanic: ptr(true)}).
+		WithOptions(controller.Options{RecoverPanic: ptr(true), MaxConcurrentReconciles: cmp.Or(r.Workers, DefaultJobWorkers)}).
 		Complete(r)
 }
 

@@ -108,6 +108,9 @@ type Options struct {
 	// cache to list what it watches before the manager gives up and exits
 	// (default DefaultCacheSyncTimeout).
 	CacheSyncTimeout time.Duration
+	// JobWorkers is how many Jobs the Job controller turns into pings at
+	// once (default controller.DefaultJobWorkers).
+	JobWorkers int
 	// PingLogLimit is a project's default ping-log length; default 100.
 	PingLogLimit int
 	// BodyBytesLimit is the ping body bytes a project's checks keep
@@ -585,7 +588,7 @@ func setupCronJobs(mgr ctrl.Manager, cfg *rest.Config, opts Options, st *store.S
 	}
 	if err := (&controller.JobReconciler{
 		Client: mgr.GetClient(), Checks: door, Pods: mgr.GetAPIReader(), Logs: logs, Clock: opts.Clock,
-		StartTimeout: opts.CronJobStartTimeout,
+		StartTimeout: opts.CronJobStartTimeout, Workers: opts.JobWorkers,
 	}).SetupWithManager(mgr); err != nil {
 		return fmt.Errorf("setting up the Job controller: %w", err)
 	}
