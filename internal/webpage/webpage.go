@@ -46,6 +46,7 @@ func Parse(pages fs.FS, extra template.FuncMap, names ...string) Pages {
 		"iso":       func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
 		"utc":       func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
 		"pct":       words.Percent,
+		"plural":    func(n int, unit string) string { return words.Plural(int64(n), unit) },
 		"stripDays": func() int { return Days },
 		// gap leaves a sliver between a strip's shapes.
 		"gap": func(w float64) float64 { return w - 0.2 },
