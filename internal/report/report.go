@@ -85,7 +85,9 @@ func Write(p Project) (notify.Report, error) {
 	for _, c := range checks[:min(len(checks), MaxRows)] {
 		v.Rows = append(v.Rows, rowOf(c))
 	}
-	v.More = len(checks) - len(v.Rows)
+	if more := len(checks) - len(v.Rows); more > 0 {
+		v.More = words.Plural(int64(more), "more check")
+	}
 
 	subject := fmt.Sprintf("Vigil report for %s: %s", v.Project, v.Period)
 	var text, html bytes.Buffer
@@ -111,7 +113,7 @@ type view struct {
 	Total, WentDown      int
 	Runs, Failed, Missed int
 	Rows                 []row
-	More                 int
+	More                 string // "50 more checks" past MaxRows; empty: none
 	Slowest              []slowRun
 }
 
@@ -158,7 +160,7 @@ var textReport = template.Must(template.New("text").Parse(`Vigil report for {{.P
   duration p95 {{.P95}}, slowest {{.Max}}{{if .Trend}}
   {{.Trend}}{{end}}
 {{end}}{{if .More}}
-and {{.More}} more checks (the least available are listed first).
+and {{.More}} (the least available are listed first).
 {{end}}{{if .Slowest}}
 Slowest runs:
 {{range .Slowest}}  {{.Took}}  {{.Check}}, ended {{.At}}
@@ -175,7 +177,7 @@ var htmlReport = htmltemplate.Must(htmltemplate.New("html").Parse(`<!DOCTYPE htm
 <tr style="text-align: left; border-bottom: 1px solid #ccc"><th>Check</th><th>Uptime</th><th>Downs</th><th>Runs</th><th>Failed</th><th>Missed</th><th>Success</th><th>p95</th><th>Slowest</th></tr>
 {{range .Rows}}<tr style="border-bottom: 1px solid #eee{{if .Bad}}; background: #fff4f4{{end}}"><td>{{.Name}}{{if .Trend}}<br><small style="color: #555">{{.Trend}}</small>{{end}}</td><td>{{.Uptime}}</td><td>{{.Downs}}</td><td>{{.Runs}}</td><td>{{.Failed}}</td><td>{{.Missed}}</td><td>{{.Rate}}</td><td>{{.P95}}</td><td>{{.Max}}</td></tr>
 {{end}}</table>
-{{if .More}}<p>and {{.More}} more checks (the least available are listed first).</p>{{end}}
+{{if .More}}<p>and {{.More}} (the least available are listed first).</p>{{end}}
 {{if .Slowest}}<h3>Slowest runs</h3><ul>{{range .Slowest}}<li>{{.Took}}: {{.Check}}, ended {{.At}}</li>{{end}}</ul>{{end}}
 {{if .URL}}<p><a href="{{.URL}}">Open the dashboard</a></p>{{end}}
 </body></html>

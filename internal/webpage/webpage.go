@@ -16,6 +16,7 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
+	"reflect"
 	"strings"
 	"time"
 
@@ -42,11 +43,12 @@ type Pages map[string]*template.Template
 func Parse(pages fs.FS, extra template.FuncMap, names ...string) Pages {
 	versions := assetVersions()
 	funcs := template.FuncMap{
-		"asset":     func(name string) string { return "/static/" + name + "?v=" + versions[name] },
-		"iso":       func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
-		"utc":       func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
-		"pct":       words.Percent,
-		"plural":    func(n int, unit string) string { return words.Plural(int64(n), unit) },
+		"asset": func(name string) string { return "/static/" + name + "?v=" + versions[name] },
+		"iso":   func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+		"utc":   func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+		"pct":   words.Percent,
+		// plural counts a unit: {{plural .NPings "ping"}}, any integer.
+		"plural":    func(n any, unit string) string { return words.Plural(reflect.ValueOf(n).Int(), unit) },
 		"stripDays": func() int { return Days },
 		// gap leaves a sliver between a strip's shapes.
 		"gap": func(w float64) float64 { return w - 0.2 },
