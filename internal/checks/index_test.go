@@ -1,6 +1,9 @@
 package checks
 
 import (
+	"fmt"
+	"maps"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -116,6 +119,79 @@ func TestOldest(t *testing.T) {
 			t.Errorf("got %s, want none", got.Name)
 		case tt.want != "" && (got == nil || got.Name != tt.want):
 			t.Errorf("got %v, want %s", got, tt.want)
+		}
+	}
+}
+
+// The project's order stays the checks oldest first through any sequence
+// of new checks, new versions, removals and reads, and a slice handed out
+// never changes afterwards.
+func TestIndexOrderHandedOutNeverChanges(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 49))
+	var x index
+	live := map[string]*v1.Check{}
+	type handed struct{ got, copy []*v1.Check }
+	var out []handed
+	for step := range 5000 {
+		name := fmt.Sprintf("c%03d", rng.IntN(300))
+		switch op := rng.IntN(10); {
+		case op < 5: // a new check, or a new version of one
+			c := &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: "a", Name: name, UID: types.UID(name),
+				CreationTimestamp: metav1.Unix(int64(rng.IntN(50)), 0), Generation: int64(step)}}
+			if old := live[name]; old != nil {
+				c.CreationTimestamp = old.CreationTimestamp // what orders a check never changes
+			}
+			x.set(c)
+			live[name] = c
+		case op < 7:
+			if c := live[name]; c != nil {
+				x.remove(c)
+				delete(live, name)
+			}
+		default:
+			got := x.inProject("a")
+			out = append(out, handed{got, slices.Clone(got)})
+			want := slices.Collect(maps.Values(live))
+			slices.SortFunc(want, compareOldest)
+			if !slices.Equal(got, want) {
+				t.Fatalf("step %d: order %q, want %q", step, names(got), names(want))
+			}
+		}
+	}
+	for i, h := range out {
+		if !slices.Equal(h.got, h.copy) {
+			t.Fatalf("the order handed out at read %d changed afterwards", i)
+		}
+	}
+}
+
+// BenchmarkIndexProject: a project of 10,000 checks listed into the index
+// (as the cache's first list does), read, then a wave of a new version of
+// each (a status write each), read every 100 events, as the board and the
+// API read a busy project.
+func BenchmarkIndexProject(b *testing.B) {
+	const n = 10_000
+	first := make([]*v1.Check, n)
+	next := make([]*v1.Check, n)
+	for i := range n {
+		name := fmt.Sprintf("check-%05d", (i*7919)%n) // the list's order is not the age order
+		first[i] = &v1.Check{ObjectMeta: metav1.ObjectMeta{Namespace: "big", Name: name, UID: types.UID(name),
+			CreationTimestamp: metav1.Unix(int64((i*7919)%n), 0)}}
+		next[i] = first[i].DeepCopy()
+		next[i].Generation = 2
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		var x index
+		for _, c := range first {
+			x.set(c)
+		}
+		_ = x.inProject("big")
+		for i, c := range next {
+			x.set(c)
+			if i%100 == 0 {
+				_ = x.inProject("big")
+			}
 		}
 	}
 }
