@@ -49,20 +49,20 @@ const maxMissedSteps = 20_000
 // missed. It returns when to look again: when the next run is overdue.
 func (r *CronJobReconciler) watchRuns(ctx context.Context, cj *batchv1.CronJob, alertOnOverlap bool, resumedAt time.Time) (time.Duration, error) {
 	now := r.Clock.Now()
-	suspended := cj.Spec.Suspend != nil && *cj.Spec.Suspend
-	seen, ok, err := r.Suspensions.CronJobSuspension(ctx, cj.UID)
+	if cj.Spec.Suspend != nil && *cj.Spec.Suspend {
+		// Its runs until now are not missed; nothing to read first.
+		return 0, r.Suspensions.SeeCronJobSuspension(ctx, cj.Namespace, cj.UID, store.CronJobSuspension{Suspended: true, Until: now})
+	}
+	seen, _, err := r.Suspensions.CronJobSuspension(ctx, cj.UID)
 	if err != nil {
 		return 0, err
 	}
-	if suspended || (ok && seen.Suspended) {
-		// Suspended, or resumed since last seen suspended: until now.
-		seen = store.CronJobSuspension{Suspended: suspended, Until: now}
+	if seen.Suspended {
+		// Resumed since last seen suspended: until now.
+		seen = store.CronJobSuspension{Until: now}
 		if err := r.Suspensions.SeeCronJobSuspension(ctx, cj.Namespace, cj.UID, seen); err != nil {
 			return 0, err
 		}
-	}
-	if suspended {
-		return 0, nil
 	}
 	sched, err := schedule.Parse(cronJobSchedule(cj.Spec.Schedule), r.zone(cj))
 	if err != nil {

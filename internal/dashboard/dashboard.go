@@ -327,14 +327,7 @@ func checkOf(r *http.Request) *v1.Check { return r.Context().Value(checkKey{}).(
 
 // unavailable answers a failure of the store or the cache.
 func (s *Server) unavailable(w http.ResponseWriter, r *http.Request, what string, err error) {
-	status, msg, retryAfter := webpage.Failure(s.Checks, what, err)
-	if status == http.StatusInternalServerError {
-		// The route's pattern, not the path, which holds a check's UUID.
-		s.Log.Error(err, what, "route", r.Pattern)
-	}
-	if retryAfter != "" {
-		w.Header().Set("Retry-After", retryAfter)
-	}
+	status, msg := webpage.Failure(w, r, s.Checks, s.Log, what, err)
 	s.errorPage(w, r, status, msg)
 }
 

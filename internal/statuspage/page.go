@@ -420,12 +420,6 @@ func (s *Server) errorPage(w http.ResponseWriter, status int, msg string) {
 
 // unavailable answers a failure of the store or the cache.
 func (s *Server) unavailable(w http.ResponseWriter, r *http.Request, what string, err error) {
-	status, msg, retryAfter := webpage.Failure(s.Checks, what, err)
-	if status == http.StatusInternalServerError {
-		s.Log.Error(err, what, "route", r.Pattern) // the pattern: the path is the page's key
-	}
-	if retryAfter != "" {
-		w.Header().Set("Retry-After", retryAfter)
-	}
+	status, msg := webpage.Failure(w, r, s.Checks, s.Log, what, err)
 	s.errorPage(w, status, msg)
 }

@@ -20,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/go-logr/logr"
 	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/words"
 )
@@ -155,14 +156,19 @@ func (p Pages) Render(w http.ResponseWriter, status int, page, name string, data
 
 // Failure is how a page answers what failed while it read checks: the ping
 // store unavailable (503) or a project with too many changes waiting
-// (429), each with its Retry-After in seconds; anything else is a 500,
-// which the caller logs.
-func Failure(door *checks.Door, what string, err error) (status int, msg, retryAfter string) {
+// (429), each with its Retry-After set on w; anything else is a 500,
+// logged by the request's route, never its path (which holds a check's
+// UUID or a status page's key). It returns the status and the message for
+// the caller's error page.
+func Failure(w http.ResponseWriter, r *http.Request, door *checks.Door, log logr.Logger, what string, err error) (int, string) {
 	switch {
 	case door.Unavailable(err):
-		return http.StatusServiceUnavailable, "The ping store is unavailable; try again in a moment.", "5"
+		w.Header().Set("Retry-After", "5")
+		return http.StatusServiceUnavailable, "The ping store is unavailable; try again in a moment."
 	case errors.Is(err, checks.ErrOverShare):
-		return http.StatusTooManyRequests, "This project has too many changes waiting; try again in a moment.", "1"
+		w.Header().Set("Retry-After", "1")
+		return http.StatusTooManyRequests, "This project has too many changes waiting; try again in a moment."
 	}
-	return http.StatusInternalServerError, what + " failed; try again.", ""
+	log.Error(err, what, "route", r.Pattern)
+	return http.StatusInternalServerError, what + " failed; try again."
 }
