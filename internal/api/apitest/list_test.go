@@ -11,6 +11,7 @@ import (
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
@@ -54,14 +55,23 @@ var _ = Describe("The list of checks", func() {
 				Expect(call("POST", "/api/v3/checks/"+uuids[0], p.rw, `{"name": "renamed", "grace": 120}`).Status).To(Equal(http.StatusOK))
 			}},
 			{"a kubectl edit", func() {
-				var list v1.CheckList
-				Expect(k8sClient.List(ctx, &list, client.InNamespace(p.ns))).To(Succeed())
-				for i := range list.Items {
-					if c := &list.Items[i]; c.Namespace == p.ns && c.Spec.Name == "cron" {
-						c.Spec.Desc = "edited with kubectl"
-						Expect(k8sClient.Update(ctx, c)).To(Succeed())
+				// As kubectl edit does: read, change, write, and again from
+				// a fresh read when the status was written in between.
+				Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+					var list v1.CheckList
+					if err := k8sClient.List(ctx, &list, client.InNamespace(p.ns)); err != nil {
+						return err
 					}
-				}
+					for i := range list.Items {
+						if c := &list.Items[i]; c.Namespace == p.ns && c.Spec.Name == "cron" {
+							c.Spec.Desc = "edited with kubectl"
+							if err := k8sClient.Update(ctx, c); err != nil {
+								return err
+							}
+						}
+					}
+					return nil
+				})).To(Succeed())
 			}},
 			{"a pause", func() {
 				Expect(call("POST", "/api/v3/checks/"+uuids[1]+"/pause", p.rw, "").Status).To(Equal(http.StatusOK))
