@@ -18,7 +18,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -102,7 +101,7 @@ func run(k, m int) error {
 	for _, workers := range []int{1, controller.DefaultJobWorkers} {
 		opts := base
 		opts.JobWorkers = workers
-		mgr, stop, err := startManager(ctx, cfg, opts)
+		mgr, stop, err := benchutil.StartManager(ctx, cfg, opts)
 		if err != nil {
 			return err
 		}
@@ -139,7 +138,7 @@ func run(k, m int) error {
 		}
 		backlog := wave{workers: workers, written: time.Since(began)}
 		began = time.Now()
-		mgr, stop, err = startManager(ctx, cfg, opts)
+		mgr, stop, err = benchutil.StartManager(ctx, cfg, opts)
 		if err != nil {
 			return err
 		}
@@ -249,31 +248,6 @@ func waitChecks(ctx context.Context, r client.Reader, ns string, want int, ok fu
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-}
-
-// startManager starts a manager and returns once its cache has synced;
-// stop stops it and waits until its store is closed.
-func startManager(ctx context.Context, cfg *rest.Config, opts manager.Options) (*manager.Manager, func(), error) {
-	ctx, cancel := context.WithCancel(ctx)
-	mgr, err := manager.New(ctx, cfg, opts)
-	if err != nil {
-		cancel()
-		return nil, nil, err
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = mgr.Start(ctx)
-	}()
-	stop := func() {
-		cancel()
-		<-done
-	}
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		stop()
-		return nil, nil, errors.New("the manager's cache did not sync")
-	}
-	return mgr, stop, nil
 }
 
 func indexOf(s []string, v string) int {

@@ -14,7 +14,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"net/http"
@@ -110,7 +109,7 @@ func run(n, m int, budget float64) error {
 	dsn := benchutil.TempStore()
 	opts := manager.Options{Store: dsn, HTTPAddr: addr, BaseURL: "http://" + addr, MetricsAddr: "0", ProbeAddr: "0",
 		StatusBudget: budget, CheckLimit: n, SharedProcess: true} // two managers, one after the other
-	stop, err := startManager(ctx, cfg, opts)
+	_, stop, err := benchutil.StartManager(ctx, cfg, opts)
 	if err != nil {
 		return err
 	}
@@ -183,7 +182,7 @@ func run(n, m int, budget float64) error {
 	fmt.Println("restarting the manager...")
 	stop()
 	began := time.Now()
-	stop, err = startManager(ctx, cfg, opts)
+	_, stop, err = benchutil.StartManager(ctx, cfg, opts)
 	if err != nil {
 		return err
 	}
@@ -204,31 +203,6 @@ func run(n, m int, budget float64) error {
 		fmt.Printf("no ping acknowledged within 5 minutes of the restart\n")
 	}
 	return nil
-}
-
-// startManager starts a manager and returns once its cache has synced;
-// stop stops it and waits until its store is closed.
-func startManager(ctx context.Context, cfg *rest.Config, opts manager.Options) (stop func(), err error) {
-	ctx, cancel := context.WithCancel(ctx)
-	mgr, err := manager.New(ctx, cfg, opts)
-	if err != nil {
-		cancel()
-		return nil, err
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_ = mgr.Start(ctx)
-	}()
-	stop = func() {
-		cancel()
-		<-done
-	}
-	if !mgr.GetCache().WaitForCacheSync(ctx) {
-		stop()
-		return nil, errors.New("the manager's cache did not sync")
-	}
-	return stop, nil
 }
 
 func ping(c *http.Client, url string) error {
