@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"iter"
 	"maps"
@@ -11,27 +12,40 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 )
 
-// mirror holds the checks table as the store last showed it to a reader,
-// each namespace's rows by UID, and moves it along the changes feed (every
-// write gives the rows it changes the transaction's change number, and
-// change numbers follow commit order) before each read: a project's list,
-// board and Prometheus scrape read only what changed since the last one,
-// instead of every row of the project each time (10,000 rows took most of
-// a list's time).
+// mirror holds each namespace's rows of the checks table as the store last
+// showed them to a reader, by UID, and moves them along the changes feed
+// (every write gives the rows it changes the transaction's change number,
+// and change numbers follow commit order): a project's list, board and
+// Prometheus scrape read only what changed since the last one, instead of
+// every row of the project each time (10,000 rows took most of a list's
+// time).
+//
+// A read costs what changed in the cluster since the last read, plus its
+// own namespace's rows when they changed, never the other namespaces': the
+// feed's rows are set aside for their namespace, and folded into it when
+// that namespace is read. A namespace is read whole from the table when it
+// is first asked for, and again every mirrorRebuild, which drops the rows
+// of checks forgotten meanwhile; readers look rows up by the UIDs of checks
+// that exist, so until then a forgotten row costs memory only.
 //
 // A namespace's map is never changed once handed out: a read that finds
-// changes builds the namespace a new one. Rows forgotten since the mirror
-// was built stay until it is built again from the table, every
-// mirrorRebuild; readers look rows up by the UIDs of checks that exist, so
-// a forgotten row costs memory only.
+// changes builds the namespace a new one.
 type mirror struct {
-	mu     sync.Mutex
-	built  time.Time
-	cursor Cursor
-	byNS   map[string]Observed
+	mu sync.Mutex
+	// cursor is how far the feed has been read; nil until the first read,
+	// which starts it at the table's newest change.
+	cursor *Cursor
+	byNS   map[string]*mirrored
 }
 
-// mirrorRebuild is how often the mirror is read from the table afresh.
+// mirrored is one namespace in the mirror.
+type mirrored struct {
+	handed  Observed             // what the last read handed out
+	changed map[types.UID]*Check // rows the feed changed since
+	read    time.Time            // when the namespace was read whole
+}
+
+// mirrorRebuild is how often a namespace is read from the table afresh.
 const mirrorRebuild = 10 * time.Minute
 
 // mirrorPage bounds the rows one read of the feed takes.
@@ -96,46 +110,90 @@ func (s *Store) ChecksIn(ctx context.Context, namespace string) (Observed, error
 	m := &s.mirror
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.byNS == nil || time.Since(m.built) > mirrorRebuild {
-		m.byNS, m.cursor, m.built = map[string]Observed{}, Cursor{}, time.Now()
+	if err := s.followFeed(ctx); err != nil {
+		return Observed{}, fmt.Errorf("reading the checks of %s: %w", namespace, err)
 	}
-	touched := map[string]bool{}
+	e := m.byNS[namespace]
+	if e == nil || time.Since(e.read) > mirrorRebuild {
+		rows, err := s.namespaceRows(ctx, namespace)
+		if err != nil {
+			return Observed{}, fmt.Errorf("reading the checks of %s: %w", namespace, err)
+		}
+		e = &mirrored{handed: Observed{rows: rows}, read: time.Now()}
+		m.byNS[namespace] = e
+	}
+	if len(e.changed) > 0 {
+		byUID := maps.Clone(e.handed.rows.byUID)
+		maps.Copy(byUID, e.changed)
+		e.handed, e.changed = Observed{rows: &observedRows{byUID: byUID}}, nil
+	}
+	return e.handed, nil
+}
+
+// followFeed reads the changes feed since the mirror's cursor and sets each
+// changed row aside for its namespace; a namespace not yet mirrored reads
+// its rows whole when it is first asked for. Called with the mirror locked.
+func (s *Store) followFeed(ctx context.Context) error {
+	m := &s.mirror
+	if m.cursor == nil {
+		// Start at the newest change: every namespace is read whole when
+		// first asked for, so nothing before it is needed.
+		var last sql.NullInt64
+		if err := s.queryRow(ctx, `SELECT MAX(version) FROM checks`).Scan(&last); err != nil {
+			return err
+		}
+		m.cursor, m.byNS = &Cursor{Version: last.Int64}, map[string]*mirrored{}
+	}
 	for {
 		rows, err := s.query(ctx, `SELECT `+checkColumns+` FROM checks WHERE (version, uid) > (?, ?) ORDER BY version, uid LIMIT ?`,
 			m.cursor.Version, string(m.cursor.UID), mirrorPage)
 		if err != nil {
-			return Observed{}, fmt.Errorf("reading the checks of %s: %w", namespace, err)
+			return err
 		}
 		n := 0
 		for rows.Next() {
 			r, err := scanCheck(rows)
 			if err != nil {
 				_ = rows.Close()
-				return Observed{}, err
+				return err
 			}
 			n++
-			ns := m.byNS[r.Namespace]
-			if !touched[r.Namespace] {
-				rows := &observedRows{byUID: map[types.UID]*Check{}}
-				if ns.rows != nil {
-					rows.byUID = maps.Clone(ns.rows.byUID)
-				}
-				ns = Observed{rows: rows}
-				m.byNS[r.Namespace] = ns
-				touched[r.Namespace] = true
+			m.cursor = &Cursor{Version: r.Version, UID: r.UID}
+			e := m.byNS[r.Namespace]
+			if e == nil {
+				continue
 			}
-			ns.rows.byUID[r.UID] = &r.Check
-			m.cursor = Cursor{Version: r.Version, UID: r.UID}
+			if e.changed == nil {
+				e.changed = map[types.UID]*Check{}
+			}
+			e.changed[r.UID] = &r.Check
 		}
 		if err := rows.Close(); err != nil {
-			return Observed{}, err
+			return err
 		}
 		if err := rows.Err(); err != nil {
-			return Observed{}, err
+			return err
 		}
 		if n < mirrorPage {
-			break
+			return nil
 		}
 	}
-	return m.byNS[namespace], nil
+}
+
+// namespaceRows reads every row of a namespace.
+func (s *Store) namespaceRows(ctx context.Context, namespace string) (*observedRows, error) {
+	rows, err := s.query(ctx, `SELECT `+checkColumns+` FROM checks WHERE namespace = ?`, namespace)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := &observedRows{byUID: map[types.UID]*Check{}}
+	for rows.Next() {
+		r, err := scanCheck(rows)
+		if err != nil {
+			return nil, err
+		}
+		out.byUID[r.UID] = &r.Check
+	}
+	return out, rows.Err()
 }
