@@ -30,6 +30,7 @@ import (
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/keylock"
 	"github.com/vigil-operator/vigil/internal/metrics"
+	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/store"
 	"github.com/vigil-operator/vigil/internal/turns"
@@ -75,6 +76,12 @@ type Options struct {
 	Log logr.Logger
 	// WriteShare is how writes share the Kubernetes client (share.go).
 	WriteShare WriteShare
+	// EarlyPings keeps the pings that come before the Door is ready, for
+	// the checks the store knows, and records them once it is (early.go).
+	EarlyPings bool
+	// EarlyKind applies a check's rules (methods, keywords) to an early
+	// ping, as the ping handler does; nil keeps the kind its URL said.
+	EarlyKind func(c *v1.Check, p store.Ping) monitor.PingKind
 }
 
 // DefaultCacheWait bounds a write's wait for the cache: after it the answer
@@ -106,10 +113,13 @@ type Door struct {
 	writes keylock.Locks
 	// writeShare gives namespaces turns for the Kubernetes client (share.go).
 	writeShare turns.Gate
+	early      early
 	// synced report whether the handlers have seen what the cache held
-	// when it synced; ready is closed once they all have.
-	synced []toolscache.InformerSynced
-	ready  chan struct{}
+	// when it synced; indexed is closed once they all have, and ready once
+	// the early pings are recorded too (early.go).
+	synced  []toolscache.InformerSynced
+	indexed chan struct{}
+	ready   chan struct{}
 }
 
 // New builds the Door: it registers the check indexes on the cache and
@@ -125,7 +135,8 @@ func New(ctx context.Context, opts Options) (*Door, error) {
 	d := &Door{
 		cache: opts.Cache, client: opts.Client, live: opts.Live, store: opts.Store, limits: opts.Limits,
 		clock: opts.Clock, metrics: opts.Metrics, wait: opts.CacheWait, log: opts.Log,
-		watch: newWatcher(), ready: make(chan struct{}),
+		watch: newWatcher(), indexed: make(chan struct{}), ready: make(chan struct{}),
+		early: early{on: opts.EarlyPings, kind: opts.EarlyKind},
 	}
 	d.writeShare.Slots, d.writeShare.MaxWaiting = opts.WriteShare.Slots, opts.WriteShare.Waiting
 	if d.writeShare.Slots <= 0 {
@@ -143,6 +154,8 @@ func New(ctx context.Context, opts Options) (*Door, error) {
 	}
 	go func() {
 		if d.WaitForSync(ctx) {
+			close(d.indexed)
+			d.recordEarly(ctx)
 			close(d.ready)
 		}
 	}()
@@ -150,14 +163,29 @@ func New(ctx context.Context, opts Options) (*Door, error) {
 }
 
 // await holds a read of the Door's indexes until they hold what the cache
-// held when it synced. The HTTP server waits for that before it serves;
-// the controllers and the leader's loops, which start once the cache has
-// synced, wait here the moment the handlers may still lag behind it.
+// held when it synced. The HTTP server waits for that before it serves
+// (Ready); the controllers and the leader's loops, which start once the
+// cache has synced, wait here the moment the handlers may still lag behind
+// it.
 func (d *Door) await() {
+	if d.indexed != nil {
+		<-d.indexed
+	}
+}
+
+// awaitReady holds a write of observed state until the early pings are
+// recorded: a check's pings are recorded in the order they came, and the
+// deadline loop judges no check before the pings that came for it.
+func (d *Door) awaitReady() {
 	if d.ready != nil {
 		<-d.ready
 	}
 }
+
+// Ready is closed once the Door holds what the cache held when it synced
+// and the pings that came before are recorded: the HTTP server serves
+// everything but early pings after it.
+func (d *Door) Ready() <-chan struct{} { return d.ready }
 
 // listen follows the cache's Checks, Channels and MaintenanceWindows. An informer calls its
 // handlers after its store has the object, so what a handler records is

@@ -43,6 +43,9 @@ func (d *Door) target(c *v1.Check) store.Target {
 // RecordPing stores p for c, with everything it causes (a flip and the
 // notifications it owes), and returns once that is durable.
 func (d *Door) RecordPing(ctx context.Context, c *v1.Check, p store.Ping) (store.Recorded, error) {
+	if p.Early == "" {
+		d.awaitReady()
+	}
 	if p.Noted.IsZero() {
 		p.Noted = d.clock.Now()
 	}
@@ -61,6 +64,7 @@ func (d *Door) RecordPing(ctx context.Context, c *v1.Check, p store.Ping) (store
 // moves their next deadlines; a check the store does not hold yet gets its
 // rows. It returns the flips it recorded, by check.
 func (d *Door) Observe(ctx context.Context, checks []*v1.Check, now time.Time) (map[types.UID]*store.Flip, error) {
+	d.awaitReady()
 	targets := make([]store.Target, len(checks))
 	run := 0 // checks of one namespace in a row, counted at its end
 	for i, c := range checks {

@@ -280,12 +280,44 @@ type Manager struct {
 	Checks *checks.Door
 	// Limits are the per-project limits as the manager last read them.
 	Limits *project.Limits
+	// early is the HTTP server when it serves before the cache has synced
+	// (the embedded store's): Start runs it beside the controller-runtime
+	// manager, whose runnables start only after the cache has.
+	early *httpserver.Runnable
 }
 
 // Start runs the manager until ctx is done, then closes the store.
 func (m *Manager) Start(ctx context.Context) error {
+	if m.early == nil {
+		err := m.Manager.Start(ctx)
+		return errors.Join(err, m.Store.Close())
+	}
+	// Either stopping stops the other; the store closes after both, so
+	// that the server's last pings are stored.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	served := make(chan error, 1)
+	go func() {
+		err := m.early.Start(ctx)
+		cancel()
+		served <- err
+	}()
 	err := m.Manager.Start(ctx)
-	return errors.Join(err, m.Store.Close())
+	cancel()
+	return errors.Join(err, <-served, m.Store.Close())
+}
+
+// wholeServer is closed once the whole HTTP server can serve: the Door is
+// ready (every check read, the early pings recorded) and so is the project
+// registry.
+func wholeServer(door *checks.Door, projects *project.Registry) <-chan struct{} {
+	whole := make(chan struct{})
+	go func() {
+		<-door.Ready()
+		<-projects.Built()
+		close(whole)
+	}()
+	return whole
 }
 
 // New opens the ping store and builds a manager that is ready to Start.
@@ -384,7 +416,8 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 	// re-creates of its Secret (every replica records what it sees).
 	projects.RecordClaims(ctx, st)
 	door, err := checks.New(ctx, checks.Options{Cache: mgr.GetCache(), Client: mgr.GetClient(), Live: mgr.GetAPIReader(),
-		Store: st, Limits: limits, Clock: opts.Clock, Metrics: m, Log: ctrl.Log.WithName("checks"), WriteShare: opts.CheckWrites})
+		Store: st, Limits: limits, Clock: opts.Clock, Metrics: m, Log: ctrl.Log.WithName("checks"), WriteShare: opts.CheckWrites,
+		EarlyPings: !st.Shared(), EarlyKind: ping.KindOf})
 	if err != nil {
 		_ = st.Close()
 		return nil, err
@@ -422,11 +455,12 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 		_ = st.Close()
 		return nil, err
 	}
-	if err := setupHTTP(mgr, opts, st, door, projects, dispatcher); err != nil {
+	var earlyServer *httpserver.Runnable
+	if err := setupHTTP(mgr, opts, st, door, projects, dispatcher, !st.Shared(), &earlyServer); err != nil {
 		_ = st.Close()
 		return nil, err
 	}
-	return &Manager{Manager: mgr, Store: st, Checks: door, Limits: limits}, nil
+	return &Manager{Manager: mgr, Store: st, Checks: door, Limits: limits, early: earlyServer}, nil
 }
 
 // setupControllers adds the controllers: Checks, Channels and, unless it
@@ -478,7 +512,7 @@ func channelSecrets(mgr ctrl.Manager, opts Options) client.Reader {
 // projects' Prometheus endpoints, the dashboard and the public status
 // pages), the optional SMTP listener, the probes and the heartbeat.
 func setupHTTP(mgr ctrl.Manager, opts Options, st *store.Store, door *checks.Door, projects *project.Registry,
-	dispatcher *delivery.Dispatcher) error {
+	dispatcher *delivery.Dispatcher, early bool, earlyServer **httpserver.Runnable) error {
 	log := ctrl.Log.WithName("http")
 	bodies := httpserver.NewBodyBudget(opts.RequestBodyBudget)
 	pings := &ping.Handler{
@@ -506,35 +540,53 @@ func setupHTTP(mgr ctrl.Manager, opts Options, st *store.Store, door *checks.Doo
 		Find: func(ctx context.Context, key string) (*v1.StatusPage, error) {
 			return statuspage.Find(ctx, mgr.GetClient(), key)
 		}}
-	handler := site.Handler(log, site.Parts{
+	parts := site.Parts{
 		API: http.HandlerFunc(apiServer.ServeAPI), Badges: http.HandlerFunc(apiServer.ServeBadge),
 		Metrics: http.HandlerFunc(apiServer.ServeMetrics), Pings: pings, Dashboard: dash.Handler(),
 		StatusPages: statusPages.Handler(),
-	})
-	server := &httpserver.Runnable{Addr: opts.HTTPAddr, Handler: handler, Cache: mgr.GetCache(), WaitFor: door.WaitForSync,
+	}
+	server := &httpserver.Runnable{Addr: opts.HTTPAddr, Cache: mgr.GetCache(), WaitFor: door.WaitForSync,
 		MaxConnections: opts.MaxConnections, MaxConnectionsPerSource: opts.MaxConnectionsPerSource, TrustedProxies: opts.TrustedProxies,
 		IPv6SourcePrefix: opts.IPv6SourcePrefix}
-	if err := mgr.Add(server); err != nil {
-		return err
-	}
-	// Ready: the store is open (New opened it), the cache has synced, the
+	// Whole: the store is open (New opened it), the cache has synced, the
 	// project registry has built what the cache held (lookups never build:
-	// before, every key would be refused) and the server serves. A
-	// database that stops answering later does not make the replica
-	// unready: it answers pings with 503 and Retry-After, which clients
-	// retry, rather than vanish from its Service.
+	// before, every key would be refused), the pings that came before are
+	// recorded and the server serves. A database that stops answering
+	// later does not make the replica unready: it answers pings with 503
+	// and Retry-After, which clients retry, rather than vanish from its
+	// Service.
 	serving := server.ReadyCheck()
-	ready := func(req *http.Request) error {
+	whole := func(req *http.Request) error {
+		select {
+		case <-door.Ready():
+		default:
+			return errors.New("the checks are not all read yet")
+		}
 		if !projects.Ready() {
 			return errors.New("project registry not built yet")
 		}
 		return serving(req)
 	}
+	ready := whole
+	if early {
+		// The embedded store's replica is the only one: it serves as soon
+		// as its store is open, and is ready then, so that its Service
+		// sends it the pings it keeps (checks.HoldEarly); the rest waits
+		// for the whole server.
+		parts.Ready, parts.Early = wholeServer(door, projects), pings.ServeEarly
+		server.Cache, server.WaitFor, ready = nil, nil, serving
+	}
+	server.Handler = site.Handler(log, parts)
+	if early {
+		*earlyServer = server
+	} else if err := mgr.Add(server); err != nil {
+		return err
+	}
 	if opts.HeartbeatURL != "" {
 		if err := mgr.Add(&heartbeat.Heartbeat{
 			URL: opts.HeartbeatURL, Interval: opts.HeartbeatInterval,
 			Healthy: func() error {
-				if err := ready(nil); err != nil {
+				if err := whole(nil); err != nil {
 					return err
 				}
 				return st.Health()

@@ -117,45 +117,14 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		respond(w, http.StatusBadRequest, "could not read the request body", uuidForm)
 		return
 	}
-	kind := target.Kind
-	if check.Spec.Methods == http.MethodPost && r.Method != http.MethodPost {
-		kind = monitor.PingIgnored
-	}
-	if kind != monitor.PingIgnored && check.Spec.FilterHTTPBody {
-		kind = Classify([]string{strings.ToValidUTF8(string(body), string(utf8.RuneError))},
-			KeywordsOf(&check.Spec), check.Spec.FilterDefaultFail)
-	}
-	rid, ok := ParseRID(r.URL.Query()["rid"], r.URL.Query().Has("rid"))
+	p, ok := h.pingOf(r, target, now, body)
 	if !ok {
 		respond(w, http.StatusBadRequest, msgInvalidUUID, uuidForm)
 		return
 	}
-
-	_, err = h.Checks.RecordPing(r.Context(), check, store.Ping{
-		Kind: kind, At: now, RID: rid, ExitStatus: target.ExitStatus,
-		Scheme: truncateRunes(h.scheme(r), maxScheme), RemoteAddr: h.clientAddr(r), Method: truncateRunes(r.Method, maxMethod),
-		UA: truncateRunes(r.UserAgent(), maxUA), Body: body,
-	})
-	switch {
-	case errors.Is(err, store.ErrOverloaded):
-		w.Header().Set("Retry-After", "1")
-		respond(w, http.StatusServiceUnavailable, "busy, try again", uuidForm)
-		return
-	case errors.Is(err, store.ErrFull):
-		// Said once by the store (a log line and vigil_store_full).
-		w.Header().Set("Retry-After", "30")
-		respond(w, http.StatusServiceUnavailable, msgStoreFull, uuidForm)
-		return
-	case errors.Is(err, store.ErrUnavailable):
-		// Not logged per ping: the store logs nothing either, and the
-		// heartbeat and the pings' 503s say it.
-		w.Header().Set("Retry-After", retryAfter(msgStoreUnavailable))
-		respond(w, http.StatusServiceUnavailable, msgStoreUnavailable, uuidForm)
-		return
-	case err != nil:
-		h.Log.Error(err, "storing a ping", "check", client.ObjectKeyFromObject(check))
-		w.Header().Set("Retry-After", "1")
-		respond(w, http.StatusServiceUnavailable, "could not store the ping, try again", uuidForm)
+	p.Kind = KindOf(check, p)
+	_, err = h.Checks.RecordPing(r.Context(), check, p)
+	if h.refused(w, err, check, uuidForm) {
 		return
 	}
 	w.Header().Set("Ping-Body-Limit", strconv.Itoa(h.bodyLimit()))
@@ -164,6 +133,118 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	respond(w, http.StatusOK, "OK", true)
+}
+
+// pingOf is the ping a request makes, its kind as the URL says; ok is false
+// when its rid is not a UUID.
+func (h *Handler) pingOf(r *http.Request, target Target, now time.Time, body []byte) (p store.Ping, ok bool) {
+	rid, ok := ParseRID(r.URL.Query()["rid"], r.URL.Query().Has("rid"))
+	if !ok {
+		return store.Ping{}, false
+	}
+	return store.Ping{
+		Kind: target.Kind, At: now, RID: rid, ExitStatus: target.ExitStatus,
+		Scheme: truncateRunes(h.scheme(r), maxScheme), RemoteAddr: h.clientAddr(r), Method: truncateRunes(r.Method, maxMethod),
+		UA: truncateRunes(r.UserAgent(), maxUA), Body: body,
+	}, true
+}
+
+// KindOf applies the check's rules to a ping as it came: a check that
+// takes only POST ignores other methods, and one that filters bodies
+// classifies the body by its keywords. The Door applies them to early
+// pings when it records them.
+func KindOf(check *v1.Check, p store.Ping) monitor.PingKind {
+	kind := p.Kind
+	if check.Spec.Methods == http.MethodPost && p.Method != http.MethodPost {
+		kind = monitor.PingIgnored
+	}
+	if kind != monitor.PingIgnored && check.Spec.FilterHTTPBody {
+		kind = Classify([]string{strings.ToValidUTF8(string(p.Body), string(utf8.RuneError))},
+			KeywordsOf(&check.Spec), check.Spec.FilterDefaultFail)
+	}
+	return kind
+}
+
+// refused answers a ping the store refused (err not nil), and reports
+// whether it did; check is nil for an early ping.
+func (h *Handler) refused(w http.ResponseWriter, err error, check *v1.Check, uuidForm bool) bool {
+	switch {
+	case errors.Is(err, store.ErrOverloaded):
+		w.Header().Set("Retry-After", "1")
+		respond(w, http.StatusServiceUnavailable, "busy, try again", uuidForm)
+	case errors.Is(err, store.ErrFull):
+		// Said once by the store (a log line and vigil_store_full).
+		w.Header().Set("Retry-After", "30")
+		respond(w, http.StatusServiceUnavailable, msgStoreFull, uuidForm)
+	case errors.Is(err, store.ErrUnavailable):
+		// Not logged per ping: the store logs nothing either, and the
+		// heartbeat and the pings' 503s say it.
+		w.Header().Set("Retry-After", retryAfter(msgStoreUnavailable))
+		respond(w, http.StatusServiceUnavailable, msgStoreUnavailable, uuidForm)
+	case err != nil:
+		if check != nil {
+			h.Log.Error(err, "storing a ping", "check", client.ObjectKeyFromObject(check))
+		} else {
+			h.Log.Error(err, "keeping an early ping")
+		}
+		w.Header().Set("Retry-After", "1")
+		respond(w, http.StatusServiceUnavailable, "could not store the ping, try again", uuidForm)
+	default:
+		return false
+	}
+	return true
+}
+
+// ServeEarly answers a ping that comes before the Door is ready, when it
+// names a UUID whose holder the store knows: it is kept in the store and
+// acknowledged, and recorded when the Door is ready (checks.HoldEarly). It
+// reports false, having answered nothing, for any other request: that one
+// waits for the Door.
+func (h *Handler) ServeEarly(w http.ResponseWriter, r *http.Request) bool {
+	if !strings.HasPrefix(r.URL.Path, "/ping/") {
+		return false
+	}
+	now := h.Checks.Now()
+	target, msg, ok := ParsePath(strings.TrimPrefix(r.URL.Path, "/ping/"))
+	if !ok || msg != "" || target.UUID == "" {
+		return false
+	}
+	hold, ok, err := h.Checks.HoldEarly(r.Context(), target.UUID)
+	switch {
+	case err != nil:
+		w.Header().Set("Retry-After", retryAfter(msgStoreUnavailable))
+		respond(w, http.StatusServiceUnavailable, msgStoreUnavailable, true)
+		return true
+	case !ok:
+		return false
+	}
+	defer hold.Release()
+	if target.BadExitStatus {
+		respond(w, http.StatusBadRequest, msgInvalidURL, true)
+		return true
+	}
+	body, release, err := h.Bodies.ReadBody(r, int64(h.bodyLimit()))
+	defer release()
+	switch {
+	case errors.Is(err, httpserver.ErrBusy):
+		w.Header().Set("Retry-After", "1")
+		respond(w, http.StatusServiceUnavailable, "busy, try again", true)
+		return true
+	case err != nil && !errors.Is(err, httpserver.ErrBodyTooLarge):
+		respond(w, http.StatusBadRequest, "could not read the request body", true)
+		return true
+	}
+	p, ok := h.pingOf(r, target, now, body)
+	if !ok {
+		respond(w, http.StatusBadRequest, msgInvalidUUID, true)
+		return true
+	}
+	if h.refused(w, hold.Record(r.Context(), p), nil, true) {
+		return true
+	}
+	w.Header().Set("Ping-Body-Limit", strconv.Itoa(h.bodyLimit()))
+	respond(w, http.StatusOK, "OK", true)
+	return true
 }
 
 // resolve finds the check a ping names, creating it for a slug URL with

@@ -87,6 +87,7 @@ func (r *Registry) buildLoop(ctx context.Context) {
 		}
 		if !ready && synced {
 			r.ready.Store(true)
+			close(r.readyCh)
 			r.signalRecord() // the store's holders can be synced now
 		}
 	}

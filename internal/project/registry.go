@@ -104,6 +104,7 @@ type Registry struct {
 	// it held at start (nil: no informer, every Secret is Upserted).
 	cacheSynced func() bool
 	ready       atomic.Bool
+	readyCh     chan struct{}    // closed when ready is set
 	pace        clock.WithTicker // times the loops: the real clock but in tests
 	wake        chan struct{}    // wakes the build loop
 	wakeRecord  chan struct{}    // wakes the record loop
@@ -125,7 +126,7 @@ func NewRegistry() *Registry {
 		offers: map[string][]claim{}, conflicts: map[string][]Conflict{},
 		claimed: map[string]string{}, synced: map[string][]string{}, toSync: map[string]bool{},
 		lastBuilt: map[string]time.Time{}, pace: clock.RealClock{},
-		wake: make(chan struct{}, 1), wakeRecord: make(chan struct{}, 1),
+		wake: make(chan struct{}, 1), wakeRecord: make(chan struct{}, 1), readyCh: make(chan struct{}),
 	}
 }
 
@@ -171,6 +172,9 @@ func asSecret(obj any) *corev1.Secret {
 // cache held when it synced: until then, lookups miss keys that exist. The
 // manager's readiness waits for it.
 func (r *Registry) Ready() bool { return r.ready.Load() }
+
+// Built is closed once the registry is Ready.
+func (r *Registry) Built() <-chan struct{} { return r.readyCh }
 
 // Upsert indexes a project Secret (or forgets it, if it lost its label).
 func (r *Registry) Upsert(s *corev1.Secret) {

@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -30,7 +31,19 @@ type Parts struct {
 	Dashboard http.Handler
 	// StatusPages serves the public status pages: /status/.
 	StatusPages http.Handler
+
+	// Ready, when set, is closed once the parts can serve: until then a
+	// request goes to Early, and waits for Ready (startWait at most) when
+	// Early did not answer it.
+	Ready <-chan struct{}
+	// Early answers the requests it can before Ready (the pings it can
+	// keep), and reports whether it answered.
+	Early func(w http.ResponseWriter, r *http.Request) bool
 }
+
+// startWait bounds how long a request waits for a starting server's parts:
+// longer, it is answered 503 with Retry-After.
+const startWait = 20 * time.Second
 
 // Handler is Vigil's whole HTTP surface: each path goes straight to its
 // part (a ping to the ping handler, never through the API's router); a
@@ -53,7 +66,42 @@ func Handler(log logr.Logger, p Parts) http.Handler {
 	handle(p.Dashboard, "/{$}", "/login", "/logout", "/checks/", "/static/")
 	handle(p.StatusPages, "/status/")
 	mux.HandleFunc("/", notFound)
-	return withRequestLog(log, mux)
+	if p.Ready == nil {
+		return withRequestLog(log, mux)
+	}
+	return withRequestLog(log, untilReady(p.Ready, p.Early, mux))
+}
+
+// untilReady holds the requests that come before ready, those early does
+// not answer, until it is closed.
+func untilReady(ready <-chan struct{}, early func(http.ResponseWriter, *http.Request) bool, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-ready:
+		default:
+			if early != nil && early(w, r) {
+				return
+			}
+			wait := time.NewTimer(startWait)
+			defer wait.Stop()
+			select {
+			case <-ready:
+			case <-wait.C:
+				w.Header().Set("Retry-After", "5")
+				if strings.HasPrefix(r.URL.Path, "/api/") {
+					w.Header().Set("Content-Type", "application/json")
+					w.WriteHeader(http.StatusServiceUnavailable)
+					_, _ = io.WriteString(w, `{"error":"starting, try again"}`)
+					return
+				}
+				http.Error(w, "starting, try again", http.StatusServiceUnavailable)
+				return
+			case <-r.Context().Done():
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // notFound answers as the API does, in JSON.

@@ -42,6 +42,8 @@ var copiedTables = []copiedTable{
 		"attempts", "next_attempt", "error", "created"}},
 	{name: "sla_verdicts", key: "check_uid", columns: []string{"check_uid", "reason", "detail", "since"}},
 	{name: "cronjob_suspensions", key: "cronjob_uid", columns: []string{"cronjob_uid", "namespace", "suspended", "seen_until"}},
+	{name: "early_pings", key: "id", columns: []string{"id", "check_uid", "namespace", "received", "kind", "rid",
+		"exit_status", "scheme", "remote_addr", "method", "ua", "body"}},
 	{name: "clock", key: "id", columns: []string{"id", "alive", "away_from"}},
 }
 

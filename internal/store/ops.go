@@ -27,6 +27,9 @@ func (s *Store) RecordPing(ctx context.Context, tg Target, p Ping) (Recorded, er
 	if err := s.submit(ctx, o, true); err != nil {
 		return Recorded{}, err
 	}
+	if p.Early != "" && o.err == nil {
+		s.early.Add(-1)
+	}
 	return o.rec, o.err
 }
 
@@ -46,6 +49,11 @@ func (o *pingOp) apply(t *txn) error {
 	r, err := t.load(tg)
 	if err != nil {
 		return err
+	}
+	if p.Early != "" {
+		if err := t.exec(`DELETE FROM early_pings WHERE id = ?`, p.Early); err != nil {
+			return err
+		}
 	}
 	at := Truncate(p.At)
 	// A ping may be dated before it reached Vigil (a Job's end, read

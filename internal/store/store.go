@@ -159,9 +159,10 @@ type Store struct {
 	commits     atomic.Int64          // transactions committed
 	writes      atomic.Int64          // writes they held
 	queuedBytes atomic.Int64
-	owners      ownerCache // UUIDOwner's memory
-	mirror      mirror     // ChecksIn's copy of the checks table
-	bodies      bodyTotals // each namespace's body bytes (bodies.go)
+	early       atomic.Int64 // early pings this store kept and has not recorded (early.go)
+	owners      ownerCache   // UUIDOwner's memory
+	mirror      mirror       // ChecksIn's copy of the checks table
+	bodies      bodyTotals   // each namespace's body bytes (bodies.go)
 	// channelSweep is the last Channel number the minute's sweep looked
 	// at (channels.go).
 	channelSweep atomic.Int64
@@ -520,6 +521,10 @@ func rebuildTables(kind string) []string {
 		`CREATE INDEX flips_created ON flips (created)`,
 	}
 }
+
+// Shared reports whether several replicas may share the store: PostgreSQL.
+// The embedded store is one replica's.
+func (s *Store) Shared() bool { return s.d.name == postgresDialect.name }
 
 // Close stops the writer, failing what is still queued, and closes the
 // database.

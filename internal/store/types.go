@@ -151,6 +151,9 @@ type Ping struct {
 	Method     string
 	UA         string
 	Body       []byte
+	// Early is the early ping this records (EarlyPing.ID), deleted in the
+	// same transaction; "" for a ping that was never one.
+	Early string
 }
 
 // Recorded is what recording a ping did.

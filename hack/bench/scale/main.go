@@ -42,6 +42,7 @@ func main() {
 	m := flag.Int("namespaces", 100, "namespaces the checks are spread over")
 	budget := flag.Float64("status-budget", 1000, "status writes per second, so that statuses settle within the run")
 	flag.StringVar(&heapProfile, "heap-profile", "", "write a heap profile with all the checks to this file (go tool pprof -sample_index=inuse_space)")
+	flag.StringVar(&restartProfile, "restart-profile", "", "write a CPU profile of the restart, until the first acknowledged ping, to this file")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
 	if err := run(*n, *m, *budget); err != nil {
@@ -50,8 +51,9 @@ func main() {
 	}
 }
 
-// heapProfile is where the heap profile at N checks goes ("": none).
-var heapProfile string
+// heapProfile is where the heap profile at N checks goes ("": none);
+// restartProfile the CPU profile of the restart.
+var heapProfile, restartProfile string
 
 // sample is what the fleet costs at one size.
 type sample struct {
@@ -181,6 +183,10 @@ func run(n, m int, budget float64) error {
 	}
 	fmt.Println("restarting the manager...")
 	stop()
+	stopProfile, err := startCPUProfile(restartProfile)
+	if err != nil {
+		return err
+	}
 	began := time.Now()
 	_, stop, err = benchutil.StartManager(ctx, cfg, opts)
 	if err != nil {
@@ -195,6 +201,9 @@ func run(n, m int, budget float64) error {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	if err := stopProfile(); err != nil {
+		return err
 	}
 
 	if firstPing > 0 {
@@ -252,6 +261,26 @@ func writeHeapProfile(path string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// startCPUProfile profiles this process's CPU into path until the returned
+// function is called; "" profiles nothing.
+func startCPUProfile(path string) (stop func() error, err error) {
+	if path == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		_ = f.Close()
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }
 
 func mib(b float64) string { return fmt.Sprintf("%.0f MiB", b/(1<<20)) }

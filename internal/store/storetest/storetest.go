@@ -82,6 +82,69 @@ func Run(t *testing.T, newDSN NewDSN) {
 				t.Errorf("a success after a start lasted %v, want 1s", c.Facts.LastDuration)
 			}
 		},
+		"an early ping is kept for the UUID's holder, and recorded once, dated when it came, in the transaction that deletes it": func(t *testing.T, s *store.Store) {
+			const uuid, other = "5d5f3e70-1111-4222-8333-00000000000e", "5d5f3e70-1111-4222-8333-00000000000f"
+			tg := simple("e1")
+			if _, _, ok, err := s.Holder(ctx, uuid); err != nil || ok {
+				t.Fatalf("a UUID nobody claimed has a holder (%v)", err)
+			}
+			_, err := s.ClaimUUID(ctx, uuid, tg.Namespace, tg.UID, t0, true)
+			must(t, err)
+			uid, ns, ok, err := s.Holder(ctx, uuid)
+			if err != nil || !ok || uid != tg.UID || ns != tg.Namespace {
+				t.Fatalf("holder = %q in %q, %v (%v)", uid, ns, ok, err)
+			}
+			exit := 3
+			for i, k := range []monitor.PingKind{monitor.PingStart, monitor.PingFail} {
+				p := ping(k, t0.Add(time.Duration(i)*time.Second))
+				p.Body, p.RID = []byte(fmt.Sprint("body ", i)), "5d5f3e70-0000-4000-8000-000000000001"
+				if k == monitor.PingFail {
+					p.ExitStatus = &exit
+				}
+				must(t, s.RecordEarly(ctx, store.EarlyPing{Check: uid, Namespace: ns, Ping: p}))
+			}
+			must(t, s.RecordEarly(ctx, store.EarlyPing{Check: "gone", Namespace: ns, Ping: ping(monitor.PingSuccess, t0.Add(2*time.Second))}))
+			kept, err := s.EarlyPings(ctx, 10)
+			must(t, err)
+			if len(kept) != 3 || kept[0].Ping.Kind != monitor.PingStart || kept[1].Ping.Kind != monitor.PingFail || kept[2].Check != "gone" {
+				t.Fatalf("kept = %+v", kept)
+			}
+			if e := kept[1]; !e.Ping.At.Equal(t0.Add(time.Second)) || string(e.Ping.Body) != "body 1" || e.Ping.ExitStatus == nil ||
+				*e.Ping.ExitStatus != 3 || e.Ping.RID != "5d5f3e70-0000-4000-8000-000000000001" || e.Ping.UA != "curl" ||
+				e.Ping.Method != "GET" || e.Ping.RemoteAddr != "10.0.0.1" || e.Check != tg.UID || e.Namespace != "team-a" {
+				t.Errorf("kept fail ping = %+v", e)
+			}
+			if first, err := s.EarlyPings(ctx, 1); err != nil || len(first) != 1 || first[0].ID != kept[0].ID {
+				t.Errorf("the oldest one alone = %+v, %v", first, err)
+			}
+			for _, e := range kept[:2] {
+				p := e.Ping
+				p.Early, p.Noted = e.ID, t0.Add(time.Minute)
+				_, err := s.RecordPing(ctx, tg, p)
+				must(t, err)
+			}
+			must(t, s.DropEarly(ctx, kept[2].ID))
+			if left, err := s.EarlyPings(ctx, 10); err != nil || len(left) != 0 {
+				t.Fatalf("after recording and dropping them, %d early pings are left (%v)", len(left), err)
+			}
+			pings, err := s.Pings(ctx, tg.UID, 10)
+			must(t, err)
+			if got := kindsOf(pings); fmt.Sprint(got) != "[fail start]" || !pings[0].At.Equal(t0.Add(time.Second)) {
+				t.Fatalf("log = %v, the newest at %v", got, pings[0].At)
+			}
+			c, _, err := s.Check(ctx, tg.UID)
+			must(t, err)
+			if c.NPings != 2 || c.Facts.State != monitor.StatusDown || !c.Facts.LastPing.Equal(t0.Add(time.Second)) {
+				t.Errorf("check after its early pings = %+v", c)
+			}
+			if _, _, ok, err := s.Holder(ctx, other); err != nil || ok {
+				t.Errorf("another UUID has a holder (%v)", err)
+			}
+			must(t, s.Forget(ctx, tg.UID))
+			if _, _, ok, err := s.Holder(ctx, uuid); err != nil || ok {
+				t.Errorf("a UUID whose check was forgotten still has a holder (%v)", err)
+			}
+		},
 		"a project's checks read after writes show them, and an answer handed out stays as it was": func(t *testing.T, s *store.Store) {
 			a, b := simple("m1"), simple("m2")
 			other := simple("m3")

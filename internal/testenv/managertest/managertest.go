@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/onsi/ginkgo/v2"
@@ -129,10 +130,20 @@ func StartUnder(rbac RBAC, opts manager.Options) *Harness {
 // startManager builds and starts a manager with the harness's options and
 // waits until its HTTP server answers.
 func (h *Harness) startManager() {
+	h.startManagerWith(h.ManagerConfig)
+	gomega.Eventually(func() error {
+		_, err := h.listChecks("")
+		return err
+	}).Should(gomega.Succeed())
+}
+
+// startManagerWith builds and starts a manager with the harness's options,
+// talking to the API server through cfg.
+func (h *Harness) startManagerWith(cfg *rest.Config) {
 	var ctx context.Context
 	ctx, h.cancel = context.WithCancel(context.Background())
 	var err error
-	h.Manager, err = manager.New(ctx, h.ManagerConfig, h.opts)
+	h.Manager, err = manager.New(ctx, cfg, h.opts)
 	gomega.Expect(err).NotTo(gomega.HaveOccurred())
 	stopped := make(chan struct{})
 	h.stopped = stopped
@@ -141,10 +152,6 @@ func (h *Harness) startManager() {
 		defer close(stopped)
 		gomega.Expect(m.Start(ctx)).To(gomega.Succeed())
 	}(h.Manager)
-	gomega.Eventually(func() error {
-		_, err := h.listChecks("")
-		return err
-	}).Should(gomega.Succeed())
 }
 
 // Restart stops the manager, as a crash or a rollout would between two
@@ -160,6 +167,37 @@ func (h *Harness) Restart(meanwhile ...func()) {
 	// The stopped manager's controllers keep their names in this process.
 	h.opts.SharedProcess = true
 	h.startManager()
+}
+
+// RestartHoldingChecks restarts the manager as Restart does, behind an API
+// server slow to list Checks: the new manager's lists and watches of
+// Checks get no answer until release is closed (its other requests are
+// answered as ever). It returns once the manager is started, without
+// waiting for it to serve.
+func (h *Harness) RestartHoldingChecks(release <-chan struct{}) {
+	h.stopManager()
+	h.opts.SharedProcess = true
+	cfg := rest.CopyConfig(h.ManagerConfig)
+	cfg.Wrap(func(rt http.RoundTripper) http.RoundTripper { return holdChecks{next: rt, release: release} })
+	h.startManagerWith(cfg)
+}
+
+// holdChecks holds the requests for the collection of Checks (a list or a
+// watch, in any namespace) until release is closed.
+type holdChecks struct {
+	next    http.RoundTripper
+	release <-chan struct{}
+}
+
+func (t holdChecks) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.Method == http.MethodGet && strings.HasPrefix(r.URL.Path, "/apis/monitoring.vigil.dev/") && strings.HasSuffix(r.URL.Path, "/checks") {
+		select {
+		case <-t.release:
+		case <-r.Context().Done():
+			return nil, r.Context().Err()
+		}
+	}
+	return t.next.RoundTrip(r)
 }
 
 // listChecks asks the API for the checks the key sees, for the answer's
