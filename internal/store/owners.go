@@ -102,7 +102,8 @@ func (t *txn) releaseUUIDs(now time.Time, uid string) error {
 // any owner's change. Pings to a check whose project had not claimed it
 // yet asked the database every time.
 func (s *Store) UUIDOwner(ctx context.Context, uuid string, now time.Time) (string, error) {
-	if ns, ok := s.owners.recall(uuid, time.Now()); ok {
+	began := time.Now()
+	if ns, ok := s.owners.recall(uuid, began); ok {
 		return ns, nil
 	}
 	var ns string
@@ -114,7 +115,7 @@ func (s *Store) UUIDOwner(ctx context.Context, uuid string, now time.Time) (stri
 	case err != nil:
 		return "", fmt.Errorf("reading the owner of UUID %s: %w", uuid, err)
 	}
-	s.owners.remember(uuid, ns, time.Now())
+	s.owners.rememberRead(uuid, ns, began)
 	return ns, nil
 }
 
@@ -139,6 +140,23 @@ func (c *ownerCache) remember(uuid, ns string, at time.Time) {
 		c.entries = map[string]ownerEntry{}
 	}
 	c.entries[uuid] = ownerEntry{namespace: ns, at: at}
+}
+
+// rememberRead remembers what a read that began at began found, unless
+// something newer was remembered meanwhile: a claim on this replica that
+// committed while the read ran (it found no owner) must not be undone by
+// it, or for unclaimedMemo the UUID would answer as if no project owned it
+// (a check of another project naming it, the oldest, taking its pings).
+func (c *ownerCache) rememberRead(uuid, ns string, began time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil || len(c.entries) >= maxOwnerMemo {
+		c.entries = map[string]ownerEntry{}
+	}
+	if e, ok := c.entries[uuid]; ok && e.at.After(began) {
+		return
+	}
+	c.entries[uuid] = ownerEntry{namespace: ns, at: began}
 }
 
 func (c *ownerCache) recall(uuid string, now time.Time) (string, bool) {

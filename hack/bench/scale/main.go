@@ -6,7 +6,8 @@
 // through the HTTP server, so that its status is written as in use. It
 // prints, at N/10 and at N checks, the manager's heap and this process's
 // RSS per check, kube-apiserver's and etcd's RSS per check, and then the
-// time from a manager restart to its first acknowledged ping.
+// time from a manager restart to its first acknowledged ping, and to its
+// whole server (every Check read).
 //
 // Run: go run ./hack/bench/scale -checks 10000 -namespaces 100 (make bench-scale).
 package main
@@ -187,21 +188,30 @@ func run(n, m int, budget float64) error {
 	if err != nil {
 		return err
 	}
+	// Pings from the moment the manager starts, beside its start: the
+	// embedded store's manager acknowledges them before its cache has
+	// synced (docs/architecture.md, "Pings before the cache").
 	began := time.Now()
-	_, stop, err = benchutil.StartManager(ctx, cfg, opts)
+	probe := uuids[len(uuids)-1]
+	acked := make(chan time.Duration, 1)
+	go func() {
+		for time.Since(began) < 5*time.Minute {
+			if ping(httpClient, "http://"+addr+"/ping/"+probe) == nil {
+				acked <- time.Since(began)
+				return
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		acked <- 0
+	}()
+	restarted, stop, err := benchutil.StartManager(ctx, cfg, opts)
 	if err != nil {
 		return err
 	}
 	defer stop()
-	probe := uuids[len(uuids)-1]
-	var firstPing time.Duration
-	for time.Since(began) < 5*time.Minute {
-		if ping(httpClient, "http://"+addr+"/ping/"+probe) == nil {
-			firstPing = time.Since(began)
-			break
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	<-restarted.Checks.Ready()
+	whole := time.Since(began)
+	firstPing := <-acked
 	if err := stopProfile(); err != nil {
 		return err
 	}
@@ -211,6 +221,7 @@ func run(n, m int, budget float64) error {
 	} else {
 		fmt.Printf("no ping acknowledged within 5 minutes of the restart\n")
 	}
+	fmt.Printf("restart to the whole server (every Check read, the early pings recorded): %v\n", whole.Round(time.Millisecond))
 	return nil
 }
 
