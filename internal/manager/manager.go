@@ -309,12 +309,17 @@ func (m *Manager) Start(ctx context.Context) error {
 
 // wholeServer is closed once the whole HTTP server can serve: the Door is
 // ready (every check read, the early pings recorded) and so is the project
-// registry.
-func wholeServer(door *checks.Door, projects *project.Registry) <-chan struct{} {
+// registry. It is never closed if ctx ends first.
+func wholeServer(ctx context.Context, door *checks.Door, projects *project.Registry) <-chan struct{} {
 	whole := make(chan struct{})
 	go func() {
-		<-door.Ready()
-		<-projects.Built()
+		for _, ready := range []<-chan struct{}{door.Ready(), projects.Built()} {
+			select {
+			case <-ready:
+			case <-ctx.Done():
+				return
+			}
+		}
 		close(whole)
 	}()
 	return whole
@@ -455,8 +460,8 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 		_ = st.Close()
 		return nil, err
 	}
-	var earlyServer *httpserver.Runnable
-	if err := setupHTTP(mgr, opts, st, door, projects, dispatcher, !st.Shared(), &earlyServer); err != nil {
+	earlyServer, err := setupHTTP(ctx, mgr, opts, st, door, projects, dispatcher)
+	if err != nil {
 		_ = st.Close()
 		return nil, err
 	}
@@ -510,9 +515,11 @@ func channelSecrets(mgr ctrl.Manager, opts Options) client.Reader {
 
 // setupHTTP adds the HTTP server (the Management API, pings, badges, the
 // projects' Prometheus endpoints, the dashboard and the public status
-// pages), the optional SMTP listener, the probes and the heartbeat.
-func setupHTTP(mgr ctrl.Manager, opts Options, st *store.Store, door *checks.Door, projects *project.Registry,
-	dispatcher *delivery.Dispatcher, early bool, earlyServer **httpserver.Runnable) error {
+// pages), the optional SMTP listener, the probes and the heartbeat. On the
+// embedded store it returns the HTTP server instead of adding it: it serves
+// before the cache has synced, and Manager.Start runs it.
+func setupHTTP(ctx context.Context, mgr ctrl.Manager, opts Options, st *store.Store, door *checks.Door, projects *project.Registry,
+	dispatcher *delivery.Dispatcher) (early *httpserver.Runnable, err error) {
 	log := ctrl.Log.WithName("http")
 	bodies := httpserver.NewBodyBudget(opts.RequestBodyBudget)
 	pings := &ping.Handler{
@@ -531,7 +538,7 @@ func setupHTTP(mgr ctrl.Manager, opts Options, st *store.Store, door *checks.Doo
 			MaxConnectionsPerSource: opts.SMTPMaxConnectionsPerSource, TrustedProxies: opts.TrustedProxies,
 			IPv6SourcePrefix: opts.IPv6SourcePrefix,
 		}); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	dash := &dashboard.Server{Checks: door, Projects: projects, BaseURL: opts.BaseURL, TestChannel: dispatcher.Test,
@@ -568,19 +575,20 @@ func setupHTTP(mgr ctrl.Manager, opts Options, st *store.Store, door *checks.Doo
 		return serving(req)
 	}
 	ready := whole
-	if early {
+	if !st.Shared() {
 		// The embedded store's replica is the only one: it serves as soon
 		// as its store is open, and is ready then, so that its Service
 		// sends it the pings it keeps (checks.HoldEarly); the rest waits
 		// for the whole server.
-		parts.Ready, parts.Early = wholeServer(door, projects), pings.ServeEarly
+		parts.Ready, parts.Early = wholeServer(ctx, door, projects), pings.ServeEarly
 		server.Cache, server.WaitFor, ready = nil, nil, serving
+		early = server
 	}
 	server.Handler = site.Handler(log, parts)
-	if early {
-		*earlyServer = server
-	} else if err := mgr.Add(server); err != nil {
-		return err
+	if early == nil {
+		if err := mgr.Add(server); err != nil {
+			return nil, err
+		}
 	}
 	if opts.HeartbeatURL != "" {
 		if err := mgr.Add(&heartbeat.Heartbeat{
@@ -594,13 +602,13 @@ func setupHTTP(mgr ctrl.Manager, opts Options, st *store.Store, door *checks.Doo
 			Client: &runner.Client{UserAgent: version.UserAgent()},
 			Clock:  opts.Clock, Log: ctrl.Log.WithName("heartbeat"),
 		}); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
-		return err
+		return nil, err
 	}
-	return mgr.AddReadyzCheck("http", ready)
+	return early, mgr.AddReadyzCheck("http", ready)
 }
 
 // Run builds a manager and runs it until ctx is done.
