@@ -225,6 +225,13 @@ func (l *Loop) measure(ctx context.Context) {
 	if counts, err := l.Store.StateCounts(ctx); err == nil {
 		l.Metrics.SetChecks(counts)
 	}
+	if oldest, err := l.Store.OldestPending(ctx); err == nil {
+		age := time.Duration(0)
+		if !oldest.IsZero() {
+			age = l.Clock.Since(oldest)
+		}
+		l.Metrics.SetOldestPending(age)
+	}
 }
 
 // collect forgets the rows of checks the cache does not hold, once the API

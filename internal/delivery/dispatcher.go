@@ -55,6 +55,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/delivery/fairshare"
 	"github.com/vigil-operator/vigil/internal/egress"
 	"github.com/vigil-operator/vigil/internal/keylock"
+	"github.com/vigil-operator/vigil/internal/metrics"
 	"github.com/vigil-operator/vigil/internal/notify"
 	"github.com/vigil-operator/vigil/internal/store"
 	"github.com/vigil-operator/vigil/internal/words"
@@ -169,6 +170,9 @@ type Dispatcher struct {
 	Egress *egress.Guard
 	// BaseURL builds the ping URL messages show.
 	BaseURL string
+	// Metrics count the attempts by the Channel's kind and outcome, and
+	// time them; nil counts nothing.
+	Metrics *metrics.Metrics
 	Options Options
 
 	once     sync.Once
@@ -452,14 +456,32 @@ func (d *Dispatcher) send(ctx context.Context, dl store.Delivery) error {
 	msg := notify.Message{Check: info, Up: dl.Flip.Up, Time: dl.Flip.At, Reason: string(dl.Flip.Reason), Detail: dl.Flip.Detail,
 		Notice: dl.Flip.Notice, Since: dl.Flip.Since, Held: dl.Flip.HeldBy(), Until: dl.Flip.HeldUntil,
 		Flapped: dl.Flip.Held == store.HeldFlapping, HeldByParent: dl.Flip.HeldByParent()}
-	attempt := d.breaker.Attempt(dl.Namespace)
-	sendErr := notify.Send(ctx, notify.Delivery{Channel: ch, Message: msg, Secret: notify.SecretsIn(d.Secrets, ch.Namespace),
-		Egress: d.Egress, Gate: attempt.Gate, Timeout: d.Options.RequestTimeout})
-	attempt.Done(sendErr)
+	sendErr := d.sendThrough(ctx, ch, msg)
 	if ctx.Err() == nil { // a send cut short by the stop is no news for the Channel
 		d.recordOnChannel(ch, check, dl.Flip.Up, sendErr)
 	}
 	return sendErr
+}
+
+// sendThrough sends a notification through the Channel, within its
+// namespace's breaker, and counts the attempt by the Channel's kind.
+func (d *Dispatcher) sendThrough(ctx context.Context, ch *v1.Channel, msg notify.Message) error {
+	attempt := d.breaker.Attempt(ch.Namespace)
+	began := time.Now()
+	err := notify.Send(ctx, notify.Delivery{Channel: ch, Message: msg, Secret: notify.SecretsIn(d.Secrets, ch.Namespace),
+		Egress: d.Egress, Gate: attempt.Gate, Timeout: d.Options.RequestTimeout})
+	attempt.Done(err)
+	if ctx.Err() == nil { // a send cut short by the stop says nothing of the service
+		outcome := metrics.Delivered
+		switch {
+		case notify.IsPermanent(err):
+			outcome = metrics.DeliveryRejected
+		case err != nil:
+			outcome = metrics.DeliveryError
+		}
+		d.Metrics.Delivery(string(ch.Spec.Kind), outcome, time.Since(began))
+	}
+	return err
 }
 
 // Test sends a test notification through the namespace's Channel name (each

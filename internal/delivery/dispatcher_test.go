@@ -14,6 +14,8 @@ import (
 
 	. "github.com/onsi/ginkgo/v2"
 	. "github.com/onsi/gomega"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -24,6 +26,7 @@ import (
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/delivery"
 	"github.com/vigil-operator/vigil/internal/egress"
+	"github.com/vigil-operator/vigil/internal/metrics"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/store"
 	"github.com/vigil-operator/vigil/internal/testenv"
@@ -236,9 +239,12 @@ var _ = Describe("Dispatcher", func() {
 	// run starts a dispatcher, as a manager does, and returns its stop.
 	// Stopping it closes the store too, as a manager's exit does; the next
 	// run opens it again.
-	start := func(opts delivery.Options) (d *delivery.Dispatcher, stop func()) {
+	start := func(opts delivery.Options, m ...*metrics.Metrics) (d *delivery.Dispatcher, stop func()) {
 		d = &delivery.Dispatcher{Client: managerClient, Reader: managerReader, Secrets: managerReader, Store: st, Clock: clock.RealClock{}, Recorder: rec, Options: opts,
 			Egress: loopbackEgress}
+		if len(m) > 0 {
+			d.Metrics = m[0]
+		}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() { done <- d.Start(ctx) }()
@@ -273,6 +279,60 @@ var _ = Describe("Dispatcher", func() {
 	}
 
 	fast := delivery.Options{InitialBackoff: 100 * time.Millisecond, MaxBackoff: 200 * time.Millisecond}
+
+	It("counts each attempt by the Channel's kind and outcome, and how long the oldest pending notification has waited", func() {
+		ok, flaky, refusing := newEndpoint(200), newEndpoint(500, 200), newEndpoint(404)
+		webhook("ok", ok)
+		webhook("flaky", flaky)
+		webhook("refusing", refusing)
+		c := flipped("nightly", []string{"ok", "flaky", "refusing"}, false)
+
+		reg := prometheus.NewRegistry()
+		m := metrics.New(reg)
+		_, stop := start(fast, m)
+		defer stop()
+		Eventually(deliveries(c)).Should(ConsistOf(
+			HaveField("State", store.DeliveryDelivered), HaveField("State", store.DeliveryDelivered), HaveField("State", store.DeliveryFailed)))
+		attempts := func(outcome string) float64 {
+			families, err := reg.Gather()
+			Expect(err).NotTo(HaveOccurred())
+			for _, f := range families {
+				if f.GetName() != "vigil_delivery_attempts_total" {
+					continue
+				}
+				for _, c := range f.GetMetric() {
+					labels := map[string]string{}
+					for _, l := range c.GetLabel() {
+						labels[l.GetName()] = l.GetValue()
+					}
+					if labels["kind"] == "webhook" && labels["outcome"] == outcome {
+						return c.GetCounter().GetValue()
+					}
+				}
+			}
+			return 0
+		}
+		Expect([]float64{attempts(metrics.Delivered), attempts(metrics.DeliveryError), attempts(metrics.DeliveryRejected)}).
+			To(Equal([]float64{2, 1, 1}), "the ok and the flaky one's second, the flaky one's first, the refused one")
+		Expect(testutil.CollectAndCount(reg, "vigil_delivery_duration_seconds")).To(Equal(1), "one series, the webhook kind's")
+
+		// Nothing is pending now; a delivery whose attempt has not ended
+		// is, since it was queued.
+		oldest, err := st.OldestPending(ctxT())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(oldest.IsZero()).To(BeTrue())
+		held := newEndpoint(200)
+		held.hold = make(chan struct{}) // before any request
+		DeferCleanup(func() { close(held.hold) })
+		webhook("held", held)
+		queuedBy := time.Now()
+		later := flipped("hourly", []string{"held"}, false)
+		Eventually(deliveries(later)).Should(ConsistOf(And(HaveField("State", store.DeliveryPending), HaveField("Attempts", BeNumerically(">=", 1)))))
+		oldest, err = st.OldestPending(ctxT())
+		Expect(err).NotTo(HaveOccurred())
+		Expect(oldest).To(BeTemporally(">=", queuedBy.Truncate(time.Microsecond)))
+		Expect(oldest).To(BeTemporally("<=", time.Now()))
+	})
 
 	It("delivers, on start, a notification left pending before a restart, exactly once", func() {
 		e := newEndpoint(200)

@@ -219,9 +219,5 @@ func (d *Dispatcher) sendGroup(ctx context.Context, members []store.Delivery) (*
 		info.DetailsURL = d.BaseURL + "/"
 	}
 	msg := notify.Message{Check: info, Up: first.Flip.Up, Time: last, Group: group}
-	attempt := d.breaker.Attempt(first.Namespace)
-	err := notify.Send(ctx, notify.Delivery{Channel: ch, Message: msg, Secret: notify.SecretsIn(d.Secrets, ch.Namespace),
-		Egress: d.Egress, Gate: attempt.Gate, Timeout: d.Options.RequestTimeout})
-	attempt.Done(err)
-	return ch, err
+	return ch, d.sendThrough(ctx, ch, msg)
 }

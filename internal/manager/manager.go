@@ -393,6 +393,11 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 		}
 	}
 	m := metrics.New(nil)
+	kinds := make([]string, 0, len(notify.Kinds()))
+	for _, k := range notify.Kinds() {
+		kinds = append(kinds, string(k))
+	}
+	m.DeliveryKinds(kinds)
 
 	// The leader's loops wake when a commit (on this replica) has work
 	// for them; they also poll the store, for commits of other replicas.
@@ -429,7 +434,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 	}
 	dispatcher = &delivery.Dispatcher{
 		Client: mgr.GetClient(), Reader: mgr.GetAPIReader(), Secrets: channelSecrets(mgr, opts), Store: st, Clock: opts.Clock,
-		Recorder: mgr.GetEventRecorder("vigil-delivery"), BaseURL: opts.BaseURL, Options: opts.Delivery,
+		Recorder: mgr.GetEventRecorder("vigil-delivery"), BaseURL: opts.BaseURL, Options: opts.Delivery, Metrics: m,
 		Egress: egress.New(egress.Options{Allow: opts.EgressAllow, Deny: opts.EgressDeny, NamespaceAllow: limits.EgressAllow,
 			AllowRelays: opts.EgressAllowRelays}),
 	}

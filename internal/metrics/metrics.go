@@ -1,6 +1,6 @@
 // Package metrics holds Vigil's Prometheus metrics, served on the manager's
 // metrics endpoint. Labels are bounded: namespace, state, type, direction,
-// kind, why.
+// kind (a volume's, or a Channel's of the 29), outcome, why.
 package metrics
 
 import (
@@ -28,6 +28,9 @@ type Metrics struct {
 	overShare    *prometheus.CounterVec
 	bodyBytes    *prometheus.GaugeVec
 	bodyRefused  *prometheus.CounterVec
+	deliveries   *prometheus.CounterVec
+	sendTime     *prometheus.HistogramVec
+	oldest       prometheus.Gauge
 }
 
 // New creates the metrics and registers them with reg (the
@@ -90,6 +93,19 @@ func New(reg prometheus.Registerer) *Metrics {
 			Name: "vigil_ping_bodies_refused_total",
 			Help: "Pings recorded without their body because their namespace's checks held its body-bytes-limit of bodies, by namespace.",
 		}, []string{"namespace"}),
+		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "vigil_delivery_attempts_total",
+			Help: "Attempts to deliver a notification, by the Channel's kind and outcome (delivered; error: tried again later unless it was the last attempt; rejected: the service refused it for good).",
+		}, []string{"kind", "outcome"}),
+		sendTime: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "vigil_delivery_duration_seconds",
+			Help:    "How long an attempt to deliver a notification took, by the Channel's kind, whatever its outcome.",
+			Buckets: []float64{0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
+		}, []string{"kind"}),
+		oldest: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "vigil_delivery_oldest_pending_seconds",
+			Help: "How long the oldest notification still to be delivered (due or waiting to be tried again) has waited since it was queued; 0 when none is; exported by the leader.",
+		}),
 	}
 	m.pings = register(reg, m.pings)
 	m.flips = register(reg, m.flips)
@@ -104,6 +120,9 @@ func New(reg prometheus.Registerer) *Metrics {
 	m.overShare = register(reg, m.overShare)
 	m.bodyBytes = register(reg, m.bodyBytes)
 	m.bodyRefused = register(reg, m.bodyRefused)
+	m.deliveries = register(reg, m.deliveries)
+	m.sendTime = register(reg, m.sendTime)
+	m.oldest = register(reg, m.oldest)
 	return m
 }
 
@@ -238,4 +257,48 @@ func (m *Metrics) StatusWrite(stateChanged bool) {
 		why = "state"
 	}
 	m.statusWrites.WithLabelValues(why).Inc()
+}
+
+// The outcomes of a delivery attempt (vigil_delivery_attempts_total).
+const (
+	Delivered = "delivered"
+	// DeliveryError: the attempt failed; the delivery is tried again
+	// unless it was its last attempt.
+	DeliveryError = "error"
+	// DeliveryRejected: the service refused it for good.
+	DeliveryRejected = "rejected"
+)
+
+// Delivery counts an attempt to deliver a notification through a Channel
+// of the kind, its outcome one of Delivered, DeliveryError and
+// DeliveryRejected, and how long it took.
+func (m *Metrics) Delivery(kind, outcome string, took time.Duration) {
+	if m == nil {
+		return
+	}
+	m.deliveries.WithLabelValues(kind, outcome).Inc()
+	m.sendTime.WithLabelValues(kind).Observe(took.Seconds())
+}
+
+// DeliveryKinds starts every kind's attempt and duration series at 0, so
+// that the first failure of a kind is an increase (an alert on it fires)
+// and the series exist before any delivery.
+func (m *Metrics) DeliveryKinds(kinds []string) {
+	if m == nil {
+		return
+	}
+	for _, kind := range kinds {
+		for _, outcome := range []string{Delivered, DeliveryError, DeliveryRejected} {
+			m.deliveries.WithLabelValues(kind, outcome)
+		}
+		m.sendTime.WithLabelValues(kind)
+	}
+}
+
+// SetOldestPending sets how long the oldest pending notification has
+// waited (0: none is pending).
+func (m *Metrics) SetOldestPending(age time.Duration) {
+	if m != nil {
+		m.oldest.Set(max(age, 0).Seconds())
+	}
 }

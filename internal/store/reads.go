@@ -344,6 +344,17 @@ func (s *Store) NextDelivery(ctx context.Context) (time.Time, error) {
 	return fromMicros(next), nil
 }
 
+// OldestPending is when the oldest notification still to be delivered (due,
+// or waiting to be tried again) was queued; zero when none is. It reads
+// every pending row: once every measure, not on any request.
+func (s *Store) OldestPending(ctx context.Context) (time.Time, error) {
+	var oldest sql.NullInt64
+	if err := s.queryRow(ctx, `SELECT MIN(queued) FROM deliveries WHERE state = ?`, string(DeliveryPending)).Scan(&oldest); err != nil {
+		return time.Time{}, fmt.Errorf("reading the oldest pending delivery: %w", err)
+	}
+	return fromMicros(oldest), nil
+}
+
 // Deliveries returns the deliveries of a check's flip n, by channel.
 func (s *Store) Deliveries(ctx context.Context, uid types.UID, flipN int64) (map[string]Delivery, error) {
 	rows, err := s.query(ctx, `SELECT `+deliveryColumns+` FROM deliveries d JOIN channels ch ON ch.id = d.channel_id

@@ -1288,8 +1288,14 @@ func TestPrometheusRule(t *testing.T) {
 				}
 			}
 			// No VigilNoLeader: the single replica holds no lease.
-			if got := keys(alerts); !slices.Equal(got, []string{"VigilCheckDown", "VigilDown", "VigilStoreFull", "VigilStoreVolumeFilling"}) {
-				t.Fatalf("alerts %v, want VigilCheckDown, VigilDown, VigilStoreFull and VigilStoreVolumeFilling", got)
+			if got := keys(alerts); !slices.Equal(got, []string{"VigilCheckDown", "VigilDeliveriesFailing", "VigilDown", "VigilStoreFull", "VigilStoreVolumeFilling"}) {
+				t.Fatalf("alerts %v, want VigilCheckDown, VigilDeliveriesFailing, VigilDown, VigilStoreFull and VigilStoreVolumeFilling", got)
+			}
+			failing, _ := alerts["VigilDeliveriesFailing"]["expr"].(string)
+			if !strings.Contains(failing, `outcome!="delivered"}[15m]`) || !strings.Contains(failing, "unless") ||
+				!strings.Contains(failing, `outcome="delivered"}[15m]`) || !strings.Contains(failing, fmt.Sprintf("job=%q", tc.job)) ||
+				!strings.Contains(failing, "sum by (kind)") {
+				t.Errorf("VigilDeliveriesFailing expr %q", failing)
 			}
 			filling, _ := alerts["VigilStoreVolumeFilling"]["expr"].(string)
 			if !strings.Contains(filling, `kind="available"`) || !strings.Contains(filling, `kind="size"`) || !strings.HasSuffix(filling, "< 0.1") {

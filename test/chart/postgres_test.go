@@ -396,8 +396,8 @@ func TestPostgresPrometheusRule(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			args := append(append(slices.Clone(postgres), "--set", "prometheusRule.enabled=true,prometheusRule.additionalLabels.team=platform"), tc.args...)
 			alerts := alertsOf(t, helmTemplate(t, args...).must(t, "PrometheusRule", "vigil"))
-			if got := keys(alerts); !slices.Equal(got, []string{"VigilCheckDown", "VigilDown", "VigilNoLeader", "VigilStoreFull"}) {
-				t.Fatalf("alerts %v, want VigilCheckDown, VigilDown, VigilNoLeader and VigilStoreFull (no volume of its own to watch)", got)
+			if got := keys(alerts); !slices.Equal(got, []string{"VigilCheckDown", "VigilDeliveriesFailing", "VigilDown", "VigilNoLeader", "VigilStoreFull"}) {
+				t.Fatalf("alerts %v, want VigilCheckDown, VigilDeliveriesFailing, VigilDown, VigilNoLeader and VigilStoreFull (no volume of its own to watch)", got)
 			}
 			a := alerts["VigilNoLeader"]
 			want := `max(leader_election_master_status{job="vigil-metrics", namespace="vigil-system", name="vigil.monitoring.vigil.dev"}) < 1`
