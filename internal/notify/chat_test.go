@@ -21,7 +21,7 @@ func chatChannel(kind v1.ChannelKind) *v1.Channel {
 	case v1.ChannelMSTeams:
 		spec.MSTeams = iw
 	case v1.ChannelDiscord:
-		spec.Discord = iw
+		spec.Discord = &v1.DiscordChannel{IncomingWebhookChannel: *iw}
 	}
 	return testChannel(spec)
 }
@@ -302,6 +302,7 @@ type discordWireMessage struct {
 			Inline bool   `json:"inline"`
 		} `json:"fields"`
 	} `json:"embeds"`
+	ThreadName *string `json:"thread_name"`
 }
 
 // checkDiscordLimits applies Discord's documented message limits.
@@ -369,6 +370,35 @@ func TestDiscord(t *testing.T) {
 			if fields["Tags"] != "`prod` `db`" || fields["Period"] != "1 day" || fields["Last Ping"] != "Success, 10 minutes ago" ||
 				fields["Last Ping Body"] != "```\nbackup done: 3 files\n```" {
 				t.Errorf("fields %v", fields)
+			}
+		})
+	}
+}
+
+// A forum or media channel's webhook refuses a message without
+// thread_name; a text channel's is sent none.
+func TestDiscordThreadName(t *testing.T) {
+	for _, tc := range []struct {
+		name, threadName string
+	}{
+		{"forum channel", "Vigil alerts"},
+		{"text channel", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newRecorder(t, http.StatusNoContent, "")
+			ch := chatChannel(v1.ChannelDiscord)
+			ch.Spec.Discord.ThreadName = tc.threadName
+			mustSend(t, ch, downMessage(), chatSecrets(srv))
+			var msg discordWireMessage
+			decodeStrict(t, srv.only(t).Body, &msg)
+			switch {
+			case tc.threadName == "" && msg.ThreadName != nil:
+				t.Errorf("thread_name %q sent for a channel without threadName", *msg.ThreadName)
+			case tc.threadName != "" && (msg.ThreadName == nil || *msg.ThreadName != tc.threadName):
+				t.Errorf("thread_name %v, want %q", msg.ThreadName, tc.threadName)
+			}
+			if msg.Content != "“Nightly backup” is DOWN." || len(msg.Embeds) != 1 {
+				t.Errorf("content %q, %d embeds", msg.Content, len(msg.Embeds))
 			}
 		})
 	}
