@@ -1,6 +1,7 @@
 package notify
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -277,6 +278,51 @@ func TestMSTeamsEscapesMarkdown(t *testing.T) {
 	}
 	if desc != `\*\*urgent\*\* see \<https://example.invalid/y\>` {
 		t.Errorf("description %q", desc)
+	}
+}
+
+// Teams refuses a message over about 28 KB: the description, the
+// Channel's own text and the ping body are cut until the JSON fits, and
+// what is sent is still a whole card. Every "<" costs 8 bytes once escaped
+// for Markdown (a backslash before it) and JSON (both as \u sequences).
+func TestMSTeamsPayloadFits(t *testing.T) {
+	m := downMessage()
+	m.Check.Desc = strings.Repeat("<", 10000)
+	m.Text = strings.Repeat("<", 4000)
+	m.Check.LastPingBody = []byte(strings.Repeat("<&> ", 50000))
+	srv := newRecorder(t, http.StatusAccepted, "")
+	mustSend(t, chatChannel(v1.ChannelMSTeams), m, chatSecrets(srv))
+	body := srv.only(t).Body
+	if len(body) > teamsPayloadMax || !json.Valid(body) {
+		t.Fatalf("payload of %d bytes (at most %d), valid JSON %v", len(body), teamsPayloadMax, json.Valid(body))
+	}
+	var msg teamsWireMessage
+	decodeStrict(t, body, &msg)
+	card := msg.Attachments[0].Content
+	if card.Body[0]["text"] != "“Nightly backup” is DOWN." || card.FallbackText != "“Nightly backup” is DOWN." {
+		t.Errorf("heading %v, fallback %q", card.Body[0]["text"], card.FallbackText)
+	}
+	var desc, code string
+	for _, el := range card.Body {
+		switch el["type"] {
+		case "FactSet":
+			for _, f := range el["facts"].([]any) {
+				if fm := f.(map[string]any); fm["title"] == "Description:" {
+					desc, _ = fm["value"].(string)
+				}
+			}
+		case "CodeBlock":
+			code, _ = el["codeSnippet"].(string)
+		}
+	}
+	if !strings.HasPrefix(desc, `\<\<`) || !strings.HasSuffix(desc, "…") {
+		t.Errorf("description not cut: %d bytes", len(desc))
+	}
+	if !strings.HasSuffix(code, "[truncated]") {
+		t.Errorf("ping body not cut: …%q", code[max(0, len(code)-20):])
+	}
+	if len(card.Actions) != 1 {
+		t.Errorf("actions %+v: the link to the check was dropped", card.Actions)
 	}
 }
 
