@@ -114,6 +114,22 @@ type IncomingWebhookChannel struct {
 	URLSecretRef SecretKeyRef `json:"urlSecretRef"`
 }
 
+// DiscordChannel settings: a webhook's URL, read from a Secret, and for
+// the webhook of a forum or media channel the name of the post each
+// notification starts there.
+type DiscordChannel struct {
+	IncomingWebhookChannel `json:",inline"`
+	// ThreadName is the title of the post each notification starts, for
+	// the webhook of a forum or media channel, which refuses messages
+	// without one (or without a ?thread_id= in its URL). Leave it unset
+	// for a text channel's webhook, or one whose URL names a thread.
+	// Discord takes at most 100 characters.
+	// +optional
+	// +kubebuilder:validation:MaxLength=100
+	// +kubebuilder:validation:XValidation:rule="self.trim() != ''",message="threadName must not be blank: leave it unset for a text channel's webhook"
+	ThreadName string `json:"threadName,omitempty"`
+}
+
 // SMTPSecurity is how an SMTP connection is secured.
 // +kubebuilder:validation:Enum=starttls;tls;none
 type SMTPSecurity string
@@ -316,7 +332,7 @@ type ChannelSpec struct {
 	// +optional
 	MSTeams *IncomingWebhookChannel `json:"msteams,omitempty"`
 	// +optional
-	Discord *IncomingWebhookChannel `json:"discord,omitempty"`
+	Discord *DiscordChannel `json:"discord,omitempty"`
 	// +optional
 	Ntfy *NtfyChannel `json:"ntfy,omitempty"`
 	// +optional

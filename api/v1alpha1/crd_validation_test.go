@@ -313,6 +313,10 @@ var _ = DescribeTable("rejects a bad manifest with a clear message",
 		"spec.matrix.room", "should match"),
 	Entry("ntfy priority 6", channel("  kind: ntfy\n  ntfy: {url: \"https://ntfy.sh/x\", priority: 6}\n"),
 		"spec.ntfy.priority", "less than or equal to 5"),
+	Entry("discord thread name over 100 characters", channel("  kind: discord\n  discord: {urlSecretRef: {name: s, key: k}, threadName: \""+strings.Repeat("é", 101)+"\"}\n"),
+		"spec.discord.threadName", "may not be more than 100"),
+	Entry("blank discord thread name", channel("  kind: discord\n  discord: {urlSecretRef: {name: s, key: k}, threadName: \"  \"}\n"),
+		"spec.discord.threadName", "threadName must not be blank"),
 )
 
 var _ = Describe("Check uuid", func() {

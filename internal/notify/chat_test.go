@@ -1,6 +1,7 @@
 package notify
 
 import (
+	"encoding/json"
 	"net/http"
 	"strings"
 	"testing"
@@ -21,7 +22,7 @@ func chatChannel(kind v1.ChannelKind) *v1.Channel {
 	case v1.ChannelMSTeams:
 		spec.MSTeams = iw
 	case v1.ChannelDiscord:
-		spec.Discord = iw
+		spec.Discord = &v1.DiscordChannel{IncomingWebhookChannel: *iw}
 	}
 	return testChannel(spec)
 }
@@ -280,6 +281,51 @@ func TestMSTeamsEscapesMarkdown(t *testing.T) {
 	}
 }
 
+// Teams refuses a message over about 28 KB: the description, the
+// Channel's own text and the ping body are cut until the JSON fits, and
+// what is sent is still a whole card. Every "<" costs 8 bytes once escaped
+// for Markdown (a backslash before it) and JSON (both as \u sequences).
+func TestMSTeamsPayloadFits(t *testing.T) {
+	m := downMessage()
+	m.Check.Desc = strings.Repeat("<", 10000)
+	m.Text = strings.Repeat("<", 4000)
+	m.Check.LastPingBody = []byte(strings.Repeat("<&> ", 50000))
+	srv := newRecorder(t, http.StatusAccepted, "")
+	mustSend(t, chatChannel(v1.ChannelMSTeams), m, chatSecrets(srv))
+	body := srv.only(t).Body
+	if len(body) > teamsPayloadMax || !json.Valid(body) {
+		t.Fatalf("payload of %d bytes (at most %d), valid JSON %v", len(body), teamsPayloadMax, json.Valid(body))
+	}
+	var msg teamsWireMessage
+	decodeStrict(t, body, &msg)
+	card := msg.Attachments[0].Content
+	if card.Body[0]["text"] != "“Nightly backup” is DOWN." || card.FallbackText != "“Nightly backup” is DOWN." {
+		t.Errorf("heading %v, fallback %q", card.Body[0]["text"], card.FallbackText)
+	}
+	var desc, code string
+	for _, el := range card.Body {
+		switch el["type"] {
+		case "FactSet":
+			for _, f := range el["facts"].([]any) {
+				if fm := f.(map[string]any); fm["title"] == "Description:" {
+					desc, _ = fm["value"].(string)
+				}
+			}
+		case "CodeBlock":
+			code, _ = el["codeSnippet"].(string)
+		}
+	}
+	if !strings.HasPrefix(desc, `\<\<`) || !strings.HasSuffix(desc, "…") {
+		t.Errorf("description not cut: %d bytes", len(desc))
+	}
+	if !strings.HasSuffix(code, "[truncated]") {
+		t.Errorf("ping body not cut: …%q", code[max(0, len(code)-20):])
+	}
+	if len(card.Actions) != 1 {
+		t.Errorf("actions %+v: the link to the check was dropped", card.Actions)
+	}
+}
+
 // Discord's execute-webhook JSON.
 type discordWireMessage struct {
 	Username        string `json:"username"`
@@ -302,6 +348,7 @@ type discordWireMessage struct {
 			Inline bool   `json:"inline"`
 		} `json:"fields"`
 	} `json:"embeds"`
+	ThreadName *string `json:"thread_name"`
 }
 
 // checkDiscordLimits applies Discord's documented message limits.
@@ -369,6 +416,35 @@ func TestDiscord(t *testing.T) {
 			if fields["Tags"] != "`prod` `db`" || fields["Period"] != "1 day" || fields["Last Ping"] != "Success, 10 minutes ago" ||
 				fields["Last Ping Body"] != "```\nbackup done: 3 files\n```" {
 				t.Errorf("fields %v", fields)
+			}
+		})
+	}
+}
+
+// A forum or media channel's webhook refuses a message without
+// thread_name; a text channel's is sent none.
+func TestDiscordThreadName(t *testing.T) {
+	for _, tc := range []struct {
+		name, threadName string
+	}{
+		{"forum channel", "Vigil alerts"},
+		{"text channel", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newRecorder(t, http.StatusNoContent, "")
+			ch := chatChannel(v1.ChannelDiscord)
+			ch.Spec.Discord.ThreadName = tc.threadName
+			mustSend(t, ch, downMessage(), chatSecrets(srv))
+			var msg discordWireMessage
+			decodeStrict(t, srv.only(t).Body, &msg)
+			switch {
+			case tc.threadName == "" && msg.ThreadName != nil:
+				t.Errorf("thread_name %q sent for a channel without threadName", *msg.ThreadName)
+			case tc.threadName != "" && (msg.ThreadName == nil || *msg.ThreadName != tc.threadName):
+				t.Errorf("thread_name %v, want %q", msg.ThreadName, tc.threadName)
+			}
+			if msg.Content != "“Nightly backup” is DOWN." || len(msg.Embeds) != 1 {
+				t.Errorf("content %q, %d embeds", msg.Content, len(msg.Embeds))
 			}
 		})
 	}

@@ -11,7 +11,7 @@ import (
 )
 
 // Helpers of the chat kinds (Telegram, Matrix, Mattermost, Rocket.Chat,
-// Zulip, Google Chat): they keep a message within its service's limits,
+// Zulip, Google Chat, Microsoft Teams): they keep a message within its service's limits,
 // identify one notification across retries, keep the words of a check's
 // author from mentioning people, and write Markdown code.
 

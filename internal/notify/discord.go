@@ -1,24 +1,43 @@
 package notify
 
 import (
+	"context"
+	"errors"
 	"strings"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/words"
 )
 
-// Discord: the webhook gets Discord's own execute-webhook JSON (the
-// reference posts a Slack-style payload to <url>/slack instead): content
-// “<name>” is DOWN., and one embed coloured red or green, titled with the
-// check's name (linked to CheckInfo.DetailsURL when set), with the reason and
-// description, inline fields for the other details, an excerpt of the last
-// ping body, and the flip's time. Mentions are disabled, so a check named
-// "@everyone" notifies no one.
-func init() {
-	register(v1.ChannelDiscord, incomingWebhookKind{
-		settings: func(s *v1.ChannelSpec) *v1.IncomingWebhookChannel { return s.Discord },
-		payload:  discordPayload,
-	})
+func init() { register(v1.ChannelDiscord, discordKind{}) }
+
+// discordKind posts to a Discord webhook Discord's own execute-webhook
+// JSON (the reference posts a Slack-style payload to <url>/slack instead):
+// content “<name>” is DOWN., and one embed coloured red or green, titled
+// with the check's name (linked to CheckInfo.DetailsURL when set), with the
+// reason and description, inline fields for the other details, an excerpt
+// of the last ping body, and the flip's time. Mentions are disabled, so a
+// check named "@everyone" notifies no one. With the Channel's threadName,
+// each message starts a post of that name (thread_name), as the webhook of
+// a forum or media channel requires; without it none is sent, since a
+// webhook URL that names a thread (?thread_id=) cannot take one as well.
+type discordKind struct{}
+
+func (discordKind) SecretRefs(spec *v1.ChannelSpec) []v1.SecretKeyRef {
+	if spec.Discord == nil {
+		return nil
+	}
+	return []v1.SecretKeyRef{spec.Discord.URLSecretRef}
+}
+
+func (discordKind) Send(ctx context.Context, d Delivery) error {
+	s := d.Channel.Spec.Discord
+	if s == nil {
+		return Permanent(errors.New("the channel has no discord settings"))
+	}
+	msg := discordPayload(&d.Message)
+	msg.ThreadName = s.ThreadName // the CRD bounds it as Discord does, to 100 characters
+	return d.postToWebhook(ctx, &s.IncomingWebhookChannel, msg)
 }
 
 type discordMessage struct {
@@ -26,6 +45,9 @@ type discordMessage struct {
 	Content         string                 `json:"content"`
 	Embeds          []discordEmbed         `json:"embeds"`
 	AllowedMentions discordAllowedMentions `json:"allowed_mentions"`
+	// ThreadName names the post a message starts in a forum or media
+	// channel.
+	ThreadName string `json:"thread_name,omitempty"`
 }
 
 type discordAllowedMentions struct {
@@ -66,7 +88,7 @@ const (
 	colorUp   = 0x5cb85c
 )
 
-func discordPayload(m *Message) any {
+func discordPayload(m *Message) discordMessage {
 	esc := discordEscape
 	e := discordEmbed{
 		Title:     words.Ellipsize(esc(m.testPrefix()+m.Check.name()), discordTitleMax),

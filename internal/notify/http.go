@@ -80,6 +80,13 @@ type request struct {
 	// into, when set, receives a 2xx answer's JSON body (at most
 	// maxAnswer bytes), for the senders that read what they created.
 	into any
+	// judge, when set, decides what an answer outside 2xx means, for a
+	// service whose status code does not tell (the signal-cli REST API
+	// answers 400 to a rate limit and to a network failure as to a bad
+	// request). It is given the StatusError d.do would return and the
+	// answer's excerpt (at most 4*maxErrorBody bytes, Secret values
+	// scrubbed), and returns the error to give instead.
+	judge func(se *StatusError, excerpt string) error
 }
 
 // maxAnswer bounds an answer a sender reads (a created issue, a list of
@@ -168,7 +175,16 @@ func (d *Delivery) do(ctx context.Context, r request) error {
 	if resp.StatusCode >= 300 && resp.StatusCode <= 399 {
 		se.Body = "redirects are not followed"
 	}
-	if retryable(resp.StatusCode) {
+	if r.judge != nil {
+		return r.judge(se, text)
+	}
+	return byStatus(se)
+}
+
+// byStatus is se as d.do returns it: retryable for the codes that may
+// succeed later, permanent otherwise.
+func byStatus(se *StatusError) error {
+	if retryable(se.Code) {
 		return se
 	}
 	return Permanent(se)

@@ -59,7 +59,7 @@ func TestSecretRefs(t *testing.T) {
 			[]v1.SecretKeyRef{r, ref("h", "auth"), ref("h", "b")}},
 		{v1.ChannelSpec{Kind: v1.ChannelSlack, Slack: &v1.IncomingWebhookChannel{URLSecretRef: r}}, []v1.SecretKeyRef{r}},
 		{v1.ChannelSpec{Kind: v1.ChannelMSTeams, MSTeams: &v1.IncomingWebhookChannel{URLSecretRef: r}}, []v1.SecretKeyRef{r}},
-		{v1.ChannelSpec{Kind: v1.ChannelDiscord, Discord: &v1.IncomingWebhookChannel{URLSecretRef: r}}, []v1.SecretKeyRef{r}},
+		{v1.ChannelSpec{Kind: v1.ChannelDiscord, Discord: &v1.DiscordChannel{IncomingWebhookChannel: v1.IncomingWebhookChannel{URLSecretRef: r}, ThreadName: "alerts"}}, []v1.SecretKeyRef{r}},
 		{v1.ChannelSpec{Kind: v1.ChannelEmail, Email: &v1.EmailChannel{CredentialsSecretRef: &v1.LocalSecretRef{Name: "smtp"}}},
 			[]v1.SecretKeyRef{ref("smtp", "username"), ref("smtp", "password")}},
 		{v1.ChannelSpec{Kind: v1.ChannelEmail, Email: &v1.EmailChannel{}}, nil},

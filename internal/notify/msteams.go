@@ -1,6 +1,7 @@
 package notify
 
 import (
+	"encoding/json"
 	"strings"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
@@ -14,7 +15,10 @@ import (
 // CodeBlock, and a "View in Vigil" action when CheckInfo.DetailsURL is set.
 // A TextBlock's text and a fact's value are Markdown to Teams: every text
 // of the message is escaped, so that a check named "[x](https://…)" reads
-// as that, not as a link to wherever its author chose.
+// as that, not as a link to wherever its author chose. Teams refuses a
+// message over about 28 KB, so the longest parts (the description, the
+// Channel's own text and the ping body) are cut until the JSON fits
+// teamsPayloadMax.
 func init() {
 	register(v1.ChannelMSTeams, incomingWebhookKind{
 		settings: func(s *v1.ChannelSpec) *v1.IncomingWebhookChannel { return s.MSTeams },
@@ -48,7 +52,22 @@ type teamsFact struct {
 	Value string `json:"value"`
 }
 
+// teamsPayloadMax bounds the JSON Vigil posts, in bytes: Teams refuses a
+// message over about 28 KB, and the workflow adds its own wrapping around
+// the card.
+const teamsPayloadMax = 27 * 1000
+
 func teamsPayload(m *Message) any {
+	size := func(msg teamsMessage) int {
+		b, _ := json.Marshal(msg)
+		return len(b)
+	}
+	return chatFitted(m, teamsPayloadMax, size, teamsRender)
+}
+
+// teamsRender lays the message out, with at most bodyLimit bytes of the
+// last ping body.
+func teamsRender(m *Message, bodyLimit int) teamsMessage {
 	color := "Attention"
 	if m.calm() {
 		color = "Good"
@@ -69,7 +88,7 @@ func teamsPayload(m *Message) any {
 		facts = append(facts, teamsFact{Title: f.Title + ":", Value: v})
 	}
 	body = append(body, map[string]any{"type": "FactSet", "facts": facts})
-	if excerpt := m.Check.bodyExcerpt(chatBodyLimit); excerpt != "" {
+	if excerpt := m.Check.bodyExcerpt(bodyLimit); bodyLimit > 0 && excerpt != "" {
 		body = append(body,
 			map[string]any{"type": "TextBlock", "text": "Last Ping Body:", "weight": "Bolder"},
 			map[string]any{"type": "CodeBlock", "codeSnippet": excerpt, "language": "PlainText"})

@@ -1,11 +1,15 @@
 package notify
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
+	"time"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 )
@@ -23,6 +27,12 @@ func init() { register(v1.ChannelSignal, signalKind{}) }
 // for the numbers, one for the usernames and one per group; should one
 // fail, a retry sends the others again. Every event is sent, each worded by
 // its title; nothing is left to resolve.
+//
+// The server answers 400 to almost every failure, a rate limit or a
+// network failure as much as a bad request, so a failure is judged by the
+// error it words (signalJudge): rate limits and network failures are
+// retried; an unregistered or untrusted recipient, an unregistered sender
+// or a malformed request is not.
 type signalKind struct{}
 
 func (signalKind) SecretRefs(spec *v1.ChannelSpec) []v1.SecretKeyRef {
@@ -67,7 +77,7 @@ func (signalKind) Send(ctx context.Context, d Delivery) error {
 	text := signalText(&d.Message)
 	for _, recipients := range batches {
 		body := signalSendV2{Message: text, Number: s.Number, Recipients: recipients, TextMode: "styled"}
-		if err := d.do(ctx, request{method: http.MethodPost, target: t, header: h, json: body}); err != nil {
+		if err := d.do(ctx, request{method: http.MethodPost, target: t, header: h, json: body, judge: signalJudge}); err != nil {
 			return err
 		}
 	}
@@ -159,3 +169,173 @@ func signalEscape(s string) string {
 }
 
 var signalMarkers = strings.NewReplacer("*", `\*`, "`", "\\`", "~", `\~`, "|", `\|`)
+
+// signalFailure is what the error of a failed send says of retrying it.
+type signalFailure int
+
+const (
+	// signalUnrecognised: the error says nothing Vigil knows; the status
+	// code decides, as for every other kind.
+	signalUnrecognised signalFailure = iota
+	// signalRateLimited: Signal refused to send so much; a later try may
+	// pass.
+	signalRateLimited
+	// signalTransient: the server, or Signal's service behind it, could
+	// not be reached; a later try may pass.
+	signalTransient
+	// signalPermanent: the sender, a recipient or the request itself is
+	// wrong, and stays so until someone changes it.
+	signalPermanent
+)
+
+// The words that classify an error of the REST API (its own, or
+// signal-cli's, which it passes on), in lower case. Sources: the REST API's
+// src/api/api.go and src/client (bbernhard/signal-cli-rest-api), and
+// signal-cli's SendCommand and SendMessageResultUtils (AsamK/signal-cli).
+var (
+	signalRateLimitWords = []string{
+		"rate limit",     // "[429] Rate limit exceeded", "… due to rate limiting", "Rate limit failure for …"
+		"ratelimit",      // "(RateLimitException)"
+		"proof required", // "CAPTCHA proof required for sending to …, or wait "N" seconds"
+		"too many requests",
+		"[413]", "[428]", "[429]", // the Signal service's answers to a sender sending too much
+	}
+	signalTransientWords = []string{
+		"network failure", // a recipient's "Network failure for …"
+		"unable to connect",
+		"no connection",
+		"connection refused",
+		"connection reset",
+		"timed out",
+		"timeout", // "process killed as timeout reached", "(SocketTimeoutException)"
+		"pushnetworkexception",
+		"unknownhostexception",
+		"connectexception",
+		"service unavailable",
+	}
+	signalPermanentWords = []string{
+		"unregistered user",        // a recipient's "Unregistered user …"
+		"is not registered",        // "The user … is not registered.", and the sender's "User … is not registered."
+		"untrusted identit",        // "Untrusted Identity for …", "… due to untrusted identities"
+		"untrusted recipient keys", // the REST API's words for the same, in json-rpc mode
+		"authorization failed",     // "[401]": the sender's account was unregistered or unlinked
+		"invalid phone number",
+		"invalid number",
+		"invalid account",
+		"invalid identifier",
+		"invalid recipient",
+		"invalid group id",
+		"invalid signal group size",
+		"invalid username",
+		"group not found",
+		"not a member in group",
+		"not allowed to send message to group",
+		"please first update your profile",
+		"specified account does not exist",
+		"failed to load the given account",
+		"number not registered with json-rpc",
+		"couldn't process request", // the REST API's check of the request's shape
+		"cannot be specified together",
+		"more than one group",
+		"more than one recipient",
+	}
+	// signalServerError is a 5xx answer of the Signal service, as
+	// signal-cli quotes it ("[503] …").
+	signalServerError = regexp.MustCompile(`\[5[0-9][0-9]\]`)
+	// signalRetryHint is a delay signal-cli passes on: "retry after 30
+	// seconds", or "or wait "600" seconds" (quoted, and escaped in JSON).
+	signalRetryHint = regexp.MustCompile(`(?:retry after|wait)\W{0,3}([0-9]{1,9})\W{0,3}second`)
+)
+
+// signalBareFailure is all signal-cli says, in json-rpc mode, when a send
+// reached none of its recipients for another reason than a rate limit or
+// an untrusted key: mostly a network failure, so it is retried (an
+// unregistered recipient then costs a few needless attempts).
+const signalBareFailure = "failed to send message"
+
+// signalRateLimitWait is the delay after a rate limit whose answer names
+// none: Signal does not say how long its limits last, and a retry within
+// seconds only counts against the same limit.
+const signalRateLimitWait = time.Minute
+
+// signalJudge turns a failed send into a retryable or a permanent error by
+// what its error says, since the REST API answers 400 to almost every
+// failure and 429 only to some rate limits. A rate limit waits for the
+// delay the answer names (signalRateLimitWait when it names none); an
+// error it does not recognise is judged by its status code, as before.
+func signalJudge(se *StatusError, excerpt string) error {
+	if se.Code != http.StatusBadRequest && se.Code != http.StatusTooManyRequests {
+		return byStatus(se)
+	}
+	text := strings.ToLower(signalErrorText(excerpt))
+	failure := signalClassify(text)
+	if se.Code == http.StatusTooManyRequests {
+		failure = signalRateLimited
+	}
+	switch failure {
+	case signalRateLimited:
+		if se.RetryAfter == 0 {
+			se.RetryAfter = cmp.Or(signalRetryAfter(text), signalRateLimitWait)
+		}
+		return se
+	case signalTransient:
+		return se
+	case signalPermanent:
+		return Permanent(se)
+	}
+	return byStatus(se)
+}
+
+// signalErrorText is the "error" of the REST API's JSON answer
+// ({"error": "…"}), or the excerpt as it is when it holds none (cut short,
+// or not JSON).
+func signalErrorText(excerpt string) string {
+	var answer struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal([]byte(excerpt), &answer) == nil && answer.Error != "" {
+		return answer.Error
+	}
+	return excerpt
+}
+
+// signalClassify reads an error in lower case. A rate limit or a network
+// failure outweighs a permanent failure in the same error: signal-cli
+// lists every recipient's failure, and a retry reaches the recipients
+// that failed for the time being.
+func signalClassify(text string) signalFailure {
+	switch {
+	case containsAny(text, signalRateLimitWords):
+		return signalRateLimited
+	case containsAny(text, signalTransientWords) || signalServerError.MatchString(text):
+		return signalTransient
+	case containsAny(text, signalPermanentWords):
+		return signalPermanent
+	case strings.TrimRight(strings.TrimSpace(text), ".") == signalBareFailure:
+		return signalTransient
+	}
+	return signalUnrecognised
+}
+
+// signalRetryAfter is the longest delay the error names, at most a day
+// (more is a mistake); zero when it names none.
+func signalRetryAfter(text string) time.Duration {
+	const maxSecs = 24 * 60 * 60
+	secs := 0
+	for _, m := range signalRetryHint.FindAllStringSubmatch(text, -1) {
+		if n, err := strconv.Atoi(m[1]); err == nil {
+			secs = max(secs, min(n, maxSecs))
+		}
+	}
+	return time.Duration(secs) * time.Second
+}
+
+// containsAny reports whether s contains any of words.
+func containsAny(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,10 +1,12 @@
 package notify
 
 import (
+	"errors"
 	"net/http"
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 )
@@ -190,4 +192,99 @@ func TestSignalErrors(t *testing.T) {
 
 func TestSignalRateLimit(t *testing.T) {
 	expectRetryAfter429(t, func(base string) *v1.Channel { return signalChannel(base) }, signalSecrets)
+}
+
+// signalFailed is how signal-cli lists the recipients a send failed for
+// (each line "<recipient>: <failure>"), then the timestamp and the
+// summary, as the REST API passes them on in {"error": …}.
+func signalFailed(summary string, lines ...string) string {
+	return `{"error":"Failed to send (some) messages:\n` + strings.Join(lines, `\n`) + `\n1714565400000\n` + summary + `\n"}`
+}
+
+// The REST API answers 400 to almost every failure of a send, so what its
+// error says decides whether a retry may help. The bodies are worded as
+// the REST API (src/api, src/client) and signal-cli (SendCommand,
+// SendMessageResultUtils) word them.
+func TestSignalFailureClasses(t *testing.T) {
+	const to = `+15557654321: `
+	// An answer longer than the excerpt d.do reads is no JSON once cut:
+	// its words still count.
+	limited := make([]string, 20)
+	for i := range limited {
+		limited[i] = to + `Rate limit failure for \"+15557654321\", retry after 45 seconds`
+	}
+	manyLimited := signalFailed("Failed to send message due to rate limiting", limited...)
+	for _, tc := range []struct {
+		name       string
+		status     int
+		body       string
+		permanent  bool
+		retryAfter time.Duration
+	}{
+		// Rate limits: retried, no sooner than the delay they name.
+		{"rate limit naming a delay", http.StatusBadRequest,
+			signalFailed("Failed to send message due to rate limiting", to+`Rate limit failure for \"+15557654321\", retry after 30 seconds`),
+			false, 30 * time.Second},
+		{"captcha proof required", http.StatusBadRequest,
+			signalFailed("Failed to send message", to+`CAPTCHA proof required for sending to \"+15557654321\", available options \"CAPTCHA\" with challenge token \"0a1b2c3d\", or wait \"600\" seconds.`),
+			false, 10 * time.Minute},
+		{"rate limit naming no delay", http.StatusBadRequest,
+			`{"error":"Failed to send message: [429] Rate limit exceeded: 429 (RateLimitException) (UnexpectedErrorException)"}`,
+			false, signalRateLimitWait},
+		{"rate limit answered 429 (json-rpc mode)", http.StatusTooManyRequests,
+			`{"error":"Failed to send message due to rate limiting. Use the attached challenge tokens to lift the rate limit restrictions via the '/v1/accounts/{number}/rate-limit-challenge' endpoint.","challenge_tokens":["0a1b2c3d"],"account":"+15551234567"}`,
+			false, signalRateLimitWait},
+		{"rate limit in an answer cut short", http.StatusBadRequest, manyLimited, false, 45 * time.Second},
+		// Network failures: retried with the usual backoff.
+		{"network failure", http.StatusBadRequest,
+			signalFailed("Failed to send message", to+`Network failure for \"+15557654321\"`), false, 0},
+		{"Signal service unreachable", http.StatusBadRequest,
+			`{"error":"Failed to send message: Unable to connect to the Signal service (PushNetworkException)"}`, false, 0},
+		{"signal-cli timed out", http.StatusBadRequest, `{"error":"process killed as timeout reached"}`, false, 0},
+		{"json-rpc failure without details", http.StatusBadRequest, `{"error":"Failed to send message"}`, false, 0},
+		{"a network failure beside an unregistered recipient", http.StatusBadRequest,
+			signalFailed("Failed to send message", `+15550000001: Unregistered user \"+15550000001\"`, to+`Network failure for \"+15557654321\"`),
+			false, 0},
+		// What only a person can fix: not retried.
+		{"unregistered recipient", http.StatusBadRequest,
+			signalFailed("Failed to send message", to+`Unregistered user \"+15557654321\"`), true, 0},
+		{"untrusted identity", http.StatusBadRequest,
+			signalFailed("Failed to send message due to untrusted identities", to+`Untrusted Identity for \"+15557654321\"`), true, 0},
+		{"sender not registered", http.StatusBadRequest, `{"error":"User +15551234567 is not registered.\n"}`, true, 0},
+		{"invalid recipient", http.StatusBadRequest, `{"error":"Invalid identifier group.abc"}`, true, 0},
+		{"bad request shape", http.StatusBadRequest, `{"error":"Couldn't process request - invalid request"}`, true, 0},
+		// Anything else is judged by its status code, as for every kind.
+		{"unrecognised error", http.StatusBadRequest, `{"error":"Something new went wrong"}`, true, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := newRecorder(t, tc.status, tc.body)
+			err := send(t, signalChannel(srv.URL+"/signal"), downMessage(), signalSecrets)
+			var se *StatusError
+			if !errors.As(err, &se) || se.Code != tc.status {
+				t.Fatalf("Send = %v, want an HTTP %d StatusError", err, tc.status)
+			}
+			if IsPermanent(err) != tc.permanent {
+				t.Errorf("IsPermanent = %v, want %v: %v", IsPermanent(err), tc.permanent, err)
+			}
+			if se.RetryAfter != tc.retryAfter {
+				t.Errorf("RetryAfter = %s, want %s", se.RetryAfter, tc.retryAfter)
+			}
+			srv.only(t)
+		})
+	}
+}
+
+func TestSignalRetryAfter(t *testing.T) {
+	for text, want := range map[string]time.Duration{
+		"rate limit failure for \"+1\", retry after 30 seconds": 30 * time.Second,
+		`or wait \"600\" seconds.`:                              10 * time.Minute,
+		"retry after 5 seconds; retry after 90 seconds":         90 * time.Second,
+		"retry after 999999999 seconds":                         24 * time.Hour,
+		"failed to send message due to rate limiting":           0,
+		"retry after a while":                                   0,
+	} {
+		if got := signalRetryAfter(text); got != want {
+			t.Errorf("signalRetryAfter(%q) = %s, want %s", text, got, want)
+		}
+	}
 }
