@@ -122,12 +122,12 @@ func (d *Door) earlyRound(ctx context.Context) (int, error) {
 	if err != nil || len(pings) == 0 {
 		return 0, err
 	}
-	var gone []string
+	var gone []store.EarlyPing
 	lanes := make([][]store.EarlyPing, earlyWorkers)
 	seed := maphash.MakeSeed()
 	for _, e := range pings {
 		if d.index.get(e.Check) == nil {
-			gone = append(gone, e.ID)
+			gone = append(gone, e)
 			continue
 		}
 		lane := maphash.String(seed, string(e.Check)) % earlyWorkers

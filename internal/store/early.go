@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -33,9 +34,64 @@ type EarlyPing struct {
 	Ping Ping
 }
 
-// MaxEarlyPings bounds the pings kept until the cache is ready: past it, a
-// ping is refused with ErrOverloaded (its client tries again).
-const MaxEarlyPings = 200_000
+// The budgets of early pings, per namespace and in all: past one, a ping
+// is refused with ErrOverloaded (its client tries again), so that one
+// namespace's pings (or an anonymous flood at its UUIDs) cannot fill the
+// store, nor the others' room, while the cache is read.
+const (
+	MaxEarlyPings                       = 200_000
+	MaxEarlyPingsPerNamespace           = 10_000
+	MaxEarlyBodyBytesPerNamespace       = 16 << 20
+	MaxEarlyBodyBytes             int64 = 256 << 20
+)
+
+// earlyUse is what the early pings this store kept and has not recorded
+// hold, per namespace and in all.
+type earlyUse struct {
+	mu          sync.Mutex
+	pings       int
+	bytes       int64
+	byNamespace map[string]earlyCount
+}
+
+type earlyCount struct {
+	pings int
+	bytes int64
+}
+
+// take reserves room for one early ping of the namespace, false when a
+// budget has none.
+func (u *earlyUse) take(namespace string, bytes int64) bool {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	c := u.byNamespace[namespace]
+	if u.pings >= MaxEarlyPings || u.bytes+bytes > MaxEarlyBodyBytes ||
+		c.pings >= MaxEarlyPingsPerNamespace || c.bytes+bytes > MaxEarlyBodyBytesPerNamespace {
+		return false
+	}
+	if u.byNamespace == nil {
+		u.byNamespace = map[string]earlyCount{}
+	}
+	u.pings, u.bytes = u.pings+1, u.bytes+bytes
+	u.byNamespace[namespace] = earlyCount{pings: c.pings + 1, bytes: c.bytes + bytes}
+	return true
+}
+
+// give returns the room of an early ping recorded, dropped or refused.
+func (u *earlyUse) give(namespace string, bytes int64) {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	c := u.byNamespace[namespace]
+	if c.pings <= 0 {
+		return // kept by an earlier run of the manager
+	}
+	u.pings, u.bytes = u.pings-1, u.bytes-bytes
+	if c.pings == 1 {
+		delete(u.byNamespace, namespace)
+		return
+	}
+	u.byNamespace[namespace] = earlyCount{pings: c.pings - 1, bytes: c.bytes - bytes}
+}
 
 // Holder is the check that holds uuid as the store last knew it, and its
 // namespace: ok is false when no check does (no project claims the UUID,
@@ -55,20 +111,22 @@ func (s *Store) Holder(ctx context.Context, uuid string) (uid types.UID, namespa
 // RecordEarly keeps p until the cache is ready, and returns once that is
 // durable. It shares the writer's transactions with the other writes.
 func (s *Store) RecordEarly(ctx context.Context, p EarlyPing) error {
-	if s.early.Load() >= MaxEarlyPings {
+	size := int64(len(p.Ping.Body))
+	if !s.early.take(p.Namespace, size) {
 		return ErrOverloaded
 	}
 	var id [12]byte
 	_, _ = rand.Read(id[:])
 	p.ID = hex.EncodeToString(id[:])
 	o := &earlyOp{ping: p, result: newResult()}
-	if err := s.submit(ctx, o, true); err != nil {
-		return err
+	err := s.submit(ctx, o, true)
+	if err == nil {
+		err = o.err
 	}
-	if o.err == nil {
-		s.early.Add(1)
+	if err != nil {
+		s.early.give(p.Namespace, size)
 	}
-	return o.err
+	return err
 }
 
 type earlyOp struct {
@@ -123,10 +181,10 @@ func (s *Store) EarlyPings(ctx context.Context, limit int) ([]EarlyPing, error) 
 
 // DropEarly deletes early pings that will not be recorded (their check is
 // gone).
-func (s *Store) DropEarly(ctx context.Context, ids ...string) error {
+func (s *Store) DropEarly(ctx context.Context, pings ...EarlyPing) error {
 	err := s.shortTx(ctx, func(tx *sql.Tx) error {
-		for _, id := range ids {
-			if _, err := tx.ExecContext(ctx, s.d.sql(`DELETE FROM early_pings WHERE id = ?`), id); err != nil {
+		for _, e := range pings {
+			if _, err := tx.ExecContext(ctx, s.d.sql(`DELETE FROM early_pings WHERE id = ?`), e.ID); err != nil {
 				return err
 			}
 		}
@@ -135,6 +193,8 @@ func (s *Store) DropEarly(ctx context.Context, ids ...string) error {
 	if err != nil {
 		return fmt.Errorf("dropping early pings: %w", err)
 	}
-	s.early.Add(-int64(len(ids)))
+	for _, e := range pings {
+		s.early.give(e.Namespace, int64(len(e.Ping.Body)))
+	}
 	return nil
 }

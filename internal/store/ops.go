@@ -28,7 +28,7 @@ func (s *Store) RecordPing(ctx context.Context, tg Target, p Ping) (Recorded, er
 		return Recorded{}, err
 	}
 	if p.Early != "" && o.err == nil {
-		s.early.Add(-1)
+		s.early.give(tg.Namespace, int64(len(p.Body)))
 	}
 	return o.rec, o.err
 }

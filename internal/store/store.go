@@ -159,10 +159,10 @@ type Store struct {
 	commits     atomic.Int64          // transactions committed
 	writes      atomic.Int64          // writes they held
 	queuedBytes atomic.Int64
-	early       atomic.Int64 // early pings this store kept and has not recorded (early.go)
-	owners      ownerCache   // UUIDOwner's memory
-	mirror      mirror       // ChecksIn's copy of the checks table
-	bodies      bodyTotals   // each namespace's body bytes (bodies.go)
+	early       earlyUse   // the early pings this store kept and has not recorded (early.go)
+	owners      ownerCache // UUIDOwner's memory
+	mirror      mirror     // ChecksIn's copy of the checks table
+	bodies      bodyTotals // each namespace's body bytes (bodies.go)
 	// channelSweep is the last Channel number the minute's sweep looked
 	// at (channels.go).
 	channelSweep atomic.Int64

@@ -4,6 +4,7 @@
 package storetest
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -123,7 +124,7 @@ func Run(t *testing.T, newDSN NewDSN) {
 				_, err := s.RecordPing(ctx, tg, p)
 				must(t, err)
 			}
-			must(t, s.DropEarly(ctx, kept[2].ID))
+			must(t, s.DropEarly(ctx, kept[2]))
 			if left, err := s.EarlyPings(ctx, 10); err != nil || len(left) != 0 {
 				t.Fatalf("after recording and dropping them, %d early pings are left (%v)", len(left), err)
 			}
@@ -144,6 +145,29 @@ func Run(t *testing.T, newDSN NewDSN) {
 			if _, _, ok, err := s.Holder(ctx, uuid); err != nil || ok {
 				t.Errorf("a UUID whose check was forgotten still has a holder (%v)", err)
 			}
+		},
+		"one namespace's early pings past its budget are refused, and another namespace's are kept as ever": func(t *testing.T, s *store.Store) {
+			body := bytes.Repeat([]byte("x"), 1<<20)
+			early := func(ns string) store.EarlyPing {
+				p := ping(monitor.PingSuccess, t0)
+				p.Body = body
+				return store.EarlyPing{Check: types.UID("uid-" + ns), Namespace: ns, Ping: p}
+			}
+			for range store.MaxEarlyBodyBytesPerNamespace / len(body) {
+				must(t, s.RecordEarly(ctx, early("hostile")))
+			}
+			if err := s.RecordEarly(ctx, early("hostile")); !errors.Is(err, store.ErrOverloaded) {
+				t.Fatalf("an early ping past its namespace's budget: %v, want ErrOverloaded", err)
+			}
+			must(t, s.RecordEarly(ctx, early("victim")))
+			kept, err := s.EarlyPings(ctx, 100)
+			must(t, err)
+			if len(kept) != store.MaxEarlyBodyBytesPerNamespace/len(body)+1 {
+				t.Fatalf("%d early pings kept", len(kept))
+			}
+			// Dropped, they give their room back.
+			must(t, s.DropEarly(ctx, kept...))
+			must(t, s.RecordEarly(ctx, early("hostile")))
 		},
 		"a project's checks read after writes show them, and an answer handed out stays as it was": func(t *testing.T, s *store.Store) {
 			a, b := simple("m1"), simple("m2")
