@@ -122,16 +122,21 @@ func (d *Door) earlyRound(ctx context.Context) (int, error) {
 	if err != nil || len(pings) == 0 {
 		return 0, err
 	}
+	type kept struct {
+		ping  store.EarlyPing
+		check *v1.Check
+	}
 	var gone []store.EarlyPing
-	lanes := make([][]store.EarlyPing, earlyWorkers)
+	lanes := make([][]kept, earlyWorkers)
 	seed := maphash.MakeSeed()
 	for _, e := range pings {
-		if d.index.get(e.Check) == nil {
+		c := d.index.get(e.Check)
+		if c == nil {
 			gone = append(gone, e)
 			continue
 		}
 		lane := maphash.String(seed, string(e.Check)) % earlyWorkers
-		lanes[lane] = append(lanes[lane], e)
+		lanes[lane] = append(lanes[lane], kept{e, c})
 	}
 	if len(gone) > 0 {
 		if err := d.store.DropEarly(ctx, gone...); err != nil {
@@ -143,14 +148,13 @@ func (d *Door) earlyRound(ctx context.Context) (int, error) {
 	var wg sync.WaitGroup
 	for i, lane := range lanes {
 		wg.Go(func() {
-			for _, e := range lane {
-				c := d.index.get(e.Check)
-				p := e.Ping
+			for _, k := range lane {
+				p := k.ping.Ping
 				if d.early.kind != nil {
-					p.Kind = d.early.kind(c, p)
+					p.Kind = d.early.kind(k.check, p)
 				}
-				p.Early, p.Noted = e.ID, d.clock.Now()
-				if _, err := d.RecordPing(ctx, c, p); err != nil {
+				p.Early, p.Noted = k.ping.ID, d.clock.Now()
+				if _, err := d.RecordPing(ctx, k.check, p); err != nil {
 					errs[i] = err
 					return
 				}

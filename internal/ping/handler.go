@@ -103,27 +103,13 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 
-	// A body over the limit is truncated, not refused. One that did not
-	// arrive whole is no ping: its client sees an error and tries again,
-	// and the ping must not then be stored twice.
-	body, release, err := h.Bodies.ReadBody(r, int64(h.bodyLimit()))
+	p, release, ok := h.readPing(w, r, target, now, uuidForm)
 	defer release()
-	switch {
-	case errors.Is(err, httpserver.ErrBusy):
-		w.Header().Set("Retry-After", "1")
-		respond(w, http.StatusServiceUnavailable, "busy, try again", uuidForm)
-		return
-	case err != nil && !errors.Is(err, httpserver.ErrBodyTooLarge):
-		respond(w, http.StatusBadRequest, "could not read the request body", uuidForm)
-		return
-	}
-	p, ok := h.pingOf(r, target, now, body)
 	if !ok {
-		respond(w, http.StatusBadRequest, msgInvalidUUID, uuidForm)
 		return
 	}
 	p.Kind = KindOf(check, p)
-	_, err = h.Checks.RecordPing(r.Context(), check, p)
+	_, err := h.Checks.RecordPing(r.Context(), check, p)
 	if h.refused(w, err, check, uuidForm) {
 		return
 	}
@@ -135,18 +121,33 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	respond(w, http.StatusOK, "OK", true)
 }
 
-// pingOf is the ping a request makes, its kind as the URL says; ok is false
-// when its rid is not a UUID.
-func (h *Handler) pingOf(r *http.Request, target Target, now time.Time, body []byte) (p store.Ping, ok bool) {
+// readPing reads the ping a request makes, its kind as the URL says: its
+// body within the body budget (a body over the limit is truncated, not
+// refused; one that did not arrive whole is no ping: its client sees an
+// error and tries again, and the ping must not then be stored twice) and
+// its rid. When it cannot, it answers the request and ok is false. Call
+// release once the body is stored.
+func (h *Handler) readPing(w http.ResponseWriter, r *http.Request, target Target, now time.Time, uuidForm bool) (p store.Ping, release func(), ok bool) {
+	body, release, err := h.Bodies.ReadBody(r, int64(h.bodyLimit()))
+	switch {
+	case errors.Is(err, httpserver.ErrBusy):
+		w.Header().Set("Retry-After", "1")
+		respond(w, http.StatusServiceUnavailable, "busy, try again", uuidForm)
+		return store.Ping{}, release, false
+	case err != nil && !errors.Is(err, httpserver.ErrBodyTooLarge):
+		respond(w, http.StatusBadRequest, "could not read the request body", uuidForm)
+		return store.Ping{}, release, false
+	}
 	rid, ok := ParseRID(r.URL.Query()["rid"], r.URL.Query().Has("rid"))
 	if !ok {
-		return store.Ping{}, false
+		respond(w, http.StatusBadRequest, msgInvalidUUID, uuidForm)
+		return store.Ping{}, release, false
 	}
 	return store.Ping{
 		Kind: target.Kind, At: now, RID: rid, ExitStatus: target.ExitStatus,
 		Scheme: truncateRunes(h.scheme(r), maxScheme), RemoteAddr: h.clientAddr(r), Method: truncateRunes(r.Method, maxMethod),
 		UA: truncateRunes(r.UserAgent(), maxUA), Body: body,
-	}, true
+	}, release, true
 }
 
 // KindOf applies the check's rules to a ping as it came: a check that
@@ -223,20 +224,9 @@ func (h *Handler) ServeEarly(w http.ResponseWriter, r *http.Request) bool {
 		respond(w, http.StatusBadRequest, msgInvalidURL, true)
 		return true
 	}
-	body, release, err := h.Bodies.ReadBody(r, int64(h.bodyLimit()))
+	p, release, ok := h.readPing(w, r, target, now, true)
 	defer release()
-	switch {
-	case errors.Is(err, httpserver.ErrBusy):
-		w.Header().Set("Retry-After", "1")
-		respond(w, http.StatusServiceUnavailable, "busy, try again", true)
-		return true
-	case err != nil && !errors.Is(err, httpserver.ErrBodyTooLarge):
-		respond(w, http.StatusBadRequest, "could not read the request body", true)
-		return true
-	}
-	p, ok := h.pingOf(r, target, now, body)
 	if !ok {
-		respond(w, http.StatusBadRequest, msgInvalidUUID, true)
 		return true
 	}
 	if h.refused(w, hold.Record(r.Context(), p), nil, true) {
