@@ -160,7 +160,7 @@ func Run(t *testing.T, newDSN NewDSN) {
 				t.Fatalf("an early ping past its namespace's budget: %v, want ErrOverloaded", err)
 			}
 			must(t, s.RecordEarly(ctx, early("victim")))
-			kept, err := s.EarlyPings(ctx, 100)
+			kept, err := s.EarlyPings(ctx, 1000)
 			must(t, err)
 			if len(kept) != store.MaxEarlyBodyBytesPerNamespace/len(body)+1 {
 				t.Fatalf("%d early pings kept", len(kept))
