@@ -143,7 +143,54 @@ const (
 	SMTPNone SMTPSecurity = "none"
 )
 
+// SMTPAuth is the SASL mechanism an email Channel authenticates with.
+// +kubebuilder:validation:Enum=auto;plain;login;xoauth2
+type SMTPAuth string
+
+const (
+	// SMTPAuthAuto uses PLAIN when the server offers it, else LOGIN, with
+	// the username and password of credentialsSecretRef.
+	SMTPAuthAuto SMTPAuth = "auto"
+	// SMTPAuthPlain uses AUTH PLAIN, and fails if the server does not offer it.
+	SMTPAuthPlain SMTPAuth = "plain"
+	// SMTPAuthLogin uses AUTH LOGIN (Exchange Online, many hosting providers).
+	SMTPAuthLogin SMTPAuth = "login"
+	// SMTPAuthXOAuth2 sends an OAuth 2.0 access token (AUTH XOAUTH2),
+	// obtained with the client-credentials grant of the oauth2 settings.
+	SMTPAuthXOAuth2 SMTPAuth = "xoauth2"
+)
+
+// SMTPOAuth2 obtains the access tokens of an email Channel with auth
+// xoauth2, with the OAuth 2.0 client-credentials grant (RFC 6749, 4.4).
+type SMTPOAuth2 struct {
+	// Username is the mailbox the token is used for (the XOAUTH2 "user"),
+	// for example alerts@contoso.com.
+	// +kubebuilder:validation:MinLength=3
+	// +kubebuilder:validation:MaxLength=254
+	Username string `json:"username"`
+	// TokenURL is the authorization server's token endpoint, for example
+	// https://login.microsoftonline.com/<tenant id>/oauth2/v2.0/token.
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('https://') || self.startsWith('http://')",message="tokenURL must start with https:// or http://"
+	TokenURL string `json:"tokenURL"`
+	// ClientID is the application's (client's) id.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	ClientID string `json:"clientID"`
+	// ClientSecretRef names the Secret key that holds the client secret.
+	ClientSecretRef SecretKeyRef `json:"clientSecretRef"`
+	// Scopes are the scopes asked for, for example
+	// https://outlook.office365.com/.default for Exchange Online.
+	// +optional
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=256
+	Scopes []string `json:"scopes,omitempty"`
+}
+
 // EmailChannel settings.
+// +kubebuilder:validation:XValidation:rule="(has(self.auth) && self.auth == 'xoauth2') == has(self.oauth2)",message="oauth2 settings are required for auth xoauth2 and allowed only with it"
+// +kubebuilder:validation:XValidation:rule="!(has(self.auth) && self.auth == 'xoauth2' && has(self.credentialsSecretRef))",message="auth xoauth2 authenticates with the oauth2 settings' token: leave credentialsSecretRef unset"
+// +kubebuilder:validation:XValidation:rule="!(has(self.auth) && (self.auth == 'plain' || self.auth == 'login')) || has(self.credentialsSecretRef)",message="auth plain and login need credentialsSecretRef"
 type EmailChannel struct {
 	// To are the recipients.
 	// +kubebuilder:validation:MinItems=1
@@ -172,6 +219,16 @@ type EmailChannel struct {
 	// keys for SMTP authentication.
 	// +optional
 	CredentialsSecretRef *LocalSecretRef `json:"credentialsSecretRef,omitempty"`
+	// Auth is how the client authenticates: auto (the default: PLAIN when
+	// the server offers it, else LOGIN, with credentialsSecretRef), plain,
+	// login, or xoauth2 (an OAuth 2.0 access token from the oauth2
+	// settings). Without credentials or xoauth2 the client does not
+	// authenticate.
+	// +optional
+	Auth SMTPAuth `json:"auth,omitempty"`
+	// OAuth2 obtains the access tokens of auth xoauth2.
+	// +optional
+	OAuth2 *SMTPOAuth2 `json:"oauth2,omitempty"`
 	// Reports asks for a report of the project's checks after each week
 	// (Monday to Monday, UTC) or each month (UTC): each check's uptime,
 	// runs, failures, missed runs, slowest runs and trend, as text and

@@ -317,6 +317,18 @@ var _ = DescribeTable("rejects a bad manifest with a clear message",
 		"spec.discord.threadName", "may not be more than 100"),
 	Entry("blank discord thread name", channel("  kind: discord\n  discord: {urlSecretRef: {name: s, key: k}, threadName: \"  \"}\n"),
 		"spec.discord.threadName", "threadName must not be blank"),
+	Entry("email auth xoauth2 without oauth2 settings", channel("  kind: email\n  email: {to: [a@example.com], from: vigil@example.com, host: smtp.example.com, auth: xoauth2}\n"),
+		"spec.email", "oauth2 settings are required for auth xoauth2 and allowed only with it"),
+	Entry("email oauth2 settings with auth login", channel("  kind: email\n  email: {to: [a@example.com], from: vigil@example.com, host: smtp.example.com, auth: login, credentialsSecretRef: {name: s}, oauth2: {username: a@example.com, tokenURL: \"https://t.example.com/token\", clientID: c, clientSecretRef: {name: s, key: k}}}\n"),
+		"spec.email", "oauth2 settings are required for auth xoauth2 and allowed only with it"),
+	Entry("email xoauth2 with a password too", channel("  kind: email\n  email: {to: [a@example.com], from: vigil@example.com, host: smtp.example.com, auth: xoauth2, credentialsSecretRef: {name: s}, oauth2: {username: a@example.com, tokenURL: \"https://t.example.com/token\", clientID: c, clientSecretRef: {name: s, key: k}}}\n"),
+		"spec.email", "leave credentialsSecretRef unset"),
+	Entry("email auth login without credentials", channel("  kind: email\n  email: {to: [a@example.com], from: vigil@example.com, host: smtp.example.com, auth: login}\n"),
+		"spec.email", "auth plain and login need credentialsSecretRef"),
+	Entry("email auth that does not exist", channel("  kind: email\n  email: {to: [a@example.com], from: vigil@example.com, host: smtp.example.com, auth: cram-md5, credentialsSecretRef: {name: s}}\n"),
+		"spec.email.auth", "Unsupported value"),
+	Entry("email token URL that is not http(s)", channel("  kind: email\n  email: {to: [a@example.com], from: vigil@example.com, host: smtp.example.com, auth: xoauth2, oauth2: {username: a@example.com, tokenURL: \"ftp://t.example.com/token\", clientID: c, clientSecretRef: {name: s, key: k}}}\n"),
+		"spec.email.oauth2.tokenURL", "tokenURL must start with https:// or http://"),
 )
 
 var _ = Describe("Check uuid", func() {

@@ -32,13 +32,18 @@ func init() { register(v1.ChannelEmail, emailKind{}) }
 // emailKind sends an email through the channel's SMTP server, using the
 // standard library's net/smtp: it is dependency-free, and this kind needs
 // only what it does well (STARTTLS, implicit TLS over a dialled connection,
-// AUTH PLAIN, which it refuses to send over an unencrypted connection to
-// anything but localhost).
+// AUTH PLAIN); AUTH LOGIN and XOAUTH2 are small net/smtp.Auth
+// implementations beside it (smtpauth.go). No credentials are sent over an
+// unencrypted connection to anything but localhost.
 //
 // The connection is secured as the channel says: "starttls" (the default,
 // port 587) requires the server to offer STARTTLS, "tls" (port 465) speaks
 // TLS from the start, "none" (port 25) stays in the clear. With a
-// credentials Secret, the client authenticates with AUTH PLAIN. The whole
+// credentials Secret, the client authenticates with AUTH PLAIN, or LOGIN
+// when the server offers no PLAIN (Exchange Online), or the mechanism the
+// channel's auth names; with auth xoauth2 it sends an OAuth 2.0 access
+// token obtained with the client-credentials grant (Exchange Online's
+// app-only SMTP), cached until shortly before it expires. The whole
 // session, from dialling to QUIT, is bounded by the delivery's Timeout (the
 // HTTP kinds' bound), or the context's deadline when that comes sooner: the
 // dispatcher's context has none, and a server that accepts connections but
@@ -57,7 +62,40 @@ func (emailKind) SecretRefs(spec *v1.ChannelSpec) []v1.SecretKeyRef {
 	if spec.Email == nil {
 		return nil
 	}
+	if o := spec.Email.OAuth2; o != nil {
+		return []v1.SecretKeyRef{o.ClientSecretRef}
+	}
 	return credentialRefs(spec.Email.CredentialsSecretRef)
+}
+
+// smtpCredentials reads what the channel authenticates with: the
+// username and password of credentialsSecretRef, or, for xoauth2, an
+// access token from the oauth2 settings' token endpoint (cached).
+func (d *Delivery) smtpCredentials(ctx context.Context, s *v1.EmailChannel) (smtpCredentials, error) {
+	if s.Auth == v1.SMTPAuthXOAuth2 {
+		if s.OAuth2 == nil {
+			return smtpCredentials{}, Permanent(errors.New("auth xoauth2 needs oauth2 settings"))
+		}
+		token, key, cached, err := d.smtpAccessToken(ctx, s.OAuth2)
+		if err != nil {
+			return smtpCredentials{}, err
+		}
+		return smtpCredentials{mechanism: s.Auth, user: s.OAuth2.Username, secret: token, tokenKey: key, cachedToken: cached}, nil
+	}
+	ref := s.CredentialsSecretRef
+	if ref == nil {
+		return smtpCredentials{}, nil
+	}
+	// Credentials are used as they are, apart from a final newline.
+	u, err := d.Secret(ctx, v1.SecretKeyRef{Name: ref.Name, Key: "username"})
+	if err != nil {
+		return smtpCredentials{}, fmt.Errorf("reading Secret %q key %q: %w", ref.Name, "username", err)
+	}
+	p, err := d.Secret(ctx, v1.SecretKeyRef{Name: ref.Name, Key: "password"})
+	if err != nil {
+		return smtpCredentials{}, fmt.Errorf("reading Secret %q key %q: %w", ref.Name, "password", err)
+	}
+	return smtpCredentials{mechanism: s.Auth, user: strings.TrimRight(u, "\r\n"), secret: strings.TrimRight(p, "\r\n")}, nil
 }
 
 // smtpRootCAs verifies SMTP servers' certificates; nil means the system's
@@ -87,18 +125,9 @@ func (emailKind) Send(ctx context.Context, d Delivery) error {
 		}
 		to = append(to, addr)
 	}
-	var user, pass string
-	if ref := s.CredentialsSecretRef; ref != nil {
-		// Credentials are used as they are, apart from a final newline.
-		u, err := d.Secret(ctx, v1.SecretKeyRef{Name: ref.Name, Key: "username"})
-		if err != nil {
-			return fmt.Errorf("reading Secret %q key %q: %w", ref.Name, "username", err)
-		}
-		p, err := d.Secret(ctx, v1.SecretKeyRef{Name: ref.Name, Key: "password"})
-		if err != nil {
-			return fmt.Errorf("reading Secret %q key %q: %w", ref.Name, "password", err)
-		}
-		user, pass = strings.TrimRight(u, "\r\n"), strings.TrimRight(p, "\r\n")
+	creds, err := d.smtpCredentials(ctx, s)
+	if err != nil {
+		return err
 	}
 	msg, err := buildEmail(&d.Message, from, to)
 	if err != nil {
@@ -111,13 +140,13 @@ func (emailKind) Send(ctx context.Context, d Delivery) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, d.timeout())
 	defer cancel()
-	return sendSMTP(ctx, d.dial, s, user, pass, from.Address, to, msg)
+	return sendSMTP(ctx, d.dial, s, creds, from.Address, to, msg)
 }
 
 // sendSMTP runs one SMTP session that sends msg, over a connection from
 // dial (the guard's), within ctx's deadline.
 func sendSMTP(ctx context.Context, dial func(context.Context, string) (net.Conn, error), s *v1.EmailChannel,
-	user, pass, from string, to []*mail.Address, msg []byte) (err error) {
+	creds smtpCredentials, from string, to []*mail.Address, msg []byte) (err error) {
 	security, port := smtpEndpoint(s)
 	addr := net.JoinHostPort(s.Host, strconv.Itoa(port))
 	deadline, _ := ctx.Deadline()
@@ -169,16 +198,31 @@ func sendSMTP(ctx context.Context, dial func(context.Context, string) (net.Conn,
 			return err
 		}
 	}
-	if user != "" || pass != "" {
-		if ok, _ := c.Extension("AUTH"); !ok {
+	if !creds.none() {
+		ok, offered := c.Extension("AUTH")
+		if !ok {
 			return Permanent(errors.New("the server does not offer authentication"))
 		}
+		auth, err := chooseSMTPAuth(creds, s.Host, offered)
+		if err != nil {
+			return err
+		}
 		step = "AUTH"
-		if err = c.Auth(smtp.PlainAuth("", user, pass, s.Host)); err != nil {
+		if err = c.Auth(auth); err != nil {
 			var tp *textproto.Error
 			if !errors.As(err, &tp) {
 				// net/smtp refuses to send credentials in the clear.
 				return Permanent(err)
+			}
+			if creds.tokenKey != "" {
+				// The token may have been revoked before it expired: the
+				// next attempt asks for a new one.
+				forgetSMTPToken(creds.tokenKey)
+				if creds.cachedToken {
+					// Not wrapped: a 5xx reply is permanent (smtpError), and
+					// this one is not.
+					return fmt.Errorf("the server refused the cached access token (%s); the next attempt asks for a new one", tp.Error())
+				}
 			}
 			return err
 		}

@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/mail"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -72,11 +73,15 @@ type mailbox struct {
 	messages int
 }
 
-// smtpBackend is a go-smtp backend that accepts AUTH PLAIN for one user,
-// rejects recipients at reject.invalid, and fails MAIL FROM with failMail.
+// smtpBackend is a go-smtp backend that accepts AUTH PLAIN for one user
+// (or the mechanisms in mechs: LOGIN, and XOAUTH2 with a token that
+// tokenOK accepts), rejects recipients at reject.invalid, and fails MAIL
+// FROM with failMail.
 type smtpBackend struct {
 	box        *mailbox
 	user, pass string
+	mechs      []string
+	tokenOK    func(token string) bool
 	failMail   error
 	sessions   atomic.Int32 // connections the server took
 }
@@ -92,16 +97,85 @@ type smtpSession struct {
 	user string
 }
 
-func (s *smtpSession) AuthMechanisms() []string { return []string{sasl.Plain} }
+func (s *smtpSession) AuthMechanisms() []string {
+	if s.b.mechs != nil {
+		return s.b.mechs
+	}
+	return []string{sasl.Plain}
+}
 
-func (s *smtpSession) Auth(string) (sasl.Server, error) {
-	return sasl.NewPlainServer(func(_, user, pass string) error {
+func (s *smtpSession) Auth(mech string) (sasl.Server, error) {
+	if !slices.Contains(s.AuthMechanisms(), mech) {
+		// As Exchange Online answers AUTH PLAIN.
+		return nil, &smtp.SMTPError{Code: 504, EnhancedCode: smtp.EnhancedCode{5, 7, 4}, Message: "Unrecognized authentication type"}
+	}
+	check := func(user, pass string) error {
 		if user != s.b.user || pass != s.b.pass {
 			return smtp.ErrAuthFailed
 		}
 		s.user = user
 		return nil
-	}), nil
+	}
+	switch mech {
+	case sasl.Login:
+		return &loginServer{check: check}, nil
+	case "XOAUTH2":
+		return &xoauth2Server{s: s}, nil
+	}
+	return sasl.NewPlainServer(func(_, user, pass string) error { return check(user, pass) }), nil
+}
+
+// loginServer is the server side of AUTH LOGIN, as Exchange Online speaks
+// it: "Username:", then "Password:".
+type loginServer struct {
+	check func(user, pass string) error
+	user  string
+	step  int
+}
+
+func (l *loginServer) Next(response []byte) ([]byte, bool, error) {
+	l.step++
+	switch l.step {
+	case 1:
+		if len(response) > 0 {
+			return nil, false, errors.New("LOGIN takes no initial response here")
+		}
+		return []byte("Username:"), false, nil
+	case 2:
+		l.user = string(response)
+		return []byte("Password:"), false, nil
+	}
+	return nil, true, l.check(l.user, string(response))
+}
+
+// xoauth2Server is the server side of AUTH XOAUTH2 as Google and Microsoft
+// document it: the initial response "user=<mailbox>^Aauth=Bearer
+// <token>^A^A"; a refused token gets a 334 with a JSON error, the client's
+// empty line, then 535.
+type xoauth2Server struct {
+	s      *smtpSession
+	failed bool
+}
+
+func (x *xoauth2Server) Next(response []byte) ([]byte, bool, error) {
+	if x.failed {
+		if len(response) != 0 {
+			return nil, false, errors.New("the client answered the error challenge with more than an empty line")
+		}
+		return nil, true, smtp.ErrAuthFailed
+	}
+	fields := strings.Split(string(response), "\x01")
+	if len(fields) != 4 || fields[2] != "" || fields[3] != "" ||
+		!strings.HasPrefix(fields[0], "user=") || !strings.HasPrefix(fields[1], "auth=Bearer ") {
+		return nil, true, &smtp.SMTPError{Code: 501, EnhancedCode: smtp.EnhancedCode{5, 5, 2}, Message: "malformed XOAUTH2 response"}
+	}
+	user, token := strings.TrimPrefix(fields[0], "user="), strings.TrimPrefix(fields[1], "auth=Bearer ")
+	if user != x.s.b.user || !x.s.b.tokenOK(token) {
+		x.failed = true
+		return []byte(`{"status":"401","schemes":"bearer","scope":"https://outlook.office365.com/.default"}`), false, nil
+	}
+	x.s.user = user
+	return nil, true, nil
 }
 
 func (s *smtpSession) Mail(from string, _ *smtp.MailOptions) error {

@@ -63,6 +63,8 @@ func TestSecretRefs(t *testing.T) {
 		{v1.ChannelSpec{Kind: v1.ChannelEmail, Email: &v1.EmailChannel{CredentialsSecretRef: &v1.LocalSecretRef{Name: "smtp"}}},
 			[]v1.SecretKeyRef{ref("smtp", "username"), ref("smtp", "password")}},
 		{v1.ChannelSpec{Kind: v1.ChannelEmail, Email: &v1.EmailChannel{}}, nil},
+		{v1.ChannelSpec{Kind: v1.ChannelEmail, Email: &v1.EmailChannel{Auth: v1.SMTPAuthXOAuth2,
+			OAuth2: &v1.SMTPOAuth2{ClientSecretRef: ref("entra", "client-secret")}}}, []v1.SecretKeyRef{ref("entra", "client-secret")}},
 		{v1.ChannelSpec{Kind: v1.ChannelNtfy, Ntfy: &v1.NtfyChannel{TokenSecretRef: &r}}, []v1.SecretKeyRef{r}},
 		{v1.ChannelSpec{Kind: v1.ChannelPagerDuty, PagerDuty: &v1.PagerDutyChannel{RoutingKeySecretRef: r}}, []v1.SecretKeyRef{r}},
 		{v1.ChannelSpec{Kind: v1.ChannelAlertmanager, Alertmanager: &v1.AlertmanagerChannel{URL: "http://am"}}, nil},
