@@ -26,8 +26,10 @@ func init() { register(v1.ChannelGitHub, gitHubKind{}) }
 // Vigil keeps no state, so it finds its issue again by a hidden line in the
 // issue's body, <!-- vigil-check: vigil-<uuid> --> ("vigil-test-<uuid>" for
 // test messages, so a test never touches a real incident): it lists the
-// repository's open issues, newest first (the 1,000 newest; only those with
-// the channel's first label, when it has labels), and keeps the issues, not
+// repository's open issues, newest first (the 1,000 newest; first only those
+// with the channel's first label, when it has labels, then, if none has the
+// line, all of them: GitHub drops the labels of a new issue when the token's
+// user has no push access), and keeps the issues, not
 // pull requests, whose body holds that line. The list is not filtered by
 // creator: that needs the token's login, an extra request (GET /user) that
 // a GitHub App's installation token cannot even make; the marker alone
@@ -143,6 +145,13 @@ func (gitHubKind) Send(ctx context.Context, d Delivery) error {
 		label = s.Labels[0]
 	}
 	open, err := repo.openIssues(ctx, marker, label)
+	if err == nil && len(open) == 0 && label != "" {
+		// GitHub silently drops the labels of an issue opened by a token
+		// whose user has no push access to the repository: look again
+		// among all the open issues, or such a channel would open an
+		// issue at every down and never close one.
+		open, err = repo.openIssues(ctx, marker, "")
+	}
 	if err != nil {
 		return err
 	}

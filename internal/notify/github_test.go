@@ -44,6 +44,9 @@ type fakeGitHub struct {
 	mu     sync.Mutex
 	reqs   []captured
 	issues []*fakeIssue // issue n is issues[n-1]
+	// dropLabels: the token's user has no push access, so GitHub drops
+	// the labels of the issues it opens, silently.
+	dropLabels bool
 }
 
 type fakeIssue struct {
@@ -125,6 +128,9 @@ func (f *fakeGitHub) serve(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		is := &fakeIssue{Number: len(f.issues) + 1, Title: in.Title, Body: in.Body, Labels: in.Labels, State: "open"}
+		if f.dropLabels {
+			is.Labels = nil
+		}
 		f.issues = append(f.issues, is)
 		answer(http.StatusCreated, f.wire(is))
 	default:
@@ -249,6 +255,8 @@ func checkGitHubRequests(t *testing.T, step string, got []captured, want ...stri
 
 const (
 	githubListVigil = "GET " + fakeGitHubIssues + "?labels=vigil&page=1&per_page=100&state=open"
+	// githubListAll follows githubListVigil when it finds nothing.
+	githubListAll = "GET " + fakeGitHubIssues + "?page=1&per_page=100&state=open"
 	githubDownBody  = "**[“Nightly backup” is DOWN.](https://vigil.example.com/checks/" + fixtureUUID + ")**\n\n" +
 		"Reason: success signal did not arrive on time, grace time passed.\n\n" +
 		"- **Description:** Backs up the orders database.\n- **Namespace:** team-a\n- **Tags:** `prod db`\n" +
@@ -270,9 +278,9 @@ func TestGitHubOpenCommentClose(t *testing.T) {
 	// Down: nothing open for the check, so an issue is opened.
 	mustSend(t, ch, downMessage(), githubSecrets)
 	reqs := gh.takeRequests()
-	checkGitHubRequests(t, "down", reqs, githubListVigil, "POST "+fakeGitHubIssues)
+	checkGitHubRequests(t, "down", reqs, githubListVigil, githubListAll, "POST "+fakeGitHubIssues)
 	var created githubWireNewIssue
-	decodeStrict(t, reqs[1].Body, &created)
+	decodeStrict(t, reqs[2].Body, &created)
 	if created.Title != "“Nightly backup” is DOWN." || created.Body != githubDownBody+"\n\n"+marker ||
 		!slices.Equal(created.Labels, []string{"vigil", "on-call"}) {
 		t.Errorf("created %+v", created)
@@ -316,15 +324,15 @@ func TestGitHubOpenCommentClose(t *testing.T) {
 
 	// Another up: nothing open, nothing sent but the look.
 	mustSend(t, ch, upMessage(), githubSecrets)
-	checkGitHubRequests(t, "up again", gh.takeRequests(), githubListVigil)
+	checkGitHubRequests(t, "up again", gh.takeRequests(), githubListVigil, githubListAll)
 
 	// A test message opens an issue of its own.
 	test := downMessage()
 	test.Test = true
 	mustSend(t, ch, test, githubSecrets)
 	reqs = gh.takeRequests()
-	checkGitHubRequests(t, "test", reqs, githubListVigil, "POST "+fakeGitHubIssues)
-	decodeStrict(t, reqs[1].Body, &created)
+	checkGitHubRequests(t, "test", reqs, githubListVigil, githubListAll, "POST "+fakeGitHubIssues)
+	decodeStrict(t, reqs[2].Body, &created)
 	if created.Title != "[Test] “Nightly backup” is DOWN." ||
 		!strings.HasSuffix(created.Body, "\n\n<!-- vigil-check: vigil-test-"+fixtureUUID+" -->") {
 		t.Errorf("test issue %+v", created)
@@ -338,6 +346,26 @@ func TestGitHubOpenCommentClose(t *testing.T) {
 	}
 	if is := gh.issue(4); is.State != "open" || !strings.HasPrefix(is.Title, "[Test] ") {
 		t.Errorf("the test issue %+v", is)
+	}
+}
+
+// TestGitHubLabelsDropped: GitHub drops the labels of the issues a token
+// without push access opens; the issue is still found, commented on and
+// closed, and no second one is opened.
+func TestGitHubLabelsDropped(t *testing.T) {
+	gh := newFakeGitHub(t)
+	gh.dropLabels = true
+	ch := githubChannel(gh.URL+"/api/v3", "vigil")
+	mustSend(t, ch, downMessage(), githubSecrets)
+	checkGitHubRequests(t, "down", gh.takeRequests(), githubListVigil, githubListAll, "POST "+fakeGitHubIssues)
+	mustSend(t, ch, realertMessage(), githubSecrets)
+	checkGitHubRequests(t, "re-alert", gh.takeRequests(), githubListVigil, githubListAll,
+		fmt.Sprintf("POST %s/1/comments", fakeGitHubIssues))
+	mustSend(t, ch, upMessage(), githubSecrets)
+	checkGitHubRequests(t, "up", gh.takeRequests(), githubListVigil, githubListAll,
+		fmt.Sprintf("PATCH %s/1", fakeGitHubIssues), fmt.Sprintf("POST %s/1/comments", fakeGitHubIssues))
+	if is := gh.issue(1); is.State != "closed" || len(is.Comments) != 2 || len(gh.issues) != 1 {
+		t.Errorf("%d issues; the first %s with %d comments", len(gh.issues), is.State, len(is.Comments))
 	}
 }
 
