@@ -54,6 +54,8 @@ const (
 	ChannelGroup ChannelKind = "group"
 	// ChannelApprise posts to an Apprise API server.
 	ChannelApprise ChannelKind = "apprise"
+	// ChannelSNS publishes to an Amazon SNS topic.
+	ChannelSNS ChannelKind = "sns"
 )
 
 // OpsgenieChannel settings: an API integration's key. A down creates an
@@ -385,4 +387,32 @@ type AppriseChannel struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=256
 	Tag string `json:"tag,omitempty"`
+}
+
+// SNSChannel settings: an Amazon SNS topic and the credentials of an IAM
+// identity that may publish to it (sns:Publish on the topic, nothing else).
+type SNSChannel struct {
+	// TopicARN is the topic's ARN, for example
+	// arn:aws:sns:us-east-1:123456789012:vigil-alerts; a FIFO topic's name
+	// ends in .fifo.
+	// +kubebuilder:validation:MaxLength=512
+	// +kubebuilder:validation:Pattern=`^arn:aws[a-z-]*:sns:[a-z0-9]+(-[a-z0-9]+)+:[0-9]{12}:[A-Za-z0-9_-]{1,256}(\.fifo)?$`
+	TopicARN string `json:"topicARN"`
+	// Region signs the requests and names the default endpoint; default:
+	// the topic's, from topicARN.
+	// +optional
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]+(-[a-z0-9]+)+$`
+	Region string `json:"region,omitempty"`
+	// CredentialsSecretRef names a Secret with the keys "accessKeyID" and
+	// "secretAccessKey" of an access key, and "sessionToken" too for
+	// temporary credentials.
+	CredentialsSecretRef LocalSecretRef `json:"credentialsSecretRef"`
+	// Endpoint replaces the SNS endpoint (https://sns.<region>.amazonaws.com,
+	// or .amazonaws.com.cn for an aws-cn topic), for an interface VPC
+	// endpoint, a partition with endpoints of its own, or a proxy.
+	// +optional
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('http://') || self.startsWith('https://')",message="endpoint must start with http:// or https://"
+	Endpoint string `json:"endpoint,omitempty"`
 }

@@ -7,7 +7,7 @@ import (
 // ChannelKind is the integration a Channel delivers through. The list grows
 // as integrations are added; each kind has its own settings field in
 // ChannelSpec.
-// +kubebuilder:validation:Enum=webhook;slack;email;msteams;discord;ntfy;pagerduty;alertmanager;opsgenie;victorops;pagertree;spike;sms;whatsapp;call;signal;pushover;pushbullet;gotify;telegram;matrix;mattermost;rocketchat;zulip;googlechat;github;trello;group;apprise
+// +kubebuilder:validation:Enum=webhook;slack;email;msteams;discord;ntfy;pagerduty;alertmanager;opsgenie;victorops;pagertree;spike;sms;whatsapp;call;signal;pushover;pushbullet;gotify;telegram;matrix;mattermost;rocketchat;zulip;googlechat;github;trello;group;apprise;sns
 type ChannelKind string
 
 const (
@@ -338,6 +338,7 @@ type AlertmanagerChannel struct {
 // +kubebuilder:validation:XValidation:rule="(self.kind == 'trello') == has(self.trello)",message="trello settings are required for kind trello and allowed only for it"
 // +kubebuilder:validation:XValidation:rule="(self.kind == 'group') == has(self.group)",message="group settings are required for kind group and allowed only for it"
 // +kubebuilder:validation:XValidation:rule="(self.kind == 'apprise') == has(self.apprise)",message="apprise settings are required for kind apprise and allowed only for it"
+// +kubebuilder:validation:XValidation:rule="(self.kind == 'sns') == has(self.sns)",message="sns settings are required for kind sns and allowed only for it"
 // +kubebuilder:validation:XValidation:rule="self.kind != 'group' || (!has(self.events) && !has(self.template) && !has(self.realertInterval))",message="a group Channel has no events, template or realertInterval of its own: each member follows its own"
 // +kubebuilder:validation:XValidation:rule="!has(self.template) || self.kind != 'webhook'",message="a webhook Channel words its requests in webhook.down and webhook.up; template is for the other kinds"
 type ChannelSpec struct {
@@ -438,6 +439,8 @@ type ChannelSpec struct {
 	Group *GroupChannel `json:"group,omitempty"`
 	// +optional
 	Apprise *AppriseChannel `json:"apprise,omitempty"`
+	// +optional
+	SNS *SNSChannel `json:"sns,omitempty"`
 }
 
 // MessageTemplate words a Channel's notifications with the webhook's

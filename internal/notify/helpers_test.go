@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -74,7 +73,7 @@ func secretMap(kv map[string]string) SecretFunc {
 	return func(_ context.Context, ref v1.SecretKeyRef) (string, error) {
 		v, ok := kv[ref.Name+"/"+ref.Key]
 		if !ok {
-			return "", fmt.Errorf("secret %s has no key %s", ref.Name, ref.Key)
+			return "", &KeyMissingError{Secret: ref.Name, Key: ref.Key}
 		}
 		return v, nil
 	}

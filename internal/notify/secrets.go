@@ -2,6 +2,7 @@ package notify
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -24,10 +25,22 @@ func SecretsIn(r client.Reader, namespace string) SecretFunc {
 		}
 		v, ok := s.Data[ref.Key]
 		if !ok || len(v) == 0 {
-			return "", fmt.Errorf("secret %q has no key %q", ref.Name, ref.Key)
+			return "", &KeyMissingError{Secret: ref.Name, Key: ref.Key}
 		}
 		return string(v), nil
 	}
+}
+
+// KeyMissingError is a SecretFunc's answer for a key that its Secret does
+// not hold, or holds empty: a sender told it of an optional key (an AWS
+// session token) goes on without the key.
+type KeyMissingError struct {
+	// Secret and Key name the Secret and the key it lacks.
+	Secret, Key string
+}
+
+func (e *KeyMissingError) Error() string {
+	return fmt.Sprintf("secret %q has no key %q", e.Secret, e.Key)
 }
 
 // LabelChannelSecret marks a Secret that Channels may use when the manager
@@ -101,6 +114,22 @@ func (d *Delivery) secret(ctx context.Context, ref v1.SecretKeyRef) (string, err
 		return "", fmt.Errorf("secret %q key %q is empty", ref.Name, ref.Key)
 	}
 	return v, nil
+}
+
+// optionalSecret reads a Secret key that a channel may do without: "" when
+// the Secret does not hold it (a KeyMissingError) or holds only white
+// space. Any other failure (no such Secret, one not allowed) is an error,
+// as d.secret's.
+func (d *Delivery) optionalSecret(ctx context.Context, ref v1.SecretKeyRef) (string, error) {
+	v, err := d.Secret(ctx, ref)
+	var missing *KeyMissingError
+	if errors.As(err, &missing) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("reading Secret %q key %q: %w", ref.Name, ref.Key, err)
+	}
+	return strings.TrimSpace(v), nil
 }
 
 // setBearer sets "Authorization: Bearer <token>" from the Secret key ref
