@@ -50,6 +50,9 @@ const (
 	ChannelGitHub ChannelKind = "github"
 	// ChannelTrello adds a Trello card on down, and comments on it on up.
 	ChannelTrello ChannelKind = "trello"
+	// ChannelJira opens a Jira (or Jira Service Management) issue on down,
+	// and comments on it and transitions it on up.
+	ChannelJira ChannelKind = "jira"
 	// ChannelGroup notifies other Channels of its namespace.
 	ChannelGroup ChannelKind = "group"
 	// ChannelApprise posts to an Apprise API server.
@@ -347,6 +350,64 @@ type TrelloChannel struct {
 	// +kubebuilder:validation:MaxLength=2048
 	// +kubebuilder:validation:XValidation:rule="self.startsWith('http://') || self.startsWith('https://')",message="url must start with http:// or https://"
 	URL string `json:"url,omitempty"`
+}
+
+// JiraChannel settings: a Jira site, the project issues are opened in,
+// and an account that may create, comment on and transition them there:
+// an Atlassian account's email and API token for Jira Cloud, or a
+// personal access token for Jira Data Center (and Server). Which one is
+// set also tells Vigil which of the two it talks to.
+// +kubebuilder:validation:XValidation:rule="has(self.credentialsSecretRef) != has(self.tokenSecretRef)",message="set exactly one of credentialsSecretRef (Jira Cloud) and tokenSecretRef (Jira Data Center)"
+type JiraChannel struct {
+	// URL is the site's base URL: https://your-org.atlassian.net for Jira
+	// Cloud, or a Data Center instance's base URL with its context path
+	// (https://jira.example.com/jira).
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('http://') || self.startsWith('https://')",message="url must start with http:// or https://"
+	URL string `json:"url"`
+	// CredentialsSecretRef names a Secret with the keys "email" and
+	// "apiToken": an Atlassian account's email and one of its API tokens
+	// (id.atlassian.com), for Jira Cloud (sent as basic auth).
+	// +optional
+	CredentialsSecretRef *LocalSecretRef `json:"credentialsSecretRef,omitempty"`
+	// TokenSecretRef selects a personal access token, for Jira Data
+	// Center and Server 8.14 or later (sent as a bearer token).
+	// +optional
+	TokenSecretRef *SecretKeyRef `json:"tokenSecretRef,omitempty"`
+	// Project is the key of the project issues are opened in (OPS).
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:Pattern=`^[A-Z][A-Z0-9_]+$`
+	Project string `json:"project"`
+	// IssueType names the type of the issues Vigil opens: Task, Bug, or
+	// Incident in a Jira Service Management project. It must be one the
+	// project has.
+	// +optional
+	// +kubebuilder:default=Task
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	IssueType string `json:"issueType,omitempty"`
+	// Priority names the priority of the issues Vigil opens (High); the
+	// project's default when empty.
+	// +optional
+	// +kubebuilder:validation:MaxLength=255
+	Priority string `json:"priority,omitempty"`
+	// Labels are put on the issues Vigil opens, beside vigil-<check uuid>
+	// (how Vigil finds its issue again) and the check's tags. A Jira label
+	// holds no spaces.
+	// +optional
+	// +kubebuilder:validation:MaxItems=10
+	// +kubebuilder:validation:items:MinLength=1
+	// +kubebuilder:validation:items:MaxLength=255
+	// +kubebuilder:validation:items:Pattern=`^\S+$`
+	Labels []string `json:"labels,omitempty"`
+	// ResolveTransition names the workflow transition that resolves an
+	// issue when its check comes back up (Done, Resolve Issue), in any
+	// case; it must lead to a status of the Done category. When empty, an
+	// up only comments, and the issue stays the check's until people
+	// resolve it.
+	// +optional
+	// +kubebuilder:validation:MaxLength=255
+	ResolveTransition string `json:"resolveTransition,omitempty"`
 }
 
 // GroupChannel settings: other Channels of the namespace. A check assigned

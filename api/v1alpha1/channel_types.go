@@ -7,7 +7,7 @@ import (
 // ChannelKind is the integration a Channel delivers through. The list grows
 // as integrations are added; each kind has its own settings field in
 // ChannelSpec.
-// +kubebuilder:validation:Enum=webhook;slack;email;msteams;discord;ntfy;pagerduty;alertmanager;opsgenie;victorops;pagertree;spike;sms;whatsapp;call;signal;pushover;pushbullet;gotify;telegram;matrix;mattermost;rocketchat;zulip;googlechat;github;trello;group;apprise;sns
+// +kubebuilder:validation:Enum=webhook;slack;email;msteams;discord;ntfy;pagerduty;alertmanager;opsgenie;victorops;pagertree;spike;sms;whatsapp;call;signal;pushover;pushbullet;gotify;telegram;matrix;mattermost;rocketchat;zulip;googlechat;github;trello;jira;group;apprise;sns
 type ChannelKind string
 
 const (
@@ -336,6 +336,7 @@ type AlertmanagerChannel struct {
 // +kubebuilder:validation:XValidation:rule="(self.kind == 'googlechat') == has(self.googlechat)",message="googlechat settings are required for kind googlechat and allowed only for it"
 // +kubebuilder:validation:XValidation:rule="(self.kind == 'github') == has(self.github)",message="github settings are required for kind github and allowed only for it"
 // +kubebuilder:validation:XValidation:rule="(self.kind == 'trello') == has(self.trello)",message="trello settings are required for kind trello and allowed only for it"
+// +kubebuilder:validation:XValidation:rule="(self.kind == 'jira') == has(self.jira)",message="jira settings are required for kind jira and allowed only for it"
 // +kubebuilder:validation:XValidation:rule="(self.kind == 'group') == has(self.group)",message="group settings are required for kind group and allowed only for it"
 // +kubebuilder:validation:XValidation:rule="(self.kind == 'apprise') == has(self.apprise)",message="apprise settings are required for kind apprise and allowed only for it"
 // +kubebuilder:validation:XValidation:rule="(self.kind == 'sns') == has(self.sns)",message="sns settings are required for kind sns and allowed only for it"
@@ -435,6 +436,8 @@ type ChannelSpec struct {
 	GitHub *GitHubChannel `json:"github,omitempty"`
 	// +optional
 	Trello *TrelloChannel `json:"trello,omitempty"`
+	// +optional
+	Jira *JiraChannel `json:"jira,omitempty"`
 	// +optional
 	Group *GroupChannel `json:"group,omitempty"`
 	// +optional
