@@ -256,8 +256,8 @@ func checkGitHubRequests(t *testing.T, step string, got []captured, want ...stri
 const (
 	githubListVigil = "GET " + fakeGitHubIssues + "?labels=vigil&page=1&per_page=100&state=open"
 	// githubListAll follows githubListVigil when it finds nothing.
-	githubListAll = "GET " + fakeGitHubIssues + "?page=1&per_page=100&state=open"
-	githubDownBody  = "**[“Nightly backup” is DOWN.](https://vigil.example.com/checks/" + fixtureUUID + ")**\n\n" +
+	githubListAll  = "GET " + fakeGitHubIssues + "?page=1&per_page=100&state=open"
+	githubDownBody = "**[“Nightly backup” is DOWN.](https://vigil.example.com/checks/" + fixtureUUID + ")**\n\n" +
 		"Reason: success signal did not arrive on time, grace time passed.\n\n" +
 		"- **Description:** Backs up the orders database.\n- **Namespace:** team-a\n- **Tags:** `prod db`\n" +
 		"- **Period:** 1 day\n- **Total Pings:** 42\n- **Last Ping:** Success, 10 minutes ago\n\n" +
