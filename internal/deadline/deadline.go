@@ -192,9 +192,10 @@ func (l *Loop) forgetGone(ctx context.Context, candidates []store.Change) error 
 }
 
 // housekeep forgets checks whose objects are gone (deleted while no manager
-// ran, or whose deletion the controller missed), prunes old flips and
-// ownership rows whose hold has passed, and measures the store. On
-// PostgreSQL the leader alone does it, for every replica.
+// ran, or whose deletion the controller missed), prunes old flips,
+// ownership rows whose hold has passed and expired dashboard sessions, and
+// measures the store. On PostgreSQL the leader alone does it, for every
+// replica.
 func (l *Loop) housekeep(ctx context.Context) {
 	if err := l.collect(ctx); err != nil {
 		l.Log.Error(err, "looking for deleted checks")
@@ -206,6 +207,11 @@ func (l *Loop) housekeep(ctx context.Context) {
 		l.Log.Error(err, "pruning key and UUID holds that have passed")
 	} else if n > 0 {
 		l.Log.V(1).Info("pruned key and UUID holds that have passed", "rows", n)
+	}
+	if n, err := l.Store.PruneSessions(ctx, l.Clock.Now()); err != nil {
+		l.Log.Error(err, "pruning expired dashboard sessions")
+	} else if n > 0 {
+		l.Log.V(1).Info("pruned expired dashboard sessions", "rows", n)
 	}
 	l.measure(ctx)
 }

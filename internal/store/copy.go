@@ -44,6 +44,8 @@ var copiedTables = []copiedTable{
 	{name: "cronjob_suspensions", key: "cronjob_uid", columns: []string{"cronjob_uid", "namespace", "suspended", "seen_until"}},
 	{name: "early_pings", key: "id", columns: []string{"id", "check_uid", "namespace", "received", "kind", "rid",
 		"exit_status", "scheme", "remote_addr", "method", "ua", "body"}},
+	{name: "dashboard_sessions", key: "id", columns: []string{"id", "subject", "username", "groups_json", "csrf", "created",
+		"expires"}},
 	{name: "clock", key: "id", columns: []string{"id", "alive", "away_from"}},
 }
 

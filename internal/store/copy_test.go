@@ -144,8 +144,17 @@ func fill(t *testing.T, s *store.Store) []store.Target {
 	// One ignored ping.
 	ping(busy, store.Ping{Kind: monitor.PingIgnored, At: copyT0.Add(time.Minute)})
 
+	// Someone signed in to the dashboard.
+	if err := s.CreateSession(ctx, copySession); err != nil {
+		t.Fatal(err)
+	}
+
 	return []store.Target{run, flappy, late, quiet, paused, busy}
 }
+
+// copySession is the dashboard session fill creates.
+var copySession = store.Session{ID: store.SessionID("cookie token"), Subject: "https://issuer.example|alice", Username: "alice",
+	Groups: []string{"ops", "dev"}, CSRF: "csrf-token", Created: copyT0, Expires: copyT0.Add(8 * time.Hour)}
 
 // sameContent compares everything the read API shows of the two stores.
 func sameContent(t *testing.T, want, got *store.Store) {
@@ -206,6 +215,9 @@ func sameContent(t *testing.T, want, got *store.Store) {
 	wnext, err1 := want.NextDelivery(ctx)
 	gnext, err2 := got.NextDelivery(ctx)
 	equal("next delivery", []any{wnext, err1}, []any{gnext, err2})
+	wss, wok, err1 := want.Session(ctx, copySession.ID, copyT0)
+	gss, gok, err2 := got.Session(ctx, copySession.ID, copyT0)
+	equal("the dashboard session", []any{wss, wok, err1}, []any{gss, gok, err2})
 	wsc, err1 := want.StateCounts(ctx)
 	gsc, err2 := got.StateCounts(ctx)
 	equal("state counts", []any{wsc, err1}, []any{gsc, err2})

@@ -979,6 +979,7 @@ func Run(t *testing.T, newDSN NewDSN) {
 	maps.Copy(tests, runTests(ctx))
 	maps.Copy(tests, reportTests(ctx))
 	maps.Copy(tests, cronJobTests(ctx))
+	maps.Copy(tests, sessionTests(ctx))
 	for _, name := range slices.Sorted(maps.Keys(tests)) {
 		t.Run(name, func(t *testing.T) {
 			s := open(t, newDSN(t), store.Options{BodyBudget: 1000, MaxQueuedBytes: 1 << 20, RunLimit: 32})
@@ -1818,6 +1819,7 @@ func Run(t *testing.T, newDSN NewDSN) {
 			}
 		},
 	}
+	maps.Copy(withDSN, sessionDSNTests(ctx))
 	for _, name := range slices.Sorted(maps.Keys(withDSN)) {
 		t.Run(name, func(t *testing.T) { withDSN[name](t, newDSN(t)) })
 	}
