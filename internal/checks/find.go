@@ -41,6 +41,13 @@ func (d *Door) InProject(namespace string) []*v1.Check {
 	return d.index.inProject(namespace)
 }
 
+// Namespaces lists the namespaces that have checks, sorted: the projects
+// a person signed in to the dashboard may be shown (O(projects)).
+func (d *Door) Namespaces() []string {
+	d.await()
+	return d.index.namespaces()
+}
+
 // Named is the check of that name in the namespace, as the cache has it
 // (nil: none).
 func (d *Door) Named(namespace, name string) *v1.Check {

@@ -225,6 +225,20 @@ func (x *index) named(namespace, name string) *v1.Check {
 }
 
 // inProject is the project's checks, oldest first.
+// namespaces lists the namespaces that have checks, sorted.
+func (x *index) namespaces() []string {
+	x.mu.RLock()
+	out := make([]string, 0, len(x.projects))
+	for ns, p := range x.projects {
+		if len(p.byUID) > 0 {
+			out = append(out, ns)
+		}
+	}
+	x.mu.RUnlock()
+	slices.Sort(out)
+	return out
+}
+
 func (x *index) inProject(namespace string) []*v1.Check {
 	x.mu.RLock()
 	p := x.projects[namespace]

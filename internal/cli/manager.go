@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -25,12 +26,15 @@ import (
 	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/projection"
 	"github.com/vigil-operator/vigil/internal/runner"
+	"github.com/vigil-operator/vigil/internal/signin"
 	"github.com/vigil-operator/vigil/internal/store"
 )
 
 func newManagerCmd(g *globals) *cobra.Command {
 	opts := manager.Options{}
 	var trustedProxies, limitsConfigMap, egressAllow, egressDeny string
+	var oidcScopes, oidcSecretFile string
+	keySignIn := true
 	var cronJobs bool
 	objectLimits := map[project.ObjectKind]*int{} // the flags of each kind's limit
 	cmd := &cobra.Command{
@@ -77,6 +81,9 @@ func newManagerCmd(g *globals) *cobra.Command {
 			}
 			if opts.Store == "" {
 				opts.Store = defaultStore()
+			}
+			if err := signInOptions(&opts, oidcScopes, oidcSecretFile, keySignIn); err != nil {
+				return err
 			}
 			if opts.HeartbeatURL == "" {
 				opts.HeartbeatURL = os.Getenv("VIGIL_HEARTBEAT_URL")
@@ -184,7 +191,54 @@ func newManagerCmd(g *globals) *cobra.Command {
 		"let Apprise Channels send Apprise URLs from a Secret to their Apprise server, which connects to each of them past the egress guard: to any address, loopback and cloud metadata included (off: only configurations saved on the Apprise server, named by key)")
 	f.StringVar(&egressDeny, "egress-deny", "",
 		"CIDRs Channels may not reach besides the non-global ranges: the cluster's Service and Pod ranges, such as 10.96.0.0/12,10.244.0.0/16, and public node addresses or global IPv6 ranges of the cluster, which the defaults do not refuse")
+	f.StringVar(&opts.SignIn.IssuerURL, "oidc-issuer-url", "",
+		"let people sign in to the dashboard through this OpenID Connect provider (its issuer URL); Kubernetes RBAC then decides what they see (docs/dashboard.md). Off when empty")
+	f.StringVar(&opts.SignIn.ClientID, "oidc-client-id", "", "Vigil's client ID at the OpenID Connect provider")
+	f.StringVar(&oidcSecretFile, "oidc-client-secret-file", "",
+		"a file holding Vigil's client secret at the provider, such as a mounted Secret's key (default $VIGIL_OIDC_CLIENT_SECRET)")
+	f.StringVar(&opts.SignIn.RedirectURL, "oidc-redirect-url", "",
+		"where the provider sends people back, as registered there (default: --base-url + /auth/callback)")
+	f.StringVar(&oidcScopes, "oidc-scopes", strings.Join(signin.DefaultScopes, ","),
+		`scopes asked for besides "openid", comma-separated; add "groups" for providers that send groups only for it (Dex, Keycloak with a mapper)`)
+	f.StringVar(&opts.SignIn.UsernameClaim, "oidc-username-claim", "email", "the ID token claim that names a person to Kubernetes RBAC (as kube-apiserver's --oidc-username-claim)")
+	f.StringVar(&opts.SignIn.GroupsClaim, "oidc-groups-claim", "groups", "the ID token claim that lists a person's groups (as kube-apiserver's --oidc-groups-claim)")
+	f.StringVar(&opts.SignIn.UsernamePrefix, "oidc-username-prefix", "", "put before each username, as kube-apiserver's --oidc-username-prefix, so the cluster's RoleBindings apply here too")
+	f.StringVar(&opts.SignIn.GroupsPrefix, "oidc-groups-prefix", "", "put before each group, as kube-apiserver's --oidc-groups-prefix")
+	f.DurationVar(&opts.SignIn.SessionTTL, "oidc-session-ttl", signin.DefaultSessionTTL, "how long a person's dashboard session lasts")
+	f.BoolVar(&keySignIn, "dashboard-key-sign-in", true, "offer the dashboard's sign-in with a project's API key (with --oidc-issuer-url, false leaves only the provider's)")
+	f.Float32Var(&opts.ReviewQPS, "oidc-reviews-per-second", manager.DefaultReviewQPS,
+		"SubjectAccessReviews a second the dashboard may ask the API server for signed-in people, on a client of its own")
 	return cmd
+}
+
+// signInOptions completes the dashboard's OpenID Connect settings: the
+// client secret from its file (or $VIGIL_OIDC_CLIENT_SECRET), the scopes.
+func signInOptions(opts *manager.Options, scopes, secretFile string, keySignIn bool) error {
+	opts.NoKeySignIn = !keySignIn
+	if opts.SignIn.IssuerURL == "" {
+		if !keySignIn {
+			return errors.New("--dashboard-key-sign-in=false needs --oidc-issuer-url: nobody could sign in")
+		}
+		return nil
+	}
+	opts.SignIn.ClientSecret = os.Getenv("VIGIL_OIDC_CLIENT_SECRET")
+	if secretFile != "" {
+		b, err := os.ReadFile(secretFile)
+		if err != nil {
+			return fmt.Errorf("--oidc-client-secret-file: %w", err)
+		}
+		opts.SignIn.ClientSecret = strings.TrimSpace(string(b))
+	}
+	if opts.SignIn.ClientSecret == "" {
+		return errors.New("--oidc-issuer-url needs the client secret: --oidc-client-secret-file or $VIGIL_OIDC_CLIENT_SECRET")
+	}
+	opts.SignIn.Scopes = nil
+	for _, sc := range strings.Split(scopes, ",") {
+		if sc = strings.TrimSpace(sc); sc != "" && sc != "openid" {
+			opts.SignIn.Scopes = append(opts.SignIn.Scopes, sc)
+		}
+	}
+	return nil
 }
 
 // defaultLimitsConfigMap is the limits ConfigMap in the manager's own

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"net/url"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/access"
 	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/project"
@@ -34,9 +36,15 @@ const pageSize = 100
 type query struct {
 	Search string
 	Tags   []string
-	Sort   string // name (default), status, last, next, rate (worst success rate first), p95 (slowest first)
-	Page   int    // from 1
-	Wall   bool
+	// Project and State narrow the board to one namespace (a person's
+	// board spans every project they may see) and one status class
+	// ("down", "grace", "up", "paused", "new", "started").
+	Project, State string
+	Sort           string // name (a key's default), status (a person's), last, next, rate (worst success rate first), p95 (slowest first)
+	Page           int    // from 1
+	Wall           bool
+	// defaultSort is the visitor's: what url leaves out.
+	defaultSort string
 }
 
 // These bound what the board reads from its URL.
@@ -46,8 +54,16 @@ const (
 	maxTag    = 100
 )
 
-func parseQuery(v url.Values) query {
-	q := query{Search: strings.TrimSpace(v.Get("q")), Sort: v.Get("sort"), Wall: v.Get("wall") == "1"}
+// parseQuery reads the board's URL; defaultSort is the visitor's order
+// when the URL names none.
+func parseQuery(v url.Values, defaultSort string) query {
+	q := query{Search: strings.TrimSpace(v.Get("q")), Sort: v.Get("sort"), Wall: v.Get("wall") == "1", defaultSort: defaultSort}
+	if ns := v.Get("project"); len(ns) <= 63 {
+		q.Project = ns
+	}
+	if _, ok := statusOrder[v.Get("state")]; ok {
+		q.State = v.Get("state")
+	}
 	q.Search, _ = words.Cut(q.Search, maxSearch)
 	for _, t := range v["tag"] {
 		if t = strings.TrimSpace(t); t != "" && len(t) <= maxTag && len(q.Tags) < maxTags && !slices.Contains(q.Tags, t) {
@@ -55,9 +71,9 @@ func parseQuery(v url.Values) query {
 		}
 	}
 	switch q.Sort {
-	case "status", "last", "next", "rate", "p95":
+	case "name", "status", "last", "next", "rate", "p95":
 	default:
-		q.Sort = "name"
+		q.Sort = defaultSort
 	}
 	if q.Wall {
 		q.Sort = "status" // a wall shows what is wrong first
@@ -77,7 +93,13 @@ func (q query) url() string {
 	for _, t := range q.Tags {
 		v.Add("tag", t)
 	}
-	if q.Sort != "name" && !q.Wall {
+	if q.Project != "" {
+		v.Set("project", q.Project)
+	}
+	if q.State != "" {
+		v.Set("state", q.State)
+	}
+	if !q.SortIsDefault() && !q.Wall {
 		v.Set("sort", q.Sort)
 	}
 	if q.Page > 1 {
@@ -102,14 +124,33 @@ func (q query) withTag(tag string) query {
 	return q
 }
 
+// SortIsDefault reports whether the board is in the visitor's own order,
+// which its URL leaves out.
+func (q query) SortIsDefault() bool { return q.Sort == q.defaultSort }
+
 func (q query) withSort(sort string) query { q.Sort, q.Page = sort, 1; return q }
-func (q query) withPage(page int) query    { q.Page = page; return q }
+func (q query) withProject(ns string) query {
+	if q.Project == ns {
+		ns = ""
+	}
+	q.Project, q.Page = ns, 1
+	return q
+}
+func (q query) withState(state string) query {
+	if q.State == state {
+		state = ""
+	}
+	q.State, q.Page = state, 1
+	return q
+}
+func (q query) withPage(page int) query { q.Page = page; return q }
 
 // row is one check on the board. ID names it in URLs: its UUID for a
 // read-write key, and for a read-only key its unique key, as in the API,
 // because the UUID is also its ping URL.
 type row struct {
 	ID, Name, Slug, Object  string
+	Namespace               string
 	Tags                    []chip
 	Status                  webpage.Label
 	Failures                string // "1 of 3": failed runs in a row below the threshold
@@ -164,21 +205,32 @@ type summary struct {
 type boardPage struct {
 	Title, Namespace, ProjectUUID string
 	ReadWrite                     bool
-	CSRF                          string
-	Query                         query
-	Rows                          []row
-	Chips                         []chip
-	Summary                       summary
-	Matching, From, To            int
-	PrevURL, NextURL, WallURL     string
-	SortURLs                      map[string]string
-	Now                           time.Time
+	// Person names a person signed in through OpenID Connect, whose board
+	// spans Projects, the namespaces Kubernetes lets them list checks in
+	// (with a chip each to narrow the board to one).
+	Person                    string
+	Projects                  []chip
+	States                    []chip
+	CSRF                      string
+	Query                     query
+	Rows                      []row
+	Chips                     []chip
+	Summary                   summary
+	Matching, From, To        int
+	PrevURL, NextURL, WallURL string
+	SortURLs                  map[string]string
+	Now                       time.Time
 }
 
-// board shows the project's checks.
+// board shows the project's checks: a key's project, or every project a
+// person may see.
 func (s *Server) board(w http.ResponseWriter, r *http.Request) {
 	v := visitorOf(r)
-	q := parseQuery(r.URL.Query())
+	defaultSort := "name"
+	if v.Person != nil {
+		defaultSort = "status" // worst first, across projects
+	}
+	q := parseQuery(r.URL.Query(), defaultSort)
 	page, err := s.boardPage(r, v, q)
 	if err != nil {
 		s.unavailable(w, r, "listing the checks", err)
@@ -188,31 +240,66 @@ func (s *Server) board(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) boardPage(r *http.Request, v visitor, q query) (*boardPage, error) {
-	snap, err := s.snapshots.of(v.Namespace, s.now(), func(now time.Time) (*snapshot, error) { return s.snapshot(r, v.Namespace, now) })
-	if err != nil {
-		return nil, err
-	}
-	now := snap.at
+	projects := []string{v.Namespace}
 	p := &boardPage{Title: v.Namespace, Namespace: v.Namespace, ProjectUUID: project.UUID(v.Namespace),
-		ReadWrite: v.ReadWrite, CSRF: v.CSRF, Query: q, Now: now, Summary: snap.summary}
-	tagCounts := snap.tags
-	needle := strings.ToLower(q.Search)
-	var rows []row
-	for i := range snap.rows {
-		if c := snap.rows[i].check; matches(c, needle) && checks.HasAllTags(c.Spec.Tags, q.Tags) {
-			rows = append(rows, snap.rows[i]) // a copy: fill writes the page's rows
+		ReadWrite: v.ReadWrite, CSRF: v.CSRF, Query: q}
+	if v.Person != nil {
+		var err error
+		if projects, err = s.viewable(r, v); err != nil {
+			return nil, err
+		}
+		p.Title, p.Namespace, p.ProjectUUID, p.Person = "Your projects", "", "", v.Person.Username
+		for _, ns := range projects {
+			p.Projects = append(p.Projects, chip{Tag: ns, URL: q.withProject(ns).url(), On: q.Project == ns})
+		}
+		if q.Project != "" {
+			if !slices.Contains(projects, q.Project) {
+				projects = nil // not one of theirs: nothing, as if it did not exist
+			} else {
+				projects = []string{q.Project}
+			}
 		}
 	}
+	// Every project's snapshot; the rows that match.
+	tagCounts, stateCounts := map[string]int{}, map[string]int{}
+	needle := strings.ToLower(q.Search)
+	var rows []row
+	now := s.now()
+	for _, ns := range projects {
+		snap, err := s.snapshots.of(ns, now, func(now time.Time) (*snapshot, error) { return s.snapshot(r, ns, now) })
+		if err != nil {
+			return nil, err
+		}
+		now = snap.at
+		p.Summary.add(snap.summary)
+		for t, n := range snap.tags {
+			tagCounts[t] += n
+		}
+		for i := range snap.rows {
+			c := snap.rows[i].check
+			if !matches(c, needle) || !checks.HasAllTags(c.Spec.Tags, q.Tags) {
+				continue
+			}
+			stateCounts[snap.rows[i].Status.Class]++
+			if q.State == "" || snap.rows[i].Status.Class == q.State {
+				rows = append(rows, snap.rows[i]) // a copy: fill writes the page's rows
+			}
+		}
+	}
+	p.Now = now
 	// Sorting by the run figures needs every check's; otherwise only the
 	// page's rows are read, below.
 	var stats map[types.UID]runstats.Stats
 	if q.Sort == "rate" || q.Sort == "p95" {
-		var err error
-		stats, err = s.runStats.of(r.Context(), v.Namespace, now, func(ctx context.Context) (map[types.UID]runstats.Stats, error) {
-			return s.Checks.RunStatsIn(ctx, v.Namespace, now, boardWindow, false)
-		})
-		if err != nil {
-			return nil, err
+		stats = map[types.UID]runstats.Stats{}
+		for _, ns := range projects {
+			of, err := s.runStats.of(r.Context(), ns, now, func(ctx context.Context) (map[types.UID]runstats.Stats, error) {
+				return s.Checks.RunStatsIn(ctx, ns, now, boardWindow, false)
+			})
+			if err != nil {
+				return nil, err
+			}
+			maps.Copy(stats, of)
 		}
 		for i := range rows {
 			st := stats[rows[i].check.UID]
@@ -239,12 +326,25 @@ func (s *Server) boardPage(r *http.Request, v visitor, q query) (*boardPage, err
 		for i := range p.Rows {
 			page[p.Rows[i].check.UID] = p.Rows[i].runCounts
 		}
+		var err error
 		if stats, err = s.Checks.RunStatsOf(r.Context(), page, boardWindow); err != nil {
 			return nil, err
 		}
 	}
+	operate := map[string]bool{v.Namespace: v.ReadWrite}
 	for i := range p.Rows {
-		p.Rows[i].fill(q, v.ReadWrite, now)
+		ns := p.Rows[i].check.Namespace
+		if _, asked := operate[ns]; !asked {
+			ok, err := s.may(r, v, ns, access.Operate)
+			if err != nil {
+				return nil, err
+			}
+			operate[ns] = ok
+		}
+		p.Rows[i].fill(q, operate[ns], now)
+		if v.Person != nil {
+			p.Rows[i].Namespace = ns
+		}
 		p.Rows[i].Runs = sparklineOf(stats[p.Rows[i].check.UID])
 	}
 	if q.Page > 1 {
@@ -256,7 +356,7 @@ func (s *Server) boardPage(r *http.Request, v visitor, q query) (*boardPage, err
 	wall := q
 	wall.Wall, wall.Page = !q.Wall, 1
 	if !wall.Wall {
-		wall.Sort = "name"
+		wall.Sort = q.defaultSort
 	}
 	p.WallURL = wall.url()
 	p.SortURLs = map[string]string{}
@@ -267,6 +367,13 @@ func (s *Server) boardPage(r *http.Request, v visitor, q query) (*boardPage, err
 		p.Chips = append(p.Chips, chip{Tag: t, URL: q.withTag(t).url(), On: slices.Contains(q.Tags, t), Count: n})
 	}
 	slices.SortFunc(p.Chips, func(a, b chip) int { return cmp.Compare(a.Tag, b.Tag) })
+	if v.Person != nil {
+		for _, st := range []string{"down", "grace", "started", "up", "new", "paused"} {
+			if n := stateCounts[st]; n > 0 || q.State == st {
+				p.States = append(p.States, chip{Tag: st, URL: q.withState(st).url(), On: q.State == st, Count: n})
+			}
+		}
+	}
 	return p, nil
 }
 
@@ -350,6 +457,17 @@ func (ss *snapshots) of(namespace string, now time.Time, take func(time.Time) (*
 	}
 	ss.byNS[namespace], ss.taken[namespace] = snap, time.Now()
 	return snap, nil
+}
+
+// add counts another project's checks in.
+func (sm *summary) add(o summary) {
+	sm.Total += o.Total
+	sm.Up += o.Up
+	sm.Late += o.Late
+	sm.Down += o.Down
+	sm.Paused += o.Paused
+	sm.New += o.New
+	sm.Running += o.Running
 }
 
 func (sm *summary) count(class string) {

@@ -11,20 +11,27 @@ import (
 
 func TestQuery(t *testing.T) {
 	for _, tc := range []struct {
-		raw  string
-		want query
-		url  string
+		raw, defaultSort string
+		want             query
+		url              string
 	}{
-		{"", query{Sort: "name", Page: 1}, "/"},
-		{"q=+backup+&tag=prod&tag=db&tag=prod&sort=last&page=3", query{Search: "backup", Tags: []string{"prod", "db"}, Sort: "last", Page: 3},
+		{"", "name", query{Sort: "name", Page: 1}, "/"},
+		{"q=+backup+&tag=prod&tag=db&tag=prod&sort=last&page=3", "name", query{Search: "backup", Tags: []string{"prod", "db"}, Sort: "last", Page: 3},
 			"/?page=3&q=backup&sort=last&tag=prod&tag=db"},
-		{"sort=bogus&page=-4", query{Sort: "name", Page: 1}, "/"},
-		{"tag=" + strings.Repeat("t", 101) + "&q=" + strings.Repeat("é", 101), query{Search: strings.Repeat("é", 100), Sort: "name", Page: 1},
+		{"sort=bogus&page=-4", "name", query{Sort: "name", Page: 1}, "/"},
+		{"tag=" + strings.Repeat("t", 101) + "&q=" + strings.Repeat("é", 101), "name", query{Search: strings.Repeat("é", 100), Sort: "name", Page: 1},
 			"/?q=" + strings.Repeat("%C3%A9", 100)},
-		{"wall=1&sort=name", query{Sort: "status", Page: 1, Wall: true}, "/?wall=1"},
+		{"wall=1&sort=name", "name", query{Sort: "status", Page: 1, Wall: true}, "/?wall=1"},
+		// A person's board: worst first unless asked otherwise; by project
+		// and status.
+		{"", "status", query{Sort: "status", Page: 1}, "/"},
+		{"sort=name&project=team-a&state=down", "status", query{Sort: "name", Project: "team-a", State: "down", Page: 1},
+			"/?project=team-a&sort=name&state=down"},
+		{"state=bogus&project=" + strings.Repeat("n", 64), "status", query{Sort: "status", Page: 1}, "/"},
 	} {
 		v, _ := url.ParseQuery(tc.raw)
-		q := parseQuery(v)
+		q := parseQuery(v, tc.defaultSort)
+		tc.want.defaultSort = tc.defaultSort
 		if !reflect.DeepEqual(q, tc.want) {
 			t.Errorf("parseQuery(%q) = %+v, want %+v", tc.raw, q, tc.want)
 		}
@@ -33,16 +40,22 @@ func TestQuery(t *testing.T) {
 		}
 		// The URL is the state: parsing it again gives the same query.
 		u, _ := url.Parse(q.url())
-		if again := parseQuery(u.Query()); !reflect.DeepEqual(again, q) {
+		if again := parseQuery(u.Query(), tc.defaultSort); !reflect.DeepEqual(again, q) {
 			t.Errorf("round trip of %q: %+v", tc.raw, again)
 		}
 	}
-	q := parseQuery(url.Values{"tag": {"a"}, "page": {"2"}})
+	q := parseQuery(url.Values{"tag": {"a"}, "page": {"2"}}, "name")
 	if got := q.withTag("b"); !reflect.DeepEqual(got.Tags, []string{"a", "b"}) || got.Page != 1 {
 		t.Errorf("withTag adds: %+v", got)
 	}
 	if got := q.withTag("a"); len(got.Tags) != 0 || len(q.Tags) != 1 {
 		t.Errorf("withTag removes without touching the original: %+v, %+v", got, q)
+	}
+	if got := q.withProject("team-a"); got.Project != "team-a" || got.Page != 1 || got.withProject("team-a").Project != "" {
+		t.Errorf("withProject narrows, and again widens: %+v", got)
+	}
+	if got := q.withState("down"); got.State != "down" || got.withState("down").State != "" {
+		t.Errorf("withState narrows, and again widens: %+v", got)
 	}
 }
 

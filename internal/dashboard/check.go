@@ -32,13 +32,15 @@ import (
 type checkPage struct {
 	Title, Namespace, ID, Object, Name, Slug, Desc string
 	ReadWrite                                      bool
-	CSRF                                           string
-	Status                                         webpage.Label
-	Why                                            string
-	Policy                                         []string
-	Maintenance                                    []string
-	Coverage                                       string
-	Snoozed                                        bool
+	// Person names a person signed in through OpenID Connect.
+	Person      string
+	CSRF        string
+	Status      webpage.Label
+	Why         string
+	Policy      []string
+	Maintenance []string
+	Coverage    string
+	Snoozed     bool
 	// Ack says who acknowledged the down and when; Acknowledgeable: it is
 	// down and nobody has.
 	Ack             string
@@ -104,7 +106,7 @@ func (s *Server) checkPage(w http.ResponseWriter, r *http.Request) {
 	uuid := checks.UUIDOf(c)
 	p := &checkPage{
 		Title: checks.DisplayName(c), Namespace: c.Namespace, ID: checkID(c, v.ReadWrite), Object: c.Name, Name: checks.DisplayName(c),
-		Slug: c.Spec.Slug, Desc: c.Spec.Desc, ReadWrite: v.ReadWrite, CSRF: v.CSRF, Status: webpage.LabelOf(view),
+		Slug: c.Spec.Slug, Desc: c.Spec.Desc, ReadWrite: v.ReadWrite, Person: v.personName(), CSRF: v.CSRF, Status: webpage.LabelOf(view),
 		Tags: checks.Tags(c.Spec.Tags), Period: period(c), TZ: string(c.Spec.Zone()), NPings: view.NPings,
 		Grace:   words.Duration(time.Duration(c.Spec.Grace) * time.Second),
 		Kubectl: "kubectl -n " + c.Namespace + " get check " + c.Name,

@@ -14,7 +14,11 @@
 // A user signs in with one of the project's API keys; what each key kind
 // sees is exactly what the Management API shows it. The key is kept in a
 // sealed, HttpOnly, SameSite=Strict session cookie (session.go), and every
-// form carries a CSRF token bound to the session.
+// form carries a CSRF token bound to the session. Where the administrator
+// configured an OpenID Connect provider, people sign in as themselves
+// instead (package signin), and Kubernetes RBAC decides what they see and
+// do (package access): every project they may list checks in, on one
+// board, and the changes of the projects they may update checks in.
 package dashboard
 
 import (
@@ -30,10 +34,13 @@ import (
 
 	"github.com/go-logr/logr"
 	"github.com/google/uuid"
+	"golang.org/x/sync/errgroup"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/access"
 	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/project"
+	"github.com/vigil-operator/vigil/internal/signin"
 	"github.com/vigil-operator/vigil/internal/webpage"
 )
 
@@ -59,6 +66,12 @@ type Server struct {
 	// namespace's Channel name (the dispatcher's Test); nil hides the
 	// dashboard's test buttons' effect (they answer 404).
 	TestChannel func(ctx context.Context, namespace, name string, check *v1.Check) error
+	// SignIn, when set, signs people in through OpenID Connect, and
+	// Access (then required) asks Kubernetes what they may do.
+	SignIn *signin.Service
+	Access *access.Authorizer
+	// NoKeySignIn turns the API-key sign-in off (with SignIn set).
+	NoKeySignIn bool
 	Log         logr.Logger
 
 	pages     webpage.Pages
@@ -80,6 +93,8 @@ func (s *Server) Handler() http.Handler {
 	mux.Handle("GET /static/", webpage.Static())
 	mux.HandleFunc("GET /{$}", s.signedIn(s.board))
 	mux.HandleFunc("POST /login", s.login)
+	mux.HandleFunc("GET /auth/signin", s.oidcBegin)
+	mux.HandleFunc("GET /auth/callback", s.oidcFinish)
 	mux.HandleFunc("GET /login", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/", http.StatusSeeOther) })
 	mux.HandleFunc("POST /logout", s.signedIn(s.checkCSRF(s.logout)))
 	mux.HandleFunc("GET /checks/{id}", s.signedIn(s.withCheck(s.checkPage)))
@@ -92,14 +107,27 @@ func (s *Server) Handler() http.Handler {
 	return webpage.SecurityHeaders(s.secure(), mux)
 }
 
-// visitor is a signed-in request's project and key kind.
+// visitor is a signed-in request's project and key kind, or the person
+// signed in. On a check's routes a person's visitor is narrowed to the
+// check's project (withCheck): Namespace is it, and ReadWrite whether
+// they may update checks there.
 type visitor struct {
 	Namespace string
 	ReadWrite bool
-	CSRF      string
+	// Person is a person signed in through OpenID Connect; nil for a key.
+	Person *signin.Person
+	CSRF   string
 	// Who names the visitor in what they do (an acknowledgement): the
-	// label of the key they signed in with.
+	// label of the key they signed in with, or the person's name.
 	Who string
+}
+
+// personName is the signed-in person's name, "" for a key.
+func (v visitor) personName() string {
+	if v.Person == nil {
+		return ""
+	}
+	return v.Person.Username
 }
 
 type visitorKey struct{}
@@ -165,6 +193,9 @@ func (s *Server) signedIn(next http.HandlerFunc) http.HandlerFunc {
 				// SameSite=Strict cookie is not sent on a link from
 				// elsewhere, and the session it belongs to is still good.
 				s.setCookie(w, s.sessionCookie(), "", 0)
+				if s.SignIn != nil {
+					s.SignIn.ClearCookie(w)
+				}
 			}
 			if isFragment(r) {
 				http.Error(w, problem, http.StatusUnauthorized)
@@ -189,6 +220,21 @@ func (s *Server) signedIn(next http.HandlerFunc) http.HandlerFunc {
 // for a request without a session cookie (nothing to say), otherwise what
 // was wrong with its cookie.
 func (s *Server) visitor(r *http.Request) (v visitor, ok bool, problem string) {
+	if s.SignIn != nil {
+		p, ok, problem, err := s.SignIn.Person(r)
+		switch {
+		case err != nil:
+			s.Log.Error(err, "reading a dashboard session")
+			return visitor{}, false, "Your session could not be read; sign in again in a moment."
+		case ok:
+			return visitor{Person: &p, CSRF: p.CSRF, Who: "dashboard, " + p.Username}, true, ""
+		case problem != "":
+			return visitor{}, false, problem
+		}
+		if s.NoKeySignIn {
+			return visitor{}, false, ""
+		}
+	}
 	c, err := r.Cookie(s.sessionCookie())
 	if err != nil || c.Value == "" {
 		return visitor{}, false, ""
@@ -214,6 +260,10 @@ func (s *Server) visitor(r *http.Request) (v visitor, ok bool, problem string) {
 
 // login signs in with an API key from the sign-in form.
 func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	if s.SignIn != nil && s.NoKeySignIn {
+		s.signInPage(w, r, http.StatusForbidden, "Signing in with an API key is turned off here: sign in with your account.")
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, 4096)
 	if err := r.ParseForm(); err != nil {
 		s.signInPage(w, r, http.StatusBadRequest, "The form could not be read.")
@@ -245,9 +295,16 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
-// logout ends the session in this browser.
+// logout ends the session in this browser; a person's "everywhere" ends
+// every session of theirs, on every replica.
 func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 	s.setCookie(w, s.sessionCookie(), "", 0)
+	if v := visitorOf(r); v.Person != nil {
+		if err := s.SignIn.SignOut(w, r, *v.Person, r.PostForm.Get("everywhere") == "1"); err != nil {
+			s.unavailable(w, r, "ending the session", err)
+			return
+		}
+	}
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
@@ -256,19 +313,118 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 func (s *Server) signInPage(w http.ResponseWriter, r *http.Request, status int, problem string) {
 	token := newToken()
 	s.setCookie(w, s.loginCookie(), token, time.Hour)
-	s.render(w, r, status, "signin", map[string]any{"CSRF": token, "Problem": problem, "Title": "Sign in"})
+	s.render(w, r, status, "signin", map[string]any{"CSRF": token, "Problem": problem, "Title": "Sign in",
+		"OIDC": s.SignIn != nil, "Keys": s.SignIn == nil || !s.NoKeySignIn, "Next": r.URL.RequestURI()})
 }
 
-// readWrite refuses read-only keys.
+// oidcBegin sends the browser to the identity provider.
+func (s *Server) oidcBegin(w http.ResponseWriter, r *http.Request) {
+	if s.SignIn == nil {
+		http.NotFound(w, r)
+		return
+	}
+	if err := s.SignIn.Begin(w, r, r.URL.Query().Get("next")); err != nil {
+		s.signInProblem(w, r, err)
+	}
+}
+
+// oidcFinish is the redirect URL: the provider sends the browser back
+// here, and the session starts.
+func (s *Server) oidcFinish(w http.ResponseWriter, r *http.Request) {
+	if s.SignIn == nil {
+		http.NotFound(w, r)
+		return
+	}
+	next, err := s.SignIn.Finish(w, r)
+	if err != nil {
+		s.signInProblem(w, r, err)
+		return
+	}
+	// The session's cookie is SameSite=Strict, and this request came from
+	// the provider's site: the page it goes to bounces once (signedIn).
+	http.Redirect(w, r, next, http.StatusSeeOther)
+}
+
+// signInProblem shows the sign-in page with what went wrong.
+func (s *Server) signInProblem(w http.ResponseWriter, r *http.Request, err error) {
+	var p *signin.Problem
+	if !errors.As(err, &p) {
+		s.Log.Error(err, "signing in")
+		s.signInPage(w, r, http.StatusInternalServerError, "Signing in failed; try again.")
+		return
+	}
+	if p.Err != nil {
+		s.Log.Info("a sign-in did not succeed", "problem", p.Message, "cause", p.Err.Error())
+	}
+	s.signInPage(w, r, p.Status, p.Message)
+}
+
+// may reports whether v may do verb with the checks of namespace: a key in
+// its own project only (Operate with a read-write key), a person as
+// Kubernetes RBAC says.
+func (s *Server) may(r *http.Request, v visitor, namespace string, verb access.Verb) (bool, error) {
+	if v.Person == nil {
+		return namespace == v.Namespace && (verb == access.View || v.ReadWrite), nil
+	}
+	return s.Access.May(r.Context(), access.Person{Username: v.Person.Username, Groups: v.Person.Groups}, namespace, verb)
+}
+
+// viewableAtOnce bounds the reviews one board asks at once.
+const viewableAtOnce = 8
+
+// viewable lists the projects v may see, sorted. A person may see every
+// project when a ClusterRoleBinding lets them list checks everywhere
+// (one question); otherwise each project with checks is asked about
+// (package access keeps the answers, and bounds their cost).
+func (s *Server) viewable(r *http.Request, v visitor) ([]string, error) {
+	all := s.Checks.Namespaces()
+	if v.Person == nil {
+		return []string{v.Namespace}, nil
+	}
+	if everywhere, err := s.may(r, v, "", access.View); err != nil || everywhere {
+		return all, err
+	}
+	allowed := make([]bool, len(all))
+	g, ctx := errgroup.WithContext(r.Context())
+	g.SetLimit(viewableAtOnce)
+	for i, ns := range all {
+		g.Go(func() error {
+			ok, err := s.may(r.WithContext(ctx), v, ns, access.View)
+			allowed[i] = ok
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	var out []string
+	for i, ns := range all {
+		if allowed[i] {
+			out = append(out, ns)
+		}
+	}
+	return out, nil
+}
+
+// readWrite refuses read-only keys. A person's right to change a
+// project's checks is known once the check is: withCheck asks, for the
+// routes readWrite marks.
 func (s *Server) readWrite(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		if !visitorOf(r).ReadWrite {
+		v := visitorOf(r)
+		if v.Person != nil {
+			next(w, r.WithContext(context.WithValue(r.Context(), writeKey{}, true)))
+			return
+		}
+		if !v.ReadWrite {
 			s.errorPage(w, r, http.StatusForbidden, "This needs a read-write API key; you signed in with a read-only key.")
 			return
 		}
 		next(w, r)
 	}
 }
+
+type writeKey struct{}
 
 // checkCSRF requires the session's CSRF token in the form.
 func (s *Server) checkCSRF(next http.HandlerFunc) http.HandlerFunc {
@@ -288,7 +444,8 @@ type checkKey struct{}
 // another project's check is not found, as if it did not exist.
 func (s *Server) withCheck(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		c, err := s.lookup(r, visitorOf(r), r.PathValue("id"))
+		v := visitorOf(r)
+		c, err := s.lookup(r, v, r.PathValue("id"))
 		switch {
 		case errors.Is(err, checks.ErrNotFound):
 			s.errorPage(w, r, http.StatusNotFound, "No such check in this project.")
@@ -297,7 +454,22 @@ func (s *Server) withCheck(next http.HandlerFunc) http.HandlerFunc {
 			s.unavailable(w, r, "looking up the check", err)
 			return
 		}
-		next(w, r.WithContext(context.WithValue(r.Context(), checkKey{}, c)))
+		ctx := context.WithValue(r.Context(), checkKey{}, c)
+		if v.Person != nil {
+			// The person, narrowed to the check's project.
+			v.Namespace = c.Namespace
+			if v.ReadWrite, err = s.may(r, v, c.Namespace, access.Operate); err != nil {
+				s.unavailable(w, r, "asking Kubernetes what you may do", err)
+				return
+			}
+			if r.Context().Value(writeKey{}) != nil && !v.ReadWrite {
+				s.errorPage(w, r, http.StatusForbidden, "Kubernetes does not let you update checks in project "+c.Namespace+
+					": this needs a binding that allows update on checks.monitoring.vigil.dev there.")
+				return
+			}
+			ctx = context.WithValue(ctx, visitorKey{}, v)
+		}
+		next(w, r.WithContext(ctx))
 	}
 }
 
@@ -305,6 +477,9 @@ func (s *Server) withCheck(next http.HandlerFunc) http.HandlerFunc {
 // by its UUID, a read-only key by its unique key only (see row). Another
 // project's check is not found.
 func (s *Server) lookup(r *http.Request, v visitor, id string) (*v1.Check, error) {
+	if v.Person != nil {
+		return s.personLookup(r, v, id)
+	}
 	if !v.ReadWrite {
 		if !uniqueKeyRE.MatchString(id) {
 			return nil, checks.ErrNotFound
@@ -322,6 +497,42 @@ func (s *Server) lookup(r *http.Request, v visitor, id string) (*v1.Check, error
 }
 
 var uniqueKeyRE = regexp.MustCompile(`^[0-9a-f]{40}$`)
+
+// personLookup finds a check for a person by its UUID (the board names
+// checks by UUID where they may update them) or its unique key (where
+// they may only look), in a project they may see; any other is not found.
+func (s *Server) personLookup(r *http.Request, v visitor, id string) (*v1.Check, error) {
+	viewable := func(c *v1.Check) (*v1.Check, error) {
+		ok, err := s.may(r, v, c.Namespace, access.View)
+		switch {
+		case err != nil:
+			return nil, err
+		case !ok:
+			return nil, checks.ErrNotFound
+		}
+		return c, nil
+	}
+	if uniqueKeyRE.MatchString(id) {
+		// A check's unique key is its UUID's, which another project's
+		// check may name too: the first the person may see.
+		for _, ns := range s.Checks.Namespaces() {
+			if c, err := s.Checks.ByUniqueKey(ns, id); err == nil {
+				if c, err := viewable(c); !errors.Is(err, checks.ErrNotFound) {
+					return c, err
+				}
+			}
+		}
+		return nil, checks.ErrNotFound
+	}
+	if parsed, err := uuid.Parse(id); err != nil || parsed.String() != id {
+		return nil, checks.ErrNotFound
+	}
+	c, err := s.Checks.ByUUID(r.Context(), id)
+	if err != nil {
+		return nil, err
+	}
+	return viewable(c)
+}
 
 func checkOf(r *http.Request) *v1.Check { return r.Context().Value(checkKey{}).(*v1.Check) }
 

@@ -5,6 +5,7 @@
 package manager
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -33,6 +34,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/access"
 	"github.com/vigil-operator/vigil/internal/api"
 	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/controller"
@@ -51,6 +53,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/report"
 	"github.com/vigil-operator/vigil/internal/runner"
 	"github.com/vigil-operator/vigil/internal/scheme"
+	"github.com/vigil-operator/vigil/internal/signin"
 	"github.com/vigil-operator/vigil/internal/site"
 	"github.com/vigil-operator/vigil/internal/sla"
 	"github.com/vigil-operator/vigil/internal/statuspage"
@@ -210,7 +213,19 @@ type Options struct {
 	// Secret, which the Apprise server connects to past the guard
 	// (egress.Options.AllowRelays).
 	EgressAllowRelays bool
+	// SignIn lets people sign in to the dashboard through an OpenID
+	// Connect provider (off while its IssuerURL is empty); NoKeySignIn
+	// then turns the API-key sign-in off.
+	SignIn      signin.Config
+	NoKeySignIn bool
+	// ReviewQPS bounds the SubjectAccessReviews the dashboard asks for
+	// signed-in people, a second (DefaultReviewQPS when 0): their own
+	// client's budget, apart from the controllers'.
+	ReviewQPS float32
 }
+
+// DefaultReviewQPS is the dashboard's budget of SubjectAccessReviews.
+const DefaultReviewQPS = 20
 
 func (o *Options) defaults() {
 	if o.Clock == nil {
@@ -547,7 +562,12 @@ func setupHTTP(ctx context.Context, mgr ctrl.Manager, opts Options, st *store.St
 		}
 	}
 	dash := &dashboard.Server{Checks: door, Projects: projects, BaseURL: opts.BaseURL, TestChannel: dispatcher.Test,
-		Log: log.WithName("dashboard")}
+		Log: log.WithName("dashboard"), NoKeySignIn: opts.NoKeySignIn}
+	if opts.SignIn.IssuerURL != "" {
+		if dash.SignIn, dash.Access, err = signIn(mgr.GetConfig(), opts, st); err != nil {
+			return nil, err
+		}
+	}
 	statusPages := &statuspage.Server{Checks: door, BaseURL: opts.BaseURL, Log: log.WithName("status-page"),
 		Find: func(ctx context.Context, key string) (*v1.StatusPage, error) {
 			return statuspage.Find(ctx, mgr.GetClient(), key)
@@ -658,6 +678,31 @@ func setupCronJobs(mgr ctrl.Manager, cfg *rest.Config, opts Options, st *store.S
 		return fmt.Errorf("setting up the Job controller: %w", err)
 	}
 	return nil
+}
+
+// signIn sets up the dashboard's OpenID Connect sign-in, and the
+// authorizer that asks Kubernetes what people may do, through a client of
+// its own (ReviewQPS), so that people browsing never take the
+// controllers' share of the API server.
+func signIn(cfg *rest.Config, opts Options, st *store.Store) (*signin.Service, *access.Authorizer, error) {
+	sc := opts.SignIn
+	if sc.RedirectURL == "" {
+		sc.RedirectURL = strings.TrimSuffix(opts.BaseURL, "/") + "/auth/callback"
+	}
+	sc.Secure = strings.HasPrefix(opts.BaseURL, "https://")
+	svc, err := signin.New(sc, st, opts.Clock)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the dashboard's sign-in: %w", err)
+	}
+	cfg = rest.CopyConfig(cfg)
+	cfg.QPS = cmp.Or(opts.ReviewQPS, DefaultReviewQPS)
+	cfg.Burst = int(2 * cfg.QPS)
+	cfg.RateLimiter = nil
+	cs, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("the dashboard's access reviews: %w", err)
+	}
+	return svc, &access.Authorizer{Reviews: cs.AuthorizationV1().SubjectAccessReviews(), Clock: opts.Clock}, nil
 }
 
 // statusClient is the projector's own client to the API server, for Check

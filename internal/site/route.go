@@ -100,7 +100,7 @@ var routeTemplates = func() []routeTemplate {
 	}
 	paths = append(paths,
 		"/projects/{project}/metrics", "/projects/{project}/metrics/{key}", "/projects/{project}/checks/metrics/{key}",
-		"/login", "/logout", "/checks/{check}", "/checks/{check}/pause", "/checks/{check}/resume",
+		"/login", "/logout", "/auth/signin", "/auth/callback", "/checks/{check}", "/checks/{check}/pause", "/checks/{check}/resume",
 		"/checks/{check}/snooze", "/checks/{check}/pings/{n}/body", "/checks/{check}/channels/{channel}/test", "/static/{file}",
 		"/status/{status-page}.json", "/status/{status-page}.rss", "/status/{status-page}")
 	for _, format := range []string{"svg", "json", "shields"} {

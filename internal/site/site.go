@@ -27,7 +27,7 @@ type Parts struct {
 	// Pings serves the ping endpoints: /ping/.
 	Pings http.Handler
 	// Dashboard serves the web dashboard: /, /login, /logout, /checks/,
-	// and the pages' shared /static/.
+	// the OpenID Connect sign-in's /auth/, and the pages' shared /static/.
 	Dashboard http.Handler
 	// StatusPages serves the public status pages: /status/.
 	StatusPages http.Handler
@@ -63,7 +63,7 @@ func Handler(log logr.Logger, p Parts) http.Handler {
 	handle(p.Badges, "/badge/", "/b/")
 	handle(p.Metrics, "/projects/")
 	handle(p.Pings, "/ping/")
-	handle(p.Dashboard, "/{$}", "/login", "/logout", "/checks/", "/static/")
+	handle(p.Dashboard, "/{$}", "/login", "/logout", "/auth/", "/checks/", "/static/")
 	handle(p.StatusPages, "/status/")
 	mux.HandleFunc("/", notFound)
 	if p.Ready == nil {

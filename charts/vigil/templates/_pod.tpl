@@ -132,6 +132,30 @@ spec:
         {{- if and (or $hb.url $hb.existingSecret) $hb.interval }}
         - {{ printf "--heartbeat-interval=%s" $hb.interval | quote }}
         {{- end }}
+        {{- with .Values.dashboard.oidc }}
+        {{- if .issuerURL }}
+        - {{ printf "--oidc-issuer-url=%s" .issuerURL | quote }}
+        - {{ printf "--oidc-client-id=%s" .clientID | quote }}
+        {{- with .redirectURL }}
+        - {{ printf "--oidc-redirect-url=%s" . | quote }}
+        {{- end }}
+        - {{ printf "--oidc-scopes=%s" (join "," .scopes) | quote }}
+        - {{ printf "--oidc-username-claim=%s" .usernameClaim | quote }}
+        - {{ printf "--oidc-groups-claim=%s" .groupsClaim | quote }}
+        {{- with .usernamePrefix }}
+        - {{ printf "--oidc-username-prefix=%s" . | quote }}
+        {{- end }}
+        {{- with .groupsPrefix }}
+        - {{ printf "--oidc-groups-prefix=%s" . | quote }}
+        {{- end }}
+        {{- with .sessionTTL }}
+        - {{ printf "--oidc-session-ttl=%s" . | quote }}
+        {{- end }}
+        {{- if not $.Values.dashboard.keySignIn }}
+        - --dashboard-key-sign-in=false
+        {{- end }}
+        {{- end }}
+        {{- end }}
         {{- range .Values.extraArgs }}
         - {{ . | quote }}
         {{- end }}
@@ -165,6 +189,16 @@ spec:
             secretKeyRef:
               name: {{ $hb.existingSecret }}
               key: {{ $hb.secretKey }}
+        {{- end }}
+        {{- with .Values.dashboard.oidc }}
+        {{- if .issuerURL }}
+        # The client secret at the OpenID Connect provider.
+        - name: VIGIL_OIDC_CLIENT_SECRET
+          valueFrom:
+            secretKeyRef:
+              name: {{ required "dashboard.oidc.clientSecret.existingSecret names the Secret with the client secret" .clientSecret.existingSecret | quote }}
+              key: {{ .clientSecret.key | quote }}
+        {{- end }}
         {{- end }}
         {{- with .Values.extraEnv }}
         {{- toYaml . | nindent 8 }}

@@ -28,8 +28,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/vigil-operator/vigil/internal/manager"
+	"github.com/vigil-operator/vigil/internal/signin"
 	"github.com/vigil-operator/vigil/internal/testenv"
 	"github.com/vigil-operator/vigil/internal/testenv/managertest"
+	"github.com/vigil-operator/vigil/internal/testenv/oidcprovider"
 )
 
 var (
@@ -42,7 +44,17 @@ var (
 	browser       context.Context
 	stopBrowser   context.CancelFunc
 	screenshotDir string
+	// provider is a real OpenID Connect provider the manager lets people
+	// sign in through (signin_test.go); people holds its users.
+	provider *oidcprovider.Provider
 )
+
+// The provider's users: what Kubernetes lets them do is up to the specs'
+// RoleBindings.
+var people = []oidcprovider.User{
+	{Username: "alice", Password: "alice-pass-1", Email: "alice@example.com", Groups: []string{"team-b-ops", "everyone"}},
+	{Username: "bob", Password: "bob-pass-2", Email: "bob@example.com", Groups: []string{"everyone"}},
+}
 
 // TestMain runs the package's tests on each ping store, one pass after the
 // other on one control plane.
@@ -67,7 +79,18 @@ var _ = BeforeSuite(func() {
 	logf.SetLogger(zap.New(zap.WriteTo(GinkgoWriter), zap.UseDevMode(true)))
 	SetDefaultEventuallyTimeout(30 * time.Second)
 	SetDefaultEventuallyPollingInterval(200 * time.Millisecond)
-	harness = managertest.Start(manager.Options{Clock: clk})
+	// The manager's address is chosen first: the provider must know the
+	// redirect URL before the manager starts.
+	addr, err := testenv.FreeAddr(context.Background())
+	Expect(err).NotTo(HaveOccurred())
+	const clientSecret = "vigil-client-secret-for-tests"
+	provider, err = oidcprovider.Start(context.Background(), people, []oidcprovider.Client{
+		{ID: "vigil", Secret: clientSecret, RedirectURIs: []string{"http://" + addr + "/auth/callback"}}})
+	Expect(err).NotTo(HaveOccurred())
+	harness = managertest.Start(manager.Options{Clock: clk, HTTPAddr: addr, SignIn: signin.Config{
+		IssuerURL: provider.Issuer, ClientID: "vigil", ClientSecret: clientSecret,
+		Scopes: []string{"email", "profile", oidcprovider.ScopeGroups},
+	}})
 
 	root, err := testenv.RepoRoot()
 	Expect(err).NotTo(HaveOccurred())
@@ -100,6 +123,9 @@ var _ = AfterSuite(func() {
 		stopBrowser()
 	}
 	harness.Stop()
+	if provider != nil {
+		provider.Close()
+	}
 })
 
 // newSession opens a tab with its own cookies, closed when the spec ends.
