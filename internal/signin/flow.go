@@ -44,7 +44,7 @@ type login struct {
 // Begin sends the browser to the provider to sign in, to come back to
 // next (a path on this site) once signed in.
 func (s *Service) Begin(w http.ResponseWriter, r *http.Request, next string) error {
-	p, err := s.discover(r.Context())
+	p, err := s.discover()
 	if err != nil {
 		return &Problem{Status: http.StatusServiceUnavailable, Message: "The identity provider cannot be reached; try again in a moment.", Err: err}
 	}
@@ -94,7 +94,7 @@ func (s *Service) Finish(w http.ResponseWriter, r *http.Request) (next string, e
 	if code == "" || len(code) > 4096 {
 		return again("The identity provider sent no code.", nil)
 	}
-	p, err := s.discover(r.Context())
+	p, err := s.discover()
 	if err != nil {
 		return "", &Problem{Status: http.StatusServiceUnavailable, Message: "The identity provider cannot be reached; try again in a moment.", Err: err}
 	}

@@ -104,8 +104,16 @@ type Service struct {
 
 	mu       sync.Mutex
 	provider *oidc.Provider // once discovered
+	// failed and failedAt: the last discovery's failure, given again for
+	// discoveryRetry, so that sign-in attempts while the provider is down
+	// (anyone may start one) do not each reach out to it.
+	failed   error
+	failedAt time.Time
 	sealKey  []byte
 }
+
+// discoveryRetry is how long a failed discovery is not tried again.
+const discoveryRetry = 10 * time.Second
 
 // New returns a Service. It does not reach the provider: discovery
 // happens at the first sign-in, and is tried again at the next while it
@@ -144,17 +152,25 @@ func New(cfg Config, sessions Sessions, clk clock.PassiveClock) (*Service, error
 }
 
 // discover returns the provider, reading its discovery document once.
-func (s *Service) discover(ctx context.Context) (*oidc.Provider, error) {
+func (s *Service) discover() (*oidc.Provider, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.provider != nil {
 		return s.provider, nil
 	}
-	p, err := oidc.NewProvider(oidc.ClientContext(ctx, s.client), s.cfg.IssuerURL)
-	if err != nil {
-		return nil, fmt.Errorf("reading the OpenID Connect provider's discovery document: %w", err)
+	if s.failed != nil && time.Since(s.failedAt) < discoveryRetry {
+		return nil, s.failed
 	}
-	s.provider = p
+	// Not the request's context: a person who leaves must not fail the
+	// discovery for the others.
+	dctx, cancel := context.WithTimeout(context.Background(), s.client.Timeout)
+	defer cancel()
+	p, err := oidc.NewProvider(oidc.ClientContext(dctx, s.client), s.cfg.IssuerURL)
+	if err != nil {
+		s.failed, s.failedAt = fmt.Errorf("reading the OpenID Connect provider's discovery document: %w", err), time.Now()
+		return nil, s.failed
+	}
+	s.provider, s.failed = p, nil
 	return p, nil
 }
 

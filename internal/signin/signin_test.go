@@ -1,7 +1,11 @@
 package signin
 
 import (
+	"errors"
+	"net/http"
+	"net/http/httptest"
 	"net/url"
+	"sync/atomic"
 	"reflect"
 	"strings"
 	"testing"
@@ -133,5 +137,32 @@ func TestNewRefusesIncompleteSettings(t *testing.T) {
 	}
 	if _, err := New(ok, nil, nil); err != nil {
 		t.Errorf("complete settings: %v", err)
+	}
+}
+
+// A provider that cannot be reached is asked again only after
+// discoveryRetry: anyone may start a sign-in, and each must not reach out
+// to it.
+func TestDiscoveryFailureIsRemembered(t *testing.T) {
+	var asked atomic.Int32
+	idp := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		asked.Add(1)
+		http.Error(w, "down", http.StatusServiceUnavailable)
+	}))
+	defer idp.Close()
+	s, err := New(Config{IssuerURL: idp.URL, ClientID: "c", ClientSecret: "s", RedirectURL: "https://v.example/auth/callback"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		w := httptest.NewRecorder()
+		err := s.Begin(w, httptest.NewRequestWithContext(t.Context(), http.MethodGet, "/auth/signin", nil), "/")
+		var p *Problem
+		if !errors.As(err, &p) || p.Status != http.StatusServiceUnavailable {
+			t.Fatalf("Begin = %v, want a 503 problem", err)
+		}
+	}
+	if n := asked.Load(); n != 1 {
+		t.Errorf("the provider was asked %d times, want once", n)
 	}
 }
