@@ -68,6 +68,7 @@ manifests: $(CONTROLLER_GEN) $(KUSTOMIZE) ## Generate the CRDs and RBAC from the
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths="./internal/rbac/manager" output:rbac:artifacts:config=config/rbac
 	$(CONTROLLER_GEN) rbac:roleName=cronjobs paths="./internal/rbac/cronjobs" output:rbac:artifacts:config=config/rbac/cronjobs
 	$(CONTROLLER_GEN) rbac:roleName=ping-url-secrets paths="./internal/rbac/pingurlsecrets" output:rbac:artifacts:config=config/rbac/pingurlsecrets
+	$(CONTROLLER_GEN) rbac:roleName=dashboard-signin paths="./internal/rbac/signin" output:rbac:artifacts:config=config/rbac/signin
 	@mkdir -p dist charts/vigil/crds
 	cp config/crd/bases/*.yaml charts/vigil/crds/
 	$(KUSTOMIZE) build config/default > dist/install.yaml

@@ -102,8 +102,11 @@ func (a *Authorizer) May(ctx context.Context, p Person, namespace string, v Verb
 	}
 	got, err, _ := a.flight.Do(key, func() (any, error) {
 		review, err := a.Reviews.Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
-			User:   p.Username,
-			Groups: p.Groups,
+			User: p.Username,
+			// The API server puts every authenticated user in
+			// system:authenticated; a review asks only about the groups
+			// it is given.
+			Groups: append(slices.Clone(p.Groups), authenticated),
 			ResourceAttributes: &authorizationv1.ResourceAttributes{
 				Namespace: namespace, Verb: string(v), Group: v1.GroupVersion.Group, Resource: "checks",
 			},

@@ -2,6 +2,8 @@ package access_test
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	clocktesting "k8s.io/utils/clock/testing"
 
@@ -172,5 +175,117 @@ func TestAnswersBounded(t *testing.T) {
 	}
 	if n := reviews.n.Load(); n != 5 {
 		t.Errorf("%d reviews, want 5 (a dropped to make room)", n)
+	}
+}
+
+// The index of RoleBindings names, for a person, the namespaces where a
+// RoleBinding names them, one of their groups or every authenticated user,
+// as RoleBindings come, change and go; the manager reads them under the
+// role it ships for sign-in.
+func TestBindingsFollowRoleBindings(t *testing.T) {
+	ctx := t.Context()
+	cluster, err := testenv.Start(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cluster.Stop() })
+	admin := kubernetes.NewForConfigOrDie(cluster.Config)
+	managerConfig, forbidden, err := testenv.AsManager(ctx, cluster.Config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As docs/dashboard.md says for an install from config/.
+	_, err = admin.RbacV1().ClusterRoleBindings().Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "vigil-dashboard-signin"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "vigil-dashboard-signin"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: testenv.ManagerServiceAccount, Namespace: testenv.ManagerNamespace}}},
+		metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ns := range []string{"ns-user", "ns-group", "ns-all", "ns-none"} {
+		if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bind := func(ns, name string, subjects ...rbacv1.Subject) {
+		t.Helper()
+		_, err := admin.RbacV1().RoleBindings(ns).Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Name: name},
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"}, Subjects: subjects}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	user := func(n string) rbacv1.Subject {
+		return rbacv1.Subject{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: n}
+	}
+	group := func(n string) rbacv1.Subject {
+		return rbacv1.Subject{Kind: rbacv1.GroupKind, APIGroup: rbacv1.GroupName, Name: n}
+	}
+	bind("ns-user", "alice", user("alice@example.com"), user("carol@example.com"))
+	bind("ns-group", "ops", group("team-ops"))
+	bind("ns-none", "sa", rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "deploy", Namespace: "ns-none"})
+
+	factory := informers.NewSharedInformerFactoryWithOptions(kubernetes.NewForConfigOrDie(managerConfig), 0, informers.WithTransform(access.Strip))
+	b := access.NewBindings()
+	informer := factory.Rbac().V1().RoleBindings().Informer()
+	if err := b.Watch(informer); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := b.Namespaces(access.Person{Username: "alice@example.com"}); ok {
+		t.Error("the index answered before it listed the RoleBindings")
+	}
+	stop := make(chan struct{})
+	factory.Start(stop)
+	t.Cleanup(func() { close(stop); factory.Shutdown() })
+
+	alice := access.Person{Username: "alice@example.com", Groups: []string{"team-ops"}}
+	bob := access.Person{Username: "bob@example.com", Groups: []string{"team-dev"}}
+	eventually := func(p access.Person, want ...string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			got, ok := b.Namespaces(p)
+			if ok && slices.Equal(got, want) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: %v (synced %v), want %v", p.Username, got, ok, want)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	eventually(alice, "ns-group", "ns-user")
+	eventually(bob)
+	eventually(access.Person{Username: "deploy"}) // a ServiceAccount of that name is not them
+
+	// Every authenticated user, then a binding changed, then one deleted.
+	bind("ns-all", "everyone", group("system:authenticated"))
+	eventually(bob, "ns-all")
+	eventually(alice, "ns-all", "ns-group", "ns-user")
+	rb, err := admin.RbacV1().RoleBindings("ns-user").Get(ctx, "alice", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rb.Subjects = []rbacv1.Subject{user("carol@example.com")}
+	if _, err := admin.RbacV1().RoleBindings("ns-user").Update(ctx, rb, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(alice, "ns-all", "ns-group")
+	eventually(access.Person{Username: "carol@example.com"}, "ns-all", "ns-user")
+	if err := admin.RbacV1().RoleBindings("ns-group").Delete(ctx, "ops", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(alice, "ns-all")
+
+	// What the index keeps of a RoleBinding: its subjects, nothing else.
+	stripped, _ := access.Strip(&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "n", Name: "x",
+		Annotations: map[string]string{"kubectl.kubernetes.io/last-applied-configuration": strings.Repeat("x", 4096)}},
+		RoleRef:  rbacv1.RoleRef{Name: "admin"},
+		Subjects: []rbacv1.Subject{user("u"), {Kind: rbacv1.ServiceAccountKind, Name: "s"}}})
+	if s := stripped.(*rbacv1.RoleBinding); len(s.Annotations) != 0 || s.RoleRef.Name != "" || len(s.Subjects) != 1 || s.Namespace != "n" {
+		t.Errorf("stripped to %+v", s)
+	}
+	if reqs := forbidden.Requests(); len(reqs) > 0 {
+		t.Errorf("the manager's RBAC forbade: %v", reqs)
 	}
 }

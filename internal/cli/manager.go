@@ -34,7 +34,7 @@ func newManagerCmd(g *globals) *cobra.Command {
 	opts := manager.Options{}
 	var trustedProxies, limitsConfigMap, egressAllow, egressDeny string
 	var oidcScopes, oidcSecretFile string
-	keySignIn := true
+	keySignIn, projectsFromBindings := true, true
 	var cronJobs bool
 	objectLimits := map[project.ObjectKind]*int{} // the flags of each kind's limit
 	cmd := &cobra.Command{
@@ -85,6 +85,7 @@ func newManagerCmd(g *globals) *cobra.Command {
 			if err := signInOptions(&opts, oidcScopes, oidcSecretFile, keySignIn); err != nil {
 				return err
 			}
+			opts.SignInEveryProject = !projectsFromBindings
 			if opts.HeartbeatURL == "" {
 				opts.HeartbeatURL = os.Getenv("VIGIL_HEARTBEAT_URL")
 			}
@@ -206,6 +207,8 @@ func newManagerCmd(g *globals) *cobra.Command {
 	f.StringVar(&opts.SignIn.GroupsPrefix, "oidc-groups-prefix", "", "put before each group, as kube-apiserver's --oidc-groups-prefix")
 	f.DurationVar(&opts.SignIn.SessionTTL, "oidc-session-ttl", signin.DefaultSessionTTL, "how long a person's dashboard session lasts")
 	f.BoolVar(&keySignIn, "dashboard-key-sign-in", true, "offer the dashboard's sign-in with a project's API key (with --oidc-issuer-url, false leaves only the provider's)")
+	f.BoolVar(&projectsFromBindings, "oidc-projects-from-rolebindings", true,
+		"ask Kubernetes about a signed-in person's access only in the namespaces where a RoleBinding names them (or one of their groups); false asks about every project, for clusters whose authorizer grants without RoleBindings")
 	f.Float32Var(&opts.ReviewQPS, "oidc-reviews-per-second", manager.DefaultReviewQPS,
 		"SubjectAccessReviews a second the dashboard may ask the API server for signed-in people, on a client of its own")
 	return cmd

@@ -28,6 +28,7 @@ import (
 	"errors"
 	"net/http"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -70,6 +71,10 @@ type Server struct {
 	// Access (then required) asks Kubernetes what they may do.
 	SignIn *signin.Service
 	Access *access.Authorizer
+	// Bindings, when set, narrows the projects a person's board asks
+	// about to those with a RoleBinding naming them; nil asks about every
+	// project.
+	Bindings *access.Bindings
 	// NoKeySignIn turns the API-key sign-in off (with SignIn set).
 	NoKeySignIn bool
 	Log         logr.Logger
@@ -374,8 +379,9 @@ const viewableAtOnce = 8
 
 // viewable lists the projects v may see, sorted. A person may see every
 // project when a ClusterRoleBinding lets them list checks everywhere
-// (one question); otherwise each project with checks is asked about
-// (package access keeps the answers, and bounds their cost).
+// (one question); otherwise each project with checks where a RoleBinding
+// names them (Bindings), or each project with checks, is asked about
+// (package access keeps the answers).
 func (s *Server) viewable(r *http.Request, v visitor) ([]string, error) {
 	all := s.Checks.Namespaces()
 	if v.Person == nil {
@@ -383,6 +389,11 @@ func (s *Server) viewable(r *http.Request, v visitor) ([]string, error) {
 	}
 	if everywhere, err := s.may(r, v, "", access.View); err != nil || everywhere {
 		return all, err
+	}
+	if s.Bindings != nil {
+		if named, ok := s.Bindings.Namespaces(access.Person{Username: v.Person.Username, Groups: v.Person.Groups}); ok {
+			all = slices.DeleteFunc(all, func(ns string) bool { _, found := slices.BinarySearch(named, ns); return !found })
+		}
 	}
 	allowed := make([]bool, len(all))
 	g, ctx := errgroup.WithContext(r.Context())

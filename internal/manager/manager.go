@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
@@ -218,6 +219,10 @@ type Options struct {
 	// then turns the API-key sign-in off.
 	SignIn      signin.Config
 	NoKeySignIn bool
+	// SignInEveryProject makes a person's board ask about every project,
+	// not only those where a RoleBinding names them: for clusters whose
+	// authorizer grants without RoleBindings (a webhook).
+	SignInEveryProject bool
 	// ReviewQPS bounds the SubjectAccessReviews the dashboard asks for
 	// signed-in people, a second (DefaultReviewQPS when 0): their own
 	// client's budget, apart from the controllers'.
@@ -564,7 +569,7 @@ func setupHTTP(ctx context.Context, mgr ctrl.Manager, opts Options, st *store.St
 	dash := &dashboard.Server{Checks: door, Projects: projects, BaseURL: opts.BaseURL, TestChannel: dispatcher.Test,
 		Log: log.WithName("dashboard"), NoKeySignIn: opts.NoKeySignIn}
 	if opts.SignIn.IssuerURL != "" {
-		if dash.SignIn, dash.Access, err = signIn(mgr.GetConfig(), opts, st); err != nil {
+		if dash.SignIn, dash.Access, dash.Bindings, err = signIn(mgr, opts, st); err != nil {
 			return nil, err
 		}
 	}
@@ -683,8 +688,11 @@ func setupCronJobs(mgr ctrl.Manager, cfg *rest.Config, opts Options, st *store.S
 // signIn sets up the dashboard's OpenID Connect sign-in, and the
 // authorizer that asks Kubernetes what people may do, through a client of
 // its own (ReviewQPS), so that people browsing never take the
-// controllers' share of the API server.
-func signIn(cfg *rest.Config, opts Options, st *store.Store) (*signin.Service, *access.Authorizer, error) {
+// controllers' share of the API server; and, unless SignInEveryProject or
+// the manager serves a list of namespaces, the index of RoleBindings that
+// tells which projects to ask about, fed by an informer of its own on
+// that client (RoleBindings stripped to their subjects).
+func signIn(mgr ctrl.Manager, opts Options, st *store.Store) (*signin.Service, *access.Authorizer, *access.Bindings, error) {
 	sc := opts.SignIn
 	if sc.RedirectURL == "" {
 		sc.RedirectURL = strings.TrimSuffix(opts.BaseURL, "/") + "/auth/callback"
@@ -692,18 +700,41 @@ func signIn(cfg *rest.Config, opts Options, st *store.Store) (*signin.Service, *
 	sc.Secure = strings.HasPrefix(opts.BaseURL, "https://")
 	svc, err := signin.New(sc, st, opts.Clock)
 	if err != nil {
-		return nil, nil, fmt.Errorf("the dashboard's sign-in: %w", err)
+		return nil, nil, nil, fmt.Errorf("the dashboard's sign-in: %w", err)
 	}
-	cfg = rest.CopyConfig(cfg)
+	cfg := rest.CopyConfig(mgr.GetConfig())
 	cfg.QPS = cmp.Or(opts.ReviewQPS, DefaultReviewQPS)
 	cfg.Burst = int(2 * cfg.QPS)
 	cfg.RateLimiter = nil
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("the dashboard's access reviews: %w", err)
+		return nil, nil, nil, fmt.Errorf("the dashboard's access reviews: %w", err)
 	}
-	return svc, &access.Authorizer{Reviews: cs.AuthorizationV1().SubjectAccessReviews(), Clock: opts.Clock}, nil
+	authorizer := &access.Authorizer{Reviews: cs.AuthorizationV1().SubjectAccessReviews(), Clock: opts.Clock}
+	if opts.SignInEveryProject || len(opts.Namespaces) > 0 {
+		return svc, authorizer, nil, nil
+	}
+	factory := informers.NewSharedInformerFactoryWithOptions(cs, 0, informers.WithTransform(access.Strip))
+	bindings := access.NewBindings()
+	if err := bindings.Watch(factory.Rbac().V1().RoleBindings().Informer()); err != nil {
+		return nil, nil, nil, err
+	}
+	if err := mgr.Add(everyReplica(func(ctx context.Context) error {
+		factory.Start(ctx.Done())
+		<-ctx.Done()
+		factory.Shutdown()
+		return nil
+	})); err != nil {
+		return nil, nil, nil, err
+	}
+	return svc, authorizer, bindings, nil
 }
+
+// everyReplica is a runnable that runs in every replica, leader or not.
+type everyReplica func(ctx context.Context) error
+
+func (f everyReplica) Start(ctx context.Context) error { return f(ctx) }
+func (everyReplica) NeedLeaderElection() bool          { return false }
 
 // statusClient is the projector's own client to the API server, for Check
 // status: its rate limit is the projector's two budgets, so that a wave of

@@ -9,6 +9,9 @@
 //   - pingurlsecrets: writing the Secrets spec.pingURLSecret asks for. It is
 //     never bound cluster-wide: a namespace that wants the feature binds it
 //     with a RoleBinding (config/rbac/pingurlsecrets/role.yaml).
+//   - signin: reading RoleBindings for the dashboard's OpenID Connect
+//     sign-in, bound only where a provider is configured
+//     (config/rbac/signin/role.yaml).
 //
 // The hand-written roles beside them (leader election in the manager's own
 // namespace, metrics authentication) carry their reasons in their YAML.

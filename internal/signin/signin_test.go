@@ -5,9 +5,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"sync/atomic"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 )
 

@@ -581,6 +581,7 @@ func TestRBACMatchesGeneratedRoles(t *testing.T) {
 		"config/rbac/role.yaml":                "vigil-manager-role",
 		"config/rbac/cronjobs/role.yaml":       "vigil-cronjobs",
 		"config/rbac/pingurlsecrets/role.yaml": "vigil-ping-url-secrets",
+		"config/rbac/signin/role.yaml":         "vigil-dashboard-signin",
 	} {
 		t.Run(name, func(t *testing.T) {
 			generated, err := devenv.DecodeObjects(readRepoFile(t, file))
@@ -1688,4 +1689,36 @@ func readRepoRoot(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return root
+}
+
+// TestDashboardSignIn: dashboard.oidc passes the provider's settings, the
+// client secret from its Secret, and binds the RoleBinding reader to the
+// manager; without it, none of that, and the reader is bound to no one.
+func TestDashboardSignIn(t *testing.T) {
+	off := helmTemplate(t)
+	noFlag(t, args(t, off), "oidc-issuer-url")
+	if crb := bindingsTo(t, off, "ClusterRoleBinding", "vigil-dashboard-signin"); len(crb) != 0 {
+		t.Errorf("sign-in off, the RoleBinding reader is bound: %v", crb)
+	}
+
+	on := helmTemplate(t, "--set", "dashboard.oidc.issuerURL=https://dex.example.com", "--set", "dashboard.oidc.clientID=vigil",
+		"--set", "dashboard.oidc.clientSecret.existingSecret=vigil-oidc", "--set", "dashboard.oidc.scopes={email,profile,groups}",
+		"--set", "dashboard.oidc.groupsPrefix=oidc:", "--set", "dashboard.keySignIn=false")
+	a := args(t, on)
+	wantFlag(t, a, "oidc-issuer-url", "https://dex.example.com")
+	wantFlag(t, a, "oidc-client-id", "vigil")
+	wantFlag(t, a, "oidc-scopes", "email,profile,groups")
+	wantFlag(t, a, "oidc-groups-prefix", "oidc:")
+	wantFlag(t, a, "dashboard-key-sign-in", "false")
+	noFlag(t, a, "oidc-redirect-url")
+	c := manager(t, on.podTemplate(t))
+	if !slices.ContainsFunc(c.Env, func(e corev1.EnvVar) bool {
+		return e.Name == "VIGIL_OIDC_CLIENT_SECRET" && e.ValueFrom != nil && e.ValueFrom.SecretKeyRef != nil &&
+			e.ValueFrom.SecretKeyRef.Name == "vigil-oidc" && e.ValueFrom.SecretKeyRef.Key == "client-secret"
+	}) {
+		t.Errorf("no client secret from the Secret in %v", c.Env)
+	}
+	if crb := bindingsTo(t, on, "ClusterRoleBinding", "vigil-dashboard-signin"); len(crb) != 1 || !slices.Equal(crb[""].Subjects, managerSubject) {
+		t.Errorf("the RoleBinding reader's bindings %v, want one to the manager", crb)
+	}
 }

@@ -87,10 +87,15 @@ var _ = BeforeSuite(func() {
 	provider, err = oidcprovider.Start(context.Background(), people, []oidcprovider.Client{
 		{ID: "vigil", Secret: clientSecret, RedirectURIs: []string{"http://" + addr + "/auth/callback"}}})
 	Expect(err).NotTo(HaveOccurred())
-	harness = managertest.Start(manager.Options{Clock: clk, HTTPAddr: addr, SignIn: signin.Config{
-		IssuerURL: provider.Issuer, ClientID: "vigil", ClientSecret: clientSecret,
-		Scopes: []string{"email", "profile", oidcprovider.ScopeGroups},
-	}})
+	// The manager runs under the chart's RBAC as installed with a provider
+	// (dashboard.oidc): it may read RoleBindings, so a person's board asks
+	// about the projects where one names them.
+	harness = managertest.StartUnder(managertest.Chart("--set", "dashboard.oidc.issuerURL="+provider.Issuer,
+		"--set", "dashboard.oidc.clientID=vigil", "--set", "dashboard.oidc.clientSecret.existingSecret=vigil-oidc"),
+		manager.Options{Clock: clk, HTTPAddr: addr, SignIn: signin.Config{
+			IssuerURL: provider.Issuer, ClientID: "vigil", ClientSecret: clientSecret,
+			Scopes: []string{"email", "profile", oidcprovider.ScopeGroups},
+		}})
 
 	root, err := testenv.RepoRoot()
 	Expect(err).NotTo(HaveOccurred())
