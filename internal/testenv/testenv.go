@@ -14,10 +14,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	mathrand "math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 )
 
 // RepoRoot finds the repository root: the nearest directory upwards from the
@@ -71,12 +74,54 @@ func fileExists(path string) bool {
 }
 
 // FreeAddr returns a loopback address nothing listens on right now, for a
-// server under test.
+// server under test that binds it later.
+//
+// The port is taken below the kernel's ephemeral range: a port the kernel
+// hands out (to a listener on :0, an httptest server, an outgoing
+// connection of any test process running beside this one) is never one
+// FreeAddr returned, so nothing takes it between this check and the
+// server's bind. (Ports from :0 used to be returned; under make test's
+// parallel packages another process's :0 listener once took one first.)
+// Where the ephemeral range starts too low to leave room, :0 it is.
 func FreeAddr(ctx context.Context) (string, error) {
+	if low := ephemeralLow(); low > freePortFloor+1000 {
+		for range 200 {
+			port := freePortFloor + mathrand.IntN(low-freePortFloor)
+			addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+			l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", addr)
+			if err != nil {
+				continue // taken: another
+			}
+			_ = l.Close()
+			return addr, nil
+		}
+	}
 	l, err := (&net.ListenConfig{}).Listen(ctx, "tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", err
 	}
 	defer l.Close()
 	return l.Addr().String(), nil
+}
+
+// freePortFloor keeps FreeAddr's ports above the well-known and the
+// commonly registered ones.
+const freePortFloor = 10000
+
+// ephemeralLow is the first port of the kernel's ephemeral range (Linux's
+// net.ipv4.ip_local_port_range), or 0 when it cannot be read.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	fields := strings.Fields(string(b))
+	if len(fields) != 2 {
+		return 0
+	}
+	low, err := strconv.Atoi(fields[0])
+	if err != nil {
+		return 0
+	}
+	return low
 }
