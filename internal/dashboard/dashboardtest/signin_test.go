@@ -114,6 +114,12 @@ var _ = Describe("Signing in with an account", Ordered, func() {
 		Expect(html).NotTo(ContainSubstring(view.uuid), "a viewer does not learn the ping URL")
 		Expect(html).To(ContainSubstring(operate.uuid))
 		screenshot(ctx, "board-signed-in")
+		// At phone width the project chips and the nav wrap; the page does
+		// not scroll sideways (the table scrolls in its own box).
+		do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(".summary")))
+		Expect(js[bool](ctx, `document.documentElement.scrollWidth <= window.innerWidth`)).To(BeTrue())
+		screenshot(ctx, "board-signed-in-phone")
+		do(ctx, chromedp.EmulateViewport(1280, 900), chromedp.Reload(), chromedp.WaitVisible(chromedp.CSS(".summary")))
 
 		// The project filter narrows the board to one.
 		chipURL := js[string](ctx, fmt.Sprintf(`[...document.querySelectorAll("nav.projects .chip")].find(a => a.textContent.trim() === %q).href`, viewed.Namespace))
@@ -188,6 +194,11 @@ var _ = Describe("Signing in with an account", Ordered, func() {
 
 	It("shows a person Kubernetes lets see nothing an empty board that says why", func() {
 		ctx := newSession()
+		do(ctx, chromedp.Navigate(harness.BaseURL+"/"), chromedp.WaitVisible(chromedp.ID("oidc-signin")))
+		screenshot(ctx, "signin-account")
+		do(ctx, chromedp.EmulateViewport(390, 844), chromedp.Reload(), chromedp.WaitVisible(chromedp.ID("oidc-signin")))
+		Expect(js[bool](ctx, `document.documentElement.scrollWidth <= window.innerWidth`)).To(BeTrue())
+		screenshot(ctx, "signin-account-phone")
 		signInAs(ctx, bob)
 		Expect(text(ctx, ".person")).To(Equal(bob.Email))
 		Expect(text(ctx, "p.empty")).To(ContainSubstring("Kubernetes lets you list checks in no project yet"))
