@@ -1,6 +1,7 @@
 package notify
 
 import (
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/emersion/go-sasl"
 
@@ -304,5 +306,26 @@ func TestChooseSMTPAuth(t *testing.T) {
 		if got != tc.want {
 			t.Errorf("%q with %q: %q (%v), want %q", tc.mech, tc.offered, got, err, tc.want)
 		}
+	}
+}
+
+// The token request is the tenant's too: it leaves through the egress
+// guard, which refuses a token URL on loopback (the cluster's own
+// services, the node) before anything is sent or an SMTP session opened.
+func TestEmailXOAuth2TokenURLThroughTheGuard(t *testing.T) {
+	clear(smtpTokens.m)
+	endpoint := &tokenEndpoint{}
+	tokens := httptest.NewServer(endpoint)
+	defer tokens.Close()
+	be := &smtpBackend{box: &mailbox{}, user: "alerts@contoso.com", mechs: []string{"XOAUTH2"}, tokenOK: func(string) bool { return true }}
+	port := smtpServer(t, be, true, false)
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	err := Send(ctx, Delivery{Channel: xoauth2Channel(port, tokens.URL), Message: downMessage(), Secret: secretMap(xoauth2Secrets)})
+	if checkDenied(t, "token endpoint on loopback", err) && strings.Contains(err.Error(), "s3cret-client") {
+		t.Errorf("the refusal shows the client secret: %v", err)
+	}
+	if n := endpoint.count(t); n != 0 || be.sessions.Load() != 0 {
+		t.Errorf("%d token requests and %d SMTP sessions reached loopback", n, be.sessions.Load())
 	}
 }
