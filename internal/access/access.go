@@ -20,6 +20,7 @@
 package access
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -30,6 +31,7 @@ import (
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/cache"
 	"k8s.io/utils/clock"
 
 	"golang.org/x/sync/singleflight"
@@ -79,26 +81,17 @@ type Authorizer struct {
 	// 100 bytes each.
 	MaxAnswers int
 
-	mu      sync.Mutex
-	answers map[string]answer
+	once    sync.Once
+	answers *cache.LRUExpireCache // of bool, the least recently used going first
 	flight  singleflight.Group
-}
-
-type answer struct {
-	allowed bool
-	until   time.Time
 }
 
 // May reports whether p may do v with the checks of namespace ("" asks
 // about every namespace at once: a ClusterRoleBinding's grant).
 func (a *Authorizer) May(ctx context.Context, p Person, namespace string, v Verb) (bool, error) {
 	key := questionKey(p, namespace, v)
-	now := a.clock().Now()
-	a.mu.Lock()
-	ans, ok := a.answers[key]
-	a.mu.Unlock()
-	if ok && now.Before(ans.until) {
-		return ans.allowed, nil
+	if allowed, ok := a.kept().Get(key); ok {
+		return allowed.(bool), nil
 	}
 	got, err, _ := a.flight.Do(key, func() (any, error) {
 		review, err := a.Reviews.Create(ctx, &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
@@ -115,7 +108,11 @@ func (a *Authorizer) May(ctx context.Context, p Person, namespace string, v Verb
 			return false, fmt.Errorf("asking Kubernetes whether %s may %s checks in %q: %w", p.Username, v, namespace, err)
 		}
 		allowed := review.Status.Allowed && !review.Status.Denied
-		a.remember(key, allowed, a.clock().Now())
+		keep := cmp.Or(a.Denied, DefaultDenied)
+		if allowed {
+			keep = cmp.Or(a.Allowed, DefaultAllowed)
+		}
+		a.kept().Add(key, allowed, keep)
 		return allowed, nil
 	})
 	if err != nil {
@@ -124,45 +121,16 @@ func (a *Authorizer) May(ctx context.Context, p Person, namespace string, v Verb
 	return got.(bool), nil
 }
 
-// remember keeps an answer; past MaxAnswers the expired ones go, then all.
-func (a *Authorizer) remember(key string, allowed bool, now time.Time) {
-	keep := a.Denied
-	if keep <= 0 {
-		keep = DefaultDenied
-	}
-	if allowed {
-		keep = a.Allowed
-		if keep <= 0 {
-			keep = DefaultAllowed
+// kept is the answers' cache, made at first use.
+func (a *Authorizer) kept() *cache.LRUExpireCache {
+	a.once.Do(func() {
+		var clk clock.PassiveClock = clock.RealClock{}
+		if a.Clock != nil {
+			clk = a.Clock
 		}
-	}
-	limit := a.MaxAnswers
-	if limit <= 0 {
-		limit = DefaultMaxAnswers
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.answers == nil {
-		a.answers = map[string]answer{}
-	}
-	if len(a.answers) >= limit {
-		for k, old := range a.answers {
-			if !now.Before(old.until) {
-				delete(a.answers, k)
-			}
-		}
-		if len(a.answers) >= limit {
-			clear(a.answers)
-		}
-	}
-	a.answers[key] = answer{allowed: allowed, until: now.Add(keep)}
-}
-
-func (a *Authorizer) clock() clock.PassiveClock {
-	if a.Clock == nil {
-		return clock.RealClock{}
-	}
-	return a.Clock
+		a.answers = cache.NewLRUExpireCacheWithClock(cmp.Or(a.MaxAnswers, DefaultMaxAnswers), clk)
+	})
+	return a.answers
 }
 
 // questionKey names a question: who (name and groups, in any order),

@@ -275,7 +275,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c, err := r.Cookie(s.loginCookie())
-	if err != nil || !sameToken(c.Value, r.PostForm.Get("csrf")) {
+	if err != nil || !signin.SameToken(c.Value, r.PostForm.Get("csrf")) {
 		s.signInPage(w, r, http.StatusForbidden, "The sign-in form expired or did not come from this page. Try again.")
 		return
 	}
@@ -289,7 +289,7 @@ func (s *Server) login(w http.ResponseWriter, r *http.Request) {
 		s.signInPage(w, r, http.StatusUnauthorized, "Wrong API key: no project has it.")
 		return
 	}
-	value, err := seal(s.secret(ns), ns, session{Key: key, Expires: s.now().Add(s.ttl()).Unix(), CSRF: newToken()})
+	value, err := seal(s.secret(ns), ns, session{Key: key, Expires: s.now().Add(s.ttl()).Unix(), CSRF: signin.NewToken()})
 	if err != nil {
 		s.Log.Error(err, "sealing a dashboard session")
 		http.Error(w, "could not sign in", http.StatusInternalServerError)
@@ -316,7 +316,7 @@ func (s *Server) logout(w http.ResponseWriter, r *http.Request) {
 // signInPage shows the sign-in form with a fresh login CSRF token
 // (double-submitted: in a cookie and in the form).
 func (s *Server) signInPage(w http.ResponseWriter, r *http.Request, status int, problem string) {
-	token := newToken()
+	token := signin.NewToken()
 	s.setCookie(w, s.loginCookie(), token, time.Hour)
 	s.render(w, r, status, "signin", map[string]any{"CSRF": token, "Problem": problem, "Title": "Sign in",
 		"OIDC": s.SignIn != nil, "Keys": s.SignIn == nil || !s.NoKeySignIn, "Next": r.URL.RequestURI()})
@@ -383,10 +383,10 @@ const viewableAtOnce = 8
 // names them (Bindings), or each project with checks, is asked about
 // (package access keeps the answers).
 func (s *Server) viewable(r *http.Request, v visitor) ([]string, error) {
-	all := s.Checks.Namespaces()
 	if v.Person == nil {
 		return []string{v.Namespace}, nil
 	}
+	all := s.Checks.Namespaces()
 	if everywhere, err := s.may(r, v, "", access.View); err != nil || everywhere {
 		return all, err
 	}
@@ -441,7 +441,7 @@ type writeKey struct{}
 func (s *Server) checkCSRF(next http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		r.Body = http.MaxBytesReader(w, r.Body, 4096)
-		if err := r.ParseForm(); err != nil || !sameToken(visitorOf(r).CSRF, r.PostForm.Get("csrf")) {
+		if err := r.ParseForm(); err != nil || !signin.SameToken(visitorOf(r).CSRF, r.PostForm.Get("csrf")) {
 			s.errorPage(w, r, http.StatusForbidden, "The form did not carry this session's CSRF token: reload the page and try again.")
 			return
 		}

@@ -144,7 +144,7 @@ var xoauth2Secrets = map[string]string{"entra/client-secret": "s3cret-client\n"}
 // Exchange Online's app-only SMTP: a token from the client-credentials
 // grant, sent with XOAUTH2, reused until it is refused, then replaced.
 func TestEmailXOAuth2(t *testing.T) {
-	clear(smtpTokens.m)
+	smtpTokens.RemoveAll(func(any) bool { return true })
 	endpoint := &tokenEndpoint{}
 	tokens := httptest.NewServer(endpoint)
 	defer tokens.Close()
@@ -187,7 +187,7 @@ func TestEmailXOAuth2(t *testing.T) {
 	mu.Lock()
 	valid = map[string]bool{}
 	mu.Unlock()
-	clear(smtpTokens.m)
+	smtpTokens.RemoveAll(func(any) bool { return true })
 	err = send(t, ch, downMessage(), xoauth2Secrets)
 	if err == nil || !IsPermanent(err) || !strings.Contains(err.Error(), "535") {
 		t.Fatalf("Send with a refused fresh token = %v, want a permanent 535", err)
@@ -214,7 +214,7 @@ func TestEmailXOAuth2TokenEndpointErrors(t *testing.T) {
 		{"outage", http.StatusServiceUnavailable, `upstream down`, false, "503"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			clear(smtpTokens.m)
+			smtpTokens.RemoveAll(func(any) bool { return true })
 			tokens := httptest.NewServer(&tokenEndpoint{status: tc.status, errBody: tc.body})
 			defer tokens.Close()
 			box := &mailbox{}
@@ -313,7 +313,7 @@ func TestChooseSMTPAuth(t *testing.T) {
 // guard, which refuses a token URL on loopback (the cluster's own
 // services, the node) before anything is sent or an SMTP session opened.
 func TestEmailXOAuth2TokenURLThroughTheGuard(t *testing.T) {
-	clear(smtpTokens.m)
+	smtpTokens.RemoveAll(func(any) bool { return true })
 	endpoint := &tokenEndpoint{}
 	tokens := httptest.NewServer(endpoint)
 	defer tokens.Close()

@@ -10,10 +10,11 @@ import (
 	"net/http"
 	"net/smtp"
 	"strings"
-	"sync"
+	"time"
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/clientcredentials"
+	"k8s.io/apimachinery/pkg/util/cache"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/internal/words"
@@ -144,14 +145,14 @@ func (a *xoauth2Auth) Next(_ []byte, more bool) ([]byte, error) {
 // before they expire (oauth2.Token.Valid leaves 10 seconds), so a wave of
 // downs asks the token endpoint once. Keyed by everything that makes the
 // token (the Channel, the endpoint, the client and its secret, the
-// scopes), so an edited Channel or Secret gets a new one. Bounded: past
-// maxSMTPTokens entries the expired ones go, then everything.
-var smtpTokens = struct {
-	mu sync.Mutex
-	m  map[string]*oauth2.Token
-}{m: map[string]*oauth2.Token{}}
+// scopes), so an edited Channel or Secret gets a new one; bounded, the
+// least recently used going first, as the Channel Secrets' cache.
+var smtpTokens = cache.NewLRUExpireCache(maxSMTPTokens)
 
 const maxSMTPTokens = 512
+
+// smtpTokenKeep bounds how long a token without an expiry is kept.
+const smtpTokenKeep = time.Hour
 
 // smtpAccessToken returns a valid access token for the channel's oauth2
 // settings, from the cache (cached) or the token endpoint, and its cache
@@ -167,10 +168,8 @@ func (d *Delivery) smtpAccessToken(ctx context.Context, o *v1.SMTPOAuth2) (token
 		h.Write([]byte{0})
 	}
 	key = hex.EncodeToString(h.Sum(nil))
-	smtpTokens.mu.Lock()
-	t := smtpTokens.m[key]
-	smtpTokens.mu.Unlock()
-	if t.Valid() {
+	if held, ok := smtpTokens.Get(key); ok && held.(*oauth2.Token).Valid() {
+		t := held.(*oauth2.Token)
 		d.redactDerived(t.AccessToken)
 		return t.AccessToken, key, true, nil
 	}
@@ -194,7 +193,7 @@ func (d *Delivery) smtpAccessToken(ctx context.Context, o *v1.SMTPOAuth2) (token
 	// Through the egress guard, like every connection of a delivery.
 	client := d.httpClient()
 	client.Transport = userAgentTransport{client.Transport}
-	t, err = cfg.Token(context.WithValue(ctx, oauth2.HTTPClient, client))
+	t, err := cfg.Token(context.WithValue(ctx, oauth2.HTTPClient, client))
 	if err != nil {
 		return "", "", false, tokenError(tokenURL, err)
 	}
@@ -202,19 +201,11 @@ func (d *Delivery) smtpAccessToken(ctx context.Context, o *v1.SMTPOAuth2) (token
 		return "", "", false, fmt.Errorf("token endpoint %s: the access token is empty or not one line", tokenURL)
 	}
 	d.redactDerived(t.AccessToken)
-	smtpTokens.mu.Lock()
-	defer smtpTokens.mu.Unlock()
-	if len(smtpTokens.m) >= maxSMTPTokens {
-		for k, old := range smtpTokens.m {
-			if !old.Valid() {
-				delete(smtpTokens.m, k)
-			}
-		}
-		if len(smtpTokens.m) >= maxSMTPTokens {
-			clear(smtpTokens.m)
-		}
+	keep := smtpTokenKeep
+	if !t.Expiry.IsZero() {
+		keep = min(keep, time.Until(t.Expiry))
 	}
-	smtpTokens.m[key] = t
+	smtpTokens.Add(key, t, keep)
 	return t.AccessToken, key, false, nil
 }
 
@@ -224,9 +215,7 @@ func forgetSMTPToken(key string) {
 	if key == "" {
 		return
 	}
-	smtpTokens.mu.Lock()
-	defer smtpTokens.mu.Unlock()
-	delete(smtpTokens.m, key)
+	smtpTokens.Remove(key)
 }
 
 // tokenError classifies a failure of the token endpoint as d.do does an

@@ -1,12 +1,9 @@
 package signin
 
 import (
-	"crypto/aes"
-	"crypto/cipher"
 	"crypto/hmac"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -15,6 +12,7 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 	"golang.org/x/oauth2"
 
+	"github.com/vigil-operator/vigil/internal/sealed"
 	"github.com/vigil-operator/vigil/internal/store"
 	"github.com/vigil-operator/vigil/internal/words"
 )
@@ -205,22 +203,8 @@ func SameToken(a, b string) bool {
 	return a != "" && hmac.Equal([]byte(a), []byte(b))
 }
 
-// seal encrypts and authenticates v (AES-256-GCM) for the login cookie.
-func (s *Service) seal(v any) (string, error) {
-	a, err := s.aead()
-	if err != nil {
-		return "", err
-	}
-	plain, err := json.Marshal(v)
-	if err != nil {
-		return "", err
-	}
-	nonce := make([]byte, a.NonceSize())
-	if _, err := rand.Read(nonce); err != nil {
-		return "", err
-	}
-	return base64.RawURLEncoding.EncodeToString(a.Seal(nonce, nonce, plain, []byte("login"))), nil
-}
+// seal encrypts and authenticates v for the login cookie.
+func (s *Service) seal(v any) (string, error) { return sealed.Seal(s.sealKey, "login", v) }
 
 // maxLoginCookie bounds the login cookie before it is decoded.
 const maxLoginCookie = 1024
@@ -229,28 +213,5 @@ func (s *Service) open(value string, v any) error {
 	if len(value) > maxLoginCookie {
 		return errors.New("login cookie too long")
 	}
-	raw, err := base64.RawURLEncoding.DecodeString(value)
-	if err != nil {
-		return err
-	}
-	a, err := s.aead()
-	if err != nil {
-		return err
-	}
-	if len(raw) < a.NonceSize()+a.Overhead() {
-		return errors.New("login cookie too short")
-	}
-	plain, err := a.Open(nil, raw[:a.NonceSize()], raw[a.NonceSize():], []byte("login"))
-	if err != nil {
-		return err
-	}
-	return json.Unmarshal(plain, v)
-}
-
-func (s *Service) aead() (cipher.AEAD, error) {
-	block, err := aes.NewCipher(s.sealKey)
-	if err != nil {
-		return nil, err
-	}
-	return cipher.NewGCM(block)
+	return sealed.Open(s.sealKey, "login", value, v)
 }

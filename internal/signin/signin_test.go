@@ -166,3 +166,9 @@ func TestDiscoveryFailureIsRemembered(t *testing.T) {
 		t.Errorf("the provider was asked %d times, want once", n)
 	}
 }
+
+func TestSameToken(t *testing.T) {
+	if SameToken("", "") || SameToken("a", "") || SameToken("a", "b") || !SameToken("abc", "abc") {
+		t.Error("SameToken is wrong")
+	}
+}
