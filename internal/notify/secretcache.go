@@ -60,6 +60,12 @@ func (c *recentSecrets) Get(ctx context.Context, key client.ObjectKey, obj clien
 	// One read for every delivery waiting on it, not tied to the first
 	// one's context: its cancellation must not fail the others.
 	v, err, _ := c.flight.Do(key.String(), func() (any, error) {
+		// A read that ended between Get above and Do left its Secret:
+		// without this look, a delivery that missed the cache just before
+		// that read was kept would read the Secret a second time.
+		if v, ok := c.kept.Get(key); ok {
+			return v, nil
+		}
 		read := &corev1.Secret{}
 		readCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		defer cancel()
