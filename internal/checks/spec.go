@@ -7,6 +7,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
+	"github.com/vigil-operator/vigil/internal/intern"
 	"github.com/vigil-operator/vigil/internal/monitor"
 	"github.com/vigil-operator/vigil/internal/schedule"
 )
@@ -35,7 +36,8 @@ func Config(spec *v1.CheckSpec) (monitor.Config, error) {
 		cfg.Anomaly = anomalyConfig(a)
 	}
 	if spec.Schedule != nil {
-		s, err := schedule.Parse(*spec.Schedule, string(spec.Zone()))
+		expr, tz := *spec.Schedule, string(spec.Zone())
+		s, err := schedules.Get(scheduleKey{expr, tz}, func() (schedule.Schedule, error) { return schedule.Parse(expr, tz) })
 		if err != nil {
 			return cfg, err
 		}
@@ -43,6 +45,13 @@ func Config(spec *v1.CheckSpec) (monitor.Config, error) {
 	}
 	return cfg, nil
 }
+
+// schedules are the parsed schedules, shared by the checks that have the
+// same one: a fleet's CronJobs run on few schedules, and a parsed one
+// never changes. At most 4,096 of them, about 2 MiB.
+var schedules = intern.NewPool[scheduleKey, schedule.Schedule](1 << 12)
+
+type scheduleKey struct{ expr, tz string }
 
 // anomalyConfig is the anomaly setting with its defaults.
 func anomalyConfig(a *v1.AnomalyPolicy) *monitor.Anomaly {

@@ -95,7 +95,7 @@ func newManagerCmd(g *globals) *cobra.Command {
 				}
 			}
 			log := ctrl.Log.WithName("setup")
-			if limit, err := setMemoryLimit(memlimit.FromCgroup); err != nil {
+			if limit, err := SetMemoryLimit(memlimit.FromCgroup); err != nil {
 				log.Error(err, "setting the Go runtime's memory limit from the container's; running without one")
 			} else if limit < math.MaxInt64 {
 				log.Info("the Go runtime's memory limit", "GOMEMLIMIT", limit)

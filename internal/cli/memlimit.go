@@ -12,7 +12,7 @@ import (
 // flight.
 const memoryLimitRatio = 0.9
 
-// setMemoryLimit sets the Go runtime's soft memory limit to
+// SetMemoryLimit sets the Go runtime's soft memory limit to
 // memoryLimitRatio of what provider says the process may use (the
 // container's cgroup limit), and returns it. An explicit GOMEMLIMIT in the
 // environment wins, and AUTOMEMLIMIT=off (or a ratio, such as 0.8) changes
@@ -20,6 +20,6 @@ const memoryLimitRatio = 0.9
 // limits, nested ones included, which is more than a
 // resourceFieldRef-fed GOMEMLIMIT could do (no ratio, and nothing for the
 // one-file install or podman).
-func setMemoryLimit(provider memlimit.Provider) (int64, error) {
+func SetMemoryLimit(provider memlimit.Provider) (int64, error) {
 	return memlimit.Set(memlimit.WithRatio(memoryLimitRatio), memlimit.WithProvider(provider))
 }

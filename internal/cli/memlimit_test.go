@@ -30,7 +30,7 @@ func TestSetMemoryLimit(t *testing.T) {
 			if tc.env != "" {
 				debug.SetMemoryLimit(100 << 20) // as the runtime read it at start
 			}
-			got, err := setMemoryLimit(tc.container)
+			got, err := SetMemoryLimit(tc.container)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -20,12 +20,16 @@ import (
 	"net/http"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
 	"github.com/go-logr/logr"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -34,6 +38,7 @@ import (
 	v1 "github.com/vigil-operator/vigil/api/v1alpha1"
 	"github.com/vigil-operator/vigil/hack/bench/internal/benchutil"
 	"github.com/vigil-operator/vigil/internal/checks"
+	"github.com/vigil-operator/vigil/internal/cli"
 	"github.com/vigil-operator/vigil/internal/manager"
 	"github.com/vigil-operator/vigil/internal/testenv"
 )
@@ -44,8 +49,22 @@ func main() {
 	budget := flag.Float64("status-budget", 1000, "status writes per second, so that statuses settle within the run")
 	flag.StringVar(&heapProfile, "heap-profile", "", "write a heap profile with all the checks to this file (go tool pprof -sample_index=inuse_space)")
 	flag.StringVar(&restartProfile, "restart-profile", "", "write a CPU profile of the restart, until the first acknowledged ping, to this file")
+	memoryLimit := flag.String("memory-limit", "", "run the manager as under a container memory limit of this size (such as 800Mi): its GOMEMLIMIT set from it as the manager sets it from its cgroup")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
+	if *memoryLimit != "" {
+		q, err := resource.ParseQuantity(*memoryLimit)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "-memory-limit:", err)
+			os.Exit(2)
+		}
+		set, err := cli.SetMemoryLimit(memlimit.Limit(uint64(q.Value())))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "-memory-limit:", err)
+			os.Exit(2)
+		}
+		fmt.Printf("as under a memory limit of %s: GOMEMLIMIT %s\n", q.String(), mib(float64(set)))
+	}
 	if err := run(*n, *m, *budget); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
@@ -182,6 +201,7 @@ func run(n, m int, budget float64) error {
 		fmt.Printf("| %d | %s | %s | %s | %s | %s | %.0f | %.0f | %v |\n", s.checks, mib(s.heap), per(s.heap, base.heap),
 			per(s.self, base.self), per(s.api, base.api), per(s.etcd, base.etcd), s.createRate, s.pingRate, s.settled.Round(100*time.Millisecond))
 	}
+	fmt.Printf("this process's peak RSS: %s; the collector's share of its CPU: %.1f%%\n", mib(float64(peakRSS())), 100*gcShare())
 	fmt.Println("restarting the manager...")
 	stop()
 	stopProfile, err := startCPUProfile(restartProfile)
@@ -223,6 +243,33 @@ func run(n, m int, budget float64) error {
 	}
 	fmt.Printf("restart to the whole server (every Check read, the early pings recorded): %v\n", whole.Round(time.Millisecond))
 	return nil
+}
+
+// peakRSS is this process's largest RSS so far (VmHWM): what a container
+// limit must hold, where the samples' RSS is taken after a collection.
+func peakRSS() int64 {
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.SplitSeq(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
+}
+
+// gcShare is the share of this process's CPU time so far that went to
+// the garbage collector.
+func gcShare() float64 {
+	samples := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}, {Name: "/cpu/classes/total:cpu-seconds"}}
+	metrics.Read(samples)
+	if total := samples[1].Value.Float64(); total > 0 {
+		return samples[0].Value.Float64() / total
+	}
+	return 0
 }
 
 func ping(c *http.Client, url string) error {
