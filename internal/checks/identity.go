@@ -31,6 +31,9 @@ func UUIDOf(c *v1.Check) string {
 	return string(c.UID)
 }
 
+// PingURL is the URL a check answers to under the server's base URL.
+func PingURL(baseURL, uuid string) string { return baseURL + "/ping/" + uuid }
+
 // UniqueKey is the reference's stable read-only identifier: the hex SHA-1 of
 // the first 16 hex digits of the UUID (without hyphens).
 func UniqueKey(uuid string) string {

@@ -66,8 +66,7 @@ func (r *CheckReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		return ctrl.Result{}, err
 	}
 	uuid := checks.UUIDOf(check)
-	verdict := projection.Verdict{Generation: check.Generation, UUID: uuid, PingURL: r.BaseURL + "/ping/" + uuid,
-		Coverage: CoverageOf(check)}
+	verdict := projection.Verdict{Generation: check.Generation, UUID: uuid, Coverage: CoverageOf(check)}
 	// The verdict goes to the projector whatever happens below.
 	defer func() { r.Projector.SetVerdict(check, verdict) }()
 
@@ -87,7 +86,7 @@ func (r *CheckReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		// Only a new spec can fix it, and a new spec triggers a reconcile.
 		return ctrl.Result{}, reconcile.TerminalError(errors.New(problem.message))
 	}
-	if err := r.publishPingURL(ctx, check, verdict.PingURL, uuid); err != nil {
+	if err := r.publishPingURL(ctx, check, checks.PingURL(r.BaseURL, uuid), uuid); err != nil {
 		publishProblem := pingURLSecretProblem(check, err)
 		if publishProblem == nil {
 			verdict.Retrying = err.Error()

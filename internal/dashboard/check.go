@@ -315,7 +315,7 @@ func (s *Server) explainSchedule(p *checkPage, c *v1.Check, now time.Time) {
 
 // fillReadWrite adds what only a read-write key sees.
 func (s *Server) fillReadWrite(ctx context.Context, p *checkPage, c *v1.Check) error {
-	p.PingURL = s.BaseURL + "/ping/" + p.ID // the UUID: read-write keys only
+	p.PingURL = checks.PingURL(s.BaseURL, p.ID) // the UUID: read-write keys only
 	if info, ok := s.Projects.Project(c.Namespace); ok && info.PingKey != "" && c.Spec.Slug != "" {
 		p.SlugURL = s.BaseURL + "/ping/" + info.PingKey + "/" + c.Spec.Slug
 	}

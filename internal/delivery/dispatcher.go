@@ -639,7 +639,7 @@ func (d *Dispatcher) checkInfo(ctx context.Context, c *v1.Check) (notify.CheckIn
 	info := notify.CheckInfo{
 		Namespace: c.Namespace, Object: c.Name, Name: c.Spec.Name, Slug: c.Spec.Slug,
 		UUID: checks.UUIDOf(c), Desc: c.Spec.Desc, Tags: strings.Fields(c.Spec.Tags),
-		PingURL: d.BaseURL + "/ping/" + checks.UUIDOf(c), Grace: time.Duration(c.Spec.Grace) * time.Second,
+		PingURL: checks.PingURL(d.BaseURL, checks.UUIDOf(c)), Grace: time.Duration(c.Spec.Grace) * time.Second,
 		NPings: obs.NPings, LastPing: obs.Facts.DisplayedLastPing(),
 		LastPingBody: body, ExitStatus: exit,
 	}

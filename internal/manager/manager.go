@@ -463,7 +463,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 		return nil, err
 	}
 	projector = &projection.Projector{
-		Client: mgr.GetClient(), Writer: statusWriter, Store: st, Checks: door, Clock: opts.Clock,
+		Client: mgr.GetClient(), Writer: statusWriter, Store: st, Checks: door, BaseURL: opts.BaseURL, Clock: opts.Clock,
 		Budget: opts.StatusBudget, ChangeBudget: opts.StatusChangeBudget,
 		Recorder: mgr.GetEventRecorder("vigil-check-controller"), Metrics: m, Log: ctrl.Log.WithName("projection"),
 	}

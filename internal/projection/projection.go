@@ -84,8 +84,9 @@ func Budgets(stats, changes float64) (float64, float64) {
 type Verdict struct {
 	// Generation is the spec's generation the verdict is about.
 	Generation int64
-	// UUID and PingURL are what the check answers to.
-	UUID, PingURL string
+	// UUID is what the check answers to (its ping URL is made from it:
+	// every check holds a verdict, and the URL would be a second copy).
+	UUID string
 	// Reason and Message, when Reason is set, make Ready False: a problem
 	// with the spec. Otherwise the check is Ready.
 	Reason, Message string
@@ -109,7 +110,9 @@ type Projector struct {
 	Store  *store.Store
 	// Checks parses the checks' specs (their next ping).
 	Checks *checks.Door
-	Clock  clock.WithTicker
+	// BaseURL makes a check's ping URL from its UUID.
+	BaseURL string
+	Clock   clock.WithTicker
 	// Budget bounds the writes per second of what tools do not act on
 	// (DefaultBudget when 0), ChangeBudget those of verdicts and changes
 	// of state (DefaultChangeBudget when 0).
@@ -130,6 +133,10 @@ type Projector struct {
 	// byName is the object each name had when its verdict was set.
 	byName map[types.NamespacedName]types.UID
 	dirty  map[types.UID]*entry
+	// dirtyPeak is the most checks dirty has held since it was made: Go's
+	// maps never shrink, so one that held a wave (every check's first
+	// ping, a restart) is made anew once the wave is written.
+	dirtyPeak int
 	urgent turns.Queue[types.UID] // in turns by namespace, each one's oldest first
 	stats  turns.Queue[types.UID]
 	// inflight are the checks a writer is writing: no other takes them
@@ -142,6 +149,9 @@ type Projector struct {
 	once   sync.Once
 	cursor store.Cursor // the last store change read
 }
+
+// emptiedMapPeak is the size past which an emptied map is made anew.
+const emptiedMapPeak = 1024
 
 // entry is a check whose status may be behind.
 type entry struct {
@@ -262,6 +272,7 @@ func (p *Projector) markLocked(uid types.UID, key types.NamespacedName, urgent b
 	if !ok {
 		e = &entry{key: key, since: p.Clock.Now()}
 		p.dirty[uid] = e
+		p.dirtyPeak = max(p.dirtyPeak, len(p.dirty))
 		e.urgent = urgent
 		p.pushLocked(uid, e)
 		return
@@ -301,6 +312,9 @@ func (p *Projector) next(stats bool) (types.UID, *entry, <-chan struct{}) {
 				e.parked = true
 			default:
 				delete(p.dirty, uid)
+				if len(p.dirty) == 0 && p.dirtyPeak > emptiedMapPeak {
+					p.dirty, p.dirtyPeak = map[types.UID]*entry{}, 0
+				}
 				p.inflight[uid] = true
 				return uid, e
 			}
@@ -583,7 +597,10 @@ func (p *Projector) projectFrom(ctx context.Context, r client.Reader, uid types.
 // applyVerdict writes the controller's verdict into st and returns the
 // generation the conditions are about.
 func (p *Projector) applyVerdict(st *v1.CheckStatus, v Verdict, now time.Time) int64 {
-	st.UUID, st.PingURL, st.Coverage = v.UUID, v.PingURL, v.Coverage
+	st.UUID, st.PingURL, st.Coverage = v.UUID, "", v.Coverage
+	if v.UUID != "" {
+		st.PingURL = checks.PingURL(p.BaseURL, v.UUID)
+	}
 	gen := v.Generation
 	if v.Retrying != "" {
 		setCondition(st, metav1.Condition{Type: v1.ConditionReconciling, Status: metav1.ConditionTrue,

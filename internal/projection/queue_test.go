@@ -179,9 +179,9 @@ func markIn(p *Projector, uid string, urgent bool) {
 // changed, goes in the urgent lane.
 func TestVerdictShownQueuesNothing(t *testing.T) {
 	clk := testingclock.NewFakeClock(time.Now())
-	p := &Projector{Clock: clk}
+	p := &Projector{Clock: clk, BaseURL: "https://vigil.example"}
 	p.init()
-	v := Verdict{Generation: 3, UUID: "3f0c1f4e-7c1e-4a8f-9a57-2b1d1c0c9d11", PingURL: "https://vigil.example/ping/3f0c1f4e-7c1e-4a8f-9a57-2b1d1c0c9d11"}
+	v := Verdict{Generation: 3, UUID: "3f0c1f4e-7c1e-4a8f-9a57-2b1d1c0c9d11"}
 	shown := &v1.Check{}
 	shown.Namespace, shown.Name, shown.UID = "ns", "shown", "shown"
 	p.applyVerdict(&shown.Status, v, clk.Now().Add(-time.Hour))
@@ -197,8 +197,31 @@ func TestVerdictShownQueuesNothing(t *testing.T) {
 		t.Fatalf("a new check's verdict: %q %+v, want it urgent", uid, e)
 	}
 
-	p.SetVerdict(shown, Verdict{Generation: 4, UUID: v.UUID, PingURL: v.PingURL, Reason: "InvalidSchedule", Message: "61 is out of range"})
+	p.SetVerdict(shown, Verdict{Generation: 4, UUID: v.UUID, Reason: "InvalidSchedule", Message: "61 is out of range"})
 	if uid, e, _ := p.next(false); uid != "shown" || !e.urgent {
 		t.Fatalf("a changed verdict: %q %+v, want it urgent", uid, e)
+	}
+}
+
+// TestDirtyMapGivesBackAWave: a wave of dirty checks, once written, leaves
+// no map sized for it behind (Go's maps never shrink).
+func TestDirtyMapGivesBackAWave(t *testing.T) {
+	p := &Projector{Clock: testingclock.NewFakeClock(time.Now())}
+	p.init()
+	const wave = 3 * emptiedMapPeak
+	p.mu.Lock()
+	for i := range wave {
+		p.markLocked(types.UID(fmt.Sprint(i)), types.NamespacedName{Namespace: "ns", Name: fmt.Sprint(i)}, false)
+	}
+	p.mu.Unlock()
+	for range wave {
+		uid, e, _ := p.next(true)
+		if e == nil {
+			t.Fatal("a dirty check was not taken")
+		}
+		p.done(uid)
+	}
+	if p.dirtyPeak != 0 {
+		t.Fatalf("the map that held %d dirty checks was kept once they were written (peak %d)", wave, p.dirtyPeak)
 	}
 }
