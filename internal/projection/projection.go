@@ -137,8 +137,8 @@ type Projector struct {
 	// maps never shrink, so one that held a wave (every check's first
 	// ping, a restart) is made anew once the wave is written.
 	dirtyPeak int
-	urgent turns.Queue[types.UID] // in turns by namespace, each one's oldest first
-	stats  turns.Queue[types.UID]
+	urgent    turns.Queue[types.UID] // in turns by namespace, each one's oldest first
+	stats     turns.Queue[types.UID]
 	// inflight are the checks a writer is writing: no other takes them
 	// meanwhile (their next write waits, parked, until this one ends).
 	inflight map[types.UID]bool
