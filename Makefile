@@ -192,6 +192,10 @@ bench-scale: test-assets ## Measure what a fleet costs: manager heap and RSS, ku
 bench-jobs: test-assets ## Measure a :00 wave of CronJob runs: 5,000 CronJobs whose runs start and end at once, live and as a backlog after a restart, with one Job worker and with the default.
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./hack/bench/jobs -cronjobs $(or $(CRONJOBS),5000) -namespaces $(or $(NAMESPACES),50)
 
+.PHONY: bench-cronwave
+bench-cronwave: envtest $(KWOK) ## Measure a :00 wave of CRONJOBS (1,000) CronJob runs on a whole cluster: kube-controller-manager makes the Jobs, kwok runs their pods; when Vigil recorded each run.
+	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) KWOK=$(KWOK) $(GO) run ./hack/bench/cronwave -cronjobs $(or $(CRONJOBS),1000)
+
 .PHONY: bench-api
 bench-api: test-assets ## Measure API create, update and list, the Prometheus scrape and the dashboard with 10,000 checks against the raw API-server write rate.
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) $(GO) run ./hack/bench/api -checks 10000

@@ -53,6 +53,9 @@ type Options struct {
 	Kwok string
 	// KwokStages is kwok's stage configuration.
 	KwokStages string
+	// ControllerManagerArgs are added to kube-controller-manager's (a
+	// benchmark's client budget, say).
+	ControllerManagerArgs []string
 }
 
 // DevNode is the simulated node kwok manages in dev.
@@ -158,18 +161,19 @@ func Start(ctx context.Context, opts Options) (*ControlPlane, error) {
 // startControllerManager runs kube-controller-manager with the admin
 // kubeconfig: garbage collection, namespaces, CronJobs, Jobs.
 func (cp *ControlPlane) startControllerManager(ctx context.Context, opts Options, certDir, caFile string) error {
-	err := cp.startProcess(ctx, opts, "kube-controller-manager", filepath.Join(opts.Assets, "kube-controller-manager"),
-		"--kubeconfig="+cp.Kubeconfig,
-		"--authentication-kubeconfig="+cp.Kubeconfig,
-		"--authorization-kubeconfig="+cp.Kubeconfig,
+	args := append([]string{
+		"--kubeconfig=" + cp.Kubeconfig,
+		"--authentication-kubeconfig=" + cp.Kubeconfig,
+		"--authorization-kubeconfig=" + cp.Kubeconfig,
 		"--leader-elect=false",
 		"--use-service-account-credentials=false",
 		"--controllers=*",
 		"--bind-address=127.0.0.1",
 		"--secure-port=0",
-		"--service-account-private-key-file="+filepath.Join(certDir, "sa-signer.key"),
-		"--root-ca-file="+caFile,
-	)
+		"--service-account-private-key-file=" + filepath.Join(certDir, "sa-signer.key"),
+		"--root-ca-file=" + caFile,
+	}, opts.ControllerManagerArgs...)
+	err := cp.startProcess(ctx, opts, "kube-controller-manager", filepath.Join(opts.Assets, "kube-controller-manager"), args...)
 	if err != nil {
 		return err
 	}

@@ -20,16 +20,11 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"net/http"
-	"net/http/cookiejar"
-	"net/url"
 	"os"
-	"regexp"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -278,53 +273,15 @@ type boardTiming struct {
 	bytes int
 }
 
-var csrfRE = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
-
-// measureDashboard signs in to the dashboard as a browser does (the
-// sign-in form's CSRF token, then the session cookie) and times the board
-// of the n-check project: its first page, a search, a tag filter on a later
-// page sorted by status, and the live part the page's script refetches.
+// measureDashboard signs in to the dashboard as a browser does and times
+// the board of the n-check project: its first page, a search, a tag
+// filter on a later page sorted by status, and the live part the page's
+// script refetches.
 func measureDashboard(ctx context.Context, base, key string, n int) ([]boardTiming, error) {
-	jar, err := cookiejar.New(nil)
+	d, err := benchutil.SignIn(ctx, base, key)
 	if err != nil {
 		return nil, err
 	}
-	hc := &http.Client{Jar: jar}
-	get := func(path string, header ...string) ([]byte, error) {
-		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
-		if err != nil {
-			return nil, err
-		}
-		for i := 0; i+1 < len(header); i += 2 {
-			req.Header.Set(header[i], header[i+1])
-		}
-		resp, err := hc.Do(req)
-		if err != nil {
-			return nil, err
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err == nil && resp.StatusCode != http.StatusOK {
-			err = fmt.Errorf("GET %s answered %d", path, resp.StatusCode)
-		}
-		return b, err
-	}
-	form, _ := get("/") // the sign-in page: 401 with the form
-	m := csrfRE.FindSubmatch(form)
-	if m == nil {
-		return nil, fmt.Errorf("no sign-in form at /")
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/login",
-		strings.NewReader(url.Values{"key": {key}, "csrf": {string(m[1])}}.Encode()))
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := hc.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	_ = resp.Body.Close()
 	pages := []struct{ what, path, want string }{
 		{fmt.Sprintf("board (%d checks, page 1)", n), "/", "Checks 1–100 of " + strconv.Itoa(n)},
 		{"search ?q=check 99", "/?q=check+99", "of 111"},
@@ -335,11 +292,11 @@ func measureDashboard(ctx context.Context, base, key string, n int) ([]boardTimi
 	for i, pg := range pages {
 		var header []string
 		if i == len(pages)-1 {
-			header = []string{"X-Vigil-Fragment", "1"}
+			header = benchutil.Fragment
 		}
 		t := boardTiming{what: pg.what}
 		_, t.lat, err = benchutil.Measure(20, 1, func(int) error {
-			b, err := get(pg.path, header...)
+			b, err := d.Get(ctx, pg.path, header...)
 			if err == nil && !bytes.Contains(b, []byte(pg.want)) {
 				err = fmt.Errorf("%s does not say %q", pg.path, pg.want)
 			}

@@ -7,16 +7,19 @@
 // prints, at N/10 and at N checks, the manager's heap and this process's
 // RSS per check, kube-apiserver's and etcd's RSS per check, and then the
 // time from a manager restart to its first acknowledged ping, and to its
-// whole server (every Check read).
+// whole server (every Check read). A tenth of the checks are in one
+// project, whose API list and board it times at each size.
 //
 // Run: go run ./hack/bench/scale -checks 10000 -namespaces 100 (make bench-scale).
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"runtime"
@@ -40,6 +43,7 @@ import (
 	"github.com/vigil-operator/vigil/internal/checks"
 	"github.com/vigil-operator/vigil/internal/cli"
 	"github.com/vigil-operator/vigil/internal/manager"
+	"github.com/vigil-operator/vigil/internal/project"
 	"github.com/vigil-operator/vigil/internal/testenv"
 )
 
@@ -81,6 +85,9 @@ type sample struct {
 	heap, self, api, etcd float64 // bytes
 	createRate, pingRate  float64 // a second
 	settled               time.Duration
+	// The big project's API list, board and the board's live part, p50.
+	list, board, live time.Duration
+	big, listBytes    int // the big project's checks; the list's bytes
 }
 
 func measure(checks int) sample {
@@ -124,6 +131,26 @@ func run(n, m int, budget float64) error {
 			return err
 		}
 	}
+	// The first namespace is the big project: a tenth of the checks, whose
+	// API list and board are timed at each size.
+	if err := c.Create(ctx, &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: namespaces[0], Name: "vigil-project",
+		Labels: map[string]string{project.SecretLabel: "true"}}}); err != nil {
+		return err
+	}
+	key, err := project.CreateAPIKey(ctx, c, namespaces[0], project.ReadWrite)
+	if err != nil {
+		return err
+	}
+	readOnly, err := project.CreateAPIKey(ctx, c, namespaces[0], project.ReadOnly)
+	if err != nil {
+		return err
+	}
+	projectOf := func(i int) string {
+		if i%10 == 0 || m == 1 {
+			return namespaces[0]
+		}
+		return namespaces[1+i%(m-1)]
+	}
 	addr, err := testenv.FreeAddr(ctx)
 	if err != nil {
 		return err
@@ -146,7 +173,7 @@ func run(n, m int, budget float64) error {
 		made := make([]string, target-from)
 		began := time.Now()
 		err := benchutil.Parallel(target-from, 64, func(i int) error {
-			o := realistic(namespaces[(from+i)%m], from+i)
+			o := realistic(projectOf(from+i), from+i)
 			if err := c.Create(ctx, o); err != nil {
 				return err
 			}
@@ -188,6 +215,10 @@ func run(n, m int, budget float64) error {
 			}
 		}
 		s.createRate, s.pingRate, s.settled = createRate, pingRate, time.Since(began)
+		s.big = (target + 9) / 10
+		if err := timeBigProject(ctx, &s, httpClient, "http://"+addr, key, readOnly); err != nil {
+			return err
+		}
 		samples = append(samples, s)
 	}
 
@@ -200,6 +231,12 @@ func run(n, m int, budget float64) error {
 		per := func(v, b float64) string { return kib((v - b) / float64(s.checks)) }
 		fmt.Printf("| %d | %s | %s | %s | %s | %s | %.0f | %.0f | %v |\n", s.checks, mib(s.heap), per(s.heap, base.heap),
 			per(s.self, base.self), per(s.api, base.api), per(s.etcd, base.etcd), s.createRate, s.pingRate, s.settled.Round(100*time.Millisecond))
+	}
+	fmt.Println("\n| checks | the big project's checks | API list p50 | list size | board, page 1, p50 | board's live part p50 |")
+	fmt.Println("|---|---|---|---|---|---|")
+	for _, s := range samples {
+		fmt.Printf("| %d | %d | %v | %.1f MB | %v | %v |\n", s.checks, s.big, s.list.Round(100*time.Microsecond),
+			float64(s.listBytes)/1e6, s.board.Round(100*time.Microsecond), s.live.Round(100*time.Microsecond))
 	}
 	fmt.Printf("this process's peak RSS: %s; the collector's share of its CPU: %.1f%%\n", mib(float64(peakRSS())), 100*gcShare())
 	fmt.Println("restarting the manager...")
@@ -242,6 +279,63 @@ func run(n, m int, budget float64) error {
 		fmt.Printf("no ping acknowledged within 5 minutes of the restart\n")
 	}
 	fmt.Printf("restart to the whole server (every Check read, the early pings recorded): %v\n", whole.Round(time.Millisecond))
+	return nil
+}
+
+// timeBigProject times, with the fleet loaded, the big project's API list
+// (read with a read-write key, as Terraform's refresh does) and its board
+// (signed in with a read-only key): the first page, and the live part the
+// page's script fetches every 5 seconds; p50 of 10 each, after one of each
+// untimed (the manager keeps each check's JSON rendered between lists).
+func timeBigProject(ctx context.Context, s *sample, hc *http.Client, base, key, readOnly string) error {
+	list := func() error {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/api/v3/checks/", nil)
+		if err != nil {
+			return err
+		}
+		req.Header.Set("X-Api-Key", key)
+		resp, err := hc.Do(req)
+		if err != nil {
+			return err
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil {
+			return err
+		}
+		if n := bytes.Count(b, []byte(`"update_url":`)); resp.StatusCode != http.StatusOK || n != s.big {
+			return fmt.Errorf("the big project's list answered %d with %d checks, want %d", resp.StatusCode, n, s.big)
+		}
+		s.listBytes = len(b)
+		return nil
+	}
+	d, err := benchutil.SignIn(ctx, base, readOnly)
+	if err != nil {
+		return err
+	}
+	want := []byte(fmt.Sprintf("of %d", s.big))
+	page := func(header ...string) func() error {
+		return func() error {
+			b, err := d.Get(ctx, "/", header...)
+			if err == nil && !bytes.Contains(b, want) {
+				err = fmt.Errorf("the board does not say %q", want)
+			}
+			return err
+		}
+	}
+	for _, t := range []struct {
+		into *time.Duration
+		op   func() error
+	}{{&s.list, list}, {&s.board, page()}, {&s.live, page(benchutil.Fragment...)}} {
+		if err := t.op(); err != nil {
+			return err
+		}
+		_, lat, err := benchutil.Measure(10, 1, func(int) error { return t.op() })
+		if err != nil {
+			return err
+		}
+		*t.into = benchutil.Percentile(lat, 50)
+	}
 	return nil
 }
 
