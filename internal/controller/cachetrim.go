@@ -25,7 +25,7 @@ func TrimJob(obj any) (any, error) {
 	if job, ok := obj.(*batchv1.Job); ok {
 		job.Spec = batchv1.JobSpec{}
 		trimMeta(job)
-		shareKinds(&job.TypeMeta, job)
+		shareJobMeta(&job.TypeMeta, job)
 		for i := range job.Status.Conditions {
 			c := &job.Status.Conditions[i]
 			c.Type, c.Status = batchv1.JobConditionType(shared.String(string(c.Type))), corev1.ConditionStatus(shared.String(string(c.Status)))
@@ -43,7 +43,7 @@ func TrimCronJob(obj any) (any, error) {
 	if cj, ok := obj.(*batchv1.CronJob); ok {
 		cj.Spec.JobTemplate = batchv1.JobTemplateSpec{}
 		trimMeta(cj)
-		shareKinds(&cj.TypeMeta, cj)
+		shareJobMeta(&cj.TypeMeta, cj)
 		cj.Spec.Schedule = shared.String(cj.Spec.Schedule)
 	}
 	return obj, nil
@@ -83,25 +83,22 @@ func TrimCheck(obj any) (any, error) {
 // (package intern): at most 16,384 of them, about 1.5 MiB.
 var shared = intern.NewStrings(1 << 14)
 
-// shareMeta shares the strings of an object's type and metadata that many
-// objects repeat: its kind, namespace, labels, annotations, finalizers and
-// owners' kinds. Its name and UID are its own.
+// shareMeta shares the strings of a Check's type and metadata that many
+// objects repeat: its kind, namespace, owners' kinds, labels, annotations
+// and finalizers. Its name and UID are its own.
 func shareMeta(t *metav1.TypeMeta, o metav1.Object) {
-	t.APIVersion, t.Kind = shared.String(t.APIVersion), shared.String(t.Kind)
-	o.SetNamespace(shared.String(o.GetNamespace()))
+	shareKinds(t, o)
 	o.SetLabels(shared.Map(o.GetLabels()))
 	o.SetAnnotations(shared.Map(o.GetAnnotations()))
 	shareAll(o.GetFinalizers())
-	shareOwners(o)
 }
 
-// shareKinds shares what a Job or CronJob repeats of other objects: its
-// kind, namespace, label keys and owners' kinds. Not its label values: a
-// Job's are its own name and its controller's UID, which would fill the
-// pool with strings no other object has.
-func shareKinds(t *metav1.TypeMeta, o metav1.Object) {
-	t.APIVersion, t.Kind = shared.String(t.APIVersion), shared.String(t.Kind)
-	o.SetNamespace(shared.String(o.GetNamespace()))
+// shareJobMeta shares what a Job or CronJob repeats of other objects: its
+// kinds, namespace and label keys. Not its label values: a Job's are its
+// own name and its controller's UID, which would fill the pool with
+// strings no other object has.
+func shareJobMeta(t *metav1.TypeMeta, o metav1.Object) {
+	shareKinds(t, o)
 	if l := o.GetLabels(); len(l) > 0 {
 		out := make(map[string]string, len(l))
 		for k, v := range l {
@@ -109,10 +106,12 @@ func shareKinds(t *metav1.TypeMeta, o metav1.Object) {
 		}
 		o.SetLabels(out)
 	}
-	shareOwners(o)
 }
 
-func shareOwners(o metav1.Object) {
+// shareKinds shares an object's kind, namespace and owners' kinds.
+func shareKinds(t *metav1.TypeMeta, o metav1.Object) {
+	t.APIVersion, t.Kind = shared.String(t.APIVersion), shared.String(t.Kind)
+	o.SetNamespace(shared.String(o.GetNamespace()))
 	refs := o.GetOwnerReferences()
 	for i := range refs {
 		refs[i].APIVersion, refs[i].Kind = shared.String(refs[i].APIVersion), shared.String(refs[i].Kind)

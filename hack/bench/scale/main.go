@@ -25,7 +25,6 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
-	"strconv"
 	"strings"
 	"time"
 
@@ -246,7 +245,7 @@ func run(n, m int, budget float64) error {
 		fmt.Printf("| %d | %d | %v | %.1f MB | %v | %v |\n", s.checks, s.big, s.list.Round(100*time.Microsecond),
 			float64(s.listBytes)/1e6, s.board.Round(100*time.Microsecond), s.live.Round(100*time.Microsecond))
 	}
-	fmt.Printf("this process's peak RSS: %s; the collector's share of its CPU: %.1f%%\n", mib(float64(peakRSS())), 100*gcShare())
+	fmt.Printf("this process's peak RSS: %s; the collector's share of its CPU: %.1f%%\n", mib(float64(benchutil.PeakRSS())), 100*gcShare())
 	fmt.Println("restarting the manager...")
 	stop()
 	stopProfile, err := startCPUProfile(restartProfile)
@@ -345,22 +344,6 @@ func timeBigProject(ctx context.Context, s *sample, hc *http.Client, base, key, 
 		*t.into = benchutil.Percentile(lat, 50)
 	}
 	return nil
-}
-
-// peakRSS is this process's largest RSS so far (VmHWM): what a container
-// limit must hold, where the samples' RSS is taken after a collection.
-func peakRSS() int64 {
-	raw, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for line := range strings.SplitSeq(string(raw), "\n") {
-		if v, ok := strings.CutPrefix(line, "VmHWM:"); ok {
-			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
-			return kb << 10
-		}
-	}
-	return 0
 }
 
 // gcShare is the share of this process's CPU time so far that went to

@@ -56,15 +56,30 @@ func statCPU(s string) (time.Duration, bool) {
 func RSS(names ...string) map[string]int64 {
 	out := map[string]int64{}
 	eachProcess(names, "status", func(name, text string) {
-		for line := range strings.SplitSeq(text, "\n") {
-			if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-				if kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64); err == nil {
-					out[name] += kb << 10
-				}
-			}
-		}
+		out[name] += statusBytes(text, "VmRSS:")
 	})
 	return out
+}
+
+// PeakRSS is this process's largest resident memory so far, in bytes
+// (VmHWM): what a container limit must hold.
+func PeakRSS() int64 {
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	return statusBytes(string(raw), "VmHWM:")
+}
+
+// statusBytes is a /proc/<pid>/status field given in kB, in bytes.
+func statusBytes(text, field string) int64 {
+	for line := range strings.SplitSeq(text, "\n") {
+		if v, ok := strings.CutPrefix(line, field); ok {
+			kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			return kb << 10
+		}
+	}
+	return 0
 }
 
 // eachProcess calls fn with the command name and the text of
