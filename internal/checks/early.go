@@ -20,6 +20,9 @@ import (
 // and acknowledged; when the cache is ready, the Door records each as an
 // ordinary ping, dated when it came, before anything else reads the Door:
 // the deadline loop judges no check before its early pings are recorded.
+// On a store replicas share, the Door records the ones its replica took,
+// and the leader's the ones other replicas took (RecordOthersEarly; the
+// rules are store/early.go's).
 
 // early is the Door's side of early pings.
 type early struct {
@@ -80,20 +83,27 @@ const earlyWorkers = 16
 
 // recordEarly records the early pings, round after round, until none is
 // left, the last round with new ones shut out; then the Door is live.
-// Called once the Door's handlers have synced, before it is ready.
+// Called once the Door's handlers have synced, before it is ready. On a
+// store replicas share, it records the ones this replica took; the
+// leader records the others' (RecordOthersEarly).
 func (d *Door) recordEarly(ctx context.Context) {
 	if !d.early.on {
 		return
 	}
+	q := store.EarlyQuery{Scope: store.EveryReplica, Limit: earlyBatch}
+	if d.store.Shared() {
+		q.Scope = store.ThisReplica
+	}
+	gone := func(store.EarlyPing) bool { return true } // the cache has just read every Check
 	recorded := 0
 	for ctx.Err() == nil {
-		n, err := d.earlyRound(ctx)
+		pings, n, err := d.earlyRound(ctx, q, gone)
 		recorded += n
-		if err == nil && n == 0 {
+		if err == nil && len(pings) == 0 {
 			d.early.mu.Lock()
-			n, err = d.earlyRound(ctx)
+			pings, n, err = d.earlyRound(ctx, q, gone)
 			recorded += n
-			if err == nil && n == 0 {
+			if err == nil && len(pings) == 0 {
 				d.early.live = true
 				d.early.mu.Unlock()
 				if recorded > 0 {
@@ -115,36 +125,72 @@ func (d *Door) recordEarly(ctx context.Context) {
 	}
 }
 
-// earlyRound records the oldest early pings, and drops those whose check
-// is gone. It returns how many it took.
-func (d *Door) earlyRound(ctx context.Context) (int, error) {
-	pings, err := d.store.EarlyPings(ctx, earlyBatch)
+// unknownEarlyKept is how long the leader keeps an early ping of a check
+// its cache does not hold: one created a moment before the ping may not
+// be in the cache yet, but no cache lags this far.
+const unknownEarlyKept = 10 * time.Minute
+
+// RecordOthersEarly records the early pings other replicas took, oldest
+// first: a replica that starts while another serves, or dies before its
+// cache was ready, leaves them to the leader, whose deadline loop calls
+// this before it looks for due checks (which leave alone the checks whose
+// early pings wait). It returns how many it recorded.
+func (d *Door) RecordOthersEarly(ctx context.Context) (int, error) {
+	if !d.early.on {
+		return 0, nil
+	}
+	d.awaitReady()
+	q := store.EarlyQuery{Scope: store.OtherReplicas, Limit: earlyBatch}
+	long := d.clock.Now().Add(-unknownEarlyKept)
+	gone := func(e store.EarlyPing) bool { return e.Ping.At.Before(long) }
+	recorded := 0
+	for {
+		pings, n, err := d.earlyRound(ctx, q, gone)
+		recorded += n
+		if err != nil || len(pings) < q.Limit {
+			if recorded > 0 {
+				d.log.Info("recorded the pings another replica took before it had read its Checks", "pings", recorded)
+			}
+			return recorded, err
+		}
+		q.After = pings[len(pings)-1]
+	}
+}
+
+// earlyRound reads the oldest early pings q names and records them,
+// dropping those of checks the cache does not hold that gone says are
+// gone. It returns the pings it read, and how many of them it recorded.
+func (d *Door) earlyRound(ctx context.Context, q store.EarlyQuery, gone func(store.EarlyPing) bool) ([]store.EarlyPing, int, error) {
+	pings, err := d.store.EarlyPings(ctx, q)
 	if err != nil || len(pings) == 0 {
-		return 0, err
+		return pings, 0, err
 	}
 	type kept struct {
 		ping  store.EarlyPing
 		check *v1.Check
 	}
-	var gone []store.EarlyPing
+	var dropped []store.EarlyPing
 	lanes := make([][]kept, earlyWorkers)
 	seed := maphash.MakeSeed()
 	for _, e := range pings {
 		c := d.index.get(e.Check)
 		if c == nil {
-			gone = append(gone, e)
+			if gone(e) {
+				dropped = append(dropped, e)
+			}
 			continue
 		}
 		lane := maphash.String(seed, string(e.Check)) % earlyWorkers
 		lanes[lane] = append(lanes[lane], kept{e, c})
 	}
-	if len(gone) > 0 {
-		if err := d.store.DropEarly(ctx, gone...); err != nil {
-			return 0, err
+	if len(dropped) > 0 {
+		if err := d.store.DropEarly(ctx, dropped...); err != nil {
+			return nil, 0, err
 		}
-		d.log.Info("dropped early pings of checks deleted meanwhile", "pings", len(gone))
+		d.log.Info("dropped early pings of checks deleted meanwhile", "pings", len(dropped))
 	}
 	errs := make([]error, earlyWorkers)
+	counts := make([]int, earlyWorkers)
 	var wg sync.WaitGroup
 	for i, lane := range lanes {
 		wg.Go(func() {
@@ -154,18 +200,24 @@ func (d *Door) earlyRound(ctx context.Context) (int, error) {
 					p.Kind = d.early.kind(k.check, p)
 				}
 				p.Early, p.Noted = k.ping.ID, d.clock.Now()
-				if _, err := d.RecordPing(ctx, k.check, p); err != nil {
+				rec, err := d.RecordPing(ctx, k.check, p)
+				if err != nil {
 					errs[i] = err
 					return
+				}
+				if !rec.Taken {
+					counts[i]++
 				}
 			}
 		})
 	}
 	wg.Wait()
-	for _, err := range errs {
+	recorded := 0
+	for i, err := range errs {
 		if err != nil {
-			return 0, err
+			return nil, 0, err
 		}
+		recorded += counts[i]
 	}
-	return len(pings), nil
+	return pings, recorded, nil
 }
