@@ -21,8 +21,8 @@ import (
 // ordinary ping, dated when it came, before anything else reads the Door:
 // the deadline loop judges no check before its early pings are recorded.
 // On a store replicas share, the Door records the ones its replica took,
-// and the leader's the ones other replicas took (RecordOthersEarly; the
-// rules are store/early.go's).
+// and once whole, what the others leave (keepRecordingEarly; the rules
+// are store/early.go's).
 
 // early is the Door's side of early pings.
 type early struct {
@@ -81,33 +81,35 @@ const earlyBatch = 1000
 // that they share the store's transactions.
 const earlyWorkers = 16
 
-// recordEarly records the early pings, round after round, until none is
-// left, the last round with new ones shut out; then the Door is live.
-// Called once the Door's handlers have synced, before it is ready. On a
-// store replicas share, it records the ones this replica took; the
-// leader records the others' (RecordOthersEarly).
+// recordEarly records the early pings, pass after pass, until a pass
+// removes none, the last pass with new ones shut out; then the Door is
+// live. Called once the Door's handlers have synced, before it is ready.
+// On a store replicas share, it records the ones this replica took, and
+// then keeps recording what the others leave (keepRecordingEarly).
 func (d *Door) recordEarly(ctx context.Context) {
 	if !d.early.on {
 		return
 	}
-	q := store.EarlyQuery{Scope: store.EveryReplica, Limit: earlyBatch}
+	q := store.EarlyQuery{Scope: store.EveryReplica}
 	if d.store.Shared() {
 		q.Scope = store.ThisReplica
 	}
-	gone := func(store.EarlyPing) bool { return true } // the cache has just read every Check
-	recorded := 0
+	removed := 0
 	for ctx.Err() == nil {
-		pings, n, err := d.earlyRound(ctx, q, gone)
-		recorded += n
-		if err == nil && len(pings) == 0 {
+		n, err := d.earlyPass(ctx, q)
+		removed += n
+		if err == nil && n == 0 {
 			d.early.mu.Lock()
-			pings, n, err = d.earlyRound(ctx, q, gone)
-			recorded += n
-			if err == nil && len(pings) == 0 {
+			n, err = d.earlyPass(ctx, q)
+			removed += n
+			if err == nil && n == 0 {
 				d.early.live = true
 				d.early.mu.Unlock()
-				if recorded > 0 {
-					d.log.Info("recorded the pings that came before the cache was ready", "pings", recorded)
+				if removed > 0 {
+					d.log.Info("recorded the pings that came before the cache was ready", "pings", removed)
+				}
+				if d.store.Shared() {
+					go d.keepRecordingEarly(ctx)
 				}
 				return
 			}
@@ -125,33 +127,60 @@ func (d *Door) recordEarly(ctx context.Context) {
 	}
 }
 
-// unknownEarlyKept is how long the leader keeps an early ping of a check
-// its cache does not hold: one created a moment before the ping may not
-// be in the cache yet, but no cache lags this far.
+// earlyEvery is how often a whole replica of a shared store records the
+// early pings left there.
+const earlyEvery = 250 * time.Millisecond
+
+// keepRecordingEarly records, every earlyEvery until ctx ends, the early
+// pings left in a store replicas share: those of a replica that starts
+// while this one serves, or that died before its cache was ready, and
+// those of checks a cache did not hold yet. Every whole replica does, not
+// only the leader: a whole replica's own pings would otherwise judge a
+// check late (a ping records a deadline missed before it) while an
+// earlier ping of it waits for a replica that is not whole yet. Two
+// replicas recording one record it once (store/early.go).
+func (d *Door) keepRecordingEarly(ctx context.Context) {
+	tick := time.NewTicker(earlyEvery)
+	defer tick.Stop()
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		n, err := d.earlyPass(ctx, store.EarlyQuery{Scope: store.EveryReplica})
+		if err != nil && !failing && ctx.Err() == nil {
+			d.log.Error(err, "recording the pings other replicas took before their caches were ready; trying again")
+		}
+		failing = err != nil
+		if n > 0 {
+			d.log.Info("recorded the pings another replica took before its cache was ready", "pings", n)
+		}
+	}
+}
+
+// unknownEarlyKept is how long an early ping of a check the cache does
+// not hold is kept on a store replicas share: one created a moment before
+// the ping may not be in this replica's cache yet, but no cache lags this
+// far. On the embedded store, whose cache has just read every Check, it
+// is dropped at once.
 const unknownEarlyKept = 10 * time.Minute
 
-// RecordOthersEarly records the early pings other replicas took, oldest
-// first: a replica that starts while another serves, or dies before its
-// cache was ready, leaves them to the leader, whose deadline loop calls
-// this before it looks for due checks (which leave alone the checks whose
-// early pings wait). It returns how many it recorded.
-func (d *Door) RecordOthersEarly(ctx context.Context) (int, error) {
-	if !d.early.on {
-		return 0, nil
-	}
-	d.awaitReady()
-	q := store.EarlyQuery{Scope: store.OtherReplicas, Limit: earlyBatch}
+// earlyPass records every early ping q names, oldest first, and drops
+// those of checks gone. It returns how many it removed from the store
+// (recorded, found recorded by another replica, or dropped): those of
+// checks the cache does not hold yet stay.
+func (d *Door) earlyPass(ctx context.Context, q store.EarlyQuery) (int, error) {
+	q.Limit = earlyBatch
 	long := d.clock.Now().Add(-unknownEarlyKept)
-	gone := func(e store.EarlyPing) bool { return e.Ping.At.Before(long) }
-	recorded := 0
+	gone := func(e store.EarlyPing) bool { return !d.store.Shared() || e.Ping.At.Before(long) }
+	removed := 0
 	for {
 		pings, n, err := d.earlyRound(ctx, q, gone)
-		recorded += n
+		removed += n
 		if err != nil || len(pings) < q.Limit {
-			if recorded > 0 {
-				d.log.Info("recorded the pings another replica took before it had read its Checks", "pings", recorded)
-			}
-			return recorded, err
+			return removed, err
 		}
 		q.After = pings[len(pings)-1]
 	}
@@ -159,7 +188,7 @@ func (d *Door) RecordOthersEarly(ctx context.Context) (int, error) {
 
 // earlyRound reads the oldest early pings q names and records them,
 // dropping those of checks the cache does not hold that gone says are
-// gone. It returns the pings it read, and how many of them it recorded.
+// gone. It returns the pings it read, and how many of them it removed.
 func (d *Door) earlyRound(ctx context.Context, q store.EarlyQuery, gone func(store.EarlyPing) bool) ([]store.EarlyPing, int, error) {
 	pings, err := d.store.EarlyPings(ctx, q)
 	if err != nil || len(pings) == 0 {
@@ -200,24 +229,21 @@ func (d *Door) earlyRound(ctx context.Context, q store.EarlyQuery, gone func(sto
 					p.Kind = d.early.kind(k.check, p)
 				}
 				p.Early, p.Noted = k.ping.ID, d.clock.Now()
-				rec, err := d.RecordPing(ctx, k.check, p)
-				if err != nil {
+				if _, err := d.RecordPing(ctx, k.check, p); err != nil {
 					errs[i] = err
 					return
 				}
-				if !rec.Taken {
-					counts[i]++
-				}
+				counts[i]++
 			}
 		})
 	}
 	wg.Wait()
-	recorded := 0
+	removed := len(dropped)
 	for i, err := range errs {
 		if err != nil {
 			return nil, 0, err
 		}
-		recorded += counts[i]
+		removed += counts[i]
 	}
-	return pings, recorded, nil
+	return pings, removed, nil
 }

@@ -123,13 +123,8 @@ func (l *Loop) tick(ctx context.Context) {
 	}
 }
 
-// Tick records what time has done by now to every check that is due. The
-// pings other replicas kept before their caches were ready come first: a
-// check whose early pings wait is not due until they are recorded.
+// Tick records what time has done by now to every check that is due.
 func (l *Loop) Tick(ctx context.Context, now time.Time) error {
-	if _, err := l.Checks.RecordOthersEarly(ctx); err != nil {
-		return err
-	}
 	for {
 		due, err := l.Store.Due(ctx, now, batch)
 		if err != nil {

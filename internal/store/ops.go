@@ -47,6 +47,9 @@ func (o *pingOp) queuedBytes() int64 { return int64(len(o.ping.Body)) }
 func (o *pingOp) targets() []*Target { return []*Target{&o.target} }
 
 func (o *pingOp) apply(t *txn) error {
+	// A batch that fails is applied again, each op alone: nothing of the
+	// first try is kept.
+	o.rec, o.earlyMine = Recorded{}, false
 	tg, p := &o.target, o.ping
 	r, err := t.load(tg)
 	if err != nil {
@@ -55,9 +58,12 @@ func (o *pingOp) apply(t *txn) error {
 	at := Truncate(p.At)
 	if p.Early != "" {
 		found, err := t.takeEarly(o, p.Early)
-		if err != nil || !found {
-			o.rec.Taken = !found
+		if err != nil {
 			return err
+		}
+		if !found {
+			o.rec.Taken = true
+			return nil
 		}
 		if at.Before(latest(r.Facts.LastPing, r.Facts.LastStart)) {
 			// A newer ping of the check was recorded first: the state

@@ -92,7 +92,7 @@ var _ = Describe("Pings a starting replica took on PostgreSQL", func() {
 		c := p.checkObject(u)
 		claimed(u)
 
-		// Another replica, starting, took a ping: this one, the leader,
+		// Another replica, starting, took a ping: this one, whole,
 		// records it.
 		other, err := store.Open(ctx, harness.StoreDSN(), store.Options{})
 		Expect(err).NotTo(HaveOccurred())
@@ -109,16 +109,34 @@ var _ = Describe("Pings a starting replica took on PostgreSQL", func() {
 
 		// While the other says it serves, a restarted replica is not
 		// ready (its Service sends it nothing), though it listens.
+		speaking, spoke := make(chan struct{}), make(chan struct{})
 		Expect(other.SayWhole(ctx, time.Now())).To(Succeed())
+		go func() {
+			defer GinkgoRecover()
+			defer close(spoke)
+			for {
+				select {
+				case <-speaking:
+					return
+				case <-time.After(time.Second):
+					Expect(other.SayWhole(ctx, time.Now())).To(Succeed())
+				}
+			}
+		}()
+		stopSpeaking := sync.OnceFunc(func() { close(speaking); <-spoke })
+		DeferCleanup(stopSpeaking)
 		release := restartHoldingChecks()
 		Eventually(func() (int, error) { return status("POST", "/ping/"+u+"/start") }).Should(Equal(http.StatusOK))
-		Consistently(readyz).WithTimeout(time.Second).Should(Equal(http.StatusInternalServerError))
+		Consistently(readyz).WithTimeout(2 * time.Second).Should(Equal(http.StatusInternalServerError))
+		stopSpeaking()
 		Expect(other.TakeBackWhole(ctx)).To(Succeed())
 		Eventually(readyz).Should(Equal(http.StatusOK))
+		Expect(mgr.Checks.Ready()).NotTo(BeClosed(), "ready while alone, before its Checks are read")
 
 		release()
+		Eventually(mgr.Checks.Ready()).Should(BeClosed())
 		Eventually(func() []string { return types(p.pings(u)) }).Should(Equal([]string{"start", "success"}))
-		Eventually(readyz).Should(Equal(http.StatusOK))
+		Expect(readyz()).To(Equal(http.StatusOK))
 	})
 })
 

@@ -2,7 +2,9 @@ package storetest
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -141,8 +143,23 @@ func earlyReplicasTest(ctx context.Context, t *testing.T, dsn string) {
 		t.Errorf("after the tenth: %d, want %d from the eleventh", len(rest), len(all)-10)
 	}
 
-	// a (the leader) records them: b has room again.
-	for _, e := range all {
+	// Both record the oldest at once: one does, the other finds it taken.
+	race := all[0].Ping
+	race.Early = all[0].ID
+	recs := make([]store.Recorded, 2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i, s := range []*store.Store{a, b} {
+		wg.Go(func() { recs[i], errs[i] = s.RecordPing(ctx, tg, race) })
+	}
+	wg.Wait()
+	must(t, errors.Join(errs...))
+	if recs[0].Taken == recs[1].Taken || recs[0].N+recs[1].N != 1 {
+		t.Fatalf("two replicas recording one early ping: %+v and %+v, want it recorded once", recs[0], recs[1])
+	}
+
+	// a records the rest: b has room again.
+	for _, e := range all[1:] {
 		p := e.Ping
 		p.Early = e.ID
 		rec, err := a.RecordPing(ctx, tg, p)
