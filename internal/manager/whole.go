@@ -45,7 +45,7 @@ func (w *wholeWord) Start(ctx context.Context) error {
 	defer tick.Stop()
 	failing := false
 	for {
-		err := w.store.SayWhole(ctx, time.Now())
+		err := w.store.SayWhole(ctx)
 		if err != nil && !failing && ctx.Err() == nil {
 			w.log.Error(err, "saying that this replica serves; starting replicas may take pings meanwhile")
 		}
@@ -69,7 +69,7 @@ var errAnotherWhole = errors.New("another replica serves while this one reads it
 
 // alone is nil when no other replica sharing st says it is whole.
 func alone(ctx context.Context, st *store.Store) error {
-	another, err := st.WholeReplica(ctx, time.Now().Add(-wholeFresh))
+	another, err := st.WholeReplica(ctx, wholeFresh)
 	switch {
 	case err != nil:
 		return err

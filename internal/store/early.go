@@ -312,15 +312,17 @@ func (s *Store) DropEarly(ctx context.Context, pings ...EarlyPing) error {
 // kept: far longer than any wait for it.
 const wholeForgotten = time.Hour
 
-// SayWhole records that this replica has read every Check, at now, and
-// forgets the words of replicas gone long ago.
-func (s *Store) SayWhole(ctx context.Context, now time.Time) error {
+// SayWhole records that this replica has read every Check, now by the
+// database's clock (replicas' clocks may differ), and forgets the words of
+// replicas gone long ago.
+func (s *Store) SayWhole(ctx context.Context) error {
 	err := s.shortTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, s.d.sql(`INSERT INTO whole_replicas (id, seen) VALUES (?, ?)
-			ON CONFLICT (id) DO UPDATE SET seen = excluded.seen`), s.replica, Truncate(now).UnixMicro()); err != nil {
+		if _, err := tx.ExecContext(ctx, s.d.sql(`INSERT INTO whole_replicas (id, seen) VALUES (?, `+s.d.nowMicros+`)
+			ON CONFLICT (id) DO UPDATE SET seen = excluded.seen`), s.replica); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, s.d.sql(`DELETE FROM whole_replicas WHERE seen < ?`), now.Add(-wholeForgotten).UnixMicro())
+		_, err := tx.ExecContext(ctx, s.d.sql(`DELETE FROM whole_replicas WHERE seen < `+s.d.nowMicros+` - ?`),
+			wholeForgotten.Microseconds())
 		return err
 	})
 	if err != nil {
@@ -330,10 +332,11 @@ func (s *Store) SayWhole(ctx context.Context, now time.Time) error {
 }
 
 // WholeReplica reports whether another replica said it had read every
-// Check at since or after.
-func (s *Store) WholeReplica(ctx context.Context, since time.Time) (bool, error) {
+// Check within the last while, by the database's clock.
+func (s *Store) WholeReplica(ctx context.Context, within time.Duration) (bool, error) {
 	var one int
-	err := s.queryRow(ctx, `SELECT 1 FROM whole_replicas WHERE id <> ? AND seen >= ? LIMIT 1`, s.replica, since.UnixMicro()).Scan(&one)
+	err := s.queryRow(ctx, `SELECT 1 FROM whole_replicas WHERE id <> ? AND seen >= `+s.d.nowMicros+` - ? LIMIT 1`,
+		s.replica, within.Microseconds()).Scan(&one)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 		return false, nil

@@ -177,21 +177,26 @@ func earlyReplicasTest(ctx context.Context, t *testing.T, dsn string) {
 		time.Sleep(100 * time.Millisecond)
 	}
 
-	// Whether another replica has read every Check.
-	now := time.Now()
+	// Whether another replica has read every Check, by the database's
+	// clock.
 	for _, s := range []*store.Store{a, b} {
-		if whole, err := s.WholeReplica(ctx, now.Add(-time.Minute)); err != nil || whole {
+		if whole, err := s.WholeReplica(ctx, time.Minute); err != nil || whole {
 			t.Fatalf("a whole replica before any said so (%v)", err)
 		}
 	}
-	must(t, a.SayWhole(ctx, now))
-	if whole, err := b.WholeReplica(ctx, now.Add(-time.Minute)); err != nil || !whole {
+	must(t, a.SayWhole(ctx))
+	if whole, err := b.WholeReplica(ctx, time.Minute); err != nil || !whole {
 		t.Errorf("b does not see that a is whole (%v)", err)
 	}
-	if whole, err := a.WholeReplica(ctx, now.Add(-time.Minute)); err != nil || whole {
+	if whole, err := a.WholeReplica(ctx, time.Minute); err != nil || whole {
 		t.Errorf("a counts itself as another replica (%v)", err)
 	}
-	if whole, err := b.WholeReplica(ctx, now.Add(time.Second)); err != nil || whole {
-		t.Errorf("a's word is taken after it was said (%v)", err)
+	time.Sleep(10 * time.Millisecond)
+	if whole, err := b.WholeReplica(ctx, 5*time.Millisecond); err != nil || whole {
+		t.Errorf("a's word is taken once it is stale (%v)", err)
+	}
+	must(t, a.TakeBackWhole(ctx))
+	if whole, err := b.WholeReplica(ctx, time.Minute); err != nil || whole {
+		t.Errorf("a's word is taken after it took it back (%v)", err)
 	}
 }
