@@ -22,10 +22,7 @@ import (
 var _ = Describe("A CronJob's suspension across a restart", func() {
 	It("does not take the runs skipped while it was suspended for missed ones after the manager restarts", func() {
 		ns := newNamespace()
-		if now := time.Now().Add(time.Second); clk.Now().Before(now) {
-			clk.SetTime(now) // the check's creation is real time
-		}
-		last := clk.Now().Truncate(10 * time.Minute).Add(10 * time.Minute)
+		last := catchUp().Truncate(10 * time.Minute).Add(10 * time.Minute)
 		clk.SetTime(last)
 		// Followed by a check of its own manifest, not given one: only the
 		// store remembers its suspension.

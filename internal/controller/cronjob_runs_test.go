@@ -50,16 +50,6 @@ var _ = Describe("CronJob runs that fail, never start or overlap", func() {
 		}).Should(Succeed())
 	})
 
-	// catchUp moves the suite's clock to real time when it is behind (the
-	// check's creation is real time, and a Job that started before its
-	// check says nothing of it), and returns it.
-	catchUp := func() time.Time {
-		if now := time.Now().Add(time.Second); clk.Now().Before(now) {
-			clk.SetTime(now)
-		}
-		return clk.Now()
-	}
-
 	// newJob makes a Job of the CronJob that started at started (clock
 	// time) and is active.
 	newJob := func(name string, started time.Time) *batchv1.Job {

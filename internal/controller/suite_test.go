@@ -27,8 +27,12 @@ var (
 	ctx       context.Context
 	cancel    context.CancelFunc
 	// clk is the manager's clock: the controllers', the deadline loop's
-	// and the projector's; tests move it instead of sleeping, and the
-	// deadline loop looks at due checks each time it moves.
+	// and the projector's; tests move it instead of sleeping. The deadline
+	// loop looks at due checks each time it passes a beat of the loop's
+	// ticker: every 250 ms from the clock's time when the loop started (a
+	// whole second; the harness waits for it after a restart). Steps on
+	// that grid, or past a beat, make it look; a step of a microsecond
+	// (to a deadline, from just before it) does only from a time on it.
 	clk = testingclock.NewFakeClock(time.Now().UTC().Truncate(time.Second))
 )
 
@@ -65,6 +69,17 @@ var _ = AfterSuite(func() {
 	cancel()
 	harness.Stop()
 })
+
+// catchUp moves the suite's clock to real time, on a whole second (the
+// deadline loop's grid), when it is behind (a check's creation is real
+// time, and a Job that started before its check says nothing of it), and
+// returns it.
+func catchUp() time.Time {
+	if now := time.Now().Truncate(time.Second).Add(time.Second); clk.Now().Before(now) {
+		clk.SetTime(now)
+	}
+	return clk.Now()
+}
 
 func newNamespace() string {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "ctrl-"}}

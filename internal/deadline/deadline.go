@@ -13,6 +13,7 @@ package deadline
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -56,6 +57,20 @@ type Loop struct {
 	Log       logr.Logger
 
 	reported store.Absence // the last absence logged
+	// ticking is closed once the loop's tickers are made (Ticking).
+	ticking     chan struct{}
+	tickingOnce sync.Once
+}
+
+// Ticking is closed once the loop's tickers are made. A ticker beats every
+// Interval of the clock from the moment it is made, so a test that moves a
+// fake clock by less than Interval (to see a deadline met to the
+// microsecond) waits for it after a manager starts: a clock moved before
+// would set the beats off the steps the test takes, and the loop would
+// not look when it expects.
+func (l *Loop) Ticking() <-chan struct{} {
+	l.tickingOnce.Do(func() { l.ticking = make(chan struct{}) })
+	return l.ticking
 }
 
 // NeedLeaderElection: the leader owns time.
@@ -81,6 +96,8 @@ func (l *Loop) Start(ctx context.Context) error {
 	defer house.Stop()
 	measure := l.Clock.NewTicker(measureEvery)
 	defer measure.Stop()
+	l.Ticking()
+	close(l.ticking)
 	l.tick(ctx)
 	l.housekeep(ctx)
 	for {

@@ -300,6 +300,9 @@ type Manager struct {
 	Checks *checks.Door
 	// Limits are the per-project limits as the manager last read them.
 	Limits *project.Limits
+	// Deadlines is the leader's loop that records what time does to the
+	// checks.
+	Deadlines *deadline.Loop
 	// early is the HTTP server when it serves before the cache has synced
 	// (the embedded store's): Start runs it beside the controller-runtime
 	// manager, whose runnables start only after the cache has.
@@ -490,7 +493,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 		_ = st.Close()
 		return nil, err
 	}
-	return &Manager{Manager: mgr, Store: st, Checks: door, Limits: limits, early: earlyServer}, nil
+	return &Manager{Manager: mgr, Store: st, Checks: door, Limits: limits, Deadlines: loop, early: earlyServer}, nil
 }
 
 // setupControllers adds the controllers: Checks, Channels and, unless it

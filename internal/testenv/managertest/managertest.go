@@ -128,13 +128,18 @@ func StartUnder(rbac RBAC, opts manager.Options) *Harness {
 }
 
 // startManager builds and starts a manager with the harness's options and
-// waits until its HTTP server answers.
+// waits until its HTTP server answers and, unless it has to be elected
+// first, its deadline loop ticks: a spec that moves a fake clock right
+// after a restart moves it on the loop's beats (deadline.Loop.Ticking).
 func (h *Harness) startManager() {
 	h.startManagerWith(h.ManagerConfig)
 	gomega.Eventually(func() error {
 		_, err := h.listChecks("")
 		return err
 	}).Should(gomega.Succeed())
+	if !h.opts.LeaderElection {
+		gomega.Eventually(h.Manager.Deadlines.Ticking()).Should(gomega.BeClosed())
+	}
 }
 
 // startManagerWith builds and starts a manager with the harness's options,
