@@ -215,7 +215,9 @@ var _ = Describe("Signing in with an account", Ordered, func() {
 			chromedp.SendKeys(chromedp.ID(oidcprovider.FieldPassword), "wrong"),
 			chromedp.Click(chromedp.CSS(`button[type=submit]`)),
 		)
-		Eventually(func() string { return js[string](ctx, `document.body.innerText`) }).Should(ContainSubstring("wrong"))
+		// The provider's answer is a new page: while it loads there is no
+		// body to read yet.
+		Eventually(func() string { return js[string](ctx, `document.body ? document.body.innerText : ""`) }).Should(ContainSubstring("wrong"))
 		Expect(js[bool](ctx, `document.querySelector(".summary") === null`)).To(BeTrue())
 
 		// A code and state sent to the callback by someone else (login
