@@ -20,6 +20,9 @@ import (
 // and acknowledged; when the cache is ready, the Door records each as an
 // ordinary ping, dated when it came, before anything else reads the Door:
 // the deadline loop judges no check before its early pings are recorded.
+// On a store replicas share, the Door records the ones its replica took,
+// and once whole, what the others leave (keepRecordingEarly; the rules
+// are store/early.go's).
 
 // early is the Door's side of early pings.
 type early struct {
@@ -78,26 +81,35 @@ const earlyBatch = 1000
 // that they share the store's transactions.
 const earlyWorkers = 16
 
-// recordEarly records the early pings, round after round, until none is
-// left, the last round with new ones shut out; then the Door is live.
-// Called once the Door's handlers have synced, before it is ready.
+// recordEarly records the early pings, pass after pass, until a pass
+// removes none, the last pass with new ones shut out; then the Door is
+// live. Called once the Door's handlers have synced, before it is ready.
+// On a store replicas share, it records the ones this replica took, and
+// then keeps recording what the others leave (keepRecordingEarly).
 func (d *Door) recordEarly(ctx context.Context) {
 	if !d.early.on {
 		return
 	}
-	recorded := 0
+	q := store.EarlyQuery{Scope: store.EveryReplica}
+	if d.store.Shared() {
+		q.Scope = store.ThisReplica
+	}
+	removed := 0
 	for ctx.Err() == nil {
-		n, err := d.earlyRound(ctx)
-		recorded += n
+		n, err := d.earlyPass(ctx, q)
+		removed += n
 		if err == nil && n == 0 {
 			d.early.mu.Lock()
-			n, err = d.earlyRound(ctx)
-			recorded += n
+			n, err = d.earlyPass(ctx, q)
+			removed += n
 			if err == nil && n == 0 {
 				d.early.live = true
 				d.early.mu.Unlock()
-				if recorded > 0 {
-					d.log.Info("recorded the pings that came before the cache was ready", "pings", recorded)
+				if removed > 0 {
+					d.log.Info("recorded the pings that came before the cache was ready", "pings", removed)
+				}
+				if d.store.Shared() {
+					go d.keepRecordingEarly(ctx)
 				}
 				return
 			}
@@ -115,36 +127,99 @@ func (d *Door) recordEarly(ctx context.Context) {
 	}
 }
 
-// earlyRound records the oldest early pings, and drops those whose check
-// is gone. It returns how many it took.
-func (d *Door) earlyRound(ctx context.Context) (int, error) {
-	pings, err := d.store.EarlyPings(ctx, earlyBatch)
+// earlyEvery is how often a whole replica of a shared store records the
+// early pings left there.
+const earlyEvery = 250 * time.Millisecond
+
+// keepRecordingEarly records, every earlyEvery until ctx ends, the early
+// pings left in a store replicas share: those of a replica that starts
+// while this one serves, or that died before its cache was ready, and
+// those of checks a cache did not hold yet. Every whole replica does, not
+// only the leader: a whole replica's own pings would otherwise judge a
+// check late (a ping records a deadline missed before it) while an
+// earlier ping of it waits for a replica that is not whole yet. Two
+// replicas recording one record it once (store/early.go).
+func (d *Door) keepRecordingEarly(ctx context.Context) {
+	tick := time.NewTicker(earlyEvery)
+	defer tick.Stop()
+	failing := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		n, err := d.earlyPass(ctx, store.EarlyQuery{Scope: store.EveryReplica})
+		if err != nil && !failing && ctx.Err() == nil {
+			d.log.Error(err, "recording the pings other replicas took before their caches were ready; trying again")
+		}
+		failing = err != nil
+		if n > 0 {
+			d.log.Info("recorded the pings another replica took before its cache was ready", "pings", n)
+		}
+	}
+}
+
+// unknownEarlyKept is how long an early ping of a check the cache does
+// not hold is kept on a store replicas share: one created a moment before
+// the ping may not be in this replica's cache yet, but no cache lags this
+// far. On the embedded store, whose cache has just read every Check, it
+// is dropped at once.
+const unknownEarlyKept = 10 * time.Minute
+
+// earlyPass records every early ping q names, oldest first, and drops
+// those of checks gone. It returns how many it removed from the store
+// (recorded, found recorded by another replica, or dropped): those of
+// checks the cache does not hold yet stay.
+func (d *Door) earlyPass(ctx context.Context, q store.EarlyQuery) (int, error) {
+	q.Limit = earlyBatch
+	long := d.clock.Now().Add(-unknownEarlyKept)
+	gone := func(e store.EarlyPing) bool { return !d.store.Shared() || e.Ping.At.Before(long) }
+	removed := 0
+	for {
+		pings, n, err := d.earlyRound(ctx, q, gone)
+		removed += n
+		if err != nil || len(pings) < q.Limit {
+			return removed, err
+		}
+		q.After = pings[len(pings)-1]
+	}
+}
+
+// earlyRound reads the oldest early pings q names and records them,
+// dropping those of checks the cache does not hold that gone says are
+// gone. It returns the pings it read, and how many of them it removed.
+func (d *Door) earlyRound(ctx context.Context, q store.EarlyQuery, gone func(store.EarlyPing) bool) ([]store.EarlyPing, int, error) {
+	pings, err := d.store.EarlyPings(ctx, q)
 	if err != nil || len(pings) == 0 {
-		return 0, err
+		return pings, 0, err
 	}
 	type kept struct {
 		ping  store.EarlyPing
 		check *v1.Check
 	}
-	var gone []store.EarlyPing
+	var dropped []store.EarlyPing
 	lanes := make([][]kept, earlyWorkers)
 	seed := maphash.MakeSeed()
 	for _, e := range pings {
 		c := d.index.get(e.Check)
 		if c == nil {
-			gone = append(gone, e)
+			if gone(e) {
+				dropped = append(dropped, e)
+			}
 			continue
 		}
 		lane := maphash.String(seed, string(e.Check)) % earlyWorkers
 		lanes[lane] = append(lanes[lane], kept{e, c})
 	}
-	if len(gone) > 0 {
-		if err := d.store.DropEarly(ctx, gone...); err != nil {
-			return 0, err
+	if len(dropped) > 0 {
+		if err := d.store.DropEarly(ctx, dropped...); err != nil {
+			return nil, 0, err
 		}
-		d.log.Info("dropped early pings of checks deleted meanwhile", "pings", len(gone))
+		d.log.Info("dropped early pings of checks deleted meanwhile", "pings", len(dropped))
 	}
 	errs := make([]error, earlyWorkers)
+	counts := make([]int, earlyWorkers)
 	var wg sync.WaitGroup
 	for i, lane := range lanes {
 		wg.Go(func() {
@@ -158,14 +233,17 @@ func (d *Door) earlyRound(ctx context.Context) (int, error) {
 					errs[i] = err
 					return
 				}
+				counts[i]++
 			}
 		})
 	}
 	wg.Wait()
-	for _, err := range errs {
+	removed := len(dropped)
+	for i, err := range errs {
 		if err != nil {
-			return 0, err
+			return nil, 0, err
 		}
+		removed += counts[i]
 	}
-	return len(pings), nil
+	return pings, removed, nil
 }

@@ -50,7 +50,7 @@ func (d *Door) RecordPing(ctx context.Context, c *v1.Check, p store.Ping) (store
 		p.Noted = d.clock.Now()
 	}
 	rec, err := d.store.RecordPing(ctx, d.target(c), p)
-	if err == nil {
+	if err == nil && !rec.Taken {
 		d.metrics.Ping(c.Namespace, rec.Kind)
 		if rec.BodyRefused {
 			d.metrics.BodyRefused(c.Namespace)

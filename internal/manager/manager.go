@@ -303,18 +303,14 @@ type Manager struct {
 	// Deadlines is the leader's loop that records what time does to the
 	// checks.
 	Deadlines *deadline.Loop
-	// early is the HTTP server when it serves before the cache has synced
-	// (the embedded store's): Start runs it beside the controller-runtime
-	// manager, whose runnables start only after the cache has.
+	// early is the HTTP server, which serves before the cache has synced:
+	// Start runs it beside the controller-runtime manager, whose runnables
+	// start only after the cache has.
 	early *httpserver.Runnable
 }
 
 // Start runs the manager until ctx is done, then closes the store.
 func (m *Manager) Start(ctx context.Context) error {
-	if m.early == nil {
-		err := m.Manager.Start(ctx)
-		return errors.Join(err, m.Store.Close())
-	}
 	// Either stopping stops the other; the store closes after both, so
 	// that the server's last pings are stored.
 	ctx, cancel := context.WithCancel(ctx)
@@ -450,7 +446,7 @@ func New(ctx context.Context, cfg *rest.Config, opts Options) (*Manager, error) 
 	projects.RecordClaims(ctx, st)
 	door, err := checks.New(ctx, checks.Options{Cache: mgr.GetCache(), Client: mgr.GetClient(), Live: mgr.GetAPIReader(),
 		Store: st, Limits: limits, Clock: opts.Clock, Metrics: m, Log: ctrl.Log.WithName("checks"), WriteShare: opts.CheckWrites,
-		EarlyPings: !st.Shared(), EarlyKind: ping.KindOf})
+		EarlyPings: true, EarlyKind: ping.KindOf})
 	if err != nil {
 		_ = st.Close()
 		return nil, err
@@ -543,11 +539,11 @@ func channelSecrets(mgr ctrl.Manager, opts Options) client.Reader {
 
 // setupHTTP adds the HTTP server (the Management API, pings, badges, the
 // projects' Prometheus endpoints, the dashboard and the public status
-// pages), the optional SMTP listener, the probes and the heartbeat. On the
-// embedded store it returns the HTTP server instead of adding it: it serves
-// before the cache has synced, and Manager.Start runs it.
+// pages), the optional SMTP listener, the probes and the heartbeat. It
+// returns the HTTP server instead of adding it: it serves before the cache
+// has synced, and Manager.Start runs it.
 func setupHTTP(ctx context.Context, mgr ctrl.Manager, opts Options, st *store.Store, door *checks.Door, projects *project.Registry,
-	dispatcher *delivery.Dispatcher) (early *httpserver.Runnable, err error) {
+	dispatcher *delivery.Dispatcher) (_ *httpserver.Runnable, err error) {
 	log := ctrl.Log.WithName("http")
 	bodies := httpserver.NewBodyBudget(opts.RequestBodyBudget)
 	pings := &ping.Handler{
@@ -607,22 +603,29 @@ func setupHTTP(ctx context.Context, mgr ctrl.Manager, opts Options, st *store.St
 		}
 		return serving(req)
 	}
-	ready := whole
-	if !st.Shared() {
-		// The embedded store's replica is the only one: it serves as soon
-		// as its store is open, and is ready then, so that its Service
-		// sends it the pings it keeps (checks.HoldEarly); the rest waits
-		// for the whole server.
-		parts.Ready, parts.Early = wholeServer(ctx, door, projects), pings.ServeEarly
-		server.Cache, server.WaitFor, ready = nil, nil, serving
-		early = server
-	}
-	server.Handler = site.Handler(log, parts)
-	if early == nil {
-		if err := mgr.Add(server); err != nil {
+	// The server serves as soon as the store is open, so that pings are
+	// kept and acknowledged while the Checks are read (checks.HoldEarly);
+	// the rest waits for the whole server. The embedded store's replica
+	// is the only one, and is ready then. On a store replicas share, one
+	// is ready before it is whole only while no other one is (whole.go).
+	parts.Ready, parts.Early = wholeServer(ctx, door, projects), pings.ServeEarly
+	server.Cache, server.WaitFor = nil, nil
+	ready := serving
+	if st.Shared() {
+		if err := mgr.Add(&wholeWord{store: st, whole: parts.Ready, log: ctrl.Log.WithName("replicas")}); err != nil {
 			return nil, err
 		}
+		ready = func(req *http.Request) error {
+			if whole(req) == nil {
+				return nil
+			}
+			if err := serving(req); err != nil {
+				return err
+			}
+			return alone(req.Context(), st)
+		}
 	}
+	server.Handler = site.Handler(log, parts)
 	if opts.HeartbeatURL != "" {
 		if err := mgr.Add(&heartbeat.Heartbeat{
 			URL: opts.HeartbeatURL, Interval: opts.HeartbeatInterval,
@@ -641,7 +644,7 @@ func setupHTTP(ctx context.Context, mgr ctrl.Manager, opts Options, st *store.St
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		return nil, err
 	}
-	return early, mgr.AddReadyzCheck("http", ready)
+	return server, mgr.AddReadyzCheck("http", ready)
 }
 
 // Run builds a manager and runs it until ctx is done.

@@ -36,12 +36,16 @@ type dialect struct {
 	// pipelined: the writer's transaction runs on pgx, its statements
 	// sharing round trips (pipeline.go).
 	pipelined bool
+	// nowMicros is the database's clock, in microseconds since the Unix
+	// epoch: one clock for what replicas on different machines compare.
+	nowMicros string
 }
 
 var (
-	sqliteDialect   = dialect{name: "sqlite", goose: goose.DialectSQLite3, writers: 1}
+	sqliteDialect = dialect{name: "sqlite", goose: goose.DialectSQLite3, writers: 1,
+		nowMicros: `CAST((julianday('now') - 2440587.5) * 86400000000 AS INTEGER)`}
 	postgresDialect = dialect{name: "postgres", goose: goose.DialectPostgres, dollar: true, lockRows: true, writers: 2, strictText: true,
-		lateral: true, pipelined: true}
+		lateral: true, pipelined: true, nowMicros: `CAST(EXTRACT(EPOCH FROM clock_timestamp()) * 1000000 AS BIGINT)`}
 )
 
 // sql returns q in the dialect's placeholder style. The statements here

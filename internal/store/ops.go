@@ -27,7 +27,7 @@ func (s *Store) RecordPing(ctx context.Context, tg Target, p Ping) (Recorded, er
 	if err := s.submit(ctx, o, true); err != nil {
 		return Recorded{}, err
 	}
-	if p.Early != "" && o.err == nil {
+	if o.earlyMine && o.err == nil {
 		s.early.give(tg.Namespace, int64(len(p.Body)))
 	}
 	return o.rec, o.err
@@ -37,6 +37,8 @@ type pingOp struct {
 	target Target
 	ping   Ping
 	rec    Recorded
+	// earlyMine: the early ping it recorded was this store's (early.go).
+	earlyMine bool
 	result
 }
 
@@ -45,17 +47,32 @@ func (o *pingOp) queuedBytes() int64 { return int64(len(o.ping.Body)) }
 func (o *pingOp) targets() []*Target { return []*Target{&o.target} }
 
 func (o *pingOp) apply(t *txn) error {
+	// A batch that fails is applied again, each op alone: nothing of the
+	// first try is kept.
+	o.rec, o.earlyMine = Recorded{}, false
 	tg, p := &o.target, o.ping
 	r, err := t.load(tg)
 	if err != nil {
 		return err
 	}
+	at := Truncate(p.At)
 	if p.Early != "" {
-		if err := t.exec(`DELETE FROM early_pings WHERE id = ?`, p.Early); err != nil {
+		found, err := t.takeEarly(o, p.Early)
+		if err != nil {
 			return err
 		}
+		if !found {
+			o.rec.Taken = true
+			return nil
+		}
+		if at.Before(latest(r.Facts.LastPing, r.Facts.LastStart)) {
+			// A newer ping of the check was recorded first: the state
+			// says what came after this one, so it is logged only.
+			o.rec.LogOnly = true
+			o.log(t, r, tg, p.Kind, at, nil)
+			return nil
+		}
 	}
-	at := Truncate(p.At)
 	// A ping may be dated before it reached Vigil (a Job's end, read
 	// later): its notifications are held or sent as of when it is
 	// recorded, never as of a window that has already ended or not yet
@@ -73,31 +90,13 @@ func (o *pingOp) apply(t *txn) error {
 	}
 	facts, res := tg.Config.RecordPing(r.Facts, monitor.Ping{Kind: p.Kind, At: at, RID: p.RID, Usual: usual})
 	r.Facts = facts
-	r.NPings++
-	r.dirty = true
-	o.rec = Recorded{N: r.NPings, Kind: res.Kind}
-	var exit any
-	if p.ExitStatus != nil {
-		exit = *p.ExitStatus
-	}
-	var body any
-	dropped := false
-	if len(p.Body) > 0 {
-		if t.admitBody(r, tg.BodyLimit, int64(len(p.Body))) {
-			body = p.Body
-			r.bodyBytes += int64(len(p.Body))
-		} else {
-			dropped, o.rec.BodyRefused = true, true
-		}
-	}
 	// A run's duration is kept with the ping that ended it: the ping is the
 	// run while the log holds it (runs.go).
 	var duration any
 	if res.HasDuration && (res.Kind == monitor.PingSuccess || res.Kind == monitor.PingFail) {
 		duration = res.Duration.Microseconds()
 	}
-	t.insertPing(string(r.UID), r.NPings, string(res.Kind), Truncate(res.At).UnixMicro(), p.Scheme, p.RemoteAddr, p.Method, p.UA, p.RID,
-		exit, duration, dropped, body)
+	o.log(t, r, tg, res.Kind, Truncate(res.At), duration)
 	if resAt := Truncate(res.At); resAt.After(now) {
 		now = resAt
 	}
@@ -127,6 +126,62 @@ func (o *pingOp) apply(t *txn) error {
 		}
 	}
 	return nil
+}
+
+// takeEarly deletes the early ping id, and reports whether it was there: a
+// replica that finds it gone records nothing, another one has (early.go).
+// The check's row is locked already, so the other's transaction has ended.
+func (t *txn) takeEarly(o *pingOp, id string) (found bool, err error) {
+	err = t.ask(`DELETE FROM early_pings WHERE id = ? RETURNING replica`, func(rows rows) error {
+		for rows.Next() {
+			var replica string
+			if err := rows.Scan(&replica); err != nil {
+				return err
+			}
+			found, o.earlyMine = true, replica == t.s.replica
+		}
+		return rows.Err()
+	}, id)
+	if err == nil {
+		err = t.sync()
+	}
+	return found, err
+}
+
+// log adds the ping to the check's log as kind, at at, its body within
+// the namespace's budget, with the duration of the run it ended (nil:
+// none).
+func (o *pingOp) log(t *txn, r *row, tg *Target, kind monitor.PingKind, at time.Time, duration any) {
+	p := o.ping
+	r.NPings++
+	r.dirty = true
+	o.rec.N, o.rec.Kind = r.NPings, kind
+	var exit, body any
+	if p.ExitStatus != nil {
+		exit = *p.ExitStatus
+	}
+	dropped := false
+	if len(p.Body) > 0 {
+		if t.admitBody(r, tg.BodyLimit, int64(len(p.Body))) {
+			body = p.Body
+			r.bodyBytes += int64(len(p.Body))
+		} else {
+			dropped, o.rec.BodyRefused = true, true
+		}
+	}
+	t.insertPing(string(r.UID), r.NPings, string(kind), at.UnixMicro(), p.Scheme, p.RemoteAddr, p.Method, p.UA, p.RID,
+		exit, duration, dropped, body)
+}
+
+// latest is the latest of the instants.
+func latest(ts ...time.Time) time.Time {
+	var l time.Time
+	for _, t := range ts {
+		if t.After(l) {
+			l = t
+		}
+	}
+	return l
 }
 
 // trim cuts back the ping logs and the runs of the checks whose pings
@@ -264,8 +319,16 @@ func (o *observeOp) targets() []*Target {
 }
 
 func (o *observeOp) apply(t *txn) error {
+	waiting, err := t.earlyWaiting(o.checks)
+	if err != nil {
+		return err
+	}
 	for i := range o.checks {
 		tg := &o.checks[i]
+		if waiting[tg.UID] {
+			// Its early pings are recorded first, and observe for it.
+			continue
+		}
 		r, err := t.load(tg)
 		if err != nil {
 			return err
@@ -279,6 +342,37 @@ func (o *observeOp) apply(t *txn) error {
 		}
 	}
 	return nil
+}
+
+// earlyWaiting are the checks among targets whose early pings are not
+// recorded yet (early.go). Mostly there are none at all, which one read
+// finds.
+func (t *txn) earlyWaiting(targets []Target) (map[types.UID]bool, error) {
+	some := false
+	err := t.ask(`SELECT 1 FROM early_pings LIMIT 1`, func(rows rows) error {
+		some = rows.Next()
+		return rows.Err()
+	})
+	if err == nil {
+		err = t.sync()
+	}
+	if err != nil || !some {
+		return nil, err
+	}
+	waiting := map[types.UID]bool{}
+	for i := range targets {
+		uid := targets[i].UID
+		err := t.ask(`SELECT 1 FROM early_pings WHERE check_uid = ? LIMIT 1`, func(rows rows) error {
+			if rows.Next() {
+				waiting[uid] = true
+			}
+			return rows.Err()
+		}, string(uid))
+		if err != nil {
+			return nil, err
+		}
+	}
+	return waiting, t.sync()
 }
 
 // Pause pauses the check at now (a check already paused stays as it is) and
@@ -380,7 +474,7 @@ func (o *forgetOp) apply(t *txn) error {
 		if err != nil {
 			return fmt.Errorf("forgetting check %s: %w", uid, err)
 		}
-		for _, table := range []string{"pings", "runs", "flips", "deliveries", "sla_verdicts"} {
+		for _, table := range []string{"pings", "runs", "flips", "deliveries", "sla_verdicts", "early_pings"} {
 			if err := t.exec(`DELETE FROM `+table+` WHERE check_uid = ?`, string(uid)); err != nil {
 				return fmt.Errorf("forgetting check %s: %w", uid, err)
 			}

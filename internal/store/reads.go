@@ -265,8 +265,12 @@ func (s *Store) RunKinds(ctx context.Context, uid types.UID, rid string) (kinds 
 // Due returns checks whose next change is at or before now, earliest
 // first, at most limit: the deadline loop's work.
 func (s *Store) Due(ctx context.Context, now time.Time, limit int) ([]Change, error) {
+	// A check whose early pings wait is not due: they may be what it was
+	// waiting for (early.go).
 	rows, err := s.query(ctx, `SELECT uid, namespace, name, state, version FROM checks
-		WHERE next_change IS NOT NULL AND next_change <= ? ORDER BY next_change LIMIT ?`, now.UnixMicro(), limit)
+		WHERE next_change IS NOT NULL AND next_change <= ?
+		AND NOT EXISTS (SELECT 1 FROM early_pings e WHERE e.check_uid = checks.uid)
+		ORDER BY next_change LIMIT ?`, now.UnixMicro(), limit)
 	if err != nil {
 		return nil, fmt.Errorf("finding due checks: %w", err)
 	}

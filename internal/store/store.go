@@ -160,6 +160,7 @@ type Store struct {
 	writes      atomic.Int64          // writes they held
 	queuedBytes atomic.Int64
 	early       earlyUse   // the early pings this store kept and has not recorded (early.go)
+	replica     string     // this store's name among the replicas sharing it (early.go)
 	owners      ownerCache // UUIDOwner's memory
 	mirror      mirror     // ChecksIn's copy of the checks table
 	bodies      bodyTotals // each namespace's body bytes (bodies.go)
@@ -181,7 +182,7 @@ type Store struct {
 func Open(ctx context.Context, dsn string, opts Options) (*Store, error) {
 	opts.defaults()
 	s := &Store{opts: opts, ops: make(chan op, opts.MaxQueued), stop: make(chan struct{}), stopped: make(chan struct{}),
-		rowLocks: make(chan struct{}, maxRowLocks)}
+		rowLocks: make(chan struct{}, maxRowLocks), replica: newReplicaID()}
 	switch formOf(dsn) {
 	case formSQLite:
 		if err := s.openSQLite(ctx, strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "//")); err != nil {

@@ -167,6 +167,12 @@ type Recorded struct {
 	// BodyRefused: the ping's body was not kept, its namespace's checks
 	// holding their BodyLimit of bodies already (bodies.go).
 	BodyRefused bool
+	// Taken: the ping was an early one that another replica recorded
+	// first; this recorded nothing.
+	Taken bool
+	// LogOnly: the ping was an early one older than a ping the check
+	// recorded before it; it is logged, and changed nothing (early.go).
+	LogOnly bool
 }
 
 // Check is what the store knows of a check. The zero Check (a check never

@@ -8,7 +8,9 @@
 // RSS per check, kube-apiserver's and etcd's RSS per check, and then the
 // time from a manager restart to its first acknowledged ping, and to its
 // whole server (every Check read). A tenth of the checks (-big-every) are
-// in one project, whose API list and board it times at each size.
+// in one project, whose API list and board it times at each size. With
+// -postgres the store is a throw-away PostgreSQL server's (its memory is
+// not counted).
 //
 // Run: go run ./hack/bench/scale -checks 10000 -namespaces 100 (make bench-scale).
 package main
@@ -53,6 +55,7 @@ func main() {
 	flag.IntVar(&bigEvery, "big-every", 10, "one check in this many is in the big project (team-000), whose API list and board are timed")
 	flag.StringVar(&heapProfile, "heap-profile", "", "write a heap profile with all the checks to this file (go tool pprof -sample_index=inuse_space)")
 	flag.StringVar(&restartProfile, "restart-profile", "", "write a CPU profile of the restart, until the first acknowledged ping, to this file")
+	flag.BoolVar(&onPostgres, "postgres", false, "keep the ping store in PostgreSQL (a throw-away server), as one replica of the PostgreSQL mode, rather than embedded")
 	memoryLimit := flag.String("memory-limit", "", "run the manager as under a container memory limit of this size (such as 800Mi): its GOMEMLIMIT set from it as the manager sets it from its cgroup")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
@@ -77,6 +80,9 @@ func main() {
 
 // bigEvery: one check in bigEvery is in the big project.
 var bigEvery int
+
+// onPostgres: the store is PostgreSQL's.
+var onPostgres bool
 
 // heapProfile is where the heap profile at N checks goes ("": none);
 // restartProfile the CPU profile of the restart.
@@ -159,6 +165,16 @@ func run(n, m int, budget float64) error {
 		return err
 	}
 	dsn := benchutil.TempStore()
+	if onPostgres {
+		pg, err := testenv.StartPostgres(ctx)
+		if err != nil {
+			return err
+		}
+		defer func() { _ = pg.Remove() }()
+		if dsn, err = pg.NewDatabase(ctx); err != nil {
+			return err
+		}
+	}
 	opts := manager.Options{Store: dsn, HTTPAddr: addr, BaseURL: "http://" + addr, MetricsAddr: "0", ProbeAddr: "0",
 		StatusBudget: budget, CheckLimit: n, SharedProcess: true} // two managers, one after the other
 	_, stop, err := benchutil.StartManager(ctx, cfg, opts)
@@ -252,9 +268,10 @@ func run(n, m int, budget float64) error {
 	if err != nil {
 		return err
 	}
-	// Pings from the moment the manager starts, beside its start: the
-	// embedded store's manager acknowledges them before its cache has
-	// synced (docs/architecture.md, "Pings before the cache").
+	// Pings from the moment the manager starts, beside its start: a
+	// manager acknowledges them before its cache has synced, on
+	// PostgreSQL while no other replica serves (docs/architecture.md,
+	// "Pings before the cache").
 	began := time.Now()
 	probe := uuids[len(uuids)-1]
 	acked := make(chan time.Duration, 1)

@@ -40,6 +40,7 @@ var (
 	mgr       *manager.Manager
 	baseURL   string
 	smtpAddr  string
+	probeAddr string // the manager's /healthz and /readyz
 	// httpClient keeps enough idle connections for the concurrency specs.
 	httpClient = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256}, Timeout: 30 * time.Second}
 )
@@ -60,8 +61,10 @@ var _ = BeforeSuite(func() {
 	var err error
 	smtpAddr, err = testenv.FreeAddr(context.Background())
 	Expect(err).NotTo(HaveOccurred())
+	probeAddr, err = testenv.FreeAddr(context.Background())
+	Expect(err).NotTo(HaveOccurred())
 	harness = managertest.Start(manager.Options{
-		CheckLimit: 20, SMTPAddr: smtpAddr, SMTPDomain: "pings.example.com",
+		CheckLimit: 20, SMTPAddr: smtpAddr, SMTPDomain: "pings.example.com", ProbeAddr: probeAddr,
 		PingBodyLimit: bodyLimit,
 		// The test client connects from 127.0.0.1: it is a trusted proxy
 		// of this manager (and not of the replicas started by newReplica).

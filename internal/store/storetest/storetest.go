@@ -105,7 +105,7 @@ func Run(t *testing.T, newDSN NewDSN) {
 				must(t, s.RecordEarly(ctx, store.EarlyPing{Check: uid, Namespace: ns, Ping: p}))
 			}
 			must(t, s.RecordEarly(ctx, store.EarlyPing{Check: "gone", Namespace: ns, Ping: ping(monitor.PingSuccess, t0.Add(2*time.Second))}))
-			kept, err := s.EarlyPings(ctx, 10)
+			kept, err := s.EarlyPings(ctx, store.EarlyQuery{Limit: 10})
 			must(t, err)
 			if len(kept) != 3 || kept[0].Ping.Kind != monitor.PingStart || kept[1].Ping.Kind != monitor.PingFail || kept[2].Check != "gone" {
 				t.Fatalf("kept = %+v", kept)
@@ -115,7 +115,7 @@ func Run(t *testing.T, newDSN NewDSN) {
 				e.Ping.Method != "GET" || e.Ping.RemoteAddr != "10.0.0.1" || e.Check != tg.UID || e.Namespace != "team-a" {
 				t.Errorf("kept fail ping = %+v", e)
 			}
-			if first, err := s.EarlyPings(ctx, 1); err != nil || len(first) != 1 || first[0].ID != kept[0].ID {
+			if first, err := s.EarlyPings(ctx, store.EarlyQuery{Limit: 1}); err != nil || len(first) != 1 || first[0].ID != kept[0].ID {
 				t.Errorf("the oldest one alone = %+v, %v", first, err)
 			}
 			for _, e := range kept[:2] {
@@ -125,7 +125,7 @@ func Run(t *testing.T, newDSN NewDSN) {
 				must(t, err)
 			}
 			must(t, s.DropEarly(ctx, kept[2]))
-			if left, err := s.EarlyPings(ctx, 10); err != nil || len(left) != 0 {
+			if left, err := s.EarlyPings(ctx, store.EarlyQuery{Limit: 10}); err != nil || len(left) != 0 {
 				t.Fatalf("after recording and dropping them, %d early pings are left (%v)", len(left), err)
 			}
 			pings, err := s.Pings(ctx, tg.UID, 10)
@@ -146,6 +146,9 @@ func Run(t *testing.T, newDSN NewDSN) {
 				t.Errorf("a UUID whose check was forgotten still has a holder (%v)", err)
 			}
 		},
+		"an early ping is recorded once, its check waits for it, and one older than a recorded ping is logged only": func(t *testing.T, s *store.Store) {
+			earlyOrderTest(ctx, t, s)
+		},
 		"one namespace's early pings past its budget are refused, and another namespace's are kept as ever": func(t *testing.T, s *store.Store) {
 			body := bytes.Repeat([]byte("x"), 64<<10) // well within the writer's queue budget
 			early := func(ns string) store.EarlyPing {
@@ -160,7 +163,7 @@ func Run(t *testing.T, newDSN NewDSN) {
 				t.Fatalf("an early ping past its namespace's budget: %v, want ErrOverloaded", err)
 			}
 			must(t, s.RecordEarly(ctx, early("victim")))
-			kept, err := s.EarlyPings(ctx, 1000)
+			kept, err := s.EarlyPings(ctx, store.EarlyQuery{Limit: 1000})
 			must(t, err)
 			if len(kept) != store.MaxEarlyBodyBytesPerNamespace/len(body)+1 {
 				t.Fatalf("%d early pings kept", len(kept))
@@ -1000,6 +1003,9 @@ func Run(t *testing.T, newDSN NewDSN) {
 		},
 		"an acknowledged down stops its re-alerts and escalation until it ends": func(t *testing.T, dsn string) {
 			ackTest(ctx, t, dsn)
+		},
+		"replicas sharing a store read their own early pings or the others', and know whether another has read every Check": func(t *testing.T, dsn string) {
+			earlyReplicasTest(ctx, t, dsn)
 		},
 		"a deadline that fell while no manager ran gets a fresh grace from the return": func(t *testing.T, dsn string) {
 			absenceTest(ctx, t, dsn)

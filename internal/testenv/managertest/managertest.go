@@ -159,6 +159,10 @@ func (h *Harness) startManagerWith(cfg *rest.Config) {
 	}(h.Manager)
 }
 
+// StoreDSN names the manager's ping store: another process opening it is
+// another replica, on PostgreSQL.
+func (h *Harness) StoreDSN() string { return h.opts.Store }
+
 // Restart stops the manager, as a crash or a rollout would between two
 // commits (what it holds in memory is lost; the ping store and the API
 // server keep what was committed), and starts a new one with the same
