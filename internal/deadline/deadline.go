@@ -68,7 +68,11 @@ type Loop struct {
 // microsecond) waits for it after a manager starts: a clock moved before
 // would set the beats off the steps the test takes, and the loop would
 // not look when it expects.
-func (l *Loop) Ticking() <-chan struct{} {
+func (l *Loop) Ticking() <-chan struct{} { return l.ticks() }
+
+// ticks is the channel Ticking returns, made on first use: the Loop is a
+// struct literal, and a test may ask before the loop starts.
+func (l *Loop) ticks() chan struct{} {
 	l.tickingOnce.Do(func() { l.ticking = make(chan struct{}) })
 	return l.ticking
 }
@@ -96,8 +100,7 @@ func (l *Loop) Start(ctx context.Context) error {
 	defer house.Stop()
 	measure := l.Clock.NewTicker(measureEvery)
 	defer measure.Stop()
-	l.Ticking()
-	close(l.ticking)
+	close(l.ticks())
 	l.tick(ctx)
 	l.housekeep(ctx)
 	for {
