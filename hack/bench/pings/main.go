@@ -110,6 +110,15 @@ type phase struct {
 	rate     float64
 	lat      []time.Duration
 	walBytes float64 // etcd WAL bytes per ping
+	perTx    float64 // the store's writes per transaction meanwhile
+}
+
+// perTx is the store's writes per transaction between two of its counts.
+func perTx(a, b store.Stats) float64 {
+	if b.Commits == a.Commits {
+		return 0
+	}
+	return float64(b.Writes-a.Writes) / float64(b.Commits-a.Commits)
 }
 
 func run(nChecks, nPings, concurrency, nBurst int, withPostgres bool) error {
@@ -228,16 +237,18 @@ func run(nChecks, nPings, concurrency, nBurst int, withPostgres bool) error {
 		if err != nil {
 			return phase{}, err
 		}
+		st0 := mgr.Store.Stats()
 		rate, lat, err := benchutil.Measure(nPings, concurrency, func(i int) error { return ping(target(i), body) })
 		if err != nil {
 			return phase{}, err
 		}
+		st1 := mgr.Store.Stats()
 		acked += int64(nPings)
 		wal1, err := walBytes(ctx, etcdMetrics)
 		if err != nil {
 			return phase{}, err
 		}
-		return phase{name: name, rate: rate, lat: lat, walBytes: (wal1 - wal0) / float64(nPings)}, nil
+		return phase{name: name, rate: rate, lat: lat, walBytes: (wal1 - wal0) / float64(nPings), perTx: perTx(st0, st1)}, nil
 	}
 	var phases []phase
 	for _, p := range []struct {
@@ -273,6 +284,7 @@ func run(nChecks, nPings, concurrency, nBurst int, withPostgres bool) error {
 		cfg, _ := checks.Config(&c.Spec)
 		targets[i] = store.Target{UID: c.UID, Namespace: c.Namespace, Name: c.Name, Config: cfg}
 	}
+	storeSt0 := mgr.Store.Stats()
 	storeRate, storeLat, err := benchutil.Measure(nPings, concurrency, func(i int) error {
 		_, err := mgr.Store.RecordPing(ctx, targets[i%nChecks], store.Ping{Kind: monitor.PingSuccess, At: time.Now(), Method: "POST", Scheme: "http"})
 		return err
@@ -280,6 +292,7 @@ func run(nChecks, nPings, concurrency, nBurst int, withPostgres bool) error {
 	if err != nil {
 		return err
 	}
+	storePerTx := perTx(storeSt0, mgr.Store.Stats())
 	acked += int64(nPings)
 
 	// Burst: every client starts at once, each on a connection of its
@@ -348,11 +361,11 @@ func run(nChecks, nPings, concurrency, nBurst int, withPostgres bool) error {
 	fmt.Printf("\n%d checks, %d pings per phase, %d concurrent clients, GOMAXPROCS=%d, store on %s\n",
 		nChecks, nPings, concurrency, runtime.GOMAXPROCS(0), storeDisk())
 	fmt.Printf("raw status patches     %8.0f /s               (median of %.0f, %.0f, %.0f)\n", raw, rawRounds[0], rawRounds[1], rawRounds[2])
-	fmt.Printf("the store alone        %8.0f /s = %5.1fx raw   p50 %-8v p99 %-8v (pings handed to it directly)\n", storeRate, storeRate/raw,
-		benchutil.Percentile(storeLat, 50), benchutil.Percentile(storeLat, 99))
+	fmt.Printf("the store alone        %8.0f /s = %5.1fx raw   p50 %-8v p99 %-8v (pings handed to it directly)   %4.1f writes/transaction\n", storeRate, storeRate/raw,
+		benchutil.Percentile(storeLat, 50), benchutil.Percentile(storeLat, 99), storePerTx)
 	for _, p := range phases {
-		fmt.Printf("pings, %-21s %6.0f /s = %5.1fx raw = %4.2fx the store   p50 %-8v p99 %-8v etcd WAL %6.0f B/ping\n", p.name, p.rate, p.rate/raw,
-			p.rate/storeRate, benchutil.Percentile(p.lat, 50), benchutil.Percentile(p.lat, 99), p.walBytes)
+		fmt.Printf("pings, %-21s %6.0f /s = %5.1fx raw = %4.2fx the store   p50 %-8v p99 %-8v etcd WAL %6.0f B/ping   %4.1f writes/transaction\n", p.name, p.rate, p.rate/raw,
+			p.rate/storeRate, benchutil.Percentile(p.lat, 50), benchutil.Percentile(p.lat, 99), p.walBytes, p.perTx)
 	}
 	fmt.Printf("burst of %d at once: the last acknowledged after %v (p50 %v)\n", nBurst,
 		benchutil.Percentile(burstLat, 100), benchutil.Percentile(burstLat, 50))

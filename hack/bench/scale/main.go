@@ -233,7 +233,7 @@ func run(n, m int, budget float64) error {
 		}
 		s := measure(target)
 		if heapProfile != "" && target == n {
-			if err := writeHeapProfile(heapProfile); err != nil {
+			if err := benchutil.WriteHeapProfile(heapProfile); err != nil {
 				return err
 			}
 		}
@@ -409,18 +409,6 @@ func realistic(ns string, i int) *v1.Check {
 	applied, _ := json.Marshal(o)
 	o.Annotations = map[string]string{"kubectl.kubernetes.io/last-applied-configuration": string(applied) + "\n"}
 	return o
-}
-
-func writeHeapProfile(path string) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
-		_ = f.Close()
-		return err
-	}
-	return f.Close()
 }
 
 // startCPUProfile profiles this process's CPU into path until the returned

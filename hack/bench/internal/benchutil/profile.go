@@ -1,0 +1,20 @@
+package benchutil
+
+import (
+	"os"
+	"runtime/pprof"
+)
+
+// WriteHeapProfile writes this process's heap profile to path (read it
+// with go tool pprof -sample_index=inuse_space).
+func WriteHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		_ = f.Close()
+		return err
+	}
+	return f.Close()
+}
