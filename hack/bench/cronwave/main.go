@@ -23,7 +23,6 @@ import (
 	"runtime"
 	"slices"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -255,13 +254,7 @@ func run(k, m, qps int, lead time.Duration) (err error) {
 type memory struct{ heap, rss float64 }
 
 func heapNow() memory {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	raw, _ := os.ReadFile("/proc/self/comm")
-	self := strings.TrimSpace(string(raw))
-	return memory{heap: float64(ms.HeapInuse), rss: float64(benchutil.RSS(self)[self])}
+	return memory{heap: float64(benchutil.LiveHeap()), rss: float64(benchutil.SelfRSS())}
 }
 
 func mib(b float64) float64 { return b / (1 << 20) }

@@ -27,7 +27,6 @@ import (
 	"runtime"
 	"runtime/metrics"
 	"runtime/pprof"
-	"strings"
 	"time"
 
 	"github.com/KimMachineGun/automemlimit/memlimit"
@@ -100,24 +99,10 @@ type sample struct {
 }
 
 func measure(checks int) sample {
-	runtime.GC()
-	runtime.GC()
-	var ms runtime.MemStats
-	runtime.ReadMemStats(&ms)
-	self := selfName()
-	rss := benchutil.RSS("kube-apiserver", "etcd", self)
-	return sample{checks: checks, heap: float64(ms.HeapInuse), self: float64(rss[self]),
+	heap := benchutil.LiveHeap()
+	rss := benchutil.RSS("kube-apiserver", "etcd")
+	return sample{checks: checks, heap: float64(heap), self: float64(benchutil.SelfRSS()),
 		api: float64(rss["kube-apiserver"]), etcd: float64(rss["etcd"])}
-}
-
-// selfName is this process's command name, as /proc shows it (cut to 15
-// bytes).
-func selfName() string {
-	raw, err := os.ReadFile("/proc/self/comm")
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(raw))
 }
 
 func run(n, m int, budget float64) error {

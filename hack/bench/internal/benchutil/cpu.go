@@ -63,12 +63,18 @@ func RSS(names ...string) map[string]int64 {
 
 // PeakRSS is this process's largest resident memory so far, in bytes
 // (VmHWM): what a container limit must hold.
-func PeakRSS() int64 {
+func PeakRSS() int64 { return selfStatus("VmHWM:") }
+
+// SelfRSS is this process's resident memory now, in bytes (VmRSS).
+func SelfRSS() int64 { return selfStatus("VmRSS:") }
+
+// selfStatus is a field of /proc/self/status given in kB, in bytes.
+func selfStatus(field string) int64 {
 	raw, err := os.ReadFile("/proc/self/status")
 	if err != nil {
 		return 0
 	}
-	return statusBytes(string(raw), "VmHWM:")
+	return statusBytes(string(raw), field)
 }
 
 // statusBytes is a /proc/<pid>/status field given in kB, in bytes.

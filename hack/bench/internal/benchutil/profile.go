@@ -2,6 +2,7 @@ package benchutil
 
 import (
 	"os"
+	"runtime"
 	"runtime/pprof"
 )
 
@@ -17,4 +18,14 @@ func WriteHeapProfile(path string) error {
 		return err
 	}
 	return f.Close()
+}
+
+// LiveHeap is this process's heap in use after two collections, in bytes:
+// what its live objects hold, whenever garbage last ran.
+func LiveHeap() int64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapInuse)
 }
